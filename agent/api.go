@@ -1,0 +1,96 @@
+package agent
+
+// This file defines the public API of the agent loop. The signatures are a
+// contract shared by packages subagent, driver/inprocess and acp; change
+// them only together with those packages.
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/acp-agent/acp-agent/agent/model"
+	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/agent/tool"
+)
+
+// Status is an agent's coarse state: "idle" or "running".
+type Status string
+
+// Statuses.
+const (
+	StatusIdle    Status = "idle"
+	StatusRunning Status = "running"
+)
+
+// DefaultMaxSteps is the per-turn step limit when Options.MaxSteps is 0.
+const DefaultMaxSteps = 64
+
+// Options configure an Agent.
+type Options struct {
+	Model model.Model
+	// Route is passed on every request (for example a child's recorded route).
+	Route model.Route
+	// ScriptKey keys the scripted model: "main" for top-level sessions, the
+	// delegation label for children. Defaults to "main".
+	ScriptKey string
+	// Tools offered to the model; nil means none.
+	Tools *tool.Registry
+	// System is the system prompt.
+	System    string
+	MaxSteps  int
+	MaxTokens int
+	// PreStep hooks run, in order, before every model request of a step.
+	PreStep []PreStepHook
+	// Checkpoint makes everything appended so far durable. The loop calls
+	// it before each model request and after each turn/end. Nil: no-op.
+	Checkpoint func(ctx context.Context) error
+	// OnIdle is called (on the loop goroutine, after it stops running) each
+	// time the agent becomes quiescent: idle with no waking inbox item.
+	OnIdle func(a *Agent)
+	Logger *slog.Logger
+}
+
+// Decision is a pre-step hook's verdict.
+type Decision int
+
+// Decisions: Enter lets the step call the model; Reject ends the turn
+// "blocked" before the model is called.
+const (
+	Enter Decision = iota
+	Reject
+)
+
+// StepInfo describes the step a pre-step hook is asked about.
+type StepInfo struct {
+	Turn, Step int
+	// FirstEnter is true until some hook chain returned Enter for the first
+	// time in this agent's life (used to append a one-shot child's
+	// descriptor inside its first turn).
+	FirstEnter bool
+}
+
+// PreStepHook runs before a step's model request. Returning an error ends
+// the turn with kind "error".
+type PreStepHook func(ctx context.Context, a *Agent, step StepInfo) (Decision, error)
+
+// TurnResult is how a turn ended.
+type TurnResult struct {
+	Turn   int
+	Reason session.TurnEndReason
+	// Output is the final assistant output of the turn (subagent-contract.md
+	// §2.9 applied to the turn's events).
+	Output []session.Block
+}
+
+// Update is one item an agent publishes to its subscribers: either a log
+// event of its session or a transient tool progress report.
+type Update struct {
+	Event    *session.Event
+	Progress *ToolProgress
+}
+
+// ToolProgress is a transient progress report of a running tool call.
+type ToolProgress struct {
+	CallID string
+	tool.Progress
+}

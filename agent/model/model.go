@@ -1,0 +1,104 @@
+// Package model declares what the agent loop needs from a language model: a
+// streaming call that turns a Request (system prompt, history, tools) into a
+// sequence of chunks. Implementations live in sub-packages: the keyless
+// scripted model (agent/model/scripted) and OpenAI-compatible providers
+// (agent/model/openai).
+//
+// Layering: model imports only agent/session (for content blocks and the
+// chunk vocabulary) and the standard library.
+//
+// Concurrency: a Model must be safe for concurrent use by many sessions.
+// The iterator returned by Stream is used by one goroutine; stopping the
+// iteration early (break) must release every resource of the call.
+package model
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"iter"
+
+	"github.com/acp-agent/acp-agent/agent/session"
+)
+
+// Model streams one model call.
+type Model interface {
+	// Stream starts the call. It yields chunks (text, reasoning, tool-call
+	// deltas, usage, finish) and at most one error, after which it stops.
+	// Cancelling ctx aborts the call promptly; the iterator then yields an
+	// error wrapping ctx's cause.
+	Stream(ctx context.Context, req Request) iter.Seq2[session.Chunk, error]
+}
+
+// Request is one model call.
+type Request struct {
+	// Caller identifies the calling session. The scripted model keys its
+	// replies by Caller.ScriptKey and picks the reply by Caller.Call.
+	Caller Caller
+	// Route optionally overrides the model route (provider and model id),
+	// for example from a continuable child's descriptor.
+	Route     Route
+	System    string
+	Messages  []Message
+	Tools     []ToolSpec
+	MaxTokens int
+}
+
+// Caller describes the session making a request.
+type Caller struct {
+	SessionID string
+	// ScriptKey is "main" for top-level sessions and the delegation label
+	// for subagent children.
+	ScriptKey string
+	// Call counts the model calls this session made before this one, over
+	// its own log (after any inherited seed), so it survives restarts.
+	Call int
+}
+
+// Route names a provider and a model.
+type Route struct {
+	Provider string `json:"provider,omitempty"`
+	Model    string `json:"model,omitempty"`
+}
+
+// Message is one model-visible message. Role is "user", "assistant" or
+// "tool"; tool messages carry tool-result blocks.
+type Message struct {
+	Role    string
+	Content []session.Block
+}
+
+// RoleTool marks a message carrying tool results.
+const RoleTool = "tool"
+
+// ToolSpec describes a tool offered to the model.
+type ToolSpec struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// Finish reasons reported in a finish chunk.
+const (
+	FinishStop          = "stop"
+	FinishToolCalls     = "tool-calls"
+	FinishLength        = "length"
+	FinishContentFilter = "content-filter"
+)
+
+// ErrNotConfigured is returned (wrapped) by a model that cannot serve
+// requests because no real model was configured.
+var ErrNotConfigured = errors.New("no model configured")
+
+// FromSurface converts model-visible history into request messages.
+func FromSurface(history []session.SurfaceMessage) []Message {
+	out := make([]Message, 0, len(history))
+	for _, h := range history {
+		role := h.Message.Role
+		if h.Message.Source.Kind == session.SourceTool {
+			role = RoleTool
+		}
+		out = append(out, Message{Role: role, Content: h.Message.Content})
+	}
+	return out
+}

@@ -1,0 +1,22 @@
+// Package session owns the session vocabulary of acp-agent: the immutable
+// session header, the append-only event log with its typed payloads, the live
+// in-memory session store (create, get, list, fork, remove) and the
+// deterministic sources of ids and time.
+//
+// Layering: session imports only the standard library. Everything else
+// (persistence, the agent loop, the subagent runtime, the ACP adapter) builds
+// on it; session must never import any of them. Durable storage is reached
+// through the small Persister interface declared here and implemented by
+// package persistence.
+//
+// Concurrency: a *Session is safe for concurrent use. Appends are serialized
+// per session; observers registered with Subscribe or Store.Observe are called
+// synchronously, in seq order, while the append lock is held, so they see a
+// total order and must be quick and must not append to the same session.
+// Events handed out are immutable by convention: never mutate an Event or its
+// Data after it was appended.
+//
+// The log is the only authority. Everything derived from it (model history,
+// projections, titles) is recomputed from events; see
+// ../shared/spec/subagent-contract.md §1.1–1.3 and §7.
+package session

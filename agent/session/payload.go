@@ -1,0 +1,238 @@
+package session
+
+// This file defines the typed payloads of the event vocabulary. Field names
+// follow reference-scenarios.md §f.
+
+// Block is one content block. Type is one of "text", "reasoning",
+// "tool-call", "tool-result", "resource-link" or "resource"; only the
+// fields of that type are set.
+type Block struct {
+	Type string `json:"type"`
+	Text string `json:"text,omitempty"`
+	// tool-call
+	ID        string `json:"id,omitempty"`
+	Name      string `json:"name,omitempty"`
+	Arguments string `json:"arguments,omitempty"`
+	// tool-result
+	ToolCallID string  `json:"toolCallId,omitempty"`
+	Content    []Block `json:"content,omitempty"`
+	IsError    bool    `json:"isError,omitempty"`
+	// resource-link / resource
+	URI      string `json:"uri,omitempty"`
+	MimeType string `json:"mimeType,omitempty"`
+}
+
+// Block types.
+const (
+	BlockText         = "text"
+	BlockReasoning    = "reasoning"
+	BlockToolCall     = "tool-call"
+	BlockToolResult   = "tool-result"
+	BlockResourceLink = "resource-link"
+	BlockResource     = "resource"
+)
+
+// Text returns a text block.
+func Text(s string) Block { return Block{Type: BlockText, Text: s} }
+
+// JoinText concatenates the texts of the text blocks, separated by sep.
+func JoinText(blocks []Block, sep string) string {
+	out := ""
+	first := true
+	for _, b := range blocks {
+		if b.Type != BlockText {
+			continue
+		}
+		if !first {
+			out += sep
+		}
+		out += b.Text
+		first = false
+	}
+	return out
+}
+
+// Source says where a user-role message came from
+// (subagent-contract.md §1.2).
+type Source struct {
+	Kind            string `json:"kind"`
+	Form            string `json:"form,omitempty"`
+	Summary         string `json:"summary,omitempty"`
+	SenderSessionID string `json:"senderSessionId,omitempty"`
+	Plugin          string `json:"plugin,omitempty"`
+	CallID          string `json:"callId,omitempty"`
+	Provider        string `json:"provider,omitempty"`
+	Model           string `json:"model,omitempty"`
+}
+
+// Source kinds.
+const (
+	SourceUser            = "user"
+	SourceCoordinator     = "coordinator"
+	SourceSubagentReport  = "subagent-report"
+	SourceSubagentSettled = "subagent-settled"
+	SourcePlugin          = "plugin"
+	SourceTool            = "tool"
+	SourceModel           = "model"
+)
+
+// Message is a complete message as recorded in user/message,
+// assistant/message and tool/result payloads.
+type Message struct {
+	ID      string  `json:"id"`
+	Role    string  `json:"role"`
+	Content []Block `json:"content"`
+	Source  Source  `json:"source"`
+}
+
+// Roles.
+const (
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+)
+
+// TurnData is the payload of turn/start.
+type TurnData struct {
+	Turn int `json:"turn"`
+}
+
+// StepData is the payload of step/start and step/end.
+type StepData struct {
+	Turn int `json:"turn"`
+	Step int `json:"step"`
+}
+
+// TurnEndData is the payload of turn/end.
+type TurnEndData struct {
+	Turn   int           `json:"turn"`
+	Reason TurnEndReason `json:"reason"`
+}
+
+// TurnEndReason says why a turn ended. Kind is one of the TurnEnd*
+// constants; Reason is set for aborted turns, Error for failed ones.
+type TurnEndReason struct {
+	Kind   string       `json:"kind"`
+	Reason *AbortReason `json:"reason,omitempty"`
+	Error  *ErrorInfo   `json:"error,omitempty"`
+}
+
+// Turn end kinds. TurnEndInterrupted is only synthesized by crash recovery;
+// TurnEndMaxSteps ends a turn that hit the per-turn step limit.
+const (
+	TurnEndCompleted   = "completed"
+	TurnEndAborted     = "aborted"
+	TurnEndBlocked     = "blocked"
+	TurnEndError       = "error"
+	TurnEndMaxTokens   = "max-tokens"
+	TurnEndInterrupted = "interrupted"
+	TurnEndMaxSteps    = "max-steps"
+)
+
+// AbortReason says who aborted a turn: "user", "parent", "hook",
+// "disposed", "shutdown".
+type AbortReason struct {
+	Kind   string `json:"kind"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// ErrorInfo is a serializable error.
+type ErrorInfo struct {
+	Message string `json:"message"`
+	Code    string `json:"code,omitempty"`
+	Name    string `json:"name,omitempty"`
+}
+
+// UserMessageData is the payload of user/message: the message itself.
+type UserMessageData = Message
+
+// AssistantChunkData is the payload of assistant/chunk: one raw stream
+// chunk, kept so a turn can be replayed and streamed.
+type AssistantChunkData struct {
+	Turn  int   `json:"turn"`
+	Step  int   `json:"step"`
+	Chunk Chunk `json:"chunk"`
+}
+
+// Chunk is one streamed model chunk as recorded in the log. Type is
+// "text-delta", "reasoning-delta", "tool-call-delta", "usage" or "finish".
+type Chunk struct {
+	Type string `json:"type"`
+	Text string `json:"text,omitempty"`
+	// tool-call-delta: Index identifies the call within the step; ID and Name
+	// arrive on the first delta of a call, Arguments accumulates.
+	Index     int    `json:"index,omitempty"`
+	ID        string `json:"id,omitempty"`
+	Name      string `json:"name,omitempty"`
+	Arguments string `json:"arguments,omitempty"`
+	Usage     *Usage `json:"usage,omitempty"`
+	Finish    string `json:"finish,omitempty"`
+}
+
+// Chunk types.
+const (
+	ChunkText      = "text-delta"
+	ChunkReasoning = "reasoning-delta"
+	ChunkToolCall  = "tool-call-delta"
+	ChunkUsage     = "usage"
+	ChunkFinish    = "finish"
+)
+
+// Usage counts tokens of one model call.
+type Usage struct {
+	InputTokens  int `json:"inputTokens"`
+	OutputTokens int `json:"outputTokens"`
+}
+
+// AssistantMessageData is the payload of assistant/message.
+type AssistantMessageData struct {
+	Turn        int     `json:"turn"`
+	Step        int     `json:"step"`
+	Message     Message `json:"message"`
+	Usage       *Usage  `json:"usage,omitempty"`
+	Finish      string  `json:"finish,omitempty"`
+	Interrupted bool    `json:"interrupted,omitempty"`
+}
+
+// ToolCallData is the payload of tool/call.
+type ToolCallData struct {
+	Turn      int    `json:"turn"`
+	Step      int    `json:"step"`
+	CallID    string `json:"callId"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// ToolResultData is the payload of tool/result. Message holds one
+// tool-result block; Raw is the tool's structured value (ACP rawOutput).
+type ToolResultData struct {
+	Turn    int        `json:"turn"`
+	Step    int        `json:"step"`
+	Message Message    `json:"message"`
+	Error   *ErrorInfo `json:"error,omitempty"`
+	Raw     any        `json:"raw,omitempty"`
+}
+
+// InboxSplicedData is the payload of agent/inbox/spliced: a mutation of the
+// agent inbox. Target is "next-turn" or "next-step"; an insert has Inserted
+// and no RemovedCount; a claim has RemovedCount and no Inserted; Outcome is
+// "canceled" when items were dropped unrun.
+type InboxSplicedData struct {
+	Target       string    `json:"target"`
+	Start        int       `json:"start"`
+	RemovedCount *int      `json:"removedCount,omitempty"`
+	Inserted     []Message `json:"inserted"`
+	Outcome      string    `json:"outcome,omitempty"`
+}
+
+// Inbox targets.
+const (
+	InboxNextTurn = "next-turn"
+	InboxNextStep = "next-step"
+)
+
+// TitleData is the payload of session/title (log-only, latest wins).
+type TitleData struct {
+	Title       string  `json:"title"`
+	MessageSeqs []int64 `json:"messageSeqs,omitempty"`
+	Source      Source  `json:"source"`
+}

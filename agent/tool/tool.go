@@ -1,0 +1,121 @@
+// Package tool declares model-facing tools and the registry the agent loop
+// dispatches them through. Arguments are validated against each tool's JSON
+// schema before Execute runs; invalid arguments and tool failures become
+// error results the model sees, never crashes.
+//
+// Layering: tool imports agent/session and agent/model only. The calling
+// agent is passed as the Caller interface so that tools living in higher
+// layers (package subagent) can reach their *agent.Agent without an import
+// cycle.
+//
+// Concurrency: a Registry is safe for concurrent use. Execute may be called
+// concurrently for different calls.
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/acp-agent/acp-agent/agent/model"
+	"github.com/acp-agent/acp-agent/agent/session"
+)
+
+// Tool is one model-facing tool.
+type Tool interface {
+	Spec() model.ToolSpec
+	// Execute runs the tool. A returned error becomes an error result with
+	// text "Error: <message>"; a *Error keeps its code in the result.
+	Execute(ctx context.Context, inv Invocation) (Result, error)
+}
+
+// Kind is an optional interface: the ACP tool kind shown by editors
+// ("read", "edit", "execute", "search", "think", "fetch", "other").
+type Kind interface{ Kind() string }
+
+// Caller is the agent that called a tool. Tools that need the concrete
+// agent type-assert it (subagent tools assert *agent.Agent).
+type Caller interface{ SessionID() string }
+
+// Invocation is one tool call.
+type Invocation struct {
+	CallID    string
+	Name      string
+	Arguments json.RawMessage
+	Caller    Caller
+	// Progress reports a short progress line while the tool runs (shown by
+	// editors as a tool_call_update). It never blocks; it may be nil.
+	Progress func(Progress)
+}
+
+// Progress is a transient, unlogged progress report of a running tool.
+type Progress struct {
+	Text string
+	// Meta is attached to the ACP update under _meta (for example
+	// "acp-agent/subagent").
+	Meta map[string]any
+}
+
+// Result is what a tool returns to the model.
+type Result struct {
+	Content []session.Block
+	IsError bool
+	// Raw is the structured value (ACP rawOutput); optional.
+	Raw any
+	// Error, when IsError, classifies the failure.
+	Error *session.ErrorInfo
+}
+
+// TextResult returns a successful single-text result.
+func TextResult(text string, raw any) Result {
+	return Result{Content: []session.Block{session.Text(text)}, Raw: raw}
+}
+
+// Error is a typed tool failure with a stable code.
+type Error struct {
+	Code    string
+	Message string
+	Err     error
+}
+
+func (e *Error) Error() string { return e.Message }
+func (e *Error) Unwrap() error { return e.Err }
+
+// Codes used by the registry.
+const (
+	CodeInvalidArgs         = "INVALID_ARGS"
+	CodeUnknownTool         = "UNKNOWN_TOOL"
+	CodeAbortedBeforeStart  = "ABORTED_BEFORE_DISPATCH"
+	CodeAborted             = "ABORTED"
+	CodeToolFailed          = "TOOL_FAILED"
+	CodeToolPanicked        = "TOOL_PANICKED"
+	CodeToolNotStarted      = "TOOL_NOT_STARTED"
+	CodeToolOutcomeUnknown  = "TOOL_OUTCOME_UNKNOWN"
+	CodeToolCallInterrupted = "TOOL_INTERRUPTED"
+)
+
+// ErrorResult renders err as the model-visible failure "Error: <message>".
+// A *Error keeps its code; an error exposing Code() string (such as a
+// SubagentError) keeps that code and its Name.
+func ErrorResult(err error) Result {
+	info := &session.ErrorInfo{Message: err.Error()}
+	var te *Error
+	var coded interface {
+		Code() string
+		Name() string
+	}
+	switch {
+	case errors.As(err, &te):
+		info.Code = te.Code
+	case errors.As(err, &coded):
+		info.Code, info.Name = coded.Code(), coded.Name()
+	default:
+		info.Code = CodeToolFailed
+	}
+	return Result{
+		Content: []session.Block{session.Text(fmt.Sprintf("Error: %s", err.Error()))},
+		IsError: true,
+		Error:   info,
+	}
+}
