@@ -1,0 +1,209 @@
+package openai
+
+// This file maps a model.Request onto chat-completions request parameters.
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	oai "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/packages/param"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/acp-agent/acp-agent/agent/model"
+	"github.com/acp-agent/acp-agent/agent/session"
+)
+
+// buildParams maps req onto the wire. provider selects two dialect choices:
+//
+//   - max tokens: OpenAI's own API gets max_completion_tokens (its reasoning
+//     models reject max_tokens); DeepSeek and local servers get max_tokens,
+//     which is what they understand.
+//   - reasoning: it is never sent back, except to DeepSeek, which requires
+//     the reasoning_content of every assistant message in a stretch of the
+//     conversation (between two user messages) where the model called tools,
+//     and ignores it elsewhere; we send it exactly there.
+func buildParams(provider, modelID string, req model.Request) (oai.ChatCompletionNewParams, error) {
+	p := oai.ChatCompletionNewParams{
+		Model:         shared.ChatModel(modelID),
+		StreamOptions: oai.ChatCompletionStreamOptionsParam{IncludeUsage: param.NewOpt(true)},
+	}
+	if req.MaxTokens > 0 {
+		if provider == ProviderOpenAI {
+			p.MaxCompletionTokens = param.NewOpt(int64(req.MaxTokens))
+		} else {
+			p.MaxTokens = param.NewOpt(int64(req.MaxTokens))
+		}
+	}
+	msgs, err := buildMessages(provider, req)
+	if err != nil {
+		return p, err
+	}
+	p.Messages = msgs
+	if len(req.Tools) > 0 {
+		p.Tools = make([]oai.ChatCompletionToolUnionParam, 0, len(req.Tools))
+		for _, t := range req.Tools {
+			fn := shared.FunctionDefinitionParam{Name: t.Name}
+			if t.Description != "" {
+				fn.Description = param.NewOpt(t.Description)
+			}
+			if len(t.Parameters) > 0 {
+				// The schema goes out byte for byte (compacted), rather than
+				// through FunctionParameters' map, so key order is kept and
+				// the request prefix stays stable for provider-side caching.
+				if !json.Valid(t.Parameters) {
+					return p, fmt.Errorf("%w: tool %q has invalid JSON parameters", ErrBadRequest, t.Name)
+				}
+				fn.SetExtraFields(map[string]any{"parameters": t.Parameters})
+			}
+			p.Tools = append(p.Tools, oai.ChatCompletionFunctionTool(fn))
+		}
+	}
+	return p, nil
+}
+
+func buildMessages(provider string, req model.Request) ([]oai.ChatCompletionMessageParamUnion, error) {
+	out := make([]oai.ChatCompletionMessageParamUnion, 0, len(req.Messages)+1)
+	if req.System != "" {
+		out = append(out, oai.SystemMessage(req.System))
+	}
+	var echoReasoning []bool
+	if provider == ProviderDeepSeek {
+		echoReasoning = toolStretches(req.Messages)
+	}
+	for i, m := range req.Messages {
+		switch m.Role {
+		case session.RoleUser:
+			out = append(out, oai.UserMessage(renderBlocks(m.Content, "\n\n")))
+		case session.RoleAssistant:
+			msg, ok := assistantMessage(m, echoReasoning != nil && echoReasoning[i])
+			if ok {
+				out = append(out, msg)
+			}
+		case model.RoleTool:
+			for _, b := range m.Content {
+				if b.Type != session.BlockToolResult {
+					continue
+				}
+				out = append(out, oai.ToolMessage(renderBlocks(b.Content, "\n"), b.ToolCallID))
+			}
+		default:
+			return nil, fmt.Errorf("%w: message %d has unsupported role %q", ErrBadRequest, i, m.Role)
+		}
+	}
+	return out, nil
+}
+
+// assistantMessage maps text and tool-call blocks. A message with neither
+// (for example only reasoning from an interrupted step) is dropped: the
+// APIs reject empty assistant messages.
+func assistantMessage(m model.Message, withReasoning bool) (oai.ChatCompletionMessageParamUnion, bool) {
+	var a oai.ChatCompletionAssistantMessageParam
+	var text, reasoning strings.Builder
+	for _, b := range m.Content {
+		switch b.Type {
+		case session.BlockText:
+			text.WriteString(b.Text)
+		case session.BlockReasoning:
+			reasoning.WriteString(b.Text)
+		case session.BlockToolCall:
+			args := b.Arguments
+			if args == "" {
+				args = "{}"
+			}
+			a.ToolCalls = append(a.ToolCalls, oai.ChatCompletionMessageToolCallUnionParam{
+				OfFunction: &oai.ChatCompletionMessageFunctionToolCallParam{
+					ID:       b.ID,
+					Function: oai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: b.Name, Arguments: args},
+				},
+			})
+		}
+	}
+	if text.Len() == 0 && len(a.ToolCalls) == 0 {
+		return oai.ChatCompletionMessageParamUnion{}, false
+	}
+	if text.Len() > 0 {
+		a.Content.OfString = param.NewOpt(text.String())
+	}
+	if withReasoning && reasoning.Len() > 0 {
+		a.SetExtraFields(map[string]any{"reasoning_content": reasoning.String()})
+	}
+	return oai.ChatCompletionMessageParamUnion{OfAssistant: &a}, true
+}
+
+// toolStretches marks, per message, whether it lies in a stretch between
+// two user messages in which some assistant message called a tool.
+func toolStretches(msgs []model.Message) []bool {
+	mark := make([]bool, len(msgs))
+	start := 0
+	flush := func(end int, tools bool) {
+		for j := start; j < end; j++ {
+			mark[j] = tools
+		}
+	}
+	tools := false
+	for i, m := range msgs {
+		if m.Role == session.RoleUser {
+			flush(i, tools)
+			start, tools = i+1, false
+			continue
+		}
+		if m.Role == session.RoleAssistant && hasToolCall(m.Content) {
+			tools = true
+		}
+	}
+	flush(len(msgs), tools)
+	return mark
+}
+
+func hasToolCall(bs []session.Block) bool {
+	for _, b := range bs {
+		if b.Type == session.BlockToolCall {
+			return true
+		}
+	}
+	return false
+}
+
+// renderBlocks renders user-visible content as plain text: text blocks as
+// they are, resource links as a "Resource: URI" line, embedded resources as
+// that line followed by their text. Other block types carry nothing the
+// model should see here and are skipped.
+func renderBlocks(bs []session.Block, sep string) string {
+	if len(bs) == 1 && bs[0].Type == session.BlockText {
+		return bs[0].Text
+	}
+	var sb strings.Builder
+	n := 0
+	for _, b := range bs {
+		var part string
+		switch b.Type {
+		case session.BlockText:
+			part = b.Text
+		case session.BlockResourceLink:
+			part = resourceLine(b)
+		case session.BlockResource:
+			part = resourceLine(b)
+			if b.Text != "" {
+				part += "\n" + b.Text
+			}
+		default:
+			continue
+		}
+		if n > 0 {
+			sb.WriteString(sep)
+		}
+		n++
+		sb.WriteString(part)
+	}
+	return sb.String()
+}
+
+func resourceLine(b session.Block) string {
+	s := "Resource: " + b.URI
+	if b.MimeType != "" {
+		s += " (" + b.MimeType + ")"
+	}
+	return s
+}

@@ -1,0 +1,157 @@
+package openai
+
+// This file opens the response stream, retrying 429, 5xx and connection
+// failures with bounded exponential backoff that honours Retry-After.
+//
+// The retries are ours rather than the SDK's (option.WithMaxRetries is set
+// to 0): the SDK's base delay is fixed at half a second, which would make
+// the tests slow, and its policy also retries 408 and 409. Ours has an
+// injectable base (Config.RetryBase), a configurable bound
+// (Config.MaxRetries, Config.MaxRetryDelay) and reports the attempts made
+// in the final error. Only opening the stream is retried: once a chunk has
+// been yielded, a failure ends the call, because the consumer has already
+// seen part of the answer.
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"time"
+
+	oai "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
+)
+
+// open sends the request until it gets a 2xx response, a non-retryable
+// failure, or runs out of attempts. It returns the event stream and the
+// number of attempts made; the caller closes the stream.
+func (c *client) open(ctx context.Context, p oai.ChatCompletionNewParams) (*ssestream.Stream[wireChunk], int, error) {
+	for attempt := 1; ; attempt++ {
+		var resp *http.Response
+		s := c.svc.NewStreaming(ctx, p, option.WithResponseInto(&resp))
+		err := s.Err()
+		if err == nil && resp != nil {
+			// Decode the events ourselves (see wire.go); the SDK's
+			// stream wraps the same body and is dropped unread.
+			return ssestream.NewStream[wireChunk](ssestream.NewDecoder(resp), nil), attempt, nil
+		}
+		_ = s.Close()
+		if err == nil {
+			err = errors.New("no HTTP response") // not expected from the SDK
+		}
+		if ctx.Err() != nil {
+			return nil, attempt, c.ctxErr(ctx)
+		}
+		pe := c.classify(err, resp)
+		if attempt > 1 {
+			pe.Attempts = attempt
+		}
+		if !retryable(pe.Code) || attempt > c.cfg.MaxRetries {
+			return nil, attempt, pe
+		}
+		d, ok := c.delay(attempt, resp, time.Now())
+		if !ok {
+			pe.RetryAfter = d
+			return nil, attempt, pe
+		}
+		c.log.WarnContext(ctx, "model request retry", "status", pe.Status, "code", string(pe.Code), "attempt", attempt, "delay", d)
+		if !sleep(ctx, d) {
+			return nil, attempt, c.ctxErr(ctx)
+		}
+	}
+}
+
+// classify turns a failed request into a ProviderError. The provider's
+// message is kept except for auth failures, whose text can echo part of
+// the key.
+func (c *client) classify(err error, resp *http.Response) *ProviderError {
+	pe := &ProviderError{Provider: c.provider, Err: err}
+	if resp != nil {
+		pe.Status = resp.StatusCode
+	}
+	var ae *oai.Error
+	if errors.As(err, &ae) {
+		if ae.StatusCode != 0 {
+			pe.Status = ae.StatusCode
+		}
+		pe.ProviderCode, pe.Message = ae.Code, ae.Message
+	}
+	switch s := pe.Status; {
+	case s == http.StatusUnauthorized || s == http.StatusForbidden:
+		pe.Code, pe.KeyEnv, pe.Message = CodeAuth, c.keyEnv, ""
+	case s == http.StatusTooManyRequests:
+		pe.Code = CodeRateLimited
+	case s >= 500:
+		pe.Code = CodeUnavailable
+	case s == 0:
+		pe.Code = CodeTransport
+	default:
+		pe.Code = CodeRejected
+	}
+	return pe
+}
+
+func retryable(c Code) bool {
+	return c == CodeRateLimited || c == CodeUnavailable || c == CodeTransport
+}
+
+// delay returns how long to wait before attempt+1, and false when the
+// server asks for longer than MaxRetryDelay (the wait is then returned for
+// the error message). Without Retry-After it backs off exponentially from
+// RetryBase with equal jitter, capped at MaxRetryDelay.
+func (c *client) delay(attempt int, resp *http.Response, now time.Time) (time.Duration, bool) {
+	if resp != nil {
+		if d, ok := retryAfter(resp.Header, now); ok {
+			return d, d <= c.cfg.MaxRetryDelay
+		}
+	}
+	b := c.cfg.RetryBase
+	for i := 1; i < attempt && b < c.cfg.MaxRetryDelay; i++ {
+		b *= 2
+	}
+	b = min(b, c.cfg.MaxRetryDelay)
+	return b/2 + rand.N(b/2+1), true
+}
+
+// retryAfter reads retry-after-ms (OpenAI's millisecond variant) or
+// Retry-After in delta-seconds or HTTP-date form. Negative, unparsable or
+// past values count as absent or zero respectively.
+func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
+	if v := h.Get("Retry-After-Ms"); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 && ms <= 1e12 {
+			return time.Duration(ms * float64(time.Millisecond)), true
+		}
+	}
+	v := h.Get("Retry-After")
+	if v == "" {
+		return 0, false
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil {
+		if !(s >= 0 && s <= 1e9) { // also rejects NaN
+			return 0, false
+		}
+		return time.Duration(s * float64(time.Second)), true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(t.Sub(now), 0), true
+	}
+	return 0, false
+}
+
+// sleep waits d or until ctx is done; it reports whether d elapsed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
