@@ -1,0 +1,42 @@
+// Package agent runs turns on a live session: one Agent per session, with
+// an inbox (followup, steer, inject), turns made of steps (pre-step hooks,
+// one model call, the tools it asked for), a per-turn step limit,
+// cancellation that can keep unclaimed inbox items parked, and subscribers
+// that see every event in order. Everything the loop does is recorded on
+// the session as events (reference-scenarios.md §d "Common parent prefix"
+// items 1, 2, 4 and 6); the log stays the only authority.
+//
+// Event order of a turn: agent/inbox/spliced (insert, when the message is
+// queued) → turn/start → agent/inbox/spliced (next-turn claim) →
+// [agent/inbox/spliced next-step claim] → step/start → user/message… →
+// session/title (first own turn only) → pre-step hooks → checkpoint →
+// assistant/chunk… → assistant/message → (tool/call → tool/result)… →
+// step/end → … → turn/end → checkpoint.
+//
+// Documented choices:
+//   - Caller.Call counts step/start events in the own suffix (after the
+//     header's seedLength), so a step rejected by a hook still consumes a
+//     script index.
+//   - Steering that arrives during the last step of a turn makes the turn
+//     take one more step; steering left over by a turn that ended otherwise
+//     is delivered in the first step of the next turn.
+//   - A reply cut off by the token limit (or a content filter) does not run
+//     its tool calls; each gets an error result (TOOL_NOT_STARTED) so the
+//     history keeps one result per call. An interrupted partial reply
+//     (cancel or model error after some chunks) keeps only its reasoning
+//     and text blocks, marked interrupted.
+//   - Tool calls run sequentially in the order the model gave them.
+//
+// Layering: agent imports agent/session, agent/model and agent/tool and the
+// standard library only; it never imports subagent, acp or persistence
+// (durability is reached through Options.Checkpoint).
+//
+// Concurrency: an *Agent is safe for concurrent use. It owns at most one
+// loop goroutine, started when runnable work arrives and exiting (after
+// calling Options.OnIdle) when none is left; Close cancels the open turn
+// and waits for it. Subscribers and OnIdle run synchronously on agent
+// goroutines: they must be quick, and must not call Close (OnIdle) or the
+// inbox methods (subscribers). The caller owns the session: Close does not
+// remove it from its store. Tools must honour their context for
+// cancellation to take effect.
+package agent

@@ -1,0 +1,609 @@
+package agent
+
+// This file defines the turn loop: turns made of steps (pre-step hooks, one
+// model call, the tools it asked for), recorded on the session in the order
+// of reference-scenarios.md §d "Common parent prefix".
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/acp-agent/acp-agent/agent/model"
+	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/agent/tool"
+)
+
+// turnState is the open turn.
+type turnState struct {
+	num      int
+	ctx      context.Context
+	cancel   context.CancelCauseFunc
+	startSeq int64
+	first    bool    // first turn of the session's own suffix
+	claimed  []*item // next-turn items claimed at turn start
+}
+
+// loop runs turns while there is runnable work, then reports idleness.
+// It is the only goroutine an Agent starts; done is closed on exit.
+func (a *Agent) loop(done chan struct{}) {
+	defer close(done)
+	for {
+		a.mu.Lock()
+		t := a.startTurnLocked()
+		if t == nil {
+			a.status.Store(StatusIdle)
+			a.mu.Unlock()
+			if a.opts.OnIdle != nil {
+				a.opts.OnIdle(a)
+			}
+			a.mu.Lock()
+			if a.runnableLocked() {
+				a.setRunningLocked()
+				a.mu.Unlock()
+				continue
+			}
+			a.looping = false
+			if !a.idleClosed {
+				close(a.idle)
+				a.idleClosed = true
+			}
+			a.mu.Unlock()
+			return
+		}
+		a.mu.Unlock()
+		a.runTurn(t)
+	}
+}
+
+// startTurnLocked opens the next turn if there is runnable work: it
+// appends turn/start and the next-turn claim (the items up to and
+// including the first waking one). It returns nil when there is no work.
+func (a *Agent) startTurnLocked() *turnState {
+	if !a.runnableLocked() {
+		return nil
+	}
+	n := 0
+	for i, it := range a.nextTurn {
+		if it.wake {
+			n = i + 1
+			break
+		}
+	}
+	if n == 0 {
+		// Woken by leftover steering only: the waiting injections ride along.
+		n = len(a.nextTurn)
+	}
+	t := &turnState{num: a.lastTurn + 1, first: a.ownTurns == 0}
+	t.ctx, t.cancel = context.WithCancelCause(a.life)
+	ev, err := a.sess.Append(session.TypeTurnStart, session.TurnData{Turn: t.num})
+	if err != nil {
+		// The session is gone (removed from its store): nothing can run.
+		a.log.Error("cannot start turn", "err", err)
+		t.cancel(err)
+		a.dropQueuesSilentlyLocked(session.AbortReason{Kind: AbortDisposed})
+		return nil
+	}
+	a.lastTurn, a.ownTurns = t.num, a.ownTurns+1
+	t.startSeq = ev.Seq
+	if n > 0 {
+		if _, err := a.sess.Append(session.TypeInboxSpliced, session.InboxSplicedData{
+			Target: session.InboxNextTurn, Start: 0, RemovedCount: &n, Inserted: []session.Message{},
+		}); err != nil {
+			a.log.Error("record inbox claim failed", "err", err)
+		}
+		t.claimed = append([]*item(nil), a.nextTurn[:n]...)
+		a.nextTurn = append([]*item(nil), a.nextTurn[n:]...)
+		for _, it := range t.claimed {
+			it.turn = t
+		}
+	}
+	a.turn = t
+	return t
+}
+
+// dropQueuesSilentlyLocked empties the queues without recording (the log
+// cannot be written) and releases waiting Prompts.
+func (a *Agent) dropQueuesSilentlyLocked(cause session.AbortReason) {
+	for _, q := range [][]*item{a.nextTurn, a.nextStep} {
+		for _, it := range q {
+			if it.waiter != nil {
+				it.waiter <- abortedResult(cause)
+			}
+		}
+	}
+	a.nextTurn, a.nextStep = nil, nil
+	a.syncParkedLocked()
+}
+
+// runTurn runs an open turn to its end, appends turn/end, checkpoints and
+// hands the result to the Prompts whose messages the turn claimed.
+func (a *Agent) runTurn(t *turnState) {
+	reason := a.runSteps(t)
+	ctx := context.WithoutCancel(t.ctx)
+	end, err := a.sess.Append(session.TypeTurnEnd, session.TurnEndData{Turn: t.num, Reason: reason})
+	if err != nil {
+		a.log.Error("record turn end failed", "turn", t.num, "err", err)
+	}
+	a.checkpoint(ctx)
+	t.cancel(nil)
+
+	res := TurnResult{Turn: t.num, Reason: reason}
+	if err == nil {
+		evs := a.sess.EventsFrom(int(t.startSeq))
+		if k := int(end.Seq - t.startSeq + 1); k <= len(evs) {
+			evs = evs[:k]
+		}
+		res.Output = FinalOutput(evs)
+	} else {
+		res.Output = []session.Block{}
+	}
+	a.mu.Lock()
+	a.turn = nil
+	a.mu.Unlock()
+	for _, it := range t.claimed {
+		if it.waiter != nil {
+			it.waiter <- res
+		}
+	}
+}
+
+func (a *Agent) checkpoint(ctx context.Context) error {
+	if a.opts.Checkpoint == nil {
+		return nil
+	}
+	err := a.opts.Checkpoint(ctx)
+	if err != nil {
+		a.log.Warn("checkpoint failed", "err", err)
+	}
+	return err
+}
+
+// abortReason returns the aborted turn-end reason of t's cancellation.
+func abortedReason(t *turnState) session.TurnEndReason {
+	r := abortReasonOf(context.Cause(t.ctx))
+	return session.TurnEndReason{Kind: session.TurnEndAborted, Reason: &r}
+}
+
+func errorReason(err error, code string) session.TurnEndReason {
+	return session.TurnEndReason{Kind: session.TurnEndError, Error: errorInfo(err, code)}
+}
+
+// stepOutcome is how one step ended.
+type stepOutcome struct {
+	reason session.TurnEndReason
+	again  bool // the turn continues with another step
+}
+
+// runSteps runs the steps of t and returns the turn-end reason. Every step
+// it opens is closed with step/end.
+func (a *Agent) runSteps(t *turnState) session.TurnEndReason {
+	for step := 1; ; step++ {
+		if t.ctx.Err() != nil {
+			return abortedReason(t)
+		}
+		if step > a.opts.MaxSteps {
+			return session.TurnEndReason{Kind: session.TurnEndMaxSteps}
+		}
+		// Steering messages waiting now are delivered in this step.
+		a.mu.Lock()
+		steer := a.nextStep
+		a.nextStep = nil
+		if k := len(steer); k > 0 {
+			if _, err := a.sess.Append(session.TypeInboxSpliced, session.InboxSplicedData{
+				Target: session.InboxNextStep, Start: 0, RemovedCount: &k, Inserted: []session.Message{},
+			}); err != nil {
+				a.mu.Unlock()
+				return errorReason(err, CodeSessionWrite)
+			}
+		}
+		a.mu.Unlock()
+
+		call := a.stepCount
+		if _, err := a.sess.Append(session.TypeStepStart, session.StepData{Turn: t.num, Step: step}); err != nil {
+			return errorReason(err, CodeSessionWrite)
+		}
+		a.stepCount++
+		out := a.runStep(t, step, call, steer)
+		if _, err := a.sess.Append(session.TypeStepEnd, session.StepData{Turn: t.num, Step: step}); err != nil && out.again {
+			return errorReason(err, CodeSessionWrite)
+		}
+		if !out.again {
+			a.mu.Lock()
+			pending := len(a.nextStep) > 0
+			a.mu.Unlock()
+			if !pending || out.reason.Kind != session.TurnEndCompleted || t.ctx.Err() != nil {
+				return out.reason
+			}
+		}
+	}
+}
+
+// runStep runs one open step: delivers messages, runs hooks, calls the
+// model and the tools it asked for.
+func (a *Agent) runStep(t *turnState, step, call int, steer []*item) stepOutcome {
+	fail := func(err error, code string) stepOutcome {
+		if t.ctx.Err() != nil {
+			return stepOutcome{reason: abortedReason(t)}
+		}
+		return stepOutcome{reason: errorReason(err, code)}
+	}
+
+	// Deliver: the turn's claimed messages in its first step, then steering.
+	var deliver []*item
+	if step == 1 {
+		deliver = append(deliver, t.claimed...)
+	}
+	deliver = append(deliver, steer...)
+	titleSeq, title := int64(-1), ""
+	for _, it := range deliver {
+		ev, err := a.sess.Append(session.TypeUserMessage, it.msg, session.WithSurface(session.AppendOp))
+		if err != nil {
+			return fail(err, CodeSessionWrite)
+		}
+		if titleSeq < 0 && t.first && step == 1 && it.msg.Source.Kind == session.SourceUser {
+			titleSeq, title = ev.Seq, FallbackTitle(it.msg.Content)
+		}
+	}
+	if title != "" {
+		if _, err := a.sess.Append(session.TypeSessionTitle, session.TitleData{
+			Title: title, MessageSeqs: []int64{titleSeq}, Source: session.Source{Kind: "fallback"},
+		}); err != nil {
+			return fail(err, CodeSessionWrite)
+		}
+	}
+
+	// Pre-step hooks.
+	info := StepInfo{Turn: t.num, Step: step, FirstEnter: !a.entered.Load()}
+	for _, h := range a.opts.PreStep {
+		d, err := h(t.ctx, a, info)
+		if err != nil {
+			return fail(err, CodeHookFailed)
+		}
+		if t.ctx.Err() != nil {
+			return stepOutcome{reason: abortedReason(t)}
+		}
+		if d == Reject {
+			return stepOutcome{reason: session.TurnEndReason{Kind: session.TurnEndBlocked}}
+		}
+	}
+	a.entered.Store(true)
+
+	if err := a.checkpoint(t.ctx); err != nil {
+		return fail(err, CodeCheckpointFailed)
+	}
+	if t.ctx.Err() != nil {
+		return stepOutcome{reason: abortedReason(t)}
+	}
+	if a.opts.Model == nil {
+		return fail(model.ErrNotConfigured, CodeModelNotConfigured)
+	}
+
+	req, err := a.request(call)
+	if err != nil {
+		return fail(err, CodeSessionWrite)
+	}
+	reply, err := a.stream(t, step, req)
+	if err != nil {
+		return fail(err, CodeSessionWrite)
+	}
+	if t.ctx.Err() != nil || reply.err != nil {
+		if reply.streamed() {
+			if _, err := a.appendAssistant(t, step, reply, true); err != nil {
+				return fail(err, CodeSessionWrite)
+			}
+		}
+		if t.ctx.Err() != nil {
+			return stepOutcome{reason: abortedReason(t)}
+		}
+		return stepOutcome{reason: errorReason(reply.err, CodeModelFailed)}
+	}
+	if _, err := a.appendAssistant(t, step, reply, false); err != nil {
+		return fail(err, CodeSessionWrite)
+	}
+	finish := reply.finishReason()
+
+	switch finish {
+	case model.FinishLength, model.FinishContentFilter:
+		// The reply was cut off: its tool calls are not run, but each
+		// gets a result so the history stays well formed.
+		for _, c := range reply.calls {
+			res := tool.ErrorResult(&tool.Error{Code: tool.CodeToolNotStarted, Message: "tool call not started: the reply was cut off (finish " + finish + ")"})
+			if err := a.recordCall(t, step, c, func() tool.Result { return res }); err != nil {
+				return fail(err, CodeSessionWrite)
+			}
+		}
+		if finish == model.FinishLength {
+			return stepOutcome{reason: session.TurnEndReason{Kind: session.TurnEndMaxTokens}}
+		}
+		return stepOutcome{reason: session.TurnEndReason{Kind: session.TurnEndBlocked}}
+	}
+
+	for _, c := range reply.calls {
+		if err := a.recordCall(t, step, c, func() tool.Result { return a.execute(t, c) }); err != nil {
+			return fail(err, CodeSessionWrite)
+		}
+	}
+	if t.ctx.Err() != nil {
+		return stepOutcome{reason: abortedReason(t)}
+	}
+	if len(reply.calls) > 0 {
+		return stepOutcome{again: true}
+	}
+	return stepOutcome{reason: session.TurnEndReason{Kind: session.TurnEndCompleted}}
+}
+
+// recordCall appends tool/call, obtains the result and appends tool/result.
+func (a *Agent) recordCall(t *turnState, step int, c *toolCall, run func() tool.Result) error {
+	callEv, err := a.sess.Append(session.TypeToolCall, session.ToolCallData{
+		Turn: t.num, Step: step, CallID: c.id, Name: c.name, Arguments: c.args.String(),
+	})
+	if err != nil {
+		return err
+	}
+	res := run()
+	content := res.Content
+	if content == nil {
+		content = []session.Block{}
+	}
+	data := session.ToolResultData{
+		Turn: t.num, Step: step,
+		Message: session.Message{
+			ID: a.sess.NewID(), Role: session.RoleUser,
+			Source: session.Source{Kind: session.SourceTool, CallID: c.id},
+			Content: []session.Block{{
+				Type: session.BlockToolResult, ToolCallID: c.id, Content: content, IsError: res.IsError,
+			}},
+		},
+		Error: res.Error,
+		Raw:   res.Raw,
+	}
+	if data.Raw != nil {
+		if _, err := json.Marshal(data.Raw); err != nil {
+			a.log.Warn("tool raw output is not serializable; dropped", "tool", c.name, "err", err)
+			data.Raw = nil
+		}
+	}
+	_, err = a.sess.Append(session.TypeToolResult, data,
+		session.WithSurface(session.AppendOp), session.WithSources(callEv.Seq))
+	return err
+}
+
+// execute runs one tool call through the registry, forwarding progress to
+// subscribers until the call returns.
+func (a *Agent) execute(t *turnState, c *toolCall) tool.Result {
+	var mu sync.Mutex
+	done := false
+	inv := tool.Invocation{
+		CallID:    c.id,
+		Name:      c.name,
+		Arguments: json.RawMessage(c.args.String()),
+		Caller:    a,
+		Progress: func(p tool.Progress) {
+			mu.Lock()
+			defer mu.Unlock()
+			if !done {
+				a.publishProgress(c.id, p)
+			}
+		},
+	}
+	res := a.opts.Tools.Execute(t.ctx, inv)
+	mu.Lock()
+	done = true
+	mu.Unlock()
+	return res
+}
+
+// request builds the model request of the current step.
+func (a *Agent) request(call int) (model.Request, error) {
+	msgs, err := a.history()
+	if err != nil {
+		return model.Request{}, err
+	}
+	return model.Request{
+		Caller:    model.Caller{SessionID: a.sess.ID(), ScriptKey: a.opts.ScriptKey, Call: call},
+		Route:     a.opts.Route,
+		System:    a.opts.System,
+		Messages:  msgs,
+		Tools:     a.opts.Tools.Specs(),
+		MaxTokens: a.opts.MaxTokens,
+	}, nil
+}
+
+// hist caches the model-visible history derived from the log. Appends
+// extend it; a replace op (compaction) forces a full recomputation.
+type hist struct {
+	next int // seq of the first event not yet folded in
+	msgs []session.SurfaceMessage
+}
+
+func (a *Agent) history() ([]model.Message, error) {
+	evs := a.sess.EventsFrom(a.hist.next)
+	replace := false
+	for _, ev := range evs {
+		if ev.SurfaceOp != nil && ev.SurfaceOp.Replace {
+			replace = true
+			break
+		}
+	}
+	if replace {
+		all := a.sess.Events()
+		h, err := session.History(all)
+		if err != nil {
+			return nil, err
+		}
+		a.hist = hist{next: len(all), msgs: h}
+	} else if len(evs) > 0 {
+		h, err := session.History(evs)
+		if err != nil {
+			return nil, err
+		}
+		a.hist.msgs = append(a.hist.msgs, h...)
+		a.hist.next = int(evs[len(evs)-1].Seq) + 1
+	}
+	return model.FromSurface(a.hist.msgs), nil
+}
+
+// toolCall accumulates one streamed tool call.
+type toolCall struct {
+	index int
+	id    string
+	name  string
+	args  strings.Builder
+}
+
+// reply accumulates one streamed model reply.
+type reply struct {
+	text, reasoning strings.Builder
+	calls           []*toolCall
+	usage           *session.Usage
+	finish          string
+	chunkSeqs       []int64
+	err             error // the stream's error, if it failed
+}
+
+func (r *reply) streamed() bool { return len(r.chunkSeqs) > 0 }
+
+func (r *reply) add(c session.Chunk) {
+	switch c.Type {
+	case session.ChunkText:
+		r.text.WriteString(c.Text)
+	case session.ChunkReasoning:
+		r.reasoning.WriteString(c.Text)
+	case session.ChunkToolCall:
+		var tc *toolCall
+		for _, x := range r.calls {
+			if x.index == c.Index {
+				tc = x
+				break
+			}
+		}
+		if tc == nil {
+			tc = &toolCall{index: c.Index}
+			r.calls = append(r.calls, tc)
+		}
+		if c.ID != "" {
+			tc.id = c.ID
+		}
+		if c.Name != "" {
+			tc.name = c.Name
+		}
+		tc.args.WriteString(c.Arguments)
+	case session.ChunkUsage:
+		if c.Usage != nil {
+			u := *c.Usage
+			r.usage = &u
+		}
+	case session.ChunkFinish:
+		r.finish = c.Finish
+	}
+	if c.Usage != nil && c.Type != session.ChunkUsage {
+		u := *c.Usage
+		r.usage = &u
+	}
+}
+
+func (r *reply) finishReason() string {
+	if r.finish != "" {
+		return r.finish
+	}
+	if len(r.calls) > 0 {
+		return model.FinishToolCalls
+	}
+	return model.FinishStop
+}
+
+// content renders the reply as message blocks: reasoning, text, tool
+// calls. An interrupted reply keeps only reasoning and text: its tool calls
+// were never dispatched and may be incomplete.
+func (r *reply) content(interrupted bool) []session.Block {
+	out := make([]session.Block, 0, 2+len(r.calls))
+	if r.reasoning.Len() > 0 {
+		out = append(out, session.Block{Type: session.BlockReasoning, Text: r.reasoning.String()})
+	}
+	if r.text.Len() > 0 {
+		out = append(out, session.Text(r.text.String()))
+	}
+	if !interrupted {
+		for _, c := range r.calls {
+			out = append(out, session.Block{Type: session.BlockToolCall, ID: c.id, Name: c.name, Arguments: c.args.String()})
+		}
+	}
+	return out
+}
+
+// stream runs the model call of a step, appending every chunk as
+// assistant/chunk. The returned error is a log write failure; the model's
+// own failure is in reply.err.
+func (a *Agent) stream(t *turnState, step int, req model.Request) (*reply, error) {
+	r := &reply{}
+	for c, err := range a.opts.Model.Stream(t.ctx, req) {
+		if err != nil {
+			r.err = err
+			break
+		}
+		ev, aerr := a.sess.Append(session.TypeAssistantChunk, session.AssistantChunkData{Turn: t.num, Step: step, Chunk: c})
+		if aerr != nil {
+			return r, aerr
+		}
+		r.chunkSeqs = append(r.chunkSeqs, ev.Seq)
+		r.add(c)
+		if t.ctx.Err() != nil {
+			break
+		}
+	}
+	for _, c := range r.calls {
+		if c.id == "" {
+			c.id = a.sess.NewID()
+		}
+	}
+	return r, nil
+}
+
+func (a *Agent) appendAssistant(t *turnState, step int, r *reply, interrupted bool) (session.Event, error) {
+	data := session.AssistantMessageData{
+		Turn: t.num, Step: step,
+		Message: session.Message{
+			ID: a.sess.NewID(), Role: session.RoleAssistant,
+			Content: r.content(interrupted),
+			Source:  session.Source{Kind: session.SourceModel, Provider: a.opts.Route.Provider, Model: a.opts.Route.Model},
+		},
+		Usage:       r.usage,
+		Interrupted: interrupted,
+	}
+	if !interrupted {
+		data.Finish = r.finishReason()
+	}
+	opts := []session.AppendOption{session.WithSurface(session.AppendOp)}
+	if len(r.chunkSeqs) > 0 {
+		opts = append(opts, session.WithSources(r.chunkSeqs...))
+	}
+	return a.sess.Append(session.TypeAssistantMessage, data, opts...)
+}
+
+// Title limits (reference-scenarios.md §d item 4).
+const (
+	titleWords    = 5
+	titleMaxBytes = 40
+)
+
+// FallbackTitle returns the first five words of the text blocks in
+// content, dropping trailing words (or, for one long word, bytes at a rune
+// boundary) until it fits in 40 bytes.
+func FallbackTitle(content []session.Block) string {
+	words := strings.Fields(session.JoinText(content, " "))
+	if len(words) > titleWords {
+		words = words[:titleWords]
+	}
+	for len(words) > 1 && len(strings.Join(words, " ")) > titleMaxBytes {
+		words = words[:len(words)-1]
+	}
+	title := strings.Join(words, " ")
+	for len(title) > titleMaxBytes {
+		_, size := utf8.DecodeLastRuneInString(title)
+		title = title[:len(title)-size]
+	}
+	return title
+}
