@@ -1,0 +1,84 @@
+// Package persistence is the durable JSONL session store of acp-agent: one
+// append-only file per session, read back with crash recovery.
+//
+// # Layering
+//
+// persistence imports only agent/session and the standard library. It is
+// wired in by cmd/acp-agent; agent/... and subagent never import it (they
+// reach it through session.Persister and small consumer-side interfaces
+// such as agent.Options.Checkpoint).
+//
+// # File format
+//
+// A data directory holds sessions/<id>.jsonl, one file per session, created
+// 0600 in 0700 directories. Ids are checked with session.ValidateID before
+// they touch a path, so a hostile id (separators, "..", NUL, too long)
+// fails with an error wrapping session.ErrInvalidID and creates nothing.
+//
+// Line 1 is the header, {"type":"session","version":0,"id":...} as written
+// by session.MarshalHeaderLine and checked by session.ParseHeaderLine (its
+// id must match the file name). Every later line is one event envelope,
+// the encoding/json form of session.Event with keys in the order type,
+// seq, time, data, sourceEventSeqs, surfaceOp, ignorable; the event on line
+// n+2 has seq n (contiguous from 0). Each line ends with "\n". Writers emit
+// whole lines only, one write call per batch.
+//
+// # Torn tail versus corruption
+//
+// Only the final line of the file may be torn: a final line without its
+// newline (whatever its bytes), or a final line that is not a parsable
+// JSON event envelope. A torn tail is what a crash in the middle of a write
+// leaves; it is not part of the log. Anything else is corruption and
+// yields a *CorruptError with the 1-based line and byte offset: an
+// unreadable header, an unparsable line before the last, an event that
+// fails session.ValidateEvent (seq gap, missing surfaceOp, unknown event
+// type without ignorable, which keeps *session.UnsupportedTypeError
+// reachable through errors.As), or a malformed payload inside an
+// interrupted turn.
+//
+// Inspect never changes the file: it returns the valid prefix (Torn set
+// when a torn line was ignored) and, if the log ends inside a turn
+// (session.OpenTurn), in-memory synthetic closers that continue seq and
+// reuse the last event's time: an error tool/result for every call without
+// a result (TOOL_OUTCOME_UNKNOWN after a tool/call, TOOL_NOT_STARTED for a
+// tool-call block never dispatched), step/end if a step is open, then
+// turn/end {kind:"interrupted"} (subagent-contract.md §7). Load commits the
+// same view: it copies the torn bytes to <id>.jsonl.broken, truncates,
+// appends the closers and fsyncs.
+//
+// # Durability
+//
+// A new file is written to a dot-named temp file in the sessions
+// directory, fsynced, locked, hard-linked to its final name (which refuses
+// to replace an existing session) and the directory is fsynced; so a
+// session file, once visible, always has a complete header. Events reach
+// the store through the session.Store observer (Attach) and are only
+// buffered in memory; Checkpoint/Flush write a session's buffer with one
+// write call and fsync, FlushAll does so for all. agent.Options.Checkpoint
+// calls Checkpoint before each model request and after each turn/end;
+// Release and Close flush and fsync. Run writes buffers without fsync every
+// FlushInterval (200ms), so a crash of the process loses at most that much
+// and a power loss at most what followed the last checkpoint.
+//
+// # Locking
+//
+// A session is written by one holder only. Holding it means an open file
+// with an exclusive flock(2), taken without blocking when the file is
+// created, loaded (Load) or restored (Open with restored=true). flock
+// locks belong to the open file, so a second Store in the same process and
+// another process both get *LockedError; the lock vanishes with the
+// descriptor, so a crashed holder leaves none behind. Readers (List,
+// Inspect) take no lock: they see a prefix of whole lines plus at most one
+// torn line, which they ignore.
+//
+// # Concurrency and ownership
+//
+// A *Store is safe for concurrent use. It owns the files and locks of the
+// sessions it holds; Release(id) returns one (session.Store.Remove calls
+// it), Close returns all after a final flush. Appends never wait for disk
+// I/O: the observer only appends to a per-session buffer, and writers take
+// the buffer before writing. For a held session Inspect returns the
+// in-memory view (written plus buffered events) and adds no closers, so a
+// reader in the process never sees less than was appended. Run's goroutine
+// belongs to its caller (an oklog/run actor); the Store starts none.
+package persistence

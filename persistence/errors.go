@@ -1,0 +1,75 @@
+package persistence
+
+// This file defines the package's sentinel and typed errors.
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors. Callers match them with errors.Is; they are always
+// wrapped with the session id (and path where useful).
+var (
+	// ErrNotFound: no stored log exists for the session id.
+	ErrNotFound = errors.New("persistence: session not found")
+	// ErrExists: creating a session whose log already exists.
+	ErrExists = errors.New("persistence: session already exists")
+	// ErrClosed: the Store was closed.
+	ErrClosed = errors.New("persistence: store closed")
+	// ErrNotOpen: an operation that needs the write lock on a session this
+	// Store does not hold (see Load and Open).
+	ErrNotOpen = errors.New("persistence: session not open for writing")
+	// ErrConflict: events handed to Open(restored=true) disagree with the
+	// stored log (a stale view, or the header differs).
+	ErrConflict = errors.New("persistence: events do not match the stored log")
+	// ErrCorrupt is matched (errors.Is) by every *CorruptError.
+	ErrCorrupt = errors.New("persistence: corrupt session log")
+)
+
+// LockedError reports that another Store, in this process or another one,
+// holds the single-writer lock of the session.
+type LockedError struct {
+	ID   string // session id
+	Path string // the locked session file
+}
+
+func (e *LockedError) Error() string {
+	return fmt.Sprintf("persistence: session %s is open for writing elsewhere (another store or process holds the lock on %s)", e.ID, e.Path)
+}
+
+// CorruptError reports a stored log that cannot be read: anything wrong
+// with it other than a torn final line (see doc.go). Line is 1-based (the
+// header is line 1, the event with seq n is line n+2); Offset is the byte
+// offset where that line starts. Err is the cause: a *session.HeaderError,
+// a *session.FormatError, a *session.UnsupportedTypeError, a JSON syntax
+// error, or a plain description.
+type CorruptError struct {
+	ID     string
+	Path   string
+	Line   int
+	Offset int64
+	Err    error
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("persistence: session %s: corrupt log %s at line %d (byte %d): %v", e.ID, e.Path, e.Line, e.Offset, e.Err)
+}
+
+// Unwrap returns the cause, so errors.As finds *session.UnsupportedTypeError
+// and friends through a CorruptError.
+func (e *CorruptError) Unwrap() error { return e.Err }
+
+// Is makes every CorruptError match ErrCorrupt.
+func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
+
+// SeqError reports an append whose first event does not continue the
+// stored log.
+type SeqError struct {
+	ID   string
+	Want int64 // the stored next seq
+	Got  int64 // the seq offered
+}
+
+func (e *SeqError) Error() string {
+	return fmt.Sprintf("persistence: session %s: append starts at seq %d, but the stored next seq is %d", e.ID, e.Got, e.Want)
+}

@@ -1,0 +1,333 @@
+package persistence
+
+// This file defines the write side: held sessions, the write-behind buffer
+// fed by the live session store, checkpoints, and the background flusher.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/acp-agent/acp-agent/agent/session"
+)
+
+// handle is a session this Store holds for writing: its file, open for
+// append and flocked, and the events appended but not yet written.
+type handle struct {
+	id     string
+	path   string
+	header session.Header
+	f      *os.File
+
+	// wmu serializes writers of the file (flush, release). Lock order:
+	// wmu before mu. Writers drop mu while writing, so appends (which run
+	// under the live session's lock) never wait for a write or an fsync.
+	wmu sync.Mutex
+	buf bytes.Buffer // encoding buffer, guarded by wmu
+
+	mu       sync.Mutex      // guards the fields below
+	pending  []session.Event // appended, not yet handed to a writer
+	inflight []session.Event // being written by the holder of wmu
+	next     int64           // seq the next appended event must have
+	written  int64           // bytes of the file written (all valid lines)
+	dirty    bool            // written since the last fsync
+	live     bool            // a live session feeds it (Open was called)
+	closed   bool            // released; the file is closed
+	err      error           // sticky failure; the session takes no more writes
+}
+
+var _ session.Persister = (*Store)(nil)
+
+// Attach makes s the persister and write-behind observer of st: new
+// sessions are created on disk, restored ones locked, and every appended
+// event is buffered in memory (no system call) until the next Checkpoint,
+// Flush, Run tick or Release. detach undoes both registrations; call it only
+// while no session of st is being created.
+func (s *Store) Attach(st *session.Store) (detach func()) {
+	st.SetPersister(s)
+	unregister := st.Observe(&session.Observer{Appended: s.appended})
+	return sync.OnceFunc(func() {
+		unregister()
+		st.SetPersister(nil)
+	})
+}
+
+// appended is the Observer hook. It runs under the session's append lock,
+// so it only buffers the event.
+func (s *Store) appended(sess *session.Session, ev session.Event) {
+	h, err := s.held(sess.ID())
+	if err != nil || h == nil {
+		s.log.Debug("event of a session not held for writing", "session_id", sess.ID(), "seq", ev.Seq)
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case h.closed || h.err != nil:
+	case ev.Seq != h.next:
+		h.err = &SeqError{ID: h.id, Want: h.next, Got: ev.Seq}
+		s.log.Error("session log out of step", "session_id", h.id, "err", h.err)
+	default:
+		h.pending = append(h.pending, ev)
+		h.next++
+	}
+}
+
+// flushLocked writes the buffered events of h with one write call and, if
+// sync, makes everything written durable. The caller holds h.wmu.
+func (s *Store) flushLocked(h *handle, sync bool) error {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil
+	}
+	if h.err != nil {
+		h.mu.Unlock()
+		return h.err
+	}
+	batch := h.pending
+	h.pending, h.inflight = nil, batch
+	written, dirty := h.written, h.dirty
+	h.mu.Unlock()
+
+	if len(batch) > 0 {
+		h.buf.Reset()
+		err := encodeEvents(&h.buf, batch)
+		var n int
+		if err == nil {
+			n, err = h.f.Write(h.buf.Bytes())
+		}
+		if h.buf.Cap() > 1<<20 {
+			h.buf = bytes.Buffer{} // do not pin a huge batch's buffer
+		}
+		if err != nil {
+			err = fmt.Errorf("persistence: write %s: %w", h.path, err)
+			// Cut a partial line so the file stays a valid log, and keep the
+			// batch for a retry. If the cut fails, the session is stuck.
+			var terr error
+			if n > 0 {
+				terr = h.f.Truncate(written)
+			}
+			h.mu.Lock()
+			h.pending, h.inflight = append(batch, h.pending...), nil
+			if terr != nil {
+				h.err = errors.Join(err, terr)
+			}
+			h.mu.Unlock()
+			return err
+		}
+		h.mu.Lock()
+		h.written += int64(n)
+		h.inflight = nil
+		h.dirty = true
+		h.mu.Unlock()
+		dirty = true
+	}
+	if sync && dirty {
+		if err := s.sync(h.f); err != nil {
+			// After a failed fsync the page cache state is unknown
+			// (fsyncgate): stop writing rather than pretend.
+			err = fmt.Errorf("persistence: fsync %s: %w", h.path, err)
+			h.mu.Lock()
+			h.err = err
+			h.mu.Unlock()
+			return err
+		}
+		h.mu.Lock()
+		h.dirty = false
+		h.mu.Unlock()
+	}
+	return nil
+}
+
+func (s *Store) flush(h *handle, sync bool) error {
+	h.wmu.Lock()
+	defer h.wmu.Unlock()
+	return s.flushLocked(h, sync)
+}
+
+// Flush writes the buffered events of session id and fsyncs the file. A
+// session this Store does not hold has nothing buffered: nil. ctx is only
+// checked before starting; a started write and fsync complete.
+func (s *Store) Flush(ctx context.Context, id string) error {
+	if _, err := s.path(id); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	h, err := s.held(id)
+	if err != nil || h == nil {
+		return err
+	}
+	return s.flush(h, true)
+}
+
+// Checkpoint is a durability point of session id (before a model request,
+// after turn/end; agent.Options.Checkpoint): it is Flush.
+func (s *Store) Checkpoint(ctx context.Context, id string) error { return s.Flush(ctx, id) }
+
+// FlushAll flushes every held session (shutdown). It tries them all and
+// joins the errors.
+func (s *Store) FlushAll(ctx context.Context) error {
+	return s.each(ctx, true)
+}
+
+func (s *Store) each(ctx context.Context, sync bool) error {
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return ErrClosed
+	}
+	hs := make([]*handle, 0, len(s.handles))
+	for _, h := range s.handles {
+		hs = append(hs, h)
+	}
+	s.mu.RUnlock()
+	var errs []error
+	for _, h := range hs {
+		if err := ctx.Err(); err != nil {
+			errs = append(errs, err)
+			break
+		}
+		errs = append(errs, s.flush(h, sync))
+	}
+	return errors.Join(errs...)
+}
+
+// Run is the background flusher, an actor for an oklog/run group. Every
+// FlushInterval it writes the buffered events of all held sessions
+// without fsync: they then survive a crash of this process (the kernel has
+// them) and reach the disk with the next checkpoint or the kernel's own
+// writeback, so a power loss loses at most what followed the last
+// checkpoint. When ctx ends it runs a final FlushAll with fsync (not
+// cancelled by ctx) and returns its error; a closed Store returns nil.
+func (s *Store) Run(ctx context.Context) error {
+	t := time.NewTicker(s.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			err := s.FlushAll(context.WithoutCancel(ctx))
+			if errors.Is(err, ErrClosed) {
+				return nil
+			}
+			return err
+		case <-t.C:
+			if err := s.each(ctx, false); err != nil && !errors.Is(err, ErrClosed) && ctx.Err() == nil {
+				s.log.Warn("background flush failed", "err", err)
+			}
+		}
+	}
+}
+
+// Append appends events to session id, which this Store must hold for
+// writing (after Load, or Open through a session store), and makes them
+// durable before returning. The first event's seq must equal the stored
+// next seq (*SeqError otherwise) and every event must be valid. Appending
+// directly to a session a live session.Store feeds breaks its seq order.
+func (s *Store) Append(ctx context.Context, id string, events []session.Event) error {
+	if _, err := s.path(id); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	h, err := s.held(id)
+	if err != nil {
+		return err
+	}
+	if h == nil {
+		return fmt.Errorf("persistence: append to %s: %w", id, ErrNotOpen)
+	}
+	if len(events) == 0 {
+		return nil
+	}
+	h.mu.Lock()
+	switch {
+	case h.closed:
+		err = fmt.Errorf("persistence: append to %s: %w", id, ErrNotOpen)
+	case h.err != nil:
+		err = h.err
+	case events[0].Seq != h.next:
+		err = &SeqError{ID: id, Want: h.next, Got: events[0].Seq}
+	default:
+		for i, ev := range events {
+			if verr := session.ValidateEvent(ev, h.next+int64(i)); verr != nil {
+				err = fmt.Errorf("persistence: append to %s: %w", id, verr)
+				break
+			}
+		}
+	}
+	if err == nil {
+		h.pending = append(h.pending, events...)
+		h.next += int64(len(events))
+	}
+	h.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return s.flush(h, true)
+}
+
+// Release flushes, fsyncs and unlocks session id and closes its file; the
+// session is no longer held by this Store. Releasing a session that is not
+// held is a no-op. The lock is released even if the final flush fails
+// (the error is returned).
+func (s *Store) Release(id string) error {
+	if _, err := s.path(id); err != nil {
+		return err
+	}
+	s.mu.RLock()
+	h := s.handles[id]
+	s.mu.RUnlock()
+	if h == nil {
+		return nil
+	}
+	return s.release(h)
+}
+
+func (s *Store) release(h *handle) error {
+	h.wmu.Lock()
+	defer h.wmu.Unlock()
+	err := s.flushLocked(h, true)
+	s.mu.Lock()
+	if s.handles[h.id] == h {
+		delete(s.handles, h.id)
+	}
+	s.mu.Unlock()
+	// Events buffered between the flush and the unpublish (a caller
+	// releasing a session that is still appending) are written too.
+	if err == nil {
+		err = s.flushLocked(h, true)
+	}
+	h.mu.Lock()
+	already := h.closed
+	h.closed = true
+	lost := len(h.pending) + len(h.inflight)
+	h.mu.Unlock()
+	if already {
+		return nil
+	}
+	if lost > 0 {
+		s.log.Error("session released with unwritten events", "session_id", h.id, "events", lost, "err", err)
+	}
+	return errors.Join(err, h.close())
+}
+
+// close unlocks and closes the file.
+func (h *handle) close() error {
+	uerr := unlock(h.f)
+	cerr := h.f.Close()
+	if cerr != nil {
+		return fmt.Errorf("persistence: close %s: %w", h.path, cerr)
+	}
+	if uerr != nil {
+		return fmt.Errorf("persistence: unlock %s: %w", h.path, uerr)
+	}
+	return nil
+}
