@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -124,68 +125,86 @@ func MarshalHeaderLine(h Header) ([]byte, error) {
 // ParseHeaderLine decodes and validates a persisted header line. The
 // expected id may be "" to accept any valid id. Unknown keys, a missing
 // delegationDepth, retired policy fields and non-integral numbers are
-// rejected.
+// rejected. It decodes into a struct (not a map): List calls it once per
+// session file, so it is on the listing hot path.
 func ParseHeaderLine(line []byte, id string) (Header, error) {
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(line, &raw); err != nil {
-		return Header{}, &HeaderError{"", "session header is not a JSON object: " + err.Error()}
+	var raw struct {
+		Type            *string          `json:"type"`
+		Version         *json.Number     `json:"version"`
+		ID              *string          `json:"id"`
+		CreatedAt       *json.Number     `json:"createdAt"`
+		Cwd             *string          `json:"cwd"`
+		ParentSession   *string          `json:"parentSession"`
+		SeedLength      *json.Number     `json:"seedLength"`
+		Origin          *string          `json:"origin"`
+		DelegationDepth *json.Number     `json:"delegationDepth"`
+		SandboxMode     *json.RawMessage `json:"sandboxMode"`
+		ApprovalPolicy  *json.RawMessage `json:"approvalPolicy"`
 	}
-	if raw == nil {
-		return Header{}, &HeaderError{"", "session header is not a JSON object"}
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	dec.UseNumber()
+	if err := dec.Decode(&raw); err != nil {
+		return Header{}, &HeaderError{"", "session header is not a valid header object: " + err.Error()}
 	}
-	if _, ok := raw["sandboxMode"]; ok {
+	if dec.More() {
+		return Header{}, &HeaderError{"", "session header line has trailing data"}
+	}
+	if raw.SandboxMode != nil {
 		return Header{}, &HeaderError{"sandboxMode", "session header uses retired policy baseline fields"}
 	}
-	if _, ok := raw["approvalPolicy"]; ok {
+	if raw.ApprovalPolicy != nil {
 		return Header{}, &HeaderError{"approvalPolicy", "session header uses retired policy baseline fields"}
 	}
-	var typ string
-	if err := json.Unmarshal(raw["type"], &typ); err != nil || typ != "session" {
+	if raw.Type == nil || *raw.Type != "session" {
 		return Header{}, &HeaderError{"type", `session header line must have "type":"session"`}
 	}
 	var h Header
-	for key, val := range raw {
-		var err error
-		switch key {
-		case "type":
-		case "version":
-			h.Version, err = intField(val)
-		case "id":
-			err = json.Unmarshal(val, &h.ID)
-		case "createdAt":
-			var n int
-			n, err = intField(val)
-			h.CreatedAt = int64(n)
-		case "cwd":
-			err = json.Unmarshal(val, &h.Cwd)
-			if err == nil && h.Cwd == "" {
-				err = errors.New("must not be empty")
+	numbers := []struct {
+		key      string
+		val      *json.Number
+		dst      *int
+		required bool
+	}{
+		{"version", raw.Version, &h.Version, true},
+		{"createdAt", raw.CreatedAt, nil, true},
+		{"seedLength", raw.SeedLength, &h.SeedLength, false},
+		{"delegationDepth", raw.DelegationDepth, &h.DelegationDepth, true},
+	}
+	for _, n := range numbers {
+		if n.val == nil {
+			if n.required {
+				return Header{}, &HeaderError{n.key, fmt.Sprintf("session header is missing %q", n.key)}
 			}
-		case "parentSession":
-			err = json.Unmarshal(val, &h.ParentSession)
-			if err == nil && h.ParentSession == "" {
-				err = errors.New("must not be empty")
-			}
-		case "seedLength":
-			h.SeedLength, err = intField(val)
-		case "origin":
-			err = json.Unmarshal(val, &h.Origin)
-			if err == nil && h.Origin != OriginSubagent {
-				err = errors.New(`must be "subagent"`)
-			}
-		case "delegationDepth":
-			h.DelegationDepth, err = intField(val)
-		default:
-			err = errors.New("unknown field")
+			continue
 		}
+		v, err := intField(*n.val)
 		if err != nil {
-			return Header{}, &HeaderError{key, fmt.Sprintf("session header field %q: %v", key, err)}
+			return Header{}, &HeaderError{n.key, fmt.Sprintf("session header field %q: %v", n.key, err)}
+		}
+		if n.dst != nil {
+			*n.dst = v
+		} else {
+			h.CreatedAt = int64(v)
 		}
 	}
-	for _, required := range []string{"version", "id", "createdAt", "delegationDepth"} {
-		if _, ok := raw[required]; !ok {
-			return Header{}, &HeaderError{required, fmt.Sprintf("session header is missing %q", required)}
+	if raw.ID == nil {
+		return Header{}, &HeaderError{"id", `session header is missing "id"`}
+	}
+	h.ID = *raw.ID
+	strs := []struct {
+		key string
+		val *string
+		dst *string
+	}{{"cwd", raw.Cwd, &h.Cwd}, {"parentSession", raw.ParentSession, &h.ParentSession}, {"origin", raw.Origin, &h.Origin}}
+	for _, f := range strs {
+		if f.val == nil {
+			continue
 		}
+		if *f.val == "" {
+			return Header{}, &HeaderError{f.key, fmt.Sprintf("session header field %q must not be empty", f.key)}
+		}
+		*f.dst = *f.val
 	}
 	if err := h.Validate(id); err != nil {
 		return Header{}, err
@@ -194,9 +213,9 @@ func ParseHeaderLine(line []byte, id string) (Header, error) {
 }
 
 // intField decodes a JSON number that must be a non-negative safe integer.
-func intField(val json.RawMessage) (int, error) {
-	var f float64
-	if err := json.Unmarshal(val, &f); err != nil {
+func intField(val json.Number) (int, error) {
+	f, err := val.Float64()
+	if err != nil {
 		return 0, errors.New("must be a number")
 	}
 	if f < 0 || f > maxSafeInteger || f != math.Trunc(f) {

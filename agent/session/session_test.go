@@ -77,7 +77,7 @@ func TestParseHeaderLineRejects(t *testing.T) {
 		{"relative cwd", `{"type":"session","version":0,"id":"a","createdAt":1,"cwd":"rel","delegationDepth":0}`, "cwd"},
 		{"origin", `{"type":"session","version":0,"id":"a","createdAt":1,"origin":"fork","delegationDepth":0}`, "origin"},
 		{"retired", `{"type":"session","version":0,"id":"a","createdAt":1,"delegationDepth":0,"sandboxMode":"x"}`, "sandboxMode"},
-		{"unknown", `{"type":"session","version":0,"id":"a","createdAt":1,"delegationDepth":0,"extra":1}`, "extra"},
+		{"unknown", `{"type":"session","version":0,"id":"a","createdAt":1,"delegationDepth":0,"extra":1}`, ""},
 		{"hostile id", `{"type":"session","version":0,"id":"../a","createdAt":1,"delegationDepth":0}`, "id"},
 		{"id mismatch", `{"type":"session","version":0,"id":"b","createdAt":1,"delegationDepth":0}`, "id"},
 	}

@@ -142,14 +142,8 @@ func (st *Store) Create(h Header, opts CreateOptions) (*Session, error) {
 		return nil, err
 	}
 	s := newSession(h, clock, ids, opts.Seed)
-	if err := st.insert(s, false); err != nil {
+	if err := st.openAndInsert(s, opts.Seed, false); err != nil {
 		return nil, err
-	}
-	if st.persister != nil {
-		if err := st.persister.Open(h, opts.Seed, false); err != nil {
-			st.drop(s)
-			return nil, err
-		}
 	}
 	if n := len(opts.Seed); n > 0 && opts.Seed[n-1].Type != TypeEndSeed {
 		if _, err := s.Append(TypeEndSeed, struct{}{}); err != nil {
@@ -168,14 +162,8 @@ func (st *Store) Adopt(h Header, events []Event) (*Session, error) {
 	}
 	clock, ids := st.sources.For(h.ID)
 	s := newSession(h, clock, ids, events)
-	if err := st.insert(s, true); err != nil {
+	if err := st.openAndInsert(s, events, true); err != nil {
 		return nil, err
-	}
-	if st.persister != nil {
-		if err := st.persister.Open(h, events, true); err != nil {
-			st.drop(s)
-			return nil, err
-		}
 	}
 	return s, nil
 }
@@ -198,17 +186,24 @@ func (st *Store) insert(s *Session, restored bool) error {
 	return nil
 }
 
-// drop removes a session whose durable open failed, without telling the
-// persister (it holds nothing for it).
-func (st *Store) drop(s *Session) {
-	st.mu.Lock()
-	if st.sessions[s.ID()] == s {
-		delete(st.sessions, s.ID())
+// openAndInsert opens the durable log first and only then publishes the
+// session, so no event can be appended before the persister buffers it.
+func (st *Store) openAndInsert(s *Session, events []Event, restored bool) error {
+	if _, exists := st.Get(s.ID()); exists {
+		return &StoreError{CodeAlreadyExists, fmt.Sprintf("session %q already exists", s.ID())}
 	}
-	st.mu.Unlock()
-	s.mu.Lock()
-	s.closed = true
-	s.mu.Unlock()
+	if st.persister != nil {
+		if err := st.persister.Open(s.header, events, restored); err != nil {
+			return err
+		}
+	}
+	if err := st.insert(s, restored); err != nil {
+		if st.persister != nil {
+			_ = st.persister.Release(s.ID())
+		}
+		return err
+	}
+	return nil
 }
 
 // Get returns the live session id, if any.
