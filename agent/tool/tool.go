@@ -96,8 +96,9 @@ const (
 )
 
 // ErrorResult renders err as the model-visible failure "Error: <message>".
-// A *Error keeps its code; an error exposing Code() string (such as a
-// SubagentError) keeps that code and its Name.
+// A *Error keeps its code; an error exposing Code() string or
+// ErrorCode() string together with Name() string (such as a SubagentError)
+// keeps that code and its Name.
 func ErrorResult(err error) Result {
 	info := &session.ErrorInfo{Message: err.Error()}
 	var te *Error
@@ -105,11 +106,19 @@ func ErrorResult(err error) Result {
 		Code() string
 		Name() string
 	}
+	// A typed error whose code is a field named Code (such as
+	// subagent.SubagentError) exposes the code as ErrorCode instead.
+	var fieldCoded interface {
+		ErrorCode() string
+		Name() string
+	}
 	switch {
 	case errors.As(err, &te):
 		info.Code = te.Code
 	case errors.As(err, &coded):
 		info.Code, info.Name = coded.Code(), coded.Name()
+	case errors.As(err, &fieldCoded):
+		info.Code, info.Name = fieldCoded.ErrorCode(), fieldCoded.Name()
 	default:
 		info.Code = CodeToolFailed
 	}

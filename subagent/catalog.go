@@ -1,0 +1,389 @@
+package subagent
+
+// This file defines the durable subagent catalog: ListChildren and
+// ListDescendants over the live-preferred corpus of live sessions and
+// persisted headers, resolved through the projection ladder. See
+// subagent-contract.md §3.
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/acp-agent/acp-agent/agent/projection"
+	"github.com/acp-agent/acp-agent/agent/session"
+)
+
+// DefaultConcurrency bounds the cold reads of one listing.
+const DefaultConcurrency = 4
+
+// PersistedEntry is one persisted session as enumerated by storage: its
+// header and the current size of its log file in bytes.
+type PersistedEntry struct {
+	Header session.Header
+	Size   int64
+}
+
+// SessionReader is what the catalog needs from session persistence. List
+// enumerates headers without reading logs; Inspect reads one log without
+// repairing or locking it (a torn tail is skipped, an interrupted turn may
+// get in-memory closers). Both honour ctx.
+type SessionReader interface {
+	List(ctx context.Context) ([]PersistedEntry, error)
+	Inspect(ctx context.Context, id string) (session.Header, []session.Event, error)
+}
+
+// ProjectionCache serves checkpointed projection values of a persisted
+// session whose log still has the given size. A miss is (nil, nil). It is
+// derived data and never an authorization source: the catalog trusts only a
+// non-null identity that passes the seq gate, and swallows every error.
+type ProjectionCache interface {
+	Get(h session.Header, size int64) (map[string]json.RawMessage, error)
+}
+
+// Catalog lists the session-backed subagents of a parent without loading
+// or resuming any of them. Sessions and Projections are required (a listing
+// without them fails with a typed error); Persisted and Cache are optional:
+// without Persisted only live sessions are listed. The projection registry
+// must have the identity unit registered (RegisterProjections).
+//
+// A Catalog holds no state of its own and is safe for concurrent use; it
+// never writes anything.
+type Catalog struct {
+	Sessions    *session.Store
+	Projections *projection.Registry
+	Persisted   SessionReader
+	Cache       ProjectionCache
+	// Concurrency bounds the cold reads of one listing (DefaultConcurrency
+	// when 0 or negative).
+	Concurrency int
+}
+
+// record is one session of the merged corpus.
+type record struct {
+	header session.Header
+	size   int64            // persisted log size (persisted-only records)
+	live   *session.Session // nil when only persisted
+}
+
+// corpus is the live-preferred merge of persisted and live sessions.
+type corpus struct {
+	records map[string]*record
+	// subagentParents holds every parentSession named by an
+	// origin-subagent record (the hasChildren fact).
+	subagentParents map[string]bool
+}
+
+func cancelled(ctx context.Context) error {
+	if ctx.Err() == nil {
+		return nil
+	}
+	return &SubagentError{Code: CodeCancelled, Message: "subagent listing was cancelled", Err: context.Cause(ctx)}
+}
+
+// prepare checks the configuration and builds the corpus, in the order of
+// subagent-contract.md §3.1: configuration errors win over a pre-cancelled
+// ctx, and a pre-cancelled ctx never reaches persistence.
+func (c *Catalog) prepare(ctx context.Context) (*corpus, error) {
+	if c == nil || c.Projections == nil {
+		return nil, NewError(CodeProjectionsUnavailable, "listing subagents requires the session projection registry")
+	}
+	if c.Sessions == nil {
+		return nil, NewError(CodeSessionStoreUnavailable, "listing subagents requires the session store")
+	}
+	if err := cancelled(ctx); err != nil {
+		return nil, err
+	}
+	var persisted []PersistedEntry
+	if c.Persisted != nil {
+		var err error
+		persisted, err = c.Persisted.List(ctx)
+		if err != nil {
+			if cerr := cancelled(ctx); cerr != nil {
+				return nil, cerr
+			}
+			// Without a trustworthy candidate set there is no listing: the
+			// backend's own error goes out unwrapped.
+			return nil, err
+		}
+		if err := cancelled(ctx); err != nil {
+			return nil, err
+		}
+	}
+	live := c.Sessions.List()
+	co := &corpus{records: make(map[string]*record, len(persisted)+len(live)), subagentParents: make(map[string]bool)}
+	for _, e := range persisted {
+		co.records[e.Header.ID] = &record{header: e.Header, size: e.Size}
+	}
+	// Live sessions override persisted records wholesale (no header
+	// reconciliation; subagent-contract.md §3.7 item 3).
+	for _, s := range live {
+		co.records[s.ID()] = &record{header: s.Header(), live: s}
+	}
+	for _, r := range co.records {
+		if r.header.Origin == session.OriginSubagent && r.header.ParentSession != "" {
+			co.subagentParents[r.header.ParentSession] = true
+		}
+	}
+	return co, nil
+}
+
+// byCreation orders records by createdAt, then by id in plain byte order.
+// (The reference implementation used locale collation, which equals byte
+// order for the lowercase UUIDs the runtime mints; byte order is total and
+// locale-independent for any id.)
+func byCreation(a, b *record) int {
+	if c := cmp.Compare(a.header.CreatedAt, b.header.CreatedAt); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.header.ID, b.header.ID)
+}
+
+// ListChildren returns the direct session-backed subagents of parentID in
+// (createdAt, id) order: one child row per child with an identity, one
+// diagnostic row per child that could not be read or classified, nothing
+// for a live child still in its creation window. An unknown parent lists
+// as empty. Errors: *SubagentError with CodeProjectionsUnavailable,
+// CodeSessionStoreUnavailable or CodeCancelled, or the persisted listing's
+// own error.
+func (c *Catalog) ListChildren(ctx context.Context, parentID string) ([]ListEntry, error) {
+	co, err := c.prepare(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var cands []*record
+	for _, r := range co.records {
+		if r.header.ParentSession == parentID && r.header.Origin == session.OriginSubagent {
+			cands = append(cands, r)
+		}
+	}
+	slices.SortFunc(cands, byCreation)
+	rows, err := c.resolve(ctx, co, cands)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ListEntry, 0, len(rows))
+	for _, row := range rows {
+		if row != nil {
+			out = append(out, *row)
+		}
+	}
+	return out, nil
+}
+
+// ListDescendants returns every session-backed subagent below rootID in
+// stable pre-order, each positioned by its durable direct parent and its
+// depth (direct children have depth 1). Ordinary sessions and one-shot
+// children are walked through; only origin-subagent sessions are emitted.
+// The walk is iterative, so arbitrarily deep chains are fine, and a visited
+// set stops cycles in corrupt parent chains. Errors as ListChildren.
+func (c *Catalog) ListDescendants(ctx context.Context, rootID string) ([]DescendantEntry, error) {
+	co, err := c.prepare(ctx)
+	if err != nil {
+		return nil, err
+	}
+	children := make(map[string][]*record)
+	for _, r := range co.records {
+		if p := r.header.ParentSession; p != "" {
+			children[p] = append(children[p], r)
+		}
+	}
+	for _, list := range children {
+		slices.SortFunc(list, byCreation)
+	}
+	type frame struct {
+		rec   *record
+		depth int
+	}
+	var stack []frame
+	push := func(parent string, depth int) {
+		list := children[parent]
+		for i := len(list) - 1; i >= 0; i-- {
+			stack = append(stack, frame{list[i], depth})
+		}
+	}
+	visited := map[string]bool{rootID: true}
+	push(rootID, 1)
+	var positioned []frame
+	for len(stack) > 0 {
+		f := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		id := f.rec.header.ID
+		if visited[id] {
+			continue
+		}
+		visited[id] = true
+		if f.rec.header.Origin == session.OriginSubagent {
+			positioned = append(positioned, f)
+		}
+		push(id, f.depth+1)
+	}
+	cands := make([]*record, len(positioned))
+	for i, f := range positioned {
+		cands[i] = f.rec
+	}
+	rows, err := c.resolve(ctx, co, cands)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]DescendantEntry, 0, len(rows))
+	for i, row := range rows {
+		if row != nil {
+			out = append(out, DescendantEntry{ListEntry: *row, ParentID: positioned[i].rec.header.ParentSession, Depth: positioned[i].depth})
+		}
+	}
+	return out, nil
+}
+
+// resolve computes one row per candidate (nil = omitted), aligned with
+// cands whatever order the cold reads finish in.
+func (c *Catalog) resolve(ctx context.Context, co *corpus, cands []*record) ([]*ListEntry, error) {
+	rows := make([]*ListEntry, len(cands))
+	var cold []int
+	for i, r := range cands {
+		if r.live == nil {
+			cold = append(cold, i)
+			continue
+		}
+		rows[i] = c.resolveLive(r, co.subagentParents[r.header.ID])
+	}
+	if len(cold) > 0 {
+		if err := c.resolveColdAll(ctx, co, cands, cold, rows); err != nil {
+			return nil, err
+		}
+	}
+	if err := cancelled(ctx); err != nil {
+		return nil, err
+	}
+	return rows, nil
+}
+
+// resolveLive is rung 1: the live projection snapshot, with no log read.
+func (c *Catalog) resolveLive(r *record, hasChildren bool) *ListEntry {
+	snap, err := c.Projections.Snapshot(r.live)
+	if err != nil {
+		return diagnostic(r, ReasonCorrupt)
+	}
+	id, err := DecodeIdentity(snap.Values[KeyIdentity])
+	if err != nil {
+		return diagnostic(r, ReasonCorrupt)
+	}
+	if id == nil {
+		return nil // creation window: not yet (or no longer) a subagent
+	}
+	return child(r, id, ActivityRunning, hasChildren)
+}
+
+// resolveColdAll resolves the cold candidates with a bounded pool of
+// workers pulling from one FIFO queue. The first cancellation stops the
+// queue and fails the listing; the pool is always waited for, so no read
+// outlives the call (siblings' in-flight reads see the same cancelled ctx).
+func (c *Catalog) resolveColdAll(ctx context.Context, co *corpus, cands []*record, cold []int, rows []*ListEntry) error {
+	workers := c.Concurrency
+	if workers <= 0 {
+		workers = DefaultConcurrency
+	}
+	workers = min(workers, len(cold))
+	var (
+		next     atomic.Int64
+		failOnce sync.Once
+		failed   atomic.Bool
+		failure  error
+		wg       sync.WaitGroup
+	)
+	for range workers {
+		wg.Go(func() {
+			for !failed.Load() {
+				k := int(next.Add(1) - 1)
+				if k >= len(cold) {
+					return
+				}
+				i := cold[k]
+				row, err := c.resolveCold(ctx, cands[i], co.subagentParents[cands[i].header.ID])
+				if err != nil {
+					failOnce.Do(func() { failure = err; failed.Store(true) })
+					return
+				}
+				rows[i] = row
+			}
+		})
+	}
+	wg.Wait()
+	return failure
+}
+
+// resolveCold is rungs 2 and 3 for one persisted-only candidate. Its only
+// error is CANCELLED.
+func (c *Catalog) resolveCold(ctx context.Context, r *record, hasChildren bool) (*ListEntry, error) {
+	if id := c.cachedIdentity(r); id != nil && id.Seq >= int64(r.header.SeedLength) {
+		return child(r, id, ActivityInactive, hasChildren), nil
+	}
+	if err := cancelled(ctx); err != nil {
+		return nil, err
+	}
+	h, events, err := c.Persisted.Inspect(ctx, r.header.ID)
+	if err != nil {
+		if cerr := cancelled(ctx); cerr != nil {
+			return nil, cerr
+		}
+		// Not memoized: the next listing reads it again.
+		return diagnostic(r, ReasonUnavailable), nil
+	}
+	if err := cancelled(ctx); err != nil {
+		return nil, err
+	}
+	if !sameLifecycle(h, r.header) {
+		// A re-published id must not leak into the old parent's listing.
+		return diagnostic(r, ReasonCorrupt), nil
+	}
+	snap, err := c.Projections.Restore(events)
+	if err != nil {
+		return diagnostic(r, ReasonCorrupt), nil
+	}
+	id, err := DecodeIdentity(snap.Values[KeyIdentity])
+	if err != nil || id == nil {
+		// Settled debris: a missing, malformed or unknown-version
+		// descriptor on a child that is no longer being created.
+		return diagnostic(r, ReasonCorrupt), nil
+	}
+	return child(r, id, ActivityInactive, hasChildren), nil
+}
+
+// cachedIdentity is rung 2. Every cache failure, panic included, is a miss.
+func (c *Catalog) cachedIdentity(r *record) (id *Identity) {
+	if c.Cache == nil {
+		return nil
+	}
+	defer func() {
+		if recover() != nil {
+			id = nil
+		}
+	}()
+	values, err := c.Cache.Get(r.header, r.size)
+	if err != nil || values == nil {
+		return nil
+	}
+	id, err = DecodeIdentity(values[KeyIdentity])
+	if err != nil {
+		return nil
+	}
+	return id
+}
+
+// sameLifecycle is the lifecycle witness: the inspected header must equal
+// the enumerated one on every identity-bearing field.
+func sameLifecycle(a, b session.Header) bool {
+	return a.Version == b.Version && a.ID == b.ID && a.CreatedAt == b.CreatedAt && a.Cwd == b.Cwd &&
+		a.ParentSession == b.ParentSession && a.SeedLength == b.SeedLength && a.DelegationDepth == b.DelegationDepth
+}
+
+func child(r *record, id *Identity, activity Activity, hasChildren bool) *ListEntry {
+	return &ListEntry{Kind: KindChild, ID: r.header.ID, Mode: id.Mode, Label: id.Label, Activity: activity, HasChildren: hasChildren}
+}
+
+func diagnostic(r *record, reason Reason) *ListEntry {
+	return &ListEntry{Kind: KindDiagnostic, ID: r.header.ID, Reason: reason}
+}

@@ -1,0 +1,352 @@
+package subagent
+
+// This file defines the durable subagent descriptor (the subagent/descriptor
+// event payload): its write-side snapshot and its strict read-side parser.
+// See subagent-contract.md §1.4.
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/acp-agent/acp-agent/agent/session"
+)
+
+// DescriptorVersion is the only descriptor format this build reads and
+// writes. Older and newer versions read as "no descriptor".
+const DescriptorVersion = 2
+
+// Mode is a subagent's durable lifecycle mode.
+type Mode string
+
+// Modes.
+const (
+	ModeOneShot     Mode = "one-shot"
+	ModeContinuable Mode = "continuable"
+)
+
+// Descriptor is the durable identity of a session-backed subagent, written
+// once into the child's log as the payload of a subagent/descriptor event.
+//
+// Optional strings are absent when empty: a one-shot Label, AgentProvider,
+// AgentModel and Persona are omitted from the payload when "". A continuable
+// Label is required and always written, even when empty.
+type Descriptor struct {
+	Version       int
+	Mode          Mode
+	Provider      string
+	Label         string
+	AgentProvider string
+	AgentModel    string
+	Persona       string
+	ToolFilter    *ToolFilter
+}
+
+// ToolFilter restricts a continuable child's tools. A nil slice is absent; a
+// non-nil empty slice is present (and allows or denies nothing). At least
+// one of the two must be present.
+type ToolFilter struct {
+	Allow []string
+	Deny  []string
+}
+
+const descPrefix = "persisted subagent descriptor "
+
+// DescriptorError is a malformed current-version descriptor payload.
+type DescriptorError struct{ Message string }
+
+func (e *DescriptorError) Error() string { return e.Message }
+
+func descErr(format string, args ...any) error {
+	return &DescriptorError{Message: descPrefix + fmt.Sprintf(format, args...)}
+}
+
+// ErrNotSerializable is returned by Snapshot for a descriptor that would not
+// survive a JSON round trip unchanged (invalid UTF-8 in a string).
+var ErrNotSerializable = errors.New("subagent descriptor is not losslessly JSON-serializable")
+
+// Snapshot validates d and renders the event payload, keys in the order
+// version, mode, provider, label, agentProvider, agentModel, persona,
+// toolFilter, absent optionals omitted. Version is always written as
+// DescriptorVersion.
+func (d Descriptor) Snapshot() (json.RawMessage, error) {
+	if d.Mode != ModeOneShot && d.Mode != ModeContinuable {
+		return nil, fmt.Errorf(`subagent descriptor mode must be "one-shot" or "continuable", got %q`, d.Mode)
+	}
+	if d.Mode == ModeOneShot && (d.AgentProvider != "" || d.AgentModel != "" || d.Persona != "" || d.ToolFilter != nil) {
+		return nil, errors.New("a one-shot subagent descriptor records only provider and label")
+	}
+	if f := d.ToolFilter; f != nil && f.Allow == nil && f.Deny == nil {
+		return nil, errors.New("subagent descriptor toolFilter must declare allow and/or deny")
+	}
+	strs := []string{d.Provider, d.Label, d.AgentProvider, d.AgentModel, d.Persona}
+	if f := d.ToolFilter; f != nil {
+		strs = append(append(strs, f.Allow...), f.Deny...)
+	}
+	for _, s := range strs {
+		if !utf8.ValidString(s) {
+			return nil, ErrNotSerializable
+		}
+	}
+	return json.Marshal(d)
+}
+
+// MarshalJSON renders the payload (see Snapshot, which also validates).
+func (d Descriptor) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteString(`{"version":`)
+	b.WriteString(strconv.Itoa(DescriptorVersion))
+	field := func(k, v string) {
+		b.WriteString(`,"` + k + `":`)
+		enc, _ := json.Marshal(v)
+		b.Write(enc)
+	}
+	field("mode", string(d.Mode))
+	field("provider", d.Provider)
+	if d.Label != "" || d.Mode == ModeContinuable {
+		field("label", d.Label)
+	}
+	if d.AgentProvider != "" {
+		field("agentProvider", d.AgentProvider)
+	}
+	if d.AgentModel != "" {
+		field("agentModel", d.AgentModel)
+	}
+	if d.Persona != "" {
+		field("persona", d.Persona)
+	}
+	if f := d.ToolFilter; f != nil {
+		b.WriteString(`,"toolFilter":{`)
+		sep := ""
+		for _, part := range []struct {
+			key  string
+			list []string
+		}{{"allow", f.Allow}, {"deny", f.Deny}} {
+			if part.list == nil {
+				continue
+			}
+			enc, err := json.Marshal(part.list)
+			if err != nil {
+				return nil, err
+			}
+			b.WriteString(sep + `"` + part.key + `":`)
+			b.Write(enc)
+			sep = ","
+		}
+		b.WriteByte('}')
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// member is one key of a JSON object, in document order.
+type member struct {
+	key string
+	raw json.RawMessage
+}
+
+// object is a decoded JSON object that remembers key order. A repeated key
+// keeps its first position and its last value, as JSON.parse does.
+type object []member
+
+func (o object) get(key string) (json.RawMessage, bool) {
+	for _, m := range o {
+		if m.key == key {
+			return m.raw, true
+		}
+	}
+	return nil, false
+}
+
+// decodeObject decodes raw as a JSON object. ok is false when raw is valid
+// JSON of another kind; err is set when raw is not valid JSON.
+func decodeObject(raw []byte) (obj object, ok bool, err error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, false, err
+	}
+	if d, isDelim := tok.(json.Delim); !isDelim || d != '{' {
+		return nil, false, nil
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, false, err
+		}
+		key, _ := tok.(string)
+		var val json.RawMessage
+		if err := dec.Decode(&val); err != nil {
+			return nil, false, err
+		}
+		replaced := false
+		for i := range obj {
+			if obj[i].key == key {
+				obj[i].raw, replaced = val, true
+				break
+			}
+		}
+		if !replaced {
+			obj = append(obj, member{key, val})
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, false, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, false, errors.New("trailing data after JSON object")
+	}
+	return obj, true, nil
+}
+
+// jsonString decodes raw as a JSON string.
+func jsonString(raw json.RawMessage) (string, bool) {
+	if len(raw) == 0 || raw[0] != '"' {
+		return "", false
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// stringList decodes raw as a JSON array of strings. The result is non-nil
+// for an empty array.
+func stringList(raw json.RawMessage) ([]string, bool) {
+	if len(raw) == 0 || raw[0] != '[' {
+		return nil, false
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, false
+	}
+	out := make([]string, 0, len(items))
+	for _, it := range items {
+		s, ok := jsonString(it)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, s)
+	}
+	return out, true
+}
+
+var (
+	oneShotKeys     = map[string]bool{"version": true, "mode": true, "provider": true, "label": true}
+	continuableKeys = map[string]bool{"version": true, "mode": true, "provider": true, "label": true,
+		"agentProvider": true, "agentModel": true, "persona": true, "toolFilter": true}
+)
+
+// ParseDescriptor decodes a subagent/descriptor payload, checking it in the
+// exact order of subagent-contract.md §1.4. An unknown version is not an
+// error: it returns (nil, nil), "no supported descriptor". A malformed
+// current-version payload returns a *DescriptorError whose message starts
+// with "persisted subagent descriptor ". It never panics.
+func ParseDescriptor(raw json.RawMessage) (*Descriptor, error) {
+	obj, ok, err := decodeObject(raw)
+	if err != nil || !ok {
+		return nil, descErr("payload must be an object")
+	}
+	vraw, _ := obj.get("version")
+	if len(vraw) == 0 || !isNumber(vraw) {
+		return nil, descErr("version must be a number")
+	}
+	// Any other number, including one out of float range, is an unknown
+	// version: "no supported descriptor", not an error.
+	if v, _ := strconv.ParseFloat(string(vraw), 64); v != DescriptorVersion {
+		return nil, nil
+	}
+	mraw, _ := obj.get("mode")
+	mode, _ := jsonString(mraw)
+	if Mode(mode) != ModeOneShot && Mode(mode) != ModeContinuable {
+		return nil, descErr(`mode must be "one-shot" or "continuable"`)
+	}
+	allowed := oneShotKeys
+	if Mode(mode) == ModeContinuable {
+		allowed = continuableKeys
+	}
+	for _, m := range obj {
+		if !allowed[m.key] {
+			return nil, descErr("payload has unknown field %q", m.key)
+		}
+	}
+	d := &Descriptor{Version: DescriptorVersion, Mode: Mode(mode)}
+	praw, _ := obj.get("provider")
+	if d.Provider, ok = jsonString(praw); !ok {
+		return nil, descErr("provider must be a string")
+	}
+	lraw, hasLabel := obj.get("label")
+	if d.Mode == ModeOneShot {
+		if hasLabel {
+			if d.Label, ok = jsonString(lraw); !ok {
+				return nil, descErr("label must be a string")
+			}
+		}
+		return d, nil
+	}
+	if d.Label, ok = jsonString(lraw); !ok {
+		return nil, descErr("label must be a string")
+	}
+	for _, f := range []struct {
+		key string
+		dst *string
+	}{{"agentProvider", &d.AgentProvider}, {"agentModel", &d.AgentModel}, {"persona", &d.Persona}} {
+		if raw, present := obj.get(f.key); present {
+			if *f.dst, ok = jsonString(raw); !ok {
+				return nil, descErr("%s must be a string", f.key)
+			}
+		}
+	}
+	if fraw, present := obj.get("toolFilter"); present {
+		fobj, isObj, err := decodeObject(fraw)
+		if err != nil || !isObj {
+			return nil, descErr("toolFilter must be an object")
+		}
+		for _, m := range fobj {
+			if m.key != "allow" && m.key != "deny" {
+				return nil, descErr("toolFilter has unknown field %q", m.key)
+			}
+		}
+		tf := &ToolFilter{}
+		for _, f := range []struct {
+			key string
+			dst *[]string
+		}{{"allow", &tf.Allow}, {"deny", &tf.Deny}} {
+			if raw, present := fobj.get(f.key); present {
+				if *f.dst, ok = stringList(raw); !ok {
+					return nil, descErr("toolFilter.%s must be an array of strings", f.key)
+				}
+			}
+		}
+		if tf.Allow == nil && tf.Deny == nil {
+			return nil, descErr("toolFilter must declare allow and/or deny")
+		}
+		d.ToolFilter = tf
+	}
+	return d, nil
+}
+
+func isNumber(raw json.RawMessage) bool {
+	c := raw[0]
+	return c == '-' || (c >= '0' && c <= '9')
+}
+
+// FoldFirst returns the descriptor of the first subagent/descriptor event in
+// events (first wins), or nil when there is none or its version is not
+// supported. Cold resume uses it over a child's own suffix
+// (events[seedLength:]); listing uses the last-wins identity projection
+// instead (subagent-contract.md §6 item 3).
+func FoldFirst(events []session.Event) (*Descriptor, error) {
+	for _, ev := range events {
+		if ev.Type == session.TypeDescriptor {
+			return ParseDescriptor(ev.Data)
+		}
+	}
+	return nil, nil
+}

@@ -1,0 +1,110 @@
+package subagent
+
+// This file defines the rows of the durable subagent catalog and their JSON
+// shapes (subagent-contract.md §3.5).
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+)
+
+// EntryKind discriminates catalog rows.
+type EntryKind string
+
+// Row kinds.
+const (
+	KindChild      EntryKind = "child"
+	KindDiagnostic EntryKind = "diagnostic"
+)
+
+// Activity is a process-local snapshot of a child's corpus record: running
+// when its session is in the live store, inactive when it is only on disk.
+// It is neither agent status, an outcome nor a promise of resumability.
+type Activity string
+
+// Activities.
+const (
+	ActivityRunning  Activity = "running"
+	ActivityInactive Activity = "inactive"
+)
+
+// Reason says why a candidate became a diagnostic row.
+type Reason string
+
+// Diagnostic reasons. ReasonUnsupported is part of the vocabulary but never
+// produced by the current listing (an unknown descriptor version lists as
+// corrupt).
+const (
+	ReasonCorrupt     Reason = "corrupt"
+	ReasonUnsupported Reason = "unsupported"
+	ReasonUnavailable Reason = "unavailable"
+)
+
+// ListEntry is one catalog row: a child (Mode, Label, Activity,
+// HasChildren set) or a diagnostic (Reason set). A one-shot child's Label
+// may be "" (no label); a continuable child always has one.
+type ListEntry struct {
+	Kind        EntryKind
+	ID          string
+	Mode        Mode
+	Label       string
+	Activity    Activity
+	HasChildren bool
+	Reason      Reason
+}
+
+// DescendantEntry is a row of the descendant walk: a ListEntry positioned
+// under its durable direct parent at Depth edges below the root.
+type DescendantEntry struct {
+	ListEntry
+	ParentID string
+	Depth    int
+}
+
+// MarshalJSON renders {"kind","id","mode","label"?,"activity","hasChildren"}
+// for a child and {"kind","id","reason"} for a diagnostic.
+func (e ListEntry) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	e.write(&b)
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// MarshalJSON renders the ListEntry keys followed by "parentId" and
+// "depth".
+func (e DescendantEntry) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	e.write(&b)
+	b.WriteString(`,"parentId":`)
+	writeString(&b, e.ParentID)
+	b.WriteString(`,"depth":` + strconv.Itoa(e.Depth) + `}`)
+	return b.Bytes(), nil
+}
+
+// write renders the object without its closing brace.
+func (e ListEntry) write(b *bytes.Buffer) {
+	b.WriteString(`{"kind":`)
+	writeString(b, string(e.Kind))
+	b.WriteString(`,"id":`)
+	writeString(b, e.ID)
+	if e.Kind == KindDiagnostic {
+		b.WriteString(`,"reason":`)
+		writeString(b, string(e.Reason))
+		return
+	}
+	b.WriteString(`,"mode":`)
+	writeString(b, string(e.Mode))
+	if e.Mode == ModeContinuable || e.Label != "" {
+		b.WriteString(`,"label":`)
+		writeString(b, e.Label)
+	}
+	b.WriteString(`,"activity":`)
+	writeString(b, string(e.Activity))
+	b.WriteString(`,"hasChildren":` + strconv.FormatBool(e.HasChildren))
+}
+
+func writeString(b *bytes.Buffer, s string) {
+	enc, _ := json.Marshal(s)
+	b.Write(enc)
+}

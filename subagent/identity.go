@@ -1,0 +1,123 @@
+package subagent
+
+// This file defines the subagent identity projection unit (key "subagent")
+// and the registration of the units the subagent runtime owns. See
+// subagent-contract.md §1.5.1.
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strconv"
+
+	"github.com/acp-agent/acp-agent/agent/projection"
+	"github.com/acp-agent/acp-agent/agent/session"
+)
+
+// Key and state version of the identity unit.
+const (
+	KeyIdentity     = "subagent"
+	IdentityVersion = 2
+)
+
+// Identity is the projected identity of a subagent child: its mode, its
+// label and the seq of the descriptor event it came from. Seq proves
+// provenance: Seq >= header.SeedLength means the child's own suffix, not an
+// ancestor's descriptor replayed in a fork seed.
+type Identity struct {
+	Mode Mode
+	// Label is always set for a continuable child. For a one-shot child ""
+	// means no label (an empty one-shot label is treated as absent).
+	Label string
+	Seq   int64
+}
+
+// MarshalJSON renders {"mode","label"?,"seq"}; a one-shot child without a
+// label has no label key.
+func (id Identity) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	mode, _ := json.Marshal(string(id.Mode))
+	b.WriteString(`{"mode":`)
+	b.Write(mode)
+	if id.Mode == ModeContinuable || id.Label != "" {
+		label, _ := json.Marshal(id.Label)
+		b.WriteString(`,"label":`)
+		b.Write(label)
+	}
+	b.WriteString(`,"seq":` + strconv.FormatInt(id.Seq, 10) + `}`)
+	return b.Bytes(), nil
+}
+
+var errBadIdentity = errors.New("subagent identity value is malformed")
+
+// DecodeIdentity reads an identity value as found in a projection snapshot
+// or a cache row. A missing value or null is (nil, nil): no identity. A value
+// of the wrong shape is an error.
+func DecodeIdentity(raw json.RawMessage) (*Identity, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return nil, nil
+	}
+	var w struct {
+		Mode  *string `json:"mode"`
+		Label *string `json:"label"`
+		Seq   *int64  `json:"seq"`
+	}
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return nil, errBadIdentity
+	}
+	if w.Mode == nil || w.Seq == nil || (Mode(*w.Mode) != ModeOneShot && Mode(*w.Mode) != ModeContinuable) {
+		return nil, errBadIdentity
+	}
+	if Mode(*w.Mode) == ModeContinuable && w.Label == nil {
+		return nil, errBadIdentity
+	}
+	id := &Identity{Mode: Mode(*w.Mode), Seq: *w.Seq}
+	if w.Label != nil {
+		id.Label = *w.Label
+	}
+	return id, nil
+}
+
+// IdentityUnit returns the "subagent" projection unit. It is last-wins over
+// subagent/descriptor events: each one is parsed on its own; a valid one
+// replaces the identity, a malformed or unknown-version one resets it to no
+// identity. Its view is the Identity or null. It never fails.
+func IdentityUnit() projection.Unit {
+	return projection.Fold[*Identity]{
+		Name:    KeyIdentity,
+		Version: IdentityVersion,
+		Step: func(cur *Identity, ev session.Event) (*Identity, error) {
+			if ev.Type != session.TypeDescriptor {
+				return cur, nil
+			}
+			d, err := ParseDescriptor(ev.Data)
+			if err != nil || d == nil {
+				return nil, nil
+			}
+			return &Identity{Mode: d.Mode, Label: d.Label, Seq: ev.Seq}, nil
+		},
+		Render: func(cur *Identity) (any, error) {
+			if cur == nil {
+				return nil, nil
+			}
+			return *cur, nil
+		},
+	}
+}
+
+// RegisterProjections registers the units the subagent runtime owns, the
+// identity unit and projection.Timing, on reg. The returned function
+// unregisters both.
+func RegisterProjections(reg *projection.Registry) (unregister func(), err error) {
+	unID, err := reg.Register(IdentityUnit())
+	if err != nil {
+		return nil, err
+	}
+	unTiming, err := reg.Register(projection.Timing())
+	if err != nil {
+		unID()
+		return nil, err
+	}
+	return func() { unTiming(); unID() }, nil
+}

@@ -1,0 +1,239 @@
+package subagent
+
+// This file defines the model-facing list_agents tool (subagent-contract.md
+// §4.1): the catalog projected to continuable children and diagnostics,
+// with status from the live agent registry.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/acp-agent/acp-agent/agent/model"
+	"github.com/acp-agent/acp-agent/agent/tool"
+)
+
+// ListAgentsName is the tool name.
+const ListAgentsName = "list_agents"
+
+// Lister is the catalog as the list_agents tool consumes it (*Catalog
+// implements it).
+type Lister interface {
+	ListChildren(ctx context.Context, parentID string) ([]ListEntry, error)
+	ListDescendants(ctx context.Context, rootID string) ([]DescendantEntry, error)
+}
+
+// AgentStatus reports the live agent registry's view of an id: live is
+// false when no Agent is registered under it; status is then meaningless.
+// Otherwise status is "running" or "idle".
+type AgentStatus interface {
+	AgentStatus(id string) (status string, live bool)
+}
+
+var _ Lister = (*Catalog)(nil)
+
+// Statuses shown by list_agents.
+const (
+	StatusRunning = "running"
+	StatusIdle    = "idle"
+	StatusReady   = "ready"
+)
+
+// Scopes of list_agents.
+const (
+	ScopeChildren    = "children"
+	ScopeDescendants = "descendants"
+)
+
+const listAgentsParameters = `{"type":"object","properties":{"scope":{"type":"string","description":"children (default) lists direct children only; descendants walks the complete tree below you.","enum":["children","descendants"]}}}`
+
+const listAgentsDescription = "List the continuable background subagents you started, each with its durable id and label. " +
+	"Use it to remember which ones exist, not to check whether they are done — you are told when one finishes. " +
+	"The status comes from the live agent registry: running means the agent is working right now, idle means it is " +
+	"loaded but between turns (possibly waiting on agents it started itself), and ready means it exists only in storage — " +
+	"resumable, not terminal, and not a result waiting to be picked up. A `send_message` to a direct child starts a new " +
+	"turn of the same conversation whatever its status. The list is a snapshot, not a promise of delivery: `send_message` " +
+	"makes the authoritative check and can still fail. Children that could not be read are reported as diagnostics " +
+	"rather than left out. With scope `descendants` the whole tree below you is listed in stable pre-order, each entry " +
+	"annotated with the id of its durable direct parent and its depth. Only depth-1 entries accept `send_message`; " +
+	"deeper entries are candidates for `interrupt_agent` only."
+
+// ListAgents is the list_agents tool. It is safe for concurrent use.
+type ListAgents struct {
+	lister Lister
+	agents AgentStatus
+}
+
+var _ tool.Tool = (*ListAgents)(nil)
+
+// NewListAgents returns the tool over a catalog and the live agent
+// registry. A nil agents shows every child as ready.
+func NewListAgents(lister Lister, agents AgentStatus) *ListAgents {
+	return &ListAgents{lister: lister, agents: agents}
+}
+
+// Spec returns the tool's name, description and parameter schema.
+func (t *ListAgents) Spec() model.ToolSpec {
+	return model.ToolSpec{Name: ListAgentsName, Description: listAgentsDescription, Parameters: json.RawMessage(listAgentsParameters)}
+}
+
+// Kind returns "search".
+func (t *ListAgents) Kind() string { return "search" }
+
+// AgentEntry is one entry of the list_agents value: a continuable child
+// (Label, Status) or a diagnostic (Reason). Parent and Depth are set in the
+// descendants scope only.
+type AgentEntry struct {
+	Kind   EntryKind
+	ID     string
+	Label  string
+	Status string
+	Reason Reason
+	// Positioned is true in the descendants scope, where Parent and Depth
+	// are part of the entry.
+	Positioned bool
+	Parent     string
+	Depth      int
+}
+
+// MarshalJSON renders {"kind","id","label","status"[,"parent","depth"]} or
+// {"kind","id","reason"[,"parent","depth"]}.
+func (e AgentEntry) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteString(`{"kind":`)
+	writeString(&b, string(e.Kind))
+	b.WriteString(`,"id":`)
+	writeString(&b, e.ID)
+	if e.Kind == KindDiagnostic {
+		b.WriteString(`,"reason":`)
+		writeString(&b, string(e.Reason))
+	} else {
+		b.WriteString(`,"label":`)
+		writeString(&b, e.Label)
+		b.WriteString(`,"status":`)
+		writeString(&b, e.Status)
+	}
+	if e.Positioned {
+		b.WriteString(`,"parent":`)
+		writeString(&b, e.Parent)
+		b.WriteString(`,"depth":` + strconv.Itoa(e.Depth))
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// Execute lists the caller's children (or descendants) and renders them
+// one per line. Catalog errors are returned as they are, so a
+// *SubagentError keeps its code in the tool result.
+func (t *ListAgents) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, error) {
+	if inv.Caller == nil {
+		return tool.Result{}, errors.New("list_agents requires a calling agent (the call has no caller)")
+	}
+	scope, err := parseScope(inv.Arguments)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	rootID := inv.Caller.SessionID()
+	var entries []AgentEntry
+	switch scope {
+	case ScopeDescendants:
+		rows, err := t.lister.ListDescendants(ctx, rootID)
+		if err != nil {
+			return tool.Result{}, err
+		}
+		for _, r := range rows {
+			if e, ok := t.project(r.ListEntry); ok {
+				e.Positioned, e.Parent, e.Depth = true, r.ParentID, r.Depth
+				entries = append(entries, e)
+			}
+		}
+	default:
+		rows, err := t.lister.ListChildren(ctx, rootID)
+		if err != nil {
+			return tool.Result{}, err
+		}
+		for _, r := range rows {
+			if e, ok := t.project(r); ok {
+				entries = append(entries, e)
+			}
+		}
+	}
+	if entries == nil {
+		entries = []AgentEntry{}
+	}
+	return tool.TextResult(RenderAgents(entries), entries), nil
+}
+
+// parseScope resolves the arguments to a scope; absent means children.
+func parseScope(args json.RawMessage) (string, error) {
+	var a struct {
+		Scope *string `json:"scope"`
+	}
+	if len(bytes.TrimSpace(args)) > 0 {
+		if err := json.Unmarshal(args, &a); err != nil {
+			return "", &tool.Error{Code: tool.CodeInvalidArgs, Message: "invalid arguments: " + err.Error(), Err: err}
+		}
+	}
+	if a.Scope == nil {
+		return ScopeChildren, nil
+	}
+	switch *a.Scope {
+	case ScopeChildren, ScopeDescendants:
+		return *a.Scope, nil
+	}
+	return "", &tool.Error{Code: tool.CodeInvalidArgs, Message: `invalid arguments: scope must be "children" or "descendants"`}
+}
+
+// project keeps diagnostics and continuable children; one-shot children
+// are dropped (send_message is meaningless for them). Status comes from the
+// live agent registry only, never from the row's activity.
+func (t *ListAgents) project(r ListEntry) (AgentEntry, bool) {
+	switch {
+	case r.Kind == KindDiagnostic:
+		return AgentEntry{Kind: KindDiagnostic, ID: r.ID, Reason: r.Reason}, true
+	case r.Mode != ModeContinuable:
+		return AgentEntry{}, false
+	}
+	status := StatusReady
+	if t.agents != nil {
+		if s, live := t.agents.AgentStatus(r.ID); live {
+			status = StatusIdle
+			if s == StatusRunning {
+				status = StatusRunning
+			}
+		}
+	}
+	return AgentEntry{Kind: KindChild, ID: r.ID, Label: r.Label, Status: status}, true
+}
+
+// RenderAgents renders entries as list_agents text: one line per entry,
+// "<id> [<status>] — <label>" or "<id> [diagnostic: <reason>]", with
+// " parent=<id> depth=<n>" after the bracket for positioned entries, and
+// "(no subagents)" when there are none.
+func RenderAgents(entries []AgentEntry) string {
+	if len(entries) == 0 {
+		return "(no subagents)"
+	}
+	var b strings.Builder
+	for i, e := range entries {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(e.ID)
+		if e.Kind == KindDiagnostic {
+			b.WriteString(" [diagnostic: " + string(e.Reason) + "]")
+		} else {
+			b.WriteString(" [" + e.Status + "]")
+		}
+		if e.Positioned {
+			b.WriteString(" parent=" + e.Parent + " depth=" + strconv.Itoa(e.Depth))
+		}
+		if e.Kind != KindDiagnostic {
+			b.WriteString(" \u2014 " + e.Label)
+		}
+	}
+	return b.String()
+}
