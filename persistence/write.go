@@ -331,3 +331,20 @@ func (h *handle) close() error {
 	}
 	return nil
 }
+
+// Stored reports what of session id is written to its file: the seq the
+// next written event will have and the file size in bytes. ok is false when
+// this Store does not hold the session. Callers that need a consistent
+// pair (the projection cache) call it right after Flush.
+func (s *Store) Stored(id string) (nextSeq, size int64, ok bool) {
+	h, err := s.held(id)
+	if err != nil || h == nil {
+		return 0, 0, false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return 0, 0, false
+	}
+	return h.next - int64(len(h.pending)) - int64(len(h.inflight)), h.written, true
+}
