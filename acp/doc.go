@@ -1,0 +1,51 @@
+// Package acp is the Agent Client Protocol adapter: it serves one editor
+// connection (github.com/coder/acp-go-sdk v0.13.0, protocol version 1) on
+// top of the agent runtime. It is the only package that imports the SDK
+// (aliased acpsdk).
+//
+// Supported methods:
+//   - initialize: protocolVersion 1, agentInfo {name "acp-agent", version},
+//     loadSession, sessionCapabilities.list and .close, promptCapabilities
+//     {embeddedContext: true, image: false, audio: false}, authMethods [];
+//     extension methods are advertised under agentCapabilities._meta
+//     ["acp-agent"] (for example {"subagents/list": true}). The client's
+//     capabilities are kept (ClientCapabilities).
+//   - session/new (absolute cwd; mcpServers accepted and ignored),
+//     session/prompt, session/cancel (notification), session/load (replay
+//     before the answer; a subagent child id replays read-only),
+//     session/list (stored top-level sessions, newest first, cwd filter,
+//     title, updatedAt, opaque cursor, 50 per page; children too with
+//     _meta["acp-agent/includeChildren"]: true), session/close.
+//   - "_acp-agent/..." extension methods registered in Options.Extensions.
+//
+// Everything else (authenticate, session/resume, session/set_mode,
+// session/set_config_option, unstable methods, unknown methods) answers
+// -32601 and its capability stays off.
+//
+// Updates: one translator maps log events (and transient tool progress) to
+// session/update for live streaming and for load replay alike —
+// assistant text/reasoning chunks, tool_call/tool_call_update (kind from the
+// tool's optional Kind, "think" for delegations; title from the optional
+// Titler), session_info_update for titles, user_message_chunk on replay.
+// Errors: one mapping (toRequestError) turns every handler error into an
+// unwrapped *acpsdk.RequestError: -32602 for bad params, unknown or
+// malformed session ids, a prompt already in flight and unsupported
+// content; -32603 for faults, a failed turn and a missing model. Handler
+// panics are recovered, logged with their stack and answered -32603.
+//
+// Layering: acp imports agent, agent/session, agent/tool and agent/model;
+// durable storage is reached through the SessionStore interface declared
+// here (package app adapts package persistence). Nothing imports acp except
+// the composition root (app) and tests.
+//
+// Concurrency and ownership: a Server serves one connection (Serve, once)
+// and is safe for concurrent use; the SDK runs each request on its own
+// goroutine and notifications (session/cancel) serially, so Cancel only
+// signals. Each bound session has an emitter: a FIFO drained by at most one
+// goroutine at a time (started on demand, exiting when idle, waited for by
+// Close), so a session's updates keep the log's order and every update of a
+// prompt is on the wire before its response. The Server closes the agents
+// it created and removes the sessions it made live in Close; Serve's caller
+// calls Shutdown (done by Serve), lets the subagent runtime drain, then
+// Close.
+package acp

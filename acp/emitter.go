@@ -1,0 +1,161 @@
+package acp
+
+// This file defines the per-session emitter: the queue through which every
+// session/update of one session reaches the connection, in order.
+
+import (
+	"context"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/session"
+)
+
+// item is one unit of emitter work; exactly one field is set.
+type item struct {
+	update    *agent.Update   // a live log event or tool progress
+	replay    []session.Event // a session/load replay of these events
+	again     bool            // replay with a fresh translator (session already streaming)
+	closeOpen bool            // close every open tool call as failed
+	barrier   chan struct{}   // closed once everything before it was sent
+}
+
+// sendFunc delivers one update of the emitter's session to the client.
+type sendFunc func(ctx context.Context, u acpsdk.SessionUpdate) error
+
+// emitter serializes the session/update traffic of one session. Producers
+// (the agent's subscriber callback, which runs under the session's append
+// lock; tool goroutines reporting progress; request handlers) only append
+// to the queue and never block. A drain goroutine, started on demand and
+// exiting when the queue is empty, translates and sends items one at a
+// time, so updates keep the log's total order and an idle session holds no
+// goroutine. The owning Server waits for drains through wg.
+//
+// Sends use a context that is never cancelled: final updates of a
+// cancelled prompt must still reach the client (acp.md §2.4).
+type emitter struct {
+	tr   *translator
+	send sendFunc
+	wg   *sync.WaitGroup
+	log  *slog.Logger
+
+	mu      sync.Mutex // guards the fields below
+	queue   []item
+	running bool // a drain goroutine is active
+	paused  bool // items accumulate but are not drained (binding in progress)
+}
+
+func newEmitter(tr *translator, send sendFunc, wg *sync.WaitGroup, log *slog.Logger) *emitter {
+	return &emitter{tr: tr, send: send, wg: wg, log: log, paused: true}
+}
+
+// push appends it to the queue and makes sure a drain runs.
+func (e *emitter) push(it item) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.queue = append(e.queue, it)
+	e.kickLocked()
+}
+
+// pushFront puts it before everything queued so far. Used while paused, to
+// place a load replay ahead of live events that raced in during binding.
+func (e *emitter) pushFront(it item) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.queue = append([]item{it}, e.queue...)
+	e.kickLocked()
+}
+
+// resume starts draining after binding.
+func (e *emitter) resume() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.paused = false
+	e.kickLocked()
+}
+
+// skipTo marks events below seq as already seen (a new session binds
+// without a replay). Call it while paused.
+func (e *emitter) skipTo(seq int64) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.running {
+		return
+	}
+	if seq > e.tr.next {
+		e.tr.next = seq
+	}
+}
+
+func (e *emitter) kickLocked() {
+	if e.paused || e.running || len(e.queue) == 0 {
+		return
+	}
+	e.running = true
+	e.wg.Go(e.drain)
+}
+
+// barrier queues a marker and returns a channel closed once every item
+// queued before it has been sent.
+func (e *emitter) barrier() <-chan struct{} {
+	done := make(chan struct{})
+	e.push(item{barrier: done})
+	return done
+}
+
+func (e *emitter) drain() {
+	for {
+		e.mu.Lock()
+		if len(e.queue) == 0 || e.paused {
+			e.running = false
+			e.mu.Unlock()
+			return
+		}
+		it := e.queue[0]
+		e.queue[0] = item{}
+		e.queue = e.queue[1:]
+		e.mu.Unlock()
+		e.process(it)
+	}
+}
+
+// process translates and sends one item. A panic in the translation is
+// contained: logged, and the item dropped.
+func (e *emitter) process(it item) {
+	defer func() {
+		if p := recover(); p != nil {
+			e.log.Error("session update panicked", "panic", p, "stack", string(debug.Stack()))
+		}
+		if it.barrier != nil {
+			close(it.barrier)
+		}
+	}()
+	var updates []acpsdk.SessionUpdate
+	switch {
+	case it.update != nil && it.update.Event != nil:
+		updates = e.tr.event(*it.update.Event, false)
+	case it.update != nil && it.update.Progress != nil:
+		updates = e.tr.progress(*it.update.Progress)
+	case it.replay != nil:
+		tr := e.tr
+		if it.again {
+			tr = newTranslator(e.tr.tools)
+		}
+		for _, ev := range it.replay {
+			updates = append(updates, tr.event(ev, true)...)
+		}
+		// A log that ends inside a turn (crash, or a live turn) keeps its
+		// calls open; live events that follow will close them.
+	case it.closeOpen:
+		updates = e.tr.closeOpen()
+	}
+	for _, u := range updates {
+		if err := e.send(context.Background(), u); err != nil {
+			e.log.Debug("session update not sent", "err", err)
+		}
+	}
+}

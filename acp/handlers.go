@@ -1,0 +1,320 @@
+package acp
+
+// This file defines the session-level request handlers: initialize,
+// session/new, session/load, session/close, session/cancel, the
+// unsupported methods and extension dispatch.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/session"
+)
+
+// Initialize answers with protocol version 1 and our honest capabilities,
+// and keeps the client's capabilities for later gating.
+func (s *Server) Initialize(ctx context.Context, p acpsdk.InitializeRequest) (resp acpsdk.InitializeResponse, err error) {
+	defer s.recoverTo("initialize", &err)
+	s.mu.Lock()
+	s.clientCaps = p.ClientCapabilities
+	s.mu.Unlock()
+	caps := acpsdk.AgentCapabilities{
+		LoadSession:        true,
+		PromptCapabilities: acpsdk.PromptCapabilities{EmbeddedContext: true},
+		SessionCapabilities: acpsdk.SessionCapabilities{
+			List:  &acpsdk.SessionListCapabilities{},
+			Close: &acpsdk.SessionCloseCapabilities{},
+		},
+	}
+	if ext := s.advertisedExtensions(); len(ext) > 0 {
+		caps.Meta = map[string]any{MetaNamespace: ext}
+	}
+	return acpsdk.InitializeResponse{
+		ProtocolVersion:   acpsdk.ProtocolVersionNumber,
+		AgentInfo:         &acpsdk.Implementation{Name: AgentName, Version: s.opts.Version},
+		AgentCapabilities: caps,
+		AuthMethods:       []acpsdk.AuthMethod{},
+	}, nil
+}
+
+// advertisedExtensions lists "_acp-agent/X" handlers as {"X": true}.
+func (s *Server) advertisedExtensions() map[string]any {
+	out := map[string]any{}
+	prefix := "_" + MetaNamespace + "/"
+	for name := range s.opts.Extensions {
+		if rest, ok := strings.CutPrefix(name, prefix); ok && rest != "" {
+			out[rest] = true
+		}
+	}
+	return out
+}
+
+// ClientCapabilities returns what the client announced in initialize.
+func (s *Server) ClientCapabilities() acpsdk.ClientCapabilities {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.clientCaps
+}
+
+// NewSession creates a top-level session in an absolute cwd. mcpServers
+// are accepted and ignored (no MCP support yet).
+func (s *Server) NewSession(ctx context.Context, p acpsdk.NewSessionRequest) (resp acpsdk.NewSessionResponse, err error) {
+	defer s.recoverTo("session/new", &err)
+	if err := checkCwd(p.Cwd); err != nil {
+		return resp, toRequestError(err)
+	}
+	if err := s.admitting(); err != nil {
+		return resp, toRequestError(err)
+	}
+	if len(p.McpServers) > 0 {
+		s.log.Info("mcp servers ignored", "count", len(p.McpServers))
+	}
+	sess, err := s.opts.Sessions.Create(session.Header{Cwd: filepath.Clean(p.Cwd)}, session.CreateOptions{})
+	if err != nil {
+		return resp, toRequestError(fmt.Errorf("create session: %w", err))
+	}
+	b, err := s.attachNew(sess, true, false)
+	if err != nil {
+		_ = s.opts.Sessions.Remove(sess.ID())
+		return resp, toRequestError(err)
+	}
+	s.log.Info("session created", "session_id", b.id)
+	return acpsdk.NewSessionResponse{SessionId: acpsdk.SessionId(b.id)}, nil
+}
+
+// attachNew builds the agent of a live session and binds both. ownSession
+// says whether the server made the session live (and removes it on close).
+func (s *Server) attachNew(sess *session.Session, ownSession, replay bool) (*bound, error) {
+	ag, err := s.opts.NewAgent(sess)
+	if err != nil {
+		return nil, fmt.Errorf("create agent for session %s: %w", sess.ID(), err)
+	}
+	if s.opts.Agents != nil {
+		if err := s.opts.Agents.Register(ag); err != nil {
+			_ = ag.Close(context.Background())
+			return nil, fmt.Errorf("register agent of session %s: %w", sess.ID(), err)
+		}
+	}
+	b, err := s.bindAgent(sess, ag, true, ownSession, replay)
+	if err != nil {
+		_ = ag.Close(context.Background())
+		if s.opts.Agents != nil {
+			s.opts.Agents.Unregister(ag)
+		}
+		return nil, err
+	}
+	return b, nil
+}
+
+// LoadSession replays a session's conversation as session/update
+// notifications and answers after the last one was sent. A top-level
+// session becomes live on this connection (prompts continue it); a child
+// (subagent) session is replayed read-only.
+func (s *Server) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (resp acpsdk.LoadSessionResponse, err error) {
+	defer s.recoverTo("session/load", &err)
+	id := string(p.SessionId)
+	if err := session.ValidateID(id); err != nil {
+		return resp, toRequestError(&Error{Code: CodeInvalidSessionID, Message: fmt.Sprintf("invalid session id %q: %v", id, err), Err: err})
+	}
+	if p.Cwd != "" {
+		if err := checkCwd(p.Cwd); err != nil {
+			return resp, toRequestError(err)
+		}
+	}
+	if err := s.admitting(); err != nil {
+		return resp, toRequestError(err)
+	}
+	s.bindMu.Lock()
+	defer s.bindMu.Unlock()
+	b, err := s.loadLocked(ctx, id)
+	if err != nil {
+		return resp, toRequestError(err)
+	}
+	if err := s.flush(ctx, b); err != nil {
+		return resp, toRequestError(err)
+	}
+	return resp, nil
+}
+
+// loadLocked finds or restores session id and queues its replay.
+func (s *Server) loadLocked(ctx context.Context, id string) (*bound, error) {
+	s.mu.Lock()
+	b, ok := s.sessions[id]
+	s.mu.Unlock()
+	if ok {
+		return b, s.replayAgain(b)
+	}
+	if sess, ok := s.opts.Sessions.Get(id); ok {
+		if sess.Header().Origin == session.OriginSubagent {
+			return s.readOnly(id, sess.Events()), nil
+		}
+		if s.opts.Agents != nil {
+			if ag, ok := s.opts.Agents.Get(id); ok {
+				return s.bindAgent(sess, ag, false, false, true)
+			}
+		}
+		return s.attachNew(sess, false, true)
+	}
+	if s.opts.Stored == nil {
+		return nil, errorf(CodeUnknownSession, "unknown session: %s", id)
+	}
+	h, events, err := s.opts.Stored.Inspect(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		return nil, &Error{Code: CodeUnknownSession, Message: "unknown session: " + id, Err: err}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read session %s: %w", id, err)
+	}
+	if h.Origin == session.OriginSubagent {
+		return s.readOnly(id, events), nil
+	}
+	h, events, err = s.opts.Stored.Load(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("load session %s: %w", id, err)
+	}
+	sess, err := s.opts.Sessions.Adopt(h, events)
+	if err != nil {
+		_ = s.opts.Stored.Release(id)
+		return nil, fmt.Errorf("restore session %s: %w", id, err)
+	}
+	b, err = s.attachNew(sess, true, true)
+	if err != nil {
+		_ = s.opts.Sessions.Remove(id)
+		return nil, err
+	}
+	s.log.Info("session loaded", "session_id", id, "events", len(events))
+	return b, nil
+}
+
+// replayAgain replays an already bound session's log once more (a client
+// may load a session it has open). The replay is folded by a fresh
+// translator, so the live stream's state is untouched, and it is queued
+// behind the live updates already pending.
+func (s *Server) replayAgain(b *bound) error {
+	events := b.replayLog
+	if b.sess != nil {
+		events = b.sess.Events()
+	}
+	b.em.push(item{replay: events, again: true})
+	return nil
+}
+
+// readOnly binds a child session for viewing: its transcript is replayed,
+// prompts are refused.
+func (s *Server) readOnly(id string, events []session.Event) *bound {
+	b := &bound{id: id, readOnly: true, replayLog: events}
+	b.em = newEmitter(newTranslator(s.opts.Tools), s.sendTo(id), &s.emitters, s.log.With("session_id", id))
+	b.em.push(item{replay: events})
+	b.em.resume()
+	s.mu.Lock()
+	s.sessions[id] = b
+	s.mu.Unlock()
+	return b
+}
+
+// CloseSession cancels the session's work and releases it.
+func (s *Server) CloseSession(ctx context.Context, p acpsdk.CloseSessionRequest) (resp acpsdk.CloseSessionResponse, err error) {
+	defer s.recoverTo("session/close", &err)
+	b, err := s.lookup(string(p.SessionId))
+	if err != nil {
+		return resp, toRequestError(err)
+	}
+	s.mu.Lock()
+	if s.sessions[b.id] == b {
+		delete(s.sessions, b.id)
+	}
+	s.mu.Unlock()
+	if err := s.release(ctx, b); err != nil {
+		return resp, toRequestError(err)
+	}
+	s.log.Info("session closed", "session_id", b.id)
+	return resp, nil
+}
+
+// Cancel handles session/cancel. It runs on the SDK's notification
+// goroutine and must not block: it only signals. The SDK has already
+// cancelled the prompt's context; cancelling our own handle as well covers
+// prompts whose SDK entry was replaced by an overlapping request. With no
+// prompt in flight it stops autonomous work (for example a turn woken by a
+// subagent's settlement notice). Unknown sessions are ignored, as for any
+// notification.
+func (s *Server) Cancel(ctx context.Context, p acpsdk.CancelNotification) (err error) {
+	defer s.recoverTo("session/cancel", &err)
+	s.mu.Lock()
+	b, ok := s.sessions[string(p.SessionId)]
+	s.mu.Unlock()
+	if !ok || b.readOnly {
+		return nil
+	}
+	if !b.cancelPrompt(errUserCancel, nil) {
+		b.agent.Cancel(session.AbortReason{Kind: agent.AbortUser}, true)
+	}
+	return nil
+}
+
+var errUserCancel = errors.New("acp: cancelled by the client")
+
+// Authenticate is not supported: no auth methods are advertised.
+func (s *Server) Authenticate(ctx context.Context, p acpsdk.AuthenticateRequest) (acpsdk.AuthenticateResponse, error) {
+	return acpsdk.AuthenticateResponse{}, acpsdk.NewMethodNotFound(acpsdk.AgentMethodAuthenticate)
+}
+
+// ResumeSession is not supported (sessionCapabilities.resume is off).
+func (s *Server) ResumeSession(ctx context.Context, p acpsdk.ResumeSessionRequest) (acpsdk.ResumeSessionResponse, error) {
+	return acpsdk.ResumeSessionResponse{}, acpsdk.NewMethodNotFound(acpsdk.AgentMethodSessionResume)
+}
+
+// SetSessionMode is not supported (no modes are offered).
+func (s *Server) SetSessionMode(ctx context.Context, p acpsdk.SetSessionModeRequest) (acpsdk.SetSessionModeResponse, error) {
+	return acpsdk.SetSessionModeResponse{}, acpsdk.NewMethodNotFound(acpsdk.AgentMethodSessionSetMode)
+}
+
+// SetSessionConfigOption is not supported (no config options are offered).
+func (s *Server) SetSessionConfigOption(ctx context.Context, p acpsdk.SetSessionConfigOptionRequest) (acpsdk.SetSessionConfigOptionResponse, error) {
+	return acpsdk.SetSessionConfigOptionResponse{}, acpsdk.NewMethodNotFound(acpsdk.AgentMethodSessionSetConfigOption)
+}
+
+// HandleExtensionMethod dispatches "_..." methods to Options.Extensions.
+func (s *Server) HandleExtensionMethod(ctx context.Context, method string, params json.RawMessage) (res any, err error) {
+	defer s.recoverTo(method, &err)
+	h, ok := s.opts.Extensions[method]
+	if !ok {
+		return nil, acpsdk.NewMethodNotFound(method)
+	}
+	res, err = h(ctx, params)
+	return res, toRequestError(err)
+}
+
+// ExtensionNames returns the registered extension methods, sorted.
+func (s *Server) ExtensionNames() []string {
+	names := make([]string, 0, len(s.opts.Extensions))
+	for n := range s.opts.Extensions {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func (s *Server) admitting() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return errorf(CodeShuttingDown, "the agent is shutting down")
+	}
+	return nil
+}
+
+func checkCwd(cwd string) error {
+	if cwd == "" || !filepath.IsAbs(cwd) {
+		return errorf(CodeInvalidParams, "cwd must be an absolute path: %q", cwd)
+	}
+	return nil
+}

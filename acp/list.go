@@ -1,0 +1,176 @@
+package acp
+
+// This file defines session/list: stored sessions, newest first, with a
+// cwd filter, titles and opaque keyset cursors.
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/acp-agent/acp-agent/agent/session"
+)
+
+// cursor is the position after which the next page starts: the last row
+// of the previous page in (updatedAt desc, id asc) order. Keyset cursors
+// stay valid while sessions are created or updated between pages.
+type cursor struct {
+	UpdatedAt int64  `json:"u"`
+	ID        string `json:"i"`
+}
+
+func (c cursor) encode() string {
+	b, _ := json.Marshal(c)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodeCursor(s string) (cursor, error) {
+	var c cursor
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err == nil {
+		err = json.Unmarshal(b, &c)
+	}
+	if err != nil || c.ID == "" {
+		return cursor{}, errorf(CodeInvalidCursor, "invalid cursor %q: pass back a nextCursor from an earlier session/list", s)
+	}
+	return c, nil
+}
+
+// after reports whether row r comes after position c.
+func (c cursor) after(r StoredSession) bool {
+	if r.UpdatedAt != c.UpdatedAt {
+		return r.UpdatedAt < c.UpdatedAt
+	}
+	return r.Header.ID > c.ID
+}
+
+// ListSessions lists stored top-level sessions (children too when
+// _meta["acp-agent/includeChildren"] is true), newest first, optionally
+// only those whose cwd equals the requested one.
+func (s *Server) ListSessions(ctx context.Context, p acpsdk.ListSessionsRequest) (resp acpsdk.ListSessionsResponse, err error) {
+	defer s.recoverTo("session/list", &err)
+	includeChildren, _ := p.Meta[MetaIncludeChildren].(bool)
+	var cwd string
+	if p.Cwd != nil {
+		if err := checkCwd(*p.Cwd); err != nil {
+			return resp, toRequestError(err)
+		}
+		cwd = filepath.Clean(*p.Cwd)
+	}
+	var from *cursor
+	if p.Cursor != nil {
+		c, err := decodeCursor(*p.Cursor)
+		if err != nil {
+			return resp, toRequestError(err)
+		}
+		from = &c
+	}
+	rows, err := s.storedRows(ctx)
+	if err != nil {
+		return resp, toRequestError(fmt.Errorf("list sessions: %w", err))
+	}
+	rows = slices.DeleteFunc(rows, func(r StoredSession) bool {
+		if r.Header.Origin == session.OriginSubagent && !includeChildren {
+			return true
+		}
+		if cwd != "" && filepath.Clean(r.Header.Cwd) != cwd {
+			return true
+		}
+		return from != nil && !from.after(r)
+	})
+	slices.SortFunc(rows, func(a, b StoredSession) int {
+		if a.UpdatedAt != b.UpdatedAt {
+			if a.UpdatedAt > b.UpdatedAt {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.Header.ID, b.Header.ID)
+	})
+	if len(rows) > s.opts.PageSize {
+		rows = rows[:s.opts.PageSize]
+		last := rows[len(rows)-1]
+		resp.NextCursor = acpsdk.Ptr(cursor{UpdatedAt: last.UpdatedAt, ID: last.Header.ID}.encode())
+	}
+	resp.Sessions = make([]acpsdk.SessionInfo, 0, len(rows))
+	for _, r := range rows {
+		info := acpsdk.SessionInfo{
+			SessionId: acpsdk.SessionId(r.Header.ID),
+			Cwd:       r.Header.Cwd,
+			UpdatedAt: acpsdk.Ptr(isoTime(r.UpdatedAt)),
+		}
+		if t := s.titleOf(ctx, r); t != "" {
+			info.Title = acpsdk.Ptr(t)
+		}
+		if r.Header.ParentSession != "" {
+			info.Meta = map[string]any{MetaNamespace + "/parentSession": r.Header.ParentSession}
+		}
+		resp.Sessions = append(resp.Sessions, info)
+	}
+	return resp, nil
+}
+
+// storedRows returns the stored sessions, or the live ones when the server
+// has no durable store.
+func (s *Server) storedRows(ctx context.Context) ([]StoredSession, error) {
+	if s.opts.Stored != nil {
+		return s.opts.Stored.List(ctx)
+	}
+	live := s.opts.Sessions.List()
+	rows := make([]StoredSession, 0, len(live))
+	for _, sess := range live {
+		r := StoredSession{Header: sess.Header(), UpdatedAt: sess.Header().CreatedAt}
+		if evs := sess.EventsFrom(sess.Len() - 1); len(evs) > 0 {
+			r.UpdatedAt = evs[len(evs)-1].Time
+		}
+		rows = append(rows, r)
+	}
+	return rows, nil
+}
+
+// titleOf returns a session's title: from the row, the Title hook, the
+// live log, or the stored log, in that order. Failures only lose the title.
+func (s *Server) titleOf(ctx context.Context, r StoredSession) string {
+	if r.Title != "" {
+		return r.Title
+	}
+	id := r.Header.ID
+	if s.opts.Title != nil {
+		t, err := s.opts.Title(ctx, id)
+		if err != nil {
+			s.log.Warn("session title unavailable", "session_id", id, "err", err)
+		}
+		return t
+	}
+	if sess, ok := s.opts.Sessions.Get(id); ok {
+		return LatestTitle(sess.Events())
+	}
+	if s.opts.Stored == nil {
+		return ""
+	}
+	_, events, err := s.opts.Stored.Inspect(ctx, id)
+	if err != nil {
+		s.log.Warn("session title unavailable", "session_id", id, "err", err)
+		return ""
+	}
+	return LatestTitle(events)
+}
+
+// LatestTitle returns the title of the last session/title event, or "".
+func LatestTitle(events []session.Event) string {
+	for i := len(events) - 1; i >= 0; i-- {
+		if events[i].Type != session.TypeSessionTitle {
+			continue
+		}
+		if d, err := session.DecodeData[session.TitleData](events[i]); err == nil && d.Title != "" {
+			return d.Title
+		}
+	}
+	return ""
+}

@@ -1,0 +1,131 @@
+package acp
+
+// This file defines session/prompt: admission, the turn, and the mapping
+// of how the turn ended to an ACP stop reason.
+
+import (
+	"context"
+	"errors"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/session"
+)
+
+// Prompt runs one user turn. Every session/update of the turn is on the
+// wire before the response. A cancelled prompt (session/cancel, closing
+// the session, shutdown) answers stopReason "cancelled" with a nil error —
+// never ctx.Err(), which the SDK would send as -32800 — after closing its
+// open tool calls as failed.
+func (s *Server) Prompt(ctx context.Context, p acpsdk.PromptRequest) (resp acpsdk.PromptResponse, err error) {
+	defer s.recoverTo("session/prompt", &err)
+	b, err := s.lookup(string(p.SessionId))
+	if err != nil {
+		return resp, toRequestError(err)
+	}
+	if b.readOnly {
+		return resp, toRequestError(errorf(CodeReadOnlySession,
+			"session %s is a subagent session: it can be loaded for viewing but not prompted", b.id))
+	}
+	if s.opts.ModelError != nil {
+		return resp, toRequestError(&Error{Code: CodeModelNotConfigured, Message: s.opts.ModelError.Error(), Err: s.opts.ModelError})
+	}
+	blocks, err := promptBlocks(p.Prompt, s.opts.MaxPromptBytes)
+	if err != nil {
+		return resp, toRequestError(err)
+	}
+
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if err := s.admit(b, cancel); err != nil {
+		return resp, toRequestError(err)
+	}
+	defer s.prompts.Done()
+	defer b.endPrompt()
+
+	msg := session.Message{
+		ID:      b.sess.NewID(),
+		Role:    session.RoleUser,
+		Content: blocks,
+		Source:  session.Source{Kind: session.SourceUser},
+	}
+	res, perr := b.agent.Prompt(ctx, msg)
+	cancelled := ctx.Err() != nil
+	if cancelled {
+		// The turn normally closes its calls itself (tool results or the
+		// turn/end); this covers a turn that never started or ended.
+		b.em.push(item{closeOpen: true})
+	}
+	if err := s.flush(context.WithoutCancel(ctx), b); err != nil {
+		return resp, toRequestError(err)
+	}
+	if cancelled {
+		s.log.Info("prompt cancelled", "session_id", b.id, "cause", context.Cause(ctx))
+		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonCancelled}, nil
+	}
+	if perr != nil {
+		if errors.Is(perr, agent.ErrClosed) {
+			return resp, toRequestError(&Error{Code: CodeShuttingDown, Message: "the session was closed during the prompt", Err: perr})
+		}
+		return resp, toRequestError(perr)
+	}
+	reason, err := stopReason(res.Reason)
+	if err != nil {
+		return resp, toRequestError(err)
+	}
+	return acpsdk.PromptResponse{StopReason: reason}, nil
+}
+
+// admit registers the prompt's cancel handle, refusing a second prompt on
+// the same session and any prompt once shutdown began. Holding s.mu makes
+// admission and Shutdown's sweep mutually exclusive, so no admitted prompt
+// escapes cancellation.
+func (s *Server) admit(b *bound, cancel context.CancelCauseFunc) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return errorf(CodeShuttingDown, "the agent is shutting down")
+	}
+	if s.sessions[b.id] != b {
+		return errorf(CodeUnknownSession, "unknown session: %s (it was closed)", b.id)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.cancel != nil {
+		return errorf(CodePromptInFlight, "a prompt is already in flight for session %s; wait for it or send session/cancel", b.id)
+	}
+	b.cancel = cancel
+	s.prompts.Add(1)
+	return nil
+}
+
+func (b *bound) endPrompt() {
+	b.mu.Lock()
+	b.cancel = nil
+	b.mu.Unlock()
+}
+
+// stopReason maps how a turn ended to an ACP stop reason, or to an error
+// for a failed turn.
+func stopReason(r session.TurnEndReason) (acpsdk.StopReason, error) {
+	switch r.Kind {
+	case session.TurnEndCompleted:
+		return acpsdk.StopReasonEndTurn, nil
+	case session.TurnEndAborted, session.TurnEndInterrupted:
+		return acpsdk.StopReasonCancelled, nil
+	case session.TurnEndBlocked:
+		return acpsdk.StopReasonRefusal, nil
+	case session.TurnEndMaxTokens:
+		return acpsdk.StopReasonMaxTokens, nil
+	case session.TurnEndMaxSteps:
+		return acpsdk.StopReasonMaxTurnRequests, nil
+	case session.TurnEndError:
+		msg := "the turn failed"
+		if r.Error != nil && r.Error.Message != "" {
+			msg = r.Error.Message
+		}
+		return "", &Error{Code: CodeTurnFailed, Message: "turn failed: " + msg}
+	}
+	return acpsdk.StopReasonEndTurn, nil
+}

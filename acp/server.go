@@ -1,0 +1,376 @@
+package acp
+
+// This file defines Server: construction, the connection lifecycle
+// (Serve, Shutdown, Close) and the per-session table.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/session"
+)
+
+// AgentName is the agentInfo.name the server announces.
+const AgentName = "acp-agent"
+
+// MetaNamespace is our key in agentCapabilities._meta and the prefix of
+// our extension methods ("_acp-agent/...").
+const MetaNamespace = "acp-agent"
+
+// MetaIncludeChildren is the session/list _meta flag that also lists
+// subagent (child) sessions.
+const MetaIncludeChildren = "acp-agent/includeChildren"
+
+// DefaultPageSize is the number of sessions per session/list page.
+const DefaultPageSize = 50
+
+// ExtensionFunc handles one extension method ("_acp-agent/..."). Its
+// errors go through the same mapping as every other handler's.
+type ExtensionFunc func(ctx context.Context, params json.RawMessage) (any, error)
+
+// Options configure a Server. Sessions and NewAgent are required.
+type Options struct {
+	// Version is announced in agentInfo.version.
+	Version string
+	// Sessions is the live session store (with persistence attached).
+	Sessions *session.Store
+	// Stored is durable storage for session/list and session/load; nil
+	// means sessions live only as long as the process.
+	Stored SessionStore
+	// Agents, when set, receives every agent the server creates, so other
+	// components (the subagent runtime) find top-level agents by id.
+	Agents *agent.Registry
+	// NewAgent builds the agent of a top-level session (model, tools,
+	// checkpointing). The server owns and closes what it returns.
+	NewAgent func(s *session.Session) (*agent.Agent, error)
+	// Tools looks tools up by name for their ACP kind and title; may be nil.
+	Tools ToolLookup
+	// Title returns a stored session's title for session/list; nil derives
+	// it from the log (the latest session/title event).
+	Title func(ctx context.Context, id string) (string, error)
+	// Extensions maps extension method names ("_acp-agent/subagents/list")
+	// to handlers. Each "_acp-agent/X" entry is advertised as
+	// agentCapabilities._meta["acp-agent"]["X"] = true.
+	Extensions map[string]ExtensionFunc
+	// ModelError, when non-nil, rejects every prompt with this error (for
+	// example: no model configured). Sessions can still be created/loaded.
+	ModelError error
+	// MaxPromptBytes bounds a prompt's content; 0 means DefaultMaxPromptBytes.
+	MaxPromptBytes int
+	// PageSize is the session/list page size; 0 means DefaultPageSize.
+	PageSize int
+	Logger   *slog.Logger
+	// PanicOnBug makes handler panics crash instead of being answered as
+	// internal errors (tests turn it on so bugs fail loudly).
+	PanicOnBug bool
+}
+
+// Server is the ACP agent side: it implements acpsdk.Agent (plus
+// AgentLoader and ExtensionMethodHandler) over the agent runtime. One Server
+// serves one connection. It is safe for concurrent use: the SDK calls
+// request handlers concurrently and notification handlers serially.
+type Server struct {
+	opts  Options
+	log   *slog.Logger
+	ready chan struct{} // closed once conn is set
+	wire  *wireCounter
+
+	conn *acpsdk.AgentSideConnection // set once by Serve before ready closes
+
+	bindMu sync.Mutex // serializes session/load so one id binds once
+
+	mu         sync.Mutex // guards the fields below
+	sessions   map[string]*bound
+	clientCaps acpsdk.ClientCapabilities
+	closing    bool // Shutdown began: no new prompts
+	closed     bool // Close began: no new sessions
+	served     bool
+
+	prompts  sync.WaitGroup // running Prompt handlers
+	emitters sync.WaitGroup // emitter drain goroutines
+}
+
+// bound is a session attached to this connection.
+type bound struct {
+	id       string
+	sess     *session.Session // nil for a read-only stored child
+	agent    *agent.Agent     // nil when read-only
+	readOnly bool
+	// replayLog is the transcript of a read-only session (no live log).
+	replayLog []session.Event
+	em        *emitter
+	unsub     func()
+	// ownAgent/ownSession: the server created the agent / made the
+	// session live, and so closes / removes it.
+	ownAgent, ownSession bool
+
+	mu     sync.Mutex              // guards cancel
+	cancel context.CancelCauseFunc // the in-flight prompt, if any
+}
+
+var (
+	_ acpsdk.Agent                  = (*Server)(nil)
+	_ acpsdk.AgentLoader            = (*Server)(nil)
+	_ acpsdk.ExtensionMethodHandler = (*Server)(nil)
+)
+
+// New returns a Server. It starts no goroutines until Serve.
+func New(opts Options) (*Server, error) {
+	if opts.Sessions == nil || opts.NewAgent == nil {
+		return nil, errors.New("acp: Options.Sessions and Options.NewAgent are required")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.PageSize <= 0 {
+		opts.PageSize = DefaultPageSize
+	}
+	return &Server{
+		opts:     opts,
+		log:      opts.Logger,
+		ready:    make(chan struct{}),
+		wire:     newWireCounter(),
+		sessions: make(map[string]*bound),
+	}, nil
+}
+
+// Serve runs the ACP connection over in (client to agent) and out (agent
+// to client) until the peer closes in (it returns nil) or ctx is cancelled
+// (it returns ErrServerClosed). Before returning it calls Shutdown, so no
+// prompt is still running; the caller then lets other components drain and
+// calls Close. Serve may be called once.
+//
+// A blocked read on in cannot be interrupted; when ctx ends first, the
+// SDK's reader goroutine stays blocked until in is closed or the process
+// exits (house-style Appendix A.3).
+func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
+	s.mu.Lock()
+	if s.served {
+		s.mu.Unlock()
+		return errors.New("acp: Serve called twice")
+	}
+	s.served = true
+	s.mu.Unlock()
+
+	// The reader holds the SDK's receive loop until the logger is set: the
+	// SDK reads its logger field unsynchronized (a data race otherwise).
+	conn := acpsdk.NewAgentSideConnection(s, &countingWriter{w: out, c: s.wire}, &countingReader{r: in, c: s.wire, gate: s.ready})
+	conn.SetLogger(s.log)
+	s.conn = conn
+	close(s.ready)
+
+	var err error
+	select {
+	case <-conn.Done():
+		s.log.Info("client closed the connection")
+	case <-ctx.Done():
+		err = ErrServerClosed
+	}
+	s.Shutdown(context.WithoutCancel(ctx))
+	return err
+}
+
+// Shutdown stops admitting prompts, cancels every in-flight prompt (their
+// turns end aborted and their final updates are sent) and waits until
+// every request read so far has been answered, or ctx ends. Bound agents
+// stay alive (autonomous work may still stream) until Close. It is
+// idempotent.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.closing = true
+	var bs []*bound
+	for _, b := range s.sessions {
+		bs = append(bs, b)
+	}
+	s.mu.Unlock()
+	for _, b := range bs {
+		b.cancelPrompt(errShutdown, func() {
+			// Record why first: the prompt's own cancellation says "user".
+			b.agent.Cancel(session.AbortReason{Kind: agent.AbortShutdown}, true)
+		})
+	}
+	if err := waitGroup(ctx, &s.prompts); err != nil {
+		return err
+	}
+	return s.waitAnswered(ctx)
+}
+
+// waitAnswered waits until every request read from the client has been
+// answered on the wire.
+func (s *Server) waitAnswered(ctx context.Context) error {
+	for {
+		ok, changed := s.wire.settled()
+		if ok {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// Close detaches and releases every bound session: agents the server
+// created are closed (their open turns end "disposed") and unregistered,
+// sessions it made live are removed from the store (which flushes and
+// releases them in persistence), and it waits for pending updates to be
+// sent or ctx to end. Call it after Shutdown and after the subagent
+// runtime drained. It is idempotent.
+func (s *Server) Close(ctx context.Context) error {
+	s.Shutdown(ctx)
+	s.mu.Lock()
+	s.closed = true
+	bs := make([]*bound, 0, len(s.sessions))
+	for id, b := range s.sessions {
+		bs = append(bs, b)
+		delete(s.sessions, id)
+	}
+	s.mu.Unlock()
+	var errs []error
+	for _, b := range bs {
+		errs = append(errs, s.release(ctx, b))
+	}
+	errs = append(errs, waitGroup(ctx, &s.emitters))
+	return errors.Join(errs...)
+}
+
+// release closes what the server owns of one detached session.
+func (s *Server) release(ctx context.Context, b *bound) error {
+	b.cancelPrompt(errClosed, nil)
+	var errs []error
+	if b.agent != nil && b.ownAgent {
+		if err := b.agent.Close(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("close agent of session %s: %w", b.id, err))
+		}
+		if s.opts.Agents != nil {
+			s.opts.Agents.Unregister(b.agent)
+		}
+	}
+	if b.unsub != nil {
+		b.unsub()
+	}
+	if b.sess != nil && b.ownSession {
+		if err := s.opts.Sessions.Remove(b.id); err != nil {
+			errs = append(errs, fmt.Errorf("release session %s: %w", b.id, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+var (
+	errShutdown = errors.New("acp: server shutting down")
+	errClosed   = errors.New("acp: session closed")
+)
+
+func waitGroup(ctx context.Context, wg *sync.WaitGroup) error {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// sendTo returns the sendFunc of session id.
+func (s *Server) sendTo(id string) sendFunc {
+	return func(ctx context.Context, u acpsdk.SessionUpdate) error {
+		<-s.ready
+		return s.conn.SessionUpdate(ctx, acpsdk.SessionNotification{SessionId: acpsdk.SessionId(id), Update: u})
+	}
+}
+
+// flush waits until every update queued for b so far is on the wire, the
+// connection is gone, or ctx ends (only that last case is an error).
+func (s *Server) flush(ctx context.Context, b *bound) error {
+	<-s.ready
+	select {
+	case <-b.em.barrier():
+		return nil
+	case <-s.conn.Done():
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// lookup returns the bound session id, or a typed error for a malformed
+// or unknown id.
+func (s *Server) lookup(id string) (*bound, error) {
+	if err := session.ValidateID(id); err != nil {
+		return nil, &Error{Code: CodeInvalidSessionID, Message: fmt.Sprintf("invalid session id %q: %v", id, err), Err: err}
+	}
+	s.mu.Lock()
+	b, ok := s.sessions[id]
+	s.mu.Unlock()
+	if !ok {
+		return nil, errorf(CodeUnknownSession, "unknown session: %s (create it with session/new or load it with session/load)", id)
+	}
+	return b, nil
+}
+
+// bindAgent attaches a live top-level session and its agent to the
+// connection. With replay, the session's log is replayed as session/update
+// before any live update; the caller flushes.
+func (s *Server) bindAgent(sess *session.Session, ag *agent.Agent, ownAgent, ownSession, replay bool) (*bound, error) {
+	b := &bound{id: sess.ID(), sess: sess, agent: ag, ownAgent: ownAgent, ownSession: ownSession}
+	b.em = newEmitter(newTranslator(s.opts.Tools), s.sendTo(b.id), &s.emitters, s.log.With("session_id", b.id))
+	b.unsub = ag.Subscribe(func(u agent.Update) { b.em.push(item{update: &u}) })
+	events := sess.Events()
+	if replay {
+		b.em.pushFront(item{replay: events})
+	} else {
+		b.em.skipTo(int64(len(events)))
+	}
+	b.em.resume()
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		b.unsub()
+		return nil, errorf(CodeShuttingDown, "the agent is shutting down")
+	}
+	s.sessions[b.id] = b
+	return b, nil
+}
+
+// cancelPrompt cancels the in-flight prompt, if any, after running before
+// (when not nil). It reports whether a prompt was in flight.
+func (b *bound) cancelPrompt(cause error, before func()) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.cancel == nil {
+		return false
+	}
+	if before != nil {
+		before()
+	}
+	b.cancel(cause)
+	return true
+}
+
+// recoverTo turns a handler panic into an internal error (logged with its
+// stack), so one faulty request does not kill the process serving the
+// editor. With Options.PanicOnBug it re-panics.
+func (s *Server) recoverTo(method string, errp *error) {
+	p := recover()
+	if p == nil {
+		return
+	}
+	s.log.Error("handler panicked", "method", method, "panic", p, "stack", string(debug.Stack()))
+	if s.opts.PanicOnBug {
+		panic(p)
+	}
+	*errp = toRequestError(&Error{Code: CodeInternal, Message: fmt.Sprintf("%s handler panicked: %v", method, p)})
+}

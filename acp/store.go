@@ -1,0 +1,37 @@
+package acp
+
+// This file declares what the server needs from durable session storage.
+// Package app adapts package persistence to it; acp does not import
+// persistence.
+
+import (
+	"context"
+
+	"github.com/acp-agent/acp-agent/agent/session"
+)
+
+// SessionStore is the server's view of durable storage. Implementations
+// wrap "no such session" in ErrNotFound and "held by another writer" in
+// ErrLocked. It must be safe for concurrent use.
+type SessionStore interface {
+	// List returns every stored session (header and last modification), in
+	// any order. It must not read whole logs.
+	List(ctx context.Context) ([]StoredSession, error)
+	// Inspect reads a stored session without taking it over (read-only).
+	Inspect(ctx context.Context, id string) (session.Header, []session.Event, error)
+	// Load takes over a stored session for writing (single-writer lock,
+	// crash repair) and returns its log, ready for session.Store.Adopt.
+	Load(ctx context.Context, id string) (session.Header, []session.Event, error)
+	// Release gives up a session taken with Load that never became live.
+	Release(id string) error
+}
+
+// StoredSession is one row of SessionStore.List.
+type StoredSession struct {
+	Header session.Header
+	// UpdatedAt is the last modification, epoch milliseconds.
+	UpdatedAt int64
+	// Title, when known without reading the log (a projection cache), saves
+	// the server a log read; empty means "derive it".
+	Title string
+}

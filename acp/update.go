@@ -1,0 +1,302 @@
+package acp
+
+// This file defines the translator: the one mapping from the session log
+// (and transient tool progress) to ACP session/update payloads. Live
+// streaming and session/load replay both fold events through it, so a
+// replayed conversation shows exactly what was streamed.
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/agent/tool"
+)
+
+// MetaSubagent is the _meta key under which the subagent tools describe the
+// child behind a tool call: {childSessionId, mode, depth}.
+const MetaSubagent = "acp-agent/subagent"
+
+// Titler is an optional tool interface: a short, human title for one call
+// of the tool, shown by editors on the tool_call. Tools without it are
+// titled by name.
+type Titler interface {
+	Title(arguments json.RawMessage) string
+}
+
+// ToolLookup finds a tool by name; the translator asks it for the tool's
+// kind (tool.Kind) and title (Titler). It may be nil.
+type ToolLookup func(name string) (tool.Tool, bool)
+
+// Names of the delegation tools, shown with kind "think" even when the
+// tool itself is not registered in this process (replaying an old log).
+const (
+	toolSubagent     = "subagent"
+	toolSubagentFork = "subagent_fork"
+)
+
+// translator folds a session's events into session/update payloads. It is
+// deterministic: the same events (and progress reports) in the same order
+// give the same updates. It is not safe for concurrent use; each session's
+// emitter owns one.
+type translator struct {
+	tools ToolLookup
+
+	// next is the seq of the next event to translate; events below it were
+	// already translated (replay and live subscription overlap).
+	next int64
+	// open lists the tool calls started and not yet closed, in start order.
+	open []string
+	// chunked records the (turn, step) pairs whose text was streamed as
+	// assistant/chunk events, so their assistant/message is not shown twice.
+	chunked map[[2]int]bool
+}
+
+func newTranslator(tools ToolLookup) *translator {
+	return &translator{tools: tools, chunked: map[[2]int]bool{}}
+}
+
+// event translates one log event. replay selects the session/load view,
+// which also shows the user's own messages (a live client already has
+// them). Events below t.next are skipped.
+func (t *translator) event(ev session.Event, replay bool) []acpsdk.SessionUpdate {
+	if ev.Seq < t.next {
+		return nil
+	}
+	t.next = ev.Seq + 1
+	switch ev.Type {
+	case session.TypeUserMessage:
+		if !replay {
+			return nil
+		}
+		msg, err := session.DecodeData[session.Message](ev)
+		if err != nil || msg.Source.Kind != session.SourceUser {
+			return nil
+		}
+		var out []acpsdk.SessionUpdate
+		for _, b := range msg.Content {
+			if cb, ok := contentBlock(b); ok {
+				out = append(out, acpsdk.UpdateUserMessage(cb))
+			}
+		}
+		return out
+
+	case session.TypeAssistantChunk:
+		d, err := session.DecodeData[session.AssistantChunkData](ev)
+		if err != nil {
+			return nil
+		}
+		switch d.Chunk.Type {
+		case session.ChunkText:
+			t.chunked[[2]int{d.Turn, d.Step}] = true
+			if d.Chunk.Text != "" {
+				return []acpsdk.SessionUpdate{acpsdk.UpdateAgentMessageText(d.Chunk.Text)}
+			}
+		case session.ChunkReasoning:
+			t.chunked[[2]int{d.Turn, d.Step}] = true
+			if d.Chunk.Text != "" {
+				return []acpsdk.SessionUpdate{acpsdk.UpdateAgentThoughtText(d.Chunk.Text)}
+			}
+		}
+		return nil
+
+	case session.TypeAssistantMessage:
+		// Normally already streamed chunk by chunk; shown whole only when
+		// the log holds no chunks for its step (non-streaming producers).
+		d, err := session.DecodeData[session.AssistantMessageData](ev)
+		if err != nil || t.chunked[[2]int{d.Turn, d.Step}] {
+			return nil
+		}
+		var out []acpsdk.SessionUpdate
+		for _, b := range d.Message.Content {
+			switch b.Type {
+			case session.BlockText:
+				if b.Text != "" {
+					out = append(out, acpsdk.UpdateAgentMessageText(b.Text))
+				}
+			case session.BlockReasoning:
+				if b.Text != "" {
+					out = append(out, acpsdk.UpdateAgentThoughtText(b.Text))
+				}
+			}
+		}
+		return out
+
+	case session.TypeToolCall:
+		d, err := session.DecodeData[session.ToolCallData](ev)
+		if err != nil || d.CallID == "" {
+			return nil
+		}
+		t.open = append(t.open, d.CallID)
+		kind, title := t.describe(d.Name, json.RawMessage(d.Arguments))
+		return []acpsdk.SessionUpdate{acpsdk.StartToolCall(acpsdk.ToolCallId(d.CallID), title,
+			acpsdk.WithStartKind(kind),
+			acpsdk.WithStartStatus(acpsdk.ToolCallStatusInProgress),
+			acpsdk.WithStartRawInput(rawArguments(d.Arguments)))}
+
+	case session.TypeToolResult:
+		d, err := session.DecodeData[session.ToolResultData](ev)
+		if err != nil {
+			return nil
+		}
+		return t.toolResult(d)
+
+	case session.TypeSessionTitle:
+		d, err := session.DecodeData[session.TitleData](ev)
+		if err != nil || d.Title == "" {
+			return nil
+		}
+		return []acpsdk.SessionUpdate{{SessionInfoUpdate: &acpsdk.SessionSessionInfoUpdate{
+			Title:     acpsdk.Ptr(d.Title),
+			UpdatedAt: acpsdk.Ptr(isoTime(ev.Time)),
+		}}}
+
+	case session.TypeTurnEnd:
+		clear(t.chunked)
+		return t.closeOpen()
+	}
+	return nil
+}
+
+// toolResult closes a tool call with its final status, text content and
+// raw output.
+func (t *translator) toolResult(d session.ToolResultData) []acpsdk.SessionUpdate {
+	var block session.Block
+	for _, b := range d.Message.Content {
+		if b.Type == session.BlockToolResult {
+			block = b
+			break
+		}
+	}
+	if block.ToolCallID == "" {
+		return nil
+	}
+	failed := block.IsError || d.Error != nil
+	status := acpsdk.ToolCallStatusCompleted
+	if failed {
+		status = acpsdk.ToolCallStatusFailed
+	}
+	text := session.JoinText(block.Content, "\n")
+	var raw any = d.Raw
+	if raw == nil {
+		if d.Error != nil {
+			raw = map[string]any{"error": d.Error}
+		} else {
+			raw = text
+		}
+	}
+	u := acpsdk.UpdateToolCall(acpsdk.ToolCallId(block.ToolCallID),
+		acpsdk.WithUpdateStatus(status),
+		acpsdk.WithUpdateContent(textContent(text)),
+		acpsdk.WithUpdateRawOutput(raw))
+	t.forget(block.ToolCallID)
+	return []acpsdk.SessionUpdate{u}
+}
+
+// progress translates a transient progress report of a running tool: the
+// progress line replaces the call's content, and its Meta becomes the
+// update's _meta. Progress is not logged, so a replay does not show it;
+// tools that want a lasting link (a child session id) also put it in their
+// result's Raw value (rawOutput).
+func (t *translator) progress(p agent.ToolProgress) []acpsdk.SessionUpdate {
+	if p.CallID == "" {
+		return nil
+	}
+	u := acpsdk.UpdateToolCall(acpsdk.ToolCallId(p.CallID),
+		acpsdk.WithUpdateStatus(acpsdk.ToolCallStatusInProgress),
+		acpsdk.WithUpdateContent(textContent(p.Text)))
+	if len(p.Meta) > 0 {
+		u.ToolCallUpdate.Meta = p.Meta
+	}
+	return []acpsdk.SessionUpdate{u}
+}
+
+// closeOpen closes every open tool call as failed: its turn ended (aborted,
+// failed, or the process died) without a result for it.
+func (t *translator) closeOpen() []acpsdk.SessionUpdate {
+	if len(t.open) == 0 {
+		return nil
+	}
+	out := make([]acpsdk.SessionUpdate, 0, len(t.open))
+	for _, id := range t.open {
+		u := acpsdk.UpdateToolCall(acpsdk.ToolCallId(id),
+			acpsdk.WithUpdateStatus(acpsdk.ToolCallStatusFailed),
+			acpsdk.WithUpdateContent(textContent("tool call did not complete: the turn ended first")))
+		out = append(out, u)
+	}
+	t.open = t.open[:0]
+	return out
+}
+
+func (t *translator) forget(id string) {
+	for i, x := range t.open {
+		if x == id {
+			t.open = append(t.open[:i], t.open[i+1:]...)
+			break
+		}
+	}
+}
+
+// describe returns the ACP kind and title of a call to the named tool.
+func (t *translator) describe(name string, args json.RawMessage) (acpsdk.ToolKind, string) {
+	kind, title := acpsdk.ToolKindOther, name
+	if name == toolSubagent || name == toolSubagentFork {
+		kind = acpsdk.ToolKindThink
+		title = subagentTitle(args)
+	}
+	if t.tools == nil {
+		return kind, title
+	}
+	tl, ok := t.tools(name)
+	if !ok {
+		return kind, title
+	}
+	if k, ok := tl.(tool.Kind); ok && k.Kind() != "" {
+		kind = acpsdk.ToolKind(k.Kind())
+	}
+	if ti, ok := tl.(Titler); ok {
+		if s := ti.Title(args); s != "" {
+			title = s
+		}
+	}
+	return kind, title
+}
+
+// subagentTitle titles a delegation by its description when the
+// delegation tool supplies no title of its own.
+func subagentTitle(args json.RawMessage) string {
+	var p struct {
+		Description string `json:"description"`
+	}
+	if json.Unmarshal(args, &p) == nil && strings.TrimSpace(p.Description) != "" {
+		return "Subagent: " + strings.TrimSpace(p.Description)
+	}
+	return "Subagent"
+}
+
+// rawArguments returns the parsed call arguments, or the raw string when
+// they are not valid JSON (the model may produce anything).
+func rawArguments(s string) any {
+	if strings.TrimSpace(s) == "" {
+		return map[string]any{}
+	}
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		return s
+	}
+	return v
+}
+
+func textContent(text string) []acpsdk.ToolCallContent {
+	return []acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(text))}
+}
+
+// isoTime renders epoch milliseconds as ISO 8601 (UTC, millisecond
+// precision), the form ACP uses for updatedAt.
+func isoTime(ms int64) string {
+	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z07:00")
+}

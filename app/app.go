@@ -1,0 +1,268 @@
+package app
+
+// This file defines App, the composition of one agent process, and its
+// lifecycle: New wires, Serve speaks ACP and shuts down, Run adds signal
+// handling and the background flusher, Close releases storage.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/oklog/run"
+
+	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/model"
+	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/agent/tool"
+	"github.com/acp-agent/acp-agent/persistence"
+)
+
+// DefaultShutdownTimeout bounds the graceful part of a shutdown (cancelled
+// turns ending, children draining, final updates and flushes).
+const DefaultShutdownTimeout = 10 * time.Second
+
+// DefaultSystemPrompt is the system prompt of top-level agents.
+const DefaultSystemPrompt = "You are acp-agent, a coding assistant running inside the user's editor. " +
+	"Answer concisely. Use the tools you are given when they help, and delegate self-contained work to subagents when that tool is available."
+
+// Config configures one agent process. DataDir is required; everything
+// else has a usable zero value.
+type Config struct {
+	// DataDir holds sessions/ and projections/ (see README).
+	DataDir string
+	// Model is the --model value: "" (none), "script:PATH", or
+	// PROVIDER/MODEL for the provider hook.
+	Model     string
+	BaseURL   string
+	APIKeyEnv string
+	// ModelInstance, when set, is used as is instead of resolving Model
+	// (tests and the scenario runner pass a scripted model).
+	ModelInstance model.Model
+	// WrapModel, when set, wraps the resolved model (the scenario runner
+	// observes model calls through it).
+	WrapModel func(model.Model) model.Model
+	// Provider resolves PROVIDER/MODEL specs; nil uses providerModel.
+	Provider ProviderFunc
+	// Tools are offered to every top-level agent (tests add their own).
+	Tools []tool.Tool
+	// System is the system prompt; "" means DefaultSystemPrompt.
+	System   string
+	MaxSteps int
+	// Sources supplies ids and clocks; nil means wall clock and random ids
+	// (the scenario runner passes session.DeterministicSources).
+	Sources session.Sources
+	Version string
+	Logger  *slog.Logger
+	// Getenv reads the environment (API keys); nil means os.Getenv.
+	Getenv func(string) string
+	// NoSync skips fsync (tests and benchmarks only).
+	NoSync bool
+	// ShutdownTimeout bounds a graceful shutdown; 0 means the default.
+	ShutdownTimeout time.Duration
+	// PanicOnBug makes ACP handler panics crash (tests).
+	PanicOnBug bool
+	// Wire, when set, runs after the core is built and before the ACP
+	// server is created: it may add tools, extensions and drainers.
+	Wire func(a *App) error
+}
+
+// App is one agent process's composition: session store, persistence,
+// agent registry, model, tools and the ACP server. Fields are set by New
+// and must not be reassigned afterwards; Tools, Extensions and Drainers may
+// be extended only from wiring hooks (before the server is created).
+type App struct {
+	Config   Config
+	Log      *slog.Logger
+	Sessions *session.Store
+	Persist  *persistence.Store
+	Agents   *agent.Registry
+	// Model is nil when no model is configured; ModelErr then explains
+	// how to configure one, and prompts are refused with it.
+	Model    model.Model
+	ModelErr error
+	Tools    *tool.Registry
+	// Extensions are the ACP extension methods ("_acp-agent/...").
+	Extensions map[string]acp.ExtensionFunc
+	// Drainers run during shutdown, in order, after in-flight prompts were
+	// cancelled and before top-level agents are closed. The subagent
+	// runtime registers its drain here (see wireSubagents).
+	Drainers []func(ctx context.Context) error
+	// Closers run at the end of Close, in reverse order.
+	Closers []func() error
+	Server  *acp.Server
+
+	detach    func()
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// New builds the composition described by cfg. The caller owns the App and
+// must call Close.
+func New(cfg Config) (*App, error) {
+	if cfg.DataDir == "" {
+		return nil, errors.New("app: no data directory")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Getenv == nil {
+		cfg.Getenv = os.Getenv
+	}
+	if cfg.System == "" {
+		cfg.System = DefaultSystemPrompt
+	}
+	if cfg.ShutdownTimeout <= 0 {
+		cfg.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	a := &App{Config: cfg, Log: cfg.Logger, Agents: agent.NewRegistry(), Extensions: map[string]acp.ExtensionFunc{}}
+
+	var err error
+	a.Tools, err = tool.NewRegistry(cfg.Tools...)
+	if err != nil {
+		return nil, fmt.Errorf("app: tools: %w", err)
+	}
+	a.Model, a.ModelErr, err = resolveModel(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if a.Model != nil && cfg.WrapModel != nil {
+		a.Model = cfg.WrapModel(a.Model)
+	}
+
+	a.Persist, err = persistence.Open(cfg.DataDir, persistence.Options{Logger: a.Log, NoSync: cfg.NoSync})
+	if err != nil {
+		return nil, err
+	}
+	a.Sessions = session.NewStore(cfg.Sources)
+	a.detach = a.Persist.Attach(a.Sessions)
+
+	if err := wireSubagents(a); err != nil {
+		a.Close()
+		return nil, fmt.Errorf("app: wire subagents: %w", err)
+	}
+	if cfg.Wire != nil {
+		if err := cfg.Wire(a); err != nil {
+			a.Close()
+			return nil, fmt.Errorf("app: wire: %w", err)
+		}
+	}
+
+	a.Server, err = acp.New(acp.Options{
+		Version:    cfg.Version,
+		Sessions:   a.Sessions,
+		Stored:     storedSessions{a.Persist},
+		Agents:     a.Agents,
+		NewAgent:   a.NewAgent,
+		Tools:      a.Tools.Get,
+		Extensions: a.Extensions,
+		ModelError: a.ModelErr,
+		Logger:     a.Log,
+		PanicOnBug: cfg.PanicOnBug,
+	})
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+// Store returns the live session store (the scenario runner observes it).
+func (a *App) Store() *session.Store { return a.Sessions }
+
+// AgentOptions returns the options of a top-level agent on session s:
+// the configured model and tools, the system prompt, and a checkpoint that
+// makes the session durable. The subagent runtime derives children's
+// options from it.
+func (a *App) AgentOptions(s *session.Session) agent.Options {
+	id := s.ID()
+	return agent.Options{
+		Model:     a.Model,
+		ScriptKey: "main",
+		Tools:     a.Tools,
+		System:    a.Config.System,
+		MaxSteps:  a.Config.MaxSteps,
+		Checkpoint: func(ctx context.Context) error {
+			return a.Persist.Checkpoint(ctx, id)
+		},
+		Logger: a.Log.With("session_id", id),
+	}
+}
+
+// NewAgent builds the agent of a top-level session (acp.Options.NewAgent).
+func (a *App) NewAgent(s *session.Session) (*agent.Agent, error) {
+	return agent.New(s, a.AgentOptions(s)), nil
+}
+
+// Serve speaks ACP over in/out until the client closes in or ctx ends,
+// then shuts down gracefully: in-flight prompts are cancelled and
+// answered, drainers run (subagents settle or are cancelled), agents are
+// closed and sessions released, and persistence is flushed. A requested
+// stop (ctx) is not an error.
+func (a *App) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
+	err := a.Server.Serve(ctx, in, out)
+	if errors.Is(err, acp.ErrServerClosed) {
+		err = nil
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.Config.ShutdownTimeout)
+	defer cancel()
+	return errors.Join(err, a.shutdown(sctx))
+}
+
+func (a *App) shutdown(ctx context.Context) error {
+	var errs []error
+	errs = append(errs, a.Server.Shutdown(ctx))
+	for _, d := range a.Drainers {
+		errs = append(errs, d(ctx))
+	}
+	errs = append(errs, a.Server.Close(ctx))
+	if err := a.Persist.FlushAll(ctx); err != nil && !errors.Is(err, persistence.ErrClosed) {
+		errs = append(errs, err)
+	}
+	a.Log.Info("shut down")
+	return errors.Join(errs...)
+}
+
+// Run is the process: one oklog/run group of the ACP connection (Serve),
+// SIGINT/SIGTERM handling and the persistence background flusher. It
+// returns when the client closes stdin (nil) or a signal arrives (an error
+// matching run.ErrSignal), after the graceful shutdown.
+func (a *App) Run(ctx context.Context, in io.Reader, out io.Writer) error {
+	var g run.Group
+	g.Add(run.SignalHandler(ctx, os.Interrupt, syscall.SIGTERM))
+	{
+		sctx, stop := context.WithCancel(ctx)
+		g.Add(func() error { return a.Serve(sctx, in, out) }, func(error) { stop() })
+	}
+	{
+		fctx, stop := context.WithCancel(ctx)
+		g.Add(func() error { return a.Persist.Run(fctx) }, func(error) { stop() })
+	}
+	return g.Run()
+}
+
+// Close detaches and closes persistence and runs the Closers. It is
+// idempotent; call it after Serve or Run returned.
+func (a *App) Close() error {
+	a.closeOnce.Do(func() {
+		var errs []error
+		if a.detach != nil {
+			a.detach()
+		}
+		if a.Persist != nil {
+			errs = append(errs, a.Persist.Close())
+		}
+		for i := len(a.Closers) - 1; i >= 0; i-- {
+			errs = append(errs, a.Closers[i]())
+		}
+		a.closeErr = errors.Join(errs...)
+	})
+	return a.closeErr
+}

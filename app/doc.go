@@ -1,0 +1,24 @@
+// Package app is the composition root of acp-agent, shared by the binary,
+// the tests and the scenario runner. New builds one agent process from a
+// Config: the live session store with persistence attached (write-behind
+// JSONL under <DataDir>/sessions), the agent registry, the model (scripted
+// from script:PATH, a real provider through the Provider hook, or none),
+// the tool registry and the ACP server. Main is the command line
+// (flags, environment variables, subcommands, exit codes).
+//
+// Wiring hooks for later components: wireSubagents (subagents.go) and
+// providerModel (provider.go) are the marked places where the subagent
+// runtime and the real model providers are attached; Config.Wire lets a
+// caller add tools, extension methods (App.Extensions) and shutdown
+// drainers (App.Drainers) without editing this package.
+//
+// Layering: app imports everything below it (acp, agent/..., persistence)
+// and nothing imports app except cmd/acp-agent, scenarios and tests.
+//
+// Concurrency and ownership: an App is built and torn down by one
+// goroutine. Serve (or Run, which adds signal handling and the background
+// flusher in one oklog/run group) owns every goroutine it starts and
+// returns after the graceful shutdown: prompts cancelled and answered,
+// drainers run, agents closed, sessions released, persistence flushed.
+// Close then closes persistence; the caller of New must call it.
+package app

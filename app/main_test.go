@@ -1,0 +1,103 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/acp-agent/acp-agent/agent/session"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func noEnv(string) string { return "" }
+
+func TestHelpDocumentsEveryFlagAndEnvVar(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := Main(context.Background(), []string{"--help"}, strings.NewReader(""), &out, &errOut, noEnv); code != ExitOK {
+		t.Fatalf("exit code %d, stderr %s", code, errOut.String())
+	}
+	help := out.String()
+	for _, want := range []string{
+		"--data-dir", "--model", "--base-url", "--api-key-env", "--log-level", "--version",
+		EnvDataDir, EnvModel, EnvBaseURL, EnvAPIKeyEnv, EnvLogLevel,
+		"DEEPSEEK_API_KEY", "OPENAI_API_KEY", "XDG_STATE_HOME",
+		"script:PATH", "sessions",
+	} {
+		if !strings.Contains(help, want) {
+			t.Errorf("--help does not mention %q", want)
+		}
+	}
+}
+
+func TestFlagsOverrideEnvironment(t *testing.T) {
+	env := map[string]string{EnvDataDir: "/from/env", EnvLogLevel: "debug", EnvModel: "script:/env.yaml"}
+	f := flagsFromEnv(func(k string) string { return env[k] })
+	if f.DataDir != "/from/env" || f.LogLevel != "debug" || f.Model != "script:/env.yaml" {
+		t.Fatalf("env not read: %+v", f)
+	}
+	if _, err := f.level(); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	code := Main(context.Background(), []string{"--log-level", "nonsense"}, strings.NewReader(""), &out, &errOut, func(k string) string { return env[k] })
+	if code != ExitUsage || out.Len() != 0 {
+		t.Errorf("bad --log-level: exit %d, stdout %q", code, out.String())
+	}
+}
+
+func TestSessionsCommandListsAndShows(t *testing.T) {
+	dir := t.TempDir()
+	a, err := New(Config{DataDir: dir, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := a.Sessions.Create(session.Header{Cwd: "/work/project"}, session.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := session.Message{ID: "m1", Role: session.RoleUser, Content: []session.Block{session.Text("fix the flaky test")}, Source: session.Source{Kind: session.SourceUser}}
+	if _, err := s.Append(session.TypeUserMessage, msg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Append(session.TypeSessionTitle, session.TitleData{Title: "Fix the flaky test", Source: session.Source{Kind: "fallback"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Sessions.Remove(s.ID()); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	run := func(args ...string) string {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		if code := Main(context.Background(), append([]string{"--data-dir", dir}, args...), strings.NewReader(""), &out, &errOut, noEnv); code != ExitOK {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut.String())
+		}
+		return out.String()
+	}
+	table := run("sessions")
+	for _, want := range []string{"ID", "TITLE", "CREATED", "UPDATED", "PARENT", s.ID(), "Fix the flaky test"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("sessions table lacks %q:\n%s", want, table)
+		}
+	}
+	if other := run("sessions", "--cwd", "/elsewhere"); strings.Contains(other, s.ID()) {
+		t.Errorf("--cwd filter kept a session from another directory:\n%s", other)
+	}
+	show := run("sessions", "show", s.ID())
+	for _, want := range []string{"session " + s.ID(), "cwd:     /work/project", "[user]", "fix the flaky test"} {
+		if !strings.Contains(show, want) {
+			t.Errorf("transcript lacks %q:\n%s", want, show)
+		}
+	}
+	var out, errOut bytes.Buffer
+	if code := Main(context.Background(), []string{"--data-dir", dir, "sessions", "show", "../../etc"}, strings.NewReader(""), &out, &errOut, noEnv); code != ExitUsage {
+		t.Errorf("hostile id: exit %d, want %d", code, ExitUsage)
+	}
+}

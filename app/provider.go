@@ -1,0 +1,82 @@
+package app
+
+// This file resolves the --model flag into a model.Model.
+//
+// LEAD: providerModel is the hook for real providers (PROVIDER/MODEL:
+// deepseek/..., openai/..., openai-compatible/...). Wire it to package
+// agent/model/openai, e.g.
+//
+//	cfg, err := openai.ConfigFromFlags(mc.Spec, mc.BaseURL, mc.APIKeyEnv)
+//	cfg.Getenv, cfg.Logger = mc.Getenv, mc.Logger
+//	return openai.New(cfg)
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/acp-agent/acp-agent/agent/model"
+	"github.com/acp-agent/acp-agent/agent/model/scripted"
+)
+
+// ModelConfig is what a provider needs to build a model.
+type ModelConfig struct {
+	// Spec is the --model value, PROVIDER/MODEL.
+	Spec      string
+	BaseURL   string
+	APIKeyEnv string
+	Getenv    func(string) string
+	Logger    *slog.Logger
+}
+
+// ProviderFunc builds the model of a PROVIDER/MODEL spec.
+type ProviderFunc func(mc ModelConfig) (model.Model, error)
+
+// ScriptPrefix introduces a scripted model file in --model.
+const ScriptPrefix = "script:"
+
+// errNoModel is the explanation a prompt gets when no model is configured.
+var errNoModel = fmt.Errorf("%w: start acp-agent with --model PROVIDER/MODEL "+
+	"(deepseek/deepseek-chat with DEEPSEEK_API_KEY set, openai/gpt-4.1 with OPENAI_API_KEY set, "+
+	"or openai-compatible/NAME with --base-url) or with --model script:PATH for a scripted model; "+
+	"the ACP_AGENT_MODEL environment variable works too", model.ErrNotConfigured)
+
+// resolveModel returns the configured model, or (nil, explanation, nil)
+// when none is configured. A bad spec or script is an error (the process
+// should not start with a broken configuration).
+func resolveModel(cfg Config) (model.Model, error, error) {
+	if cfg.ModelInstance != nil {
+		return cfg.ModelInstance, nil, nil
+	}
+	spec := strings.TrimSpace(cfg.Model)
+	switch {
+	case spec == "":
+		return nil, errNoModel, nil
+	case strings.HasPrefix(spec, ScriptPrefix):
+		path := strings.TrimPrefix(spec, ScriptPrefix)
+		if path == "" {
+			return nil, nil, errors.New("app: --model script:PATH needs a path")
+		}
+		script, err := scripted.Load(path)
+		if err != nil {
+			return nil, nil, fmt.Errorf("app: load model script: %w", err)
+		}
+		return scripted.New(script), nil, nil
+	}
+	provider := cfg.Provider
+	if provider == nil {
+		provider = providerModel
+	}
+	m, err := provider(ModelConfig{Spec: spec, BaseURL: cfg.BaseURL, APIKeyEnv: cfg.APIKeyEnv, Getenv: cfg.Getenv, Logger: cfg.Logger})
+	if err != nil {
+		return nil, nil, fmt.Errorf("app: model %q: %w", spec, err)
+	}
+	return m, nil, nil
+}
+
+// providerModel is the default ProviderFunc. LEAD: wire the OpenAI
+// provider here (see the file comment).
+func providerModel(mc ModelConfig) (model.Model, error) {
+	return nil, errors.New("real model providers are not wired into this build yet; use --model script:PATH")
+}

@@ -1,0 +1,267 @@
+package app
+
+// This file defines the "sessions" subcommand: a table of stored sessions
+// and a readable transcript of one, for people inspecting a data directory.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/persistence"
+)
+
+func sessionsCommand() Command {
+	return Command{
+		Name:    "sessions",
+		Usage:   "sessions [--cwd DIR]",
+		Summary: "list stored sessions; 'sessions show ID' prints one",
+		Run:     runSessions,
+	}
+}
+
+func runSessions(ctx context.Context, env *Env, args []string) error {
+	if len(args) > 0 && args[0] == "show" {
+		return runSessionsShow(ctx, env, args[1:])
+	}
+	fs := flag.NewFlagSet("acp-agent sessions", flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	env.Flags.register(fs)
+	cwd := fs.String("cwd", "", "only sessions whose working directory is DIR")
+	if err := fs.Parse(args); err != nil {
+		return parseError(err)
+	}
+	if fs.NArg() > 0 {
+		return usageErrorf("sessions: unexpected argument %q (did you mean 'sessions show ID'?)", fs.Arg(0))
+	}
+	st, err := openStore(env)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	entries, err := st.List(ctx)
+	if err != nil {
+		return err
+	}
+	if *cwd != "" {
+		want, err := filepath.Abs(*cwd)
+		if err != nil {
+			return err
+		}
+		entries = slices.DeleteFunc(entries, func(e persistence.Entry) bool { return filepath.Clean(e.Header.Cwd) != want })
+	}
+	slices.SortFunc(entries, func(a, b persistence.Entry) int {
+		if a.ModTime != b.ModTime {
+			if a.ModTime > b.ModTime {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.Header.ID, b.Header.ID)
+	})
+	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tTITLE\tCREATED\tUPDATED\tPARENT")
+	for _, e := range entries {
+		title := ""
+		if snap, err := st.Inspect(ctx, e.Header.ID); err == nil {
+			title = acp.LatestTitle(snap.Events)
+		} else {
+			title = "(unreadable: " + err.Error() + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.Header.ID, oneLine(title, 48),
+			humanTime(e.Header.CreatedAt), humanTime(e.ModTime), orDash(e.Header.ParentSession))
+	}
+	return tw.Flush()
+}
+
+func runSessionsShow(ctx context.Context, env *Env, args []string) error {
+	fs := flag.NewFlagSet("acp-agent sessions show", flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	env.Flags.register(fs)
+	if err := fs.Parse(args); err != nil {
+		return parseError(err)
+	}
+	if fs.NArg() != 1 {
+		return usageErrorf("usage: acp-agent sessions show ID")
+	}
+	id := fs.Arg(0)
+	if err := session.ValidateID(id); err != nil {
+		return usageErrorf("%v", err)
+	}
+	st, err := openStore(env)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	snap, err := st.Inspect(ctx, id)
+	if err != nil {
+		return err
+	}
+	return WriteTranscript(env.Stdout, snap.Header, snap.Events)
+}
+
+func openStore(env *Env) (*persistence.Store, error) {
+	dir, err := env.Flags.dataDir()
+	if err != nil {
+		return nil, err
+	}
+	return persistence.Open(dir, persistence.Options{Logger: env.Logger})
+}
+
+func parseError(err error) error {
+	if errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	return &UsageError{Err: err}
+}
+
+// WriteTranscript renders a session log for people: the header, then the
+// conversation (user messages, assistant text and reasoning, tool calls
+// with their results) with turn boundaries that did not complete normally.
+func WriteTranscript(w io.Writer, h session.Header, events []session.Event) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "session %s\n", h.ID)
+	if h.Cwd != "" {
+		fmt.Fprintf(&b, "  cwd:     %s\n", h.Cwd)
+	}
+	fmt.Fprintf(&b, "  created: %s\n", humanTime(h.CreatedAt))
+	if h.ParentSession != "" {
+		fmt.Fprintf(&b, "  parent:  %s (subagent, depth %d)\n", h.ParentSession, h.DelegationDepth)
+	}
+	if t := acp.LatestTitle(events); t != "" {
+		fmt.Fprintf(&b, "  title:   %s\n", t)
+	}
+	if h.SeedLength > 0 {
+		fmt.Fprintf(&b, "  (the first %d events were inherited from the parent)\n", h.SeedLength)
+	}
+	for _, ev := range events {
+		writeEvent(&b, ev)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeEvent(b *strings.Builder, ev session.Event) {
+	switch ev.Type {
+	case session.TypeUserMessage:
+		m, err := session.DecodeData[session.Message](ev)
+		if err != nil {
+			return
+		}
+		who := "user"
+		if m.Source.Kind != "" && m.Source.Kind != session.SourceUser {
+			who = m.Source.Kind
+		}
+		fmt.Fprintf(b, "\n[%s]\n%s\n", who, indentBlocks(m.Content))
+	case session.TypeAssistantMessage:
+		d, err := session.DecodeData[session.AssistantMessageData](ev)
+		if err != nil {
+			return
+		}
+		for _, blk := range d.Message.Content {
+			switch blk.Type {
+			case session.BlockReasoning:
+				fmt.Fprintf(b, "\n[thinking]\n%s\n", indent(blk.Text))
+			case session.BlockText:
+				if blk.Text != "" {
+					fmt.Fprintf(b, "\n[assistant]\n%s\n", indent(blk.Text))
+				}
+			}
+		}
+	case session.TypeToolCall:
+		d, err := session.DecodeData[session.ToolCallData](ev)
+		if err != nil {
+			return
+		}
+		fmt.Fprintf(b, "\n[tool call %s] %s %s\n", d.CallID, d.Name, oneLine(compactJSON(d.Arguments), 200))
+	case session.TypeToolResult:
+		d, err := session.DecodeData[session.ToolResultData](ev)
+		if err != nil {
+			return
+		}
+		for _, blk := range d.Message.Content {
+			if blk.Type != session.BlockToolResult {
+				continue
+			}
+			status := "ok"
+			if blk.IsError {
+				status = "failed"
+			}
+			fmt.Fprintf(b, "[tool result %s: %s]\n%s\n", blk.ToolCallID, status, indentBlocks(blk.Content))
+		}
+	case session.TypeTurnEnd:
+		d, err := session.DecodeData[session.TurnEndData](ev)
+		if err != nil || d.Reason.Kind == session.TurnEndCompleted {
+			return
+		}
+		detail := ""
+		if d.Reason.Error != nil {
+			detail = ": " + d.Reason.Error.Message
+		} else if d.Reason.Reason != nil {
+			detail = " (" + d.Reason.Reason.Kind + ")"
+		}
+		fmt.Fprintf(b, "\n[turn %d ended %s%s]\n", d.Turn, d.Reason.Kind, detail)
+	case session.TypeDescriptor:
+		fmt.Fprintf(b, "\n[subagent descriptor] %s\n", oneLine(string(ev.Data), 200))
+	}
+}
+
+func indentBlocks(blocks []session.Block) string {
+	var parts []string
+	for _, blk := range blocks {
+		switch blk.Type {
+		case session.BlockText:
+			parts = append(parts, blk.Text)
+		case session.BlockResourceLink:
+			parts = append(parts, fmt.Sprintf("(link %s %s)", blk.Name, blk.URI))
+		case session.BlockResource:
+			parts = append(parts, fmt.Sprintf("(resource %s, %d bytes)", blk.URI, len(blk.Text)))
+		}
+	}
+	return indent(strings.Join(parts, "\n"))
+}
+
+func indent(s string) string {
+	return "  " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  ")
+}
+
+func compactJSON(s string) string {
+	var v any
+	if json.Unmarshal([]byte(s), &v) != nil {
+		return s
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func oneLine(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > max {
+		return string(r[:max-1]) + "…"
+	}
+	return s
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func humanTime(ms int64) string {
+	if ms <= 0 {
+		return "-"
+	}
+	return time.UnixMilli(ms).Format("2006-01-02 15:04:05")
+}

@@ -1,0 +1,14 @@
+// Command acp-agent is an Agent Client Protocol agent for editors. See
+// doc.go and the README.
+package main
+
+import (
+	"context"
+	"os"
+
+	"github.com/acp-agent/acp-agent/app"
+)
+
+func main() {
+	os.Exit(app.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
+}
