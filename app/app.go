@@ -185,6 +185,7 @@ func (a *App) AgentOptions(s *session.Session) agent.Options {
 	id := s.ID()
 	return agent.Options{
 		Model:     a.Model,
+		Route:     routeOf(a.Config.Model),
 		ScriptKey: "main",
 		Tools:     a.Tools,
 		System:    a.Config.System,

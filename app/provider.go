@@ -1,14 +1,8 @@
 package app
 
-// This file resolves the --model flag into a model.Model.
-//
-// LEAD: providerModel is the hook for real providers (PROVIDER/MODEL:
-// deepseek/..., openai/..., openai-compatible/...). Wire it to package
-// agent/model/openai, e.g.
-//
-//	cfg, err := openai.ConfigFromFlags(mc.Spec, mc.BaseURL, mc.APIKeyEnv)
-//	cfg.Getenv, cfg.Logger = mc.Getenv, mc.Logger
-//	return openai.New(cfg)
+// This file resolves the --model flag into a model.Model: "script:PATH"
+// selects the keyless scripted model, PROVIDER/MODEL (deepseek/...,
+// openai/..., openai-compatible/...) an OpenAI-compatible provider.
 
 import (
 	"errors"
@@ -17,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/acp-agent/acp-agent/agent/model"
+	"github.com/acp-agent/acp-agent/agent/model/openai"
 	"github.com/acp-agent/acp-agent/agent/model/scripted"
 )
 
@@ -75,8 +70,27 @@ func resolveModel(cfg Config) (model.Model, error, error) {
 	return m, nil, nil
 }
 
-// providerModel is the default ProviderFunc. LEAD: wire the OpenAI
-// provider here (see the file comment).
+// providerModel is the default ProviderFunc: an OpenAI-compatible
+// streaming provider. Missing keys and base URLs fail here, at start-up,
+// not at the first prompt.
 func providerModel(mc ModelConfig) (model.Model, error) {
-	return nil, errors.New("real model providers are not wired into this build yet; use --model script:PATH")
+	cfg, err := openai.ConfigFromFlags(mc.Spec, mc.BaseURL, mc.APIKeyEnv)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Getenv, cfg.Logger = mc.Getenv, mc.Logger
+	return openai.New(cfg)
+}
+
+// routeOf returns the route recorded on assistant messages for a
+// PROVIDER/MODEL spec (empty for scripted or unconfigured models).
+func routeOf(spec string) model.Route {
+	if strings.HasPrefix(spec, ScriptPrefix) {
+		return model.Route{}
+	}
+	r, err := openai.ParseModelFlag(strings.TrimSpace(spec))
+	if err != nil {
+		return model.Route{}
+	}
+	return r
 }
