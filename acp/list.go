@@ -140,6 +140,11 @@ func (s *Server) titleOf(ctx context.Context, r StoredSession) string {
 	if r.Title != "" {
 		return r.Title
 	}
+	if s.opts.CachedTitle != nil {
+		if t, ok := s.opts.CachedTitle(r); ok {
+			return t
+		}
+	}
 	id := r.Header.ID
 	if s.opts.Title != nil {
 		t, err := s.opts.Title(ctx, id)

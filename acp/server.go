@@ -57,6 +57,10 @@ type Options struct {
 	// Title returns a stored session's title for session/list; nil derives
 	// it from the log (the latest session/title event).
 	Title func(ctx context.Context, id string) (string, error)
+	// CachedTitle, when set, is asked first for each listed row (only for
+	// the rows of the page being answered); ok=false falls back to Title or
+	// the log.
+	CachedTitle func(r StoredSession) (title string, ok bool)
 	// Extensions maps extension method names ("_acp-agent/subagents/list")
 	// to handlers. Each "_acp-agent/X" entry is advertised as
 	// agentCapabilities._meta["acp-agent"]["X"] = true.

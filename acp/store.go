@@ -34,4 +34,6 @@ type StoredSession struct {
 	// Title, when known without reading the log (a projection cache), saves
 	// the server a log read; empty means "derive it".
 	Title string
+	// Size is the stored log's size in bytes (validates cached titles).
+	Size int64
 }

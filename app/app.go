@@ -20,9 +20,12 @@ import (
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/model"
+	"github.com/acp-agent/acp-agent/agent/projection"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/agent/tool"
 	"github.com/acp-agent/acp-agent/persistence"
+	"github.com/acp-agent/acp-agent/persistence/projcache"
+	"github.com/acp-agent/acp-agent/subagent"
 )
 
 // DefaultShutdownTimeout bounds the graceful part of a shutdown (cancelled
@@ -89,6 +92,12 @@ type App struct {
 	Model    model.Model
 	ModelErr error
 	Tools    *tool.Registry
+	// Projections folds every live session incrementally (subagent
+	// identity, timing, title); Cache checkpoints them for cold sessions;
+	// Catalog lists subagents live or from disk (see catalog.go).
+	Projections *projection.Registry
+	Cache       *projcache.Cache
+	Catalog     *subagent.Catalog
 	// Extensions are the ACP extension methods ("_acp-agent/...").
 	Extensions map[string]acp.ExtensionFunc
 	// Drainers run during shutdown, in order, after in-flight prompts were
@@ -144,6 +153,10 @@ func New(cfg Config) (*App, error) {
 	a.Sessions = session.NewStore(cfg.Sources)
 	a.detach = a.Persist.Attach(a.Sessions)
 
+	if err := wireCatalog(a); err != nil {
+		a.Close()
+		return nil, fmt.Errorf("app: wire catalog: %w", err)
+	}
 	if err := wireSubagents(a); err != nil {
 		a.Close()
 		return nil, fmt.Errorf("app: wire subagents: %w", err)
@@ -156,9 +169,12 @@ func New(cfg Config) (*App, error) {
 	}
 
 	a.Server, err = acp.New(acp.Options{
-		Version:    cfg.Version,
-		Sessions:   a.Sessions,
-		Stored:     storedSessions{a.Persist},
+		Version:  cfg.Version,
+		Sessions: a.Sessions,
+		Stored:   storedSessions{a.Persist},
+		CachedTitle: func(r acp.StoredSession) (string, bool) {
+			return a.cachedTitle(r.Header, r.Size)
+		},
 		Agents:     a.Agents,
 		NewAgent:   a.NewAgent,
 		Tools:      a.Tools.Get,
@@ -191,7 +207,13 @@ func (a *App) AgentOptions(s *session.Session) agent.Options {
 		System:    a.Config.System,
 		MaxSteps:  a.Config.MaxSteps,
 		Checkpoint: func(ctx context.Context) error {
-			return a.Persist.Checkpoint(ctx, id)
+			if err := a.Persist.Checkpoint(ctx, id); err != nil {
+				return err
+			}
+			if turnEnded(s) {
+				a.checkpointCache(ctx, s)
+			}
+			return nil
 		},
 		Logger: a.Log.With("session_id", id),
 	}

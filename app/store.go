@@ -24,7 +24,7 @@ func (s storedSessions) List(ctx context.Context) ([]acp.StoredSession, error) {
 	}
 	rows := make([]acp.StoredSession, len(entries))
 	for i, e := range entries {
-		rows[i] = acp.StoredSession{Header: e.Header, UpdatedAt: e.ModTime}
+		rows[i] = acp.StoredSession{Header: e.Header, UpdatedAt: e.ModTime, Size: e.Size}
 	}
 	return rows, nil
 }

@@ -1,0 +1,124 @@
+package app
+
+// This file wires the durable catalog: the projection registry (subagent
+// identity, timing and title units) kept live over the session store, the
+// derived projection cache, and the subagent Catalog that lists children
+// live or from disk.
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/acp-agent/acp-agent/agent/projection"
+	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/persistence"
+	"github.com/acp-agent/acp-agent/persistence/projcache"
+	"github.com/acp-agent/acp-agent/subagent"
+)
+
+// wireCatalog builds a.Projections, a.Cache and a.Catalog. The cache is
+// written whenever a session's projection state matches what is on disk:
+// after each turn's checkpoint (AgentOptions) and when a session leaves the
+// store (child disposal, session/close, shutdown).
+func wireCatalog(a *App) error {
+	a.Projections = projection.New()
+	if _, err := subagent.RegisterProjections(a.Projections); err != nil {
+		return err
+	}
+	if _, err := a.Projections.Register(projection.Title()); err != nil {
+		return err
+	}
+	cache, err := projcache.Open(a.Config.DataDir, a.Projections)
+	if err != nil {
+		return err
+	}
+	a.Cache = cache
+	// Registered before the projection registry attaches, so on removal it
+	// runs while the session's projection state still exists.
+	unobserve := a.Sessions.Observe(&session.Observer{Removed: func(s *session.Session) {
+		a.checkpointCache(context.Background(), s)
+	}})
+	detach := a.Projections.Attach(a.Sessions)
+	a.Closers = append(a.Closers, func() error { detach(); unobserve(); return nil })
+	a.Catalog = &subagent.Catalog{
+		Sessions:    a.Sessions,
+		Projections: a.Projections,
+		Persisted:   persistedReader{a.Persist},
+		Cache:       a.Cache,
+	}
+	return nil
+}
+
+// checkpointCache flushes s and records its projection values in the
+// cache. Failures only cost a later cold read, so they are logged.
+func (a *App) checkpointCache(ctx context.Context, s *session.Session) {
+	if a.Cache == nil {
+		return
+	}
+	if err := a.Persist.Flush(ctx, s.ID()); err != nil {
+		a.Log.Debug("projection cache skipped", "session_id", s.ID(), "err", err)
+		return
+	}
+	next, size, ok := a.Persist.Stored(s.ID())
+	if !ok {
+		return
+	}
+	if _, err := a.Cache.Checkpoint(ctx, s, next, size); err != nil {
+		a.Log.Warn("projection cache write failed", "session_id", s.ID(), "err", err)
+	}
+}
+
+// turnEnded reports whether s's last event closes a turn.
+func turnEnded(s *session.Session) bool {
+	last := s.EventsFrom(s.Len() - 1)
+	return len(last) == 1 && last[0].Type == session.TypeTurnEnd
+}
+
+// cachedTitle returns the title recorded in a valid cache row; ok is false
+// when there is no usable row (the caller then reads the log).
+func (a *App) cachedTitle(h session.Header, size int64) (title string, ok bool) {
+	if a.Cache == nil {
+		return "", false
+	}
+	values, err := a.Cache.Get(h, size)
+	if err != nil || values == nil {
+		return "", false
+	}
+	raw, present := values["title"]
+	if !present {
+		return "", false
+	}
+	var t *string
+	if json.Unmarshal(raw, &t) != nil {
+		return "", false
+	}
+	if t == nil {
+		return "", true
+	}
+	return *t, true
+}
+
+// persistedReader adapts persistence to the catalog's SessionReader.
+type persistedReader struct{ p *persistence.Store }
+
+var _ subagent.SessionReader = persistedReader{}
+
+func (r persistedReader) List(ctx context.Context) ([]subagent.PersistedEntry, error) {
+	entries, err := r.p.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]subagent.PersistedEntry, len(entries))
+	for i, e := range entries {
+		out[i] = subagent.PersistedEntry{Header: e.Header, Size: e.Size}
+	}
+	return out, nil
+}
+
+func (r persistedReader) Inspect(ctx context.Context, id string) (session.Header, []session.Event, error) {
+	snap, err := r.p.Inspect(ctx, id)
+	if err != nil {
+		return session.Header{}, nil, err
+	}
+	return snap.Header, snap.Events, nil
+}
