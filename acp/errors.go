@@ -116,12 +116,16 @@ func toRequestError(err error) error {
 	}
 }
 
-// classify finds the Code of err.
+// classify finds the Code of err. Domain errors that carry a stable code
+// (ErrorCode, as SubagentError does) keep it.
 func classify(err error) Code {
 	var e *Error
+	var coded interface{ ErrorCode() string }
 	switch {
 	case errors.As(err, &e):
 		return e.Code
+	case errors.As(err, &coded) && coded.ErrorCode() != "":
+		return Code(coded.ErrorCode())
 	case errors.Is(err, session.ErrInvalidID):
 		return CodeInvalidSessionID
 	case errors.Is(err, ErrNotFound):

@@ -62,6 +62,7 @@ type Command struct {
 func builtinCommands() []Command {
 	return []Command{
 		sessionsCommand(),
+		agentsCommand(),
 	}
 }
 

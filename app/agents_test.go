@@ -1,0 +1,112 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/persistence"
+	"github.com/acp-agent/acp-agent/subagent"
+)
+
+// seedCatalog writes a parent with a continuable child (which has a
+// grandchild) and a descriptor-less settled child, through the real
+// persistence store.
+func seedCatalog(t *testing.T, dir string) {
+	t.Helper()
+	p, err := persistence.Open(dir, persistence.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := session.NewStore(&session.DeterministicSources{})
+	detach := p.Attach(st)
+	create := func(h session.Header, descriptor *subagent.Descriptor) {
+		s, err := st.Create(h, session.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Append(session.TypeTurnStart, session.TurnData{Turn: 1})
+		if descriptor != nil {
+			s.Append(session.TypeDescriptor, descriptor)
+		}
+		s.Append(session.TypeTurnEnd, session.TurnEndData{Turn: 1, Reason: session.TurnEndReason{Kind: session.TurnEndCompleted}})
+		if err := st.Remove(s.ID()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	create(session.Header{ID: "parent", CreatedAt: 1, Cwd: "/w"}, nil)
+	create(session.Header{ID: "child-a", CreatedAt: 2, Cwd: "/w", ParentSession: "parent", Origin: "subagent", DelegationDepth: 1},
+		&subagent.Descriptor{Version: 2, Mode: subagent.ModeContinuable, Provider: "spawn", Label: "review the patch"})
+	create(session.Header{ID: "grandchild", CreatedAt: 3, Cwd: "/w", ParentSession: "child-a", Origin: "subagent", DelegationDepth: 2},
+		&subagent.Descriptor{Version: 2, Mode: subagent.ModeOneShot, Provider: "spawn"})
+	create(session.Header{ID: "child-b", CreatedAt: 4, Cwd: "/w", ParentSession: "parent", Origin: "subagent", DelegationDepth: 1}, nil)
+	detach()
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestAgentsCommandPrintsCatalogTree(t *testing.T) {
+	dir := t.TempDir()
+	seedCatalog(t, dir)
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"agents", "--data-dir", dir, "parent"}, "parent\n" +
+			"  └─ child-a [continuable, inactive, has children] — review the patch\n" +
+			"  └─ child-b [diagnostic: corrupt]\n"},
+		{[]string{"agents", "--data-dir", dir, "parent", "--descendants"}, "parent\n" +
+			"  └─ child-a [continuable, inactive, has children] — review the patch\n" +
+			"    └─ grandchild [one-shot, inactive]\n" +
+			"  └─ child-b [diagnostic: corrupt]\n"},
+		{[]string{"agents", "--data-dir", dir, "nobody"}, "nobody\n  (no subagents)\n"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args[3:], " "), func(t *testing.T) {
+			var out, errb bytes.Buffer
+			code := Main(context.Background(), tt.args, strings.NewReader(""), &out, &errb, func(string) string { return "" })
+			if code != ExitOK {
+				t.Fatalf("exit %d, stderr %s", code, errb.String())
+			}
+			if out.String() != tt.want {
+				t.Fatalf("output\n%s\nwant\n%s", out.String(), tt.want)
+			}
+		})
+	}
+	var out, errb bytes.Buffer
+	if code := Main(context.Background(), []string{"agents", "--data-dir", dir, "../etc"}, strings.NewReader(""), &out, &errb, func(string) string { return "" }); code != ExitUsage {
+		t.Fatalf("hostile id: exit %d, want %d", code, ExitUsage)
+	}
+}
+
+func TestSubagentsListExtension(t *testing.T) {
+	dir := t.TempDir()
+	seedCatalog(t, dir)
+	a := newTestApp(t, dir, "model:\n  main:\n    - text: hi\n")
+	defer a.Close()
+	ext := a.Extensions[SubagentsListMethod]
+	if ext == nil {
+		t.Fatal("extension not registered")
+	}
+	got, err := ext(t.Context(), json.RawMessage(`{"sessionId":"parent","scope":"descendants"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(got)
+	want := `{"entries":[` +
+		`{"kind":"child","id":"child-a","mode":"continuable","label":"review the patch","activity":"inactive","hasChildren":true,"parentId":"parent","depth":1},` +
+		`{"kind":"child","id":"grandchild","mode":"one-shot","activity":"inactive","hasChildren":false,"parentId":"child-a","depth":2},` +
+		`{"kind":"diagnostic","id":"child-b","reason":"corrupt","parentId":"parent","depth":1}]}`
+	if string(b) != want {
+		t.Fatalf("extension result\n%s\nwant\n%s", b, want)
+	}
+	for _, bad := range []string{`{"sessionId":"../x"}`, `{"sessionId":"parent","scope":"all"}`, `[]`} {
+		if _, err := ext(t.Context(), json.RawMessage(bad)); err == nil {
+			t.Errorf("params %s: want an error", bad)
+		}
+	}
+}
