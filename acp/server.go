@@ -57,6 +57,10 @@ type Options struct {
 	// Title returns a stored session's title for session/list; nil derives
 	// it from the log (the latest session/title event).
 	Title func(ctx context.Context, id string) (string, error)
+	// BeforeRelease, when set, runs before a session's agent is closed by
+	// session/close or shutdown (the subagent runtime drains the session's
+	// descendants there, child-first).
+	BeforeRelease func(ctx context.Context, a *agent.Agent) error
 	// CachedTitle, when set, is asked first for each listed row (only for
 	// the rows of the page being answered); ok=false falls back to Title or
 	// the log.
@@ -252,6 +256,11 @@ func (s *Server) Close(ctx context.Context) error {
 func (s *Server) release(ctx context.Context, b *bound) error {
 	b.cancelPrompt(errClosed, nil)
 	var errs []error
+	if b.agent != nil && b.ownAgent && s.opts.BeforeRelease != nil {
+		if err := s.opts.BeforeRelease(ctx, b.agent); err != nil {
+			errs = append(errs, fmt.Errorf("release children of session %s: %w", b.id, err))
+		}
+	}
 	if b.agent != nil && b.ownAgent {
 		if err := b.agent.Close(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("close agent of session %s: %w", b.id, err))

@@ -23,6 +23,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent/projection"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/agent/tool"
+	"github.com/acp-agent/acp-agent/driver/inprocess"
 	"github.com/acp-agent/acp-agent/persistence"
 	"github.com/acp-agent/acp-agent/persistence/projcache"
 	"github.com/acp-agent/acp-agent/subagent"
@@ -72,6 +73,10 @@ type Config struct {
 	ShutdownTimeout time.Duration
 	// PanicOnBug makes ACP handler panics crash (tests).
 	PanicOnBug bool
+	// MaxDepth bounds delegation depth; 0 means DefaultMaxDepth.
+	MaxDepth int
+	// Faults injects failures into in-process children (scenarios only).
+	Faults inprocess.Faults
 	// Wire, when set, runs after the core is built and before the ACP
 	// server is created: it may add tools, extensions and drainers.
 	Wire func(a *App) error
@@ -98,6 +103,8 @@ type App struct {
 	Projections *projection.Registry
 	Cache       *projcache.Cache
 	Catalog     *subagent.Catalog
+	// Subagents is the subagent runtime (see subagents.go).
+	Subagents *subagent.Runtime
 	// Extensions are the ACP extension methods ("_acp-agent/...").
 	Extensions map[string]acp.ExtensionFunc
 	// Drainers run during shutdown, in order, after in-flight prompts were

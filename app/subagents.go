@@ -1,23 +1,142 @@
 package app
 
-// This file is the wiring point of the subagent runtime.
-//
-// LEAD: wireSubagents runs inside New after the session store, persistence,
-// agent registry, model and tool registry exist and before the ACP server
-// is built. Wire the runtime here:
-//   - build the subagent runtime from a.Sessions, a.Persist, a.Agents,
-//     a.Model and a.AgentOptions (children derive their options from it);
-//   - add the model-facing tools to a.Tools (a.Tools.Add(t)): subagent,
-//     subagent_fork, send_message, interrupt_agent, list_agents;
-//   - register the UI catalog: a.Extensions["_acp-agent/subagents/list"] =
-//     func(ctx, params) (any, error) {...} (advertised automatically under
-//     agentCapabilities._meta["acp-agent"]["subagents/list"]);
-//   - append the runtime's shutdown drain to a.Drainers (it runs after
-//     prompts are cancelled, before top-level agents are closed) and any
-//     release to a.Closers.
+// This file wires the subagent runtime: the in-process spawn and fork
+// providers, the factory that builds child agents, the parent-side tools
+// (subagent, subagent_fork, send_message, interrupt_agent, list_agents),
+// the child-side report tool, and the runtime's drain at shutdown.
 
-// wireSubagents attaches the subagent runtime to a. Nothing yet.
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/agent/tool"
+	"github.com/acp-agent/acp-agent/driver/inprocess"
+	"github.com/acp-agent/acp-agent/persistence"
+	"github.com/acp-agent/acp-agent/subagent"
+)
+
+// DefaultMaxDepth bounds delegation: a session at this delegationDepth
+// gets no delegation tools (subagent-contract.md §2.11, tool default 3).
+const DefaultMaxDepth = 3
+
+// childSystemPrompt is appended to a child's system prompt: its scope was
+// fixed by its parent and it reports through its final message.
+const childSystemPrompt = "You are a delegated subagent working for another agent, not directly for a person. " +
+	"Your scope was fixed when you were started. When the task needs more than you can do, say so in your reply " +
+	"so the agent that started you can handle it. Your final message is your result."
+
+// wireSubagents attaches the subagent runtime to a.
 func wireSubagents(a *App) error {
-	_ = a
+	rt := subagent.New(subagent.Options{
+		Sessions: a.Sessions,
+		Agents:   a.Agents,
+		Durable:  durableStore{a.Persist},
+		Catalog:  a.Catalog,
+		Logger:   a.Log,
+		Factory:  a.childFactory,
+	})
+	a.Subagents = rt
+	var opts []inprocess.Option
+	if a.Config.Faults != (inprocess.Faults{}) {
+		opts = append(opts, inprocess.WithFaults(a.Config.Faults))
+	}
+	unregister, err := inprocess.Register(rt, opts...)
+	if err != nil {
+		return err
+	}
+	a.Closers = append(a.Closers, func() error { unregister(); return nil })
+	for _, t := range append(subagent.ParentTools(rt, 0, a.maxDepth()), subagent.NewListAgents(rt, rt)) {
+		if err := a.Tools.Add(t); err != nil {
+			return fmt.Errorf("add tool %s: %w", t.Spec().Name, err)
+		}
+	}
+	a.Drainers = append(a.Drainers, rt.Drain)
 	return nil
 }
+
+func (a *App) maxDepth() int {
+	if a.Config.MaxDepth > 0 {
+		return a.Config.MaxDepth
+	}
+	return DefaultMaxDepth
+}
+
+// childFactory builds the agent of a child session: the parent's model
+// (or the route its descriptor recorded), the child's script key (its
+// label), the report tool plus the parent tools its depth allows, filtered
+// by the delegation's tool filter.
+func (a *App) childFactory(s *session.Session, spec subagent.ChildSpec) (*agent.Agent, error) {
+	rt := a.Subagents
+	tools := append(subagent.ParentTools(rt, spec.Depth, a.maxDepth()), subagent.NewReportTool(rt), subagent.NewListAgents(rt, rt))
+	tools = filterTools(tools, spec.ToolFilter)
+	reg, err := tool.NewRegistry(tools...)
+	if err != nil {
+		return nil, err
+	}
+	system := a.Config.System + "\n\n" + childSystemPrompt
+	if spec.Persona != "" {
+		system += "\n\n" + spec.Persona
+	}
+	route := spec.Route
+	if route.Provider == "" && route.Model == "" {
+		route = routeOf(a.Config.Model)
+	}
+	opts := a.AgentOptions(s)
+	opts.Route = route
+	opts.ScriptKey = spec.Label
+	opts.Tools = reg
+	opts.System = system
+	opts.MaxTokens = spec.MaxTokens
+	opts.PreStep = append(opts.PreStep, spec.PreStep...)
+	opts.OnIdle = spec.OnIdle
+	return agent.New(s, opts), nil
+}
+
+// filterTools applies a delegation's allow/deny lists by tool name.
+func filterTools(tools []tool.Tool, f *subagent.ToolFilter) []tool.Tool {
+	if f == nil {
+		return tools
+	}
+	return slices.DeleteFunc(tools, func(t tool.Tool) bool {
+		name := t.Spec().Name
+		if f.Allow != nil && !slices.Contains(f.Allow, name) {
+			return true
+		}
+		return slices.Contains(f.Deny, name)
+	})
+}
+
+// durableStore adapts persistence to subagent.Durable.
+type durableStore struct{ p *persistence.Store }
+
+var _ subagent.Durable = durableStore{}
+
+func (d durableStore) List(ctx context.Context) ([]subagent.PersistedEntry, error) {
+	return persistedReader{d.p}.List(ctx)
+}
+
+func (d durableStore) Inspect(ctx context.Context, id string) (session.Header, []session.Event, error) {
+	return persistedReader{d.p}.Inspect(ctx, id)
+}
+
+// Load takes a child over for writing; a child held by another process
+// surfaces as subagent.ErrSessionLocked.
+func (d durableStore) Load(ctx context.Context, id string) (session.Header, []session.Event, error) {
+	snap, err := d.p.Load(ctx, id)
+	var locked *persistence.LockedError
+	if errors.As(err, &locked) {
+		return session.Header{}, nil, fmt.Errorf("%w: %w", subagent.ErrSessionLocked, err)
+	}
+	if err != nil {
+		return session.Header{}, nil, err
+	}
+	return snap.Header, snap.Events, nil
+}
+
+func (d durableStore) Release(id string) error { return d.p.Release(id) }
+
+func (d durableStore) Flush(ctx context.Context, id string) error { return d.p.Flush(ctx, id) }

@@ -1,0 +1,356 @@
+package inprocess_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/model"
+	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/agent/tool"
+	"github.com/acp-agent/acp-agent/driver/inprocess"
+	"github.com/acp-agent/acp-agent/subagent"
+	"github.com/acp-agent/acp-agent/subagent/subagenttest"
+)
+
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func text(s string) []session.Block { return []session.Block{session.Text(s)} }
+
+// replies answers by ScriptKey with a fixed reply function.
+func replies(m map[string]subagenttest.Responder) *subagenttest.FuncModel {
+	return &subagenttest.FuncModel{Fn: func(ctx context.Context, req model.Request) ([]session.Chunk, error) {
+		if fn, ok := m[req.Caller.ScriptKey]; ok {
+			return fn(ctx, req)
+		}
+		return subagenttest.Text("(unscripted)"), nil
+	}}
+}
+
+func say(s string) subagenttest.Responder {
+	return func(context.Context, model.Request) ([]session.Chunk, error) { return subagenttest.Text(s), nil }
+}
+
+func start(t *testing.T, ctx context.Context, st *subagenttest.Stack, provider string, req subagent.OneShotRequest) *subagent.Run {
+	t.Helper()
+	run, err := st.Runtime.Start(ctx, provider, req)
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	return run
+}
+
+func TestOneShotDescriptorIsAppendedInsideTheFirstTurnBeforeTheModelRequest(t *testing.T) {
+	ctx := testCtx(t)
+	var st *subagenttest.Stack
+	var atRequest []session.Event
+	var mu sync.Mutex
+	m := replies(map[string]subagenttest.Responder{"child task": func(ctx context.Context, req model.Request) ([]session.Chunk, error) {
+		s, _ := st.Sessions.Get(req.Caller.SessionID)
+		mu.Lock()
+		atRequest = s.Events()
+		mu.Unlock()
+		return subagenttest.Text("driver answer"), nil
+	}})
+	st = subagenttest.New(t, subagenttest.Config{Model: m})
+	parent := st.NewParent(t, "parent")
+	run := start(t, ctx, st, "spawn", subagent.OneShotRequest{Label: "child task", Prompt: text("child task"), Parent: parent})
+	if _, err := run.Result(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	evs := atRequest
+	mu.Unlock()
+	ts, ds := indexOf(evs, session.TypeTurnStart), indexOf(evs, session.TypeDescriptor)
+	if ts < 0 || ds < ts {
+		t.Fatalf("descriptor at %d, turn/start at %d (when the model was called)", ds, ts)
+	}
+	if string(evs[ds].Data) != `{"version":2,"mode":"one-shot","provider":"spawn","label":"child task"}` {
+		t.Errorf("descriptor = %s", evs[ds].Data)
+	}
+	all := run.LocalAgent.Session().Events()
+	if n := count(all, session.TypeDescriptor); n != 1 {
+		t.Errorf("descriptors = %d", n)
+	}
+	if first := indexOf(all, session.TypeAssistantChunk); first >= 0 && first < ds {
+		t.Error("model output precedes the descriptor")
+	}
+	_ = run.Dispose(ctx)
+}
+
+func TestOneShotRunPublishesCompletesAndDisposesIdempotently(t *testing.T) {
+	ctx := testCtx(t)
+	st := subagenttest.New(t, subagenttest.Config{Model: replies(map[string]subagenttest.Responder{"child task": say("driver answer")})})
+	parent := st.NewParent(t, "parent")
+	run := start(t, ctx, st, "spawn", subagent.OneShotRequest{Label: "child task", Prompt: text("child task"), Parent: parent})
+	if st.Live(run.ID) != run.LocalAgent || run.LocalAgent == nil {
+		t.Fatal("child not registered at return")
+	}
+	res, err := run.Result(ctx)
+	if err != nil || res.StopReason != "completed" || session.JoinText(res.Output, "") != "driver answer" {
+		t.Fatalf("result = %+v, %v", res, err)
+	}
+	h := run.LocalAgent.Session().Header()
+	if h.Origin != "subagent" || h.DelegationDepth != 1 || h.ParentSession != "parent" || h.Cwd != "/workspace" {
+		t.Errorf("header = %+v", h)
+	}
+	if run.LocalAgent.Options().Route != (model.Route{Provider: "mock", Model: "mock"}) {
+		t.Errorf("child route = %+v", run.LocalAgent.Options().Route)
+	}
+	for range 2 {
+		if err := run.Dispose(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st.Live(run.ID) != nil {
+		t.Error("child still registered after dispose")
+	}
+	if _, ok := st.Sessions.Get(run.ID); ok {
+		t.Error("child session still live after dispose")
+	}
+}
+
+func TestOneShotStopReasons(t *testing.T) {
+	reject := func(ctx context.Context, a *agent.Agent, s agent.StepInfo) (agent.Decision, error) {
+		if a.Options().ScriptKey == "refuse" {
+			return agent.Reject, nil
+		}
+		return agent.Enter, nil
+	}
+	m := replies(map[string]subagenttest.Responder{
+		"long": func(context.Context, model.Request) ([]session.Chunk, error) {
+			return subagenttest.Truncated("partial one"), nil
+		},
+		"fail": func(context.Context, model.Request) ([]session.Chunk, error) { return nil, errors.New("model down") },
+	})
+	tests := []struct {
+		label, stop, output string
+	}{
+		{"refuse", "refusal", ""},
+		{"long", "max-tokens", "partial one"},
+		{"fail", "error", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.label, func(t *testing.T) {
+			ctx := testCtx(t)
+			st := subagenttest.New(t, subagenttest.Config{Model: m, ChildPreStep: []agent.PreStepHook{reject}})
+			parent := st.NewParent(t, "parent")
+			run := start(t, ctx, st, "spawn", subagent.OneShotRequest{Label: tt.label, Prompt: text("x"), Parent: parent})
+			defer run.Dispose(ctx)
+			res, err := run.Result(ctx)
+			if err != nil || res.StopReason != tt.stop || session.JoinText(res.Output, "") != tt.output {
+				t.Errorf("result = %+v, %v", res, err)
+			}
+			if tt.label == "refuse" && count(run.LocalAgent.Session().Events(), session.TypeDescriptor) != 0 {
+				t.Error("a rejected first step still appended the descriptor")
+			}
+		})
+	}
+}
+
+func TestForkOneShotSeesTheParentsCompletedTurnsButReturnsOnlyItsOwnOutput(t *testing.T) {
+	ctx := testCtx(t)
+	var childHistory []model.Message
+	var mu sync.Mutex
+	m := replies(map[string]subagenttest.Responder{
+		"main": say("parent answer"),
+		"fork": func(ctx context.Context, req model.Request) ([]session.Chunk, error) {
+			mu.Lock()
+			childHistory = req.Messages
+			mu.Unlock()
+			return subagenttest.Text("child answer"), nil
+		},
+	})
+	st := subagenttest.New(t, subagenttest.Config{Model: m})
+	parent := st.NewParent(t, "parent")
+	if _, err := parent.Prompt(ctx, session.Message{Content: text("hello")}); err != nil {
+		t.Fatal(err)
+	}
+	seed := parent.Session().Events()
+	run := start(t, ctx, st, "fork", subagent.OneShotRequest{Label: "fork", Prompt: text("continue"), Parent: parent})
+	defer run.Dispose(ctx)
+	res, err := run.Result(ctx)
+	if err != nil || session.JoinText(res.Output, "") != "child answer" {
+		t.Fatalf("result = %+v, %v", res, err)
+	}
+	evs := run.LocalAgent.Session().Events()
+	if h := run.LocalAgent.Session().Header(); h.SeedLength != len(seed) {
+		t.Errorf("seedLength = %d, want %d", h.SeedLength, len(seed))
+	}
+	for i := range seed {
+		if evs[i].Type != seed[i].Type || string(evs[i].Data) != string(seed[i].Data) {
+			t.Fatalf("child event %d differs from the seed", i)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(childHistory) != 3 || session.JoinText(childHistory[1].Content, "") != "parent answer" {
+		t.Errorf("fork child history = %+v", childHistory)
+	}
+}
+
+func TestOneShotDepthLimits(t *testing.T) {
+	ctx := testCtx(t)
+	st := subagenttest.New(t, subagenttest.Config{Model: replies(nil)})
+	s, err := st.Sessions.Create(session.Header{ID: "deep", DelegationDepth: 1}, session.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deep := st.Register(t, s)
+	_, err = st.Runtime.Start(ctx, "spawn", subagent.OneShotRequest{Parent: deep, MaxDepth: subagent.Depth(1)})
+	var de *subagent.SubagentDepthError
+	if !errors.As(err, &de) || de.AttemptedDepth != 2 || de.MaxDepth != 1 {
+		t.Errorf("err = %v", err)
+	}
+	parent := st.NewParent(t, "parent")
+	if _, err := st.Runtime.Start(ctx, "spawn", subagent.OneShotRequest{Parent: parent, MaxDepth: subagent.Depth(0)}); !errors.As(err, &de) ||
+		err.Error() != "subagent depth 1 exceeds maxDepth 0" {
+		t.Errorf("maxDepth 0: %v", err)
+	}
+	if len(st.Sessions.List()) != 2 {
+		t.Error("a refused start created a session")
+	}
+}
+
+func TestOneShotAbortedBeforePublicationCreatesNothing(t *testing.T) {
+	st := subagenttest.New(t, subagenttest.Config{Model: replies(nil)})
+	parent := st.NewParent(t, "parent")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := st.Runtime.Start(ctx, "spawn", subagent.OneShotRequest{Parent: parent}); !errors.Is(err, inprocess.ErrAbortedBeforePublication) ||
+		!strings.Contains(err.Error(), "aborted before child publication") {
+		t.Errorf("err = %v", err)
+	}
+	if len(st.Sessions.List()) != 1 || len(st.Agents.List()) != 1 {
+		t.Error("an aborted start left a child")
+	}
+}
+
+func TestOneShotCancelledAfterPublicationEndsAbortedByParent(t *testing.T) {
+	hang := func(ctx context.Context, _ model.Request) ([]session.Chunk, error) {
+		<-ctx.Done()
+		return []session.Chunk{{Type: session.ChunkText, Text: "partial"}}, context.Cause(ctx)
+	}
+	t.Run("signal", func(t *testing.T) {
+		entered := make(chan struct{})
+		var once sync.Once
+		st := subagenttest.New(t, subagenttest.Config{Model: replies(map[string]subagenttest.Responder{"hang": func(ctx context.Context, r model.Request) ([]session.Chunk, error) {
+			once.Do(func() { close(entered) })
+			return hang(ctx, r)
+		}})})
+		parent := st.NewParent(t, "parent")
+		ctx, cancel := context.WithCancel(testCtx(t))
+		run := start(t, ctx, st, "spawn", subagent.OneShotRequest{Label: "hang", Prompt: text("x"), Parent: parent})
+		<-entered
+		cancel()
+		res, err := run.Result(testCtx(t))
+		if err != nil || res.StopReason != "aborted" || session.JoinText(res.Output, "") != "partial" {
+			t.Errorf("result = %+v, %v", res, err)
+		}
+		var reason *session.AbortReason
+		for _, ev := range run.LocalAgent.Session().Events() {
+			if ev.Type == session.TypeTurnEnd {
+				d, _ := session.DecodeData[session.TurnEndData](ev)
+				reason = d.Reason.Reason
+			}
+		}
+		if reason == nil || reason.Kind != "parent" {
+			t.Errorf("turn end cause = %+v", reason)
+		}
+		_ = run.Dispose(testCtx(t))
+	})
+	t.Run("dispose", func(t *testing.T) {
+		st := subagenttest.New(t, subagenttest.Config{Model: replies(map[string]subagenttest.Responder{"hang": hang})})
+		parent := st.NewParent(t, "parent")
+		run := start(t, testCtx(t), st, "spawn", subagent.OneShotRequest{Label: "hang", Prompt: text("x"), Parent: parent})
+		if err := run.Dispose(testCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+		if res, _ := run.Result(testCtx(t)); res.StopReason != "aborted" {
+			t.Errorf("stop = %s", res.StopReason)
+		}
+	})
+}
+
+func TestPublishedRunAndDisposeFailuresAreBothReportedByTheForegroundTool(t *testing.T) {
+	ctx := testCtx(t)
+	st := subagenttest.New(t, subagenttest.Config{Model: replies(nil), Faults: inprocess.Faults{
+		PublishedRunError: "snapshot published run failed", DisposeError: "snapshot published handle disposal failed",
+	}})
+	parent := st.NewParent(t, "parent")
+	var childID string
+	st.Runtime.OnLifecycle(func(ev subagent.LifecycleEvent) {
+		if ev.Type == subagent.EventStart {
+			childID = ev.ID
+		}
+	})
+	res := tool.Result{}
+	reg := parent.Tools()
+	res = reg.Execute(ctx, tool.Invocation{CallID: "c1", Name: "subagent", Caller: parent,
+		Arguments: []byte(`{"description":"Fail published run","prompt":"This child prompt must never run.","run_in_background":false}`)})
+	want := "Error: subagent run failed: snapshot published run failed; dispose failed: snapshot published handle disposal failed"
+	if !res.IsError || session.JoinText(res.Content, "") != want {
+		t.Errorf("result = %+v", res)
+	}
+	if childID == "" {
+		t.Fatal("the child was never published")
+	}
+	if st.Live(childID) != nil || len(st.Agents.List()) != 1 || len(st.Sessions.List()) != 1 {
+		t.Error("the failed child was not released")
+	}
+}
+
+func TestForegroundDelegationReportsProgressWithTheChildLink(t *testing.T) {
+	ctx := testCtx(t)
+	st := subagenttest.New(t, subagenttest.Config{Model: replies(map[string]subagenttest.Responder{"look": say("found it")})})
+	parent := st.NewParent(t, "parent")
+	var mu sync.Mutex
+	var got []tool.Progress
+	res := parent.Tools().Execute(ctx, tool.Invocation{CallID: "c1", Name: "subagent", Caller: parent,
+		Arguments: []byte(`{"description":"look","prompt":"find it","run_in_background":false}`),
+		Progress: func(p tool.Progress) {
+			mu.Lock()
+			got = append(got, p)
+			mu.Unlock()
+		}})
+	if res.IsError || session.JoinText(res.Content, "") != "found it" {
+		t.Fatalf("result = %+v", res)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) == 0 {
+		t.Fatal("no progress reported")
+	}
+	last := got[len(got)-1]
+	meta, _ := last.Meta[subagent.ProgressMetaKey].(map[string]any)
+	if last.Text != "found it" || meta["mode"] != "one-shot" || meta["depth"] != 1 || meta["childSessionId"] == "" {
+		t.Errorf("progress = %+v", last)
+	}
+}
+
+func indexOf(events []session.Event, typ string) int {
+	for i, ev := range events {
+		if ev.Type == typ {
+			return i
+		}
+	}
+	return -1
+}
+
+func count(events []session.Event, typ string) int {
+	n := 0
+	for _, ev := range events {
+		if ev.Type == typ {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,45 @@
+// Package subagent is the subagent runtime of acp-agent: delegation from a
+// parent agent to child agents that run in this process, each on its own
+// durable session (../shared/spec/subagent-contract.md §1.4, §2, §4).
+//
+// What it owns:
+//   - Runtime: the provider registry, one-shot starts (Start → Run), the
+//     continuation manager for continuable children (StartContinuable,
+//     Followup with cold resume, Interrupt, Report, Drain,
+//     DrainDescendants), lifecycle events (OnLifecycle) and, through the
+//     catalog, ListChildren/ListDescendants.
+//   - the durable descriptor (descriptor.go), the catalog and list_agents
+//     (catalog.go, list_agents.go), settlement notices (notice.go) and the
+//     model-facing tools: subagent, subagent_fork, send_message,
+//     interrupt_agent, report.
+//
+// Layering: subagent imports agent, agent/session, agent/model,
+// agent/tool and agent/projection. It never imports persistence or acp: it
+// declares Durable (what cold resume needs) and SessionReader (what listing
+// needs) and the composition root adapts persistence.Store to them. Child
+// agents are built by an injected AgentFactory; providers live in
+// driver/inprocess.
+//
+// Durability and residency: a continuable child is resident (an Activation:
+// a registered Agent and a live session) only while it has work or owns a
+// resident child. When it settles, the runtime sends the settlement notice to
+// its live direct parent, closes and unregisters the Agent and removes the
+// session from the live store (which flushes it and releases its
+// single-writer lock), so a settled child holds no goroutine and no log in
+// memory. A later Followup cold-resumes it: Durable.Load (lock + repair),
+// session.Store.Adopt, a new Agent from the FIRST descriptor of the child's
+// own suffix. A child locked by another process fails with SESSION_LOCKED
+// instead of being activated twice.
+//
+// Concurrency: Runtime is safe for concurrent use. Settlement is triggered
+// by the child's OnIdle callback and runs on a short-lived goroutine (the
+// callback runs on the agent's loop goroutine, which Close waits for);
+// Drain waits for every such goroutine. Lifecycle listeners run
+// synchronously on the goroutine that caused the event.
+//
+// Extensions to the contract's error catalogue: SESSION_LOCKED (the child
+// is held by another writer) and INVALID_REQUEST (malformed request, for
+// example a negative maxDepth, where the reference throws a TypeError).
+// Tool failures of a foreground child carry the tool code
+// SUBAGENT_RUN_FAILED.
+package subagent

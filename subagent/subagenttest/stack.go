@@ -1,0 +1,211 @@
+// Package subagenttest builds a complete in-memory subagent stack for
+// tests: a live session store, the agent registry, a subagent Runtime with
+// the in-process spawn and fork providers, an agent factory wiring the
+// delegation and control tools, and a func-based fake model.
+//
+// Layering: test support only; it imports subagent, driver/inprocess and
+// the agent packages, never persistence (tests that need durability pass
+// their own Durable and attach their persister through Config).
+package subagenttest
+
+import (
+	"context"
+	"iter"
+	"sync"
+	"testing"
+
+	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/model"
+	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/agent/tool"
+	"github.com/acp-agent/acp-agent/driver/inprocess"
+	"github.com/acp-agent/acp-agent/subagent"
+)
+
+// Responder answers one model request with the chunks of a reply.
+type Responder func(ctx context.Context, req model.Request) ([]session.Chunk, error)
+
+// FuncModel is a model.Model that calls Fn and records every request.
+type FuncModel struct {
+	Fn Responder
+
+	mu       sync.Mutex
+	requests []model.Request
+}
+
+// Stream implements model.Model.
+func (m *FuncModel) Stream(ctx context.Context, req model.Request) iter.Seq2[session.Chunk, error] {
+	m.mu.Lock()
+	m.requests = append(m.requests, req)
+	m.mu.Unlock()
+	return func(yield func(session.Chunk, error) bool) {
+		chunks, err := m.Fn(ctx, req)
+		for _, c := range chunks {
+			if !yield(c, nil) {
+				return
+			}
+		}
+		if err != nil {
+			yield(session.Chunk{}, err)
+		}
+	}
+}
+
+// Requests returns the requests made so far by sessions whose ScriptKey is
+// key ("" for all).
+func (m *FuncModel) Requests(key string) []model.Request {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []model.Request
+	for _, r := range m.requests {
+		if key == "" || r.Caller.ScriptKey == key {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Text returns the chunks of a plain text reply.
+func Text(s string) []session.Chunk {
+	return []session.Chunk{{Type: session.ChunkText, Text: s}, {Type: session.ChunkFinish, Finish: model.FinishStop}}
+}
+
+// Truncated returns the chunks of a reply cut off by the token limit.
+func Truncated(s string) []session.Chunk {
+	return []session.Chunk{{Type: session.ChunkText, Text: s}, {Type: session.ChunkFinish, Finish: model.FinishLength}}
+}
+
+// Call returns the chunks of a reply that calls one tool.
+func Call(id, name, args string) []session.Chunk {
+	return []session.Chunk{
+		{Type: session.ChunkToolCall, Index: 0, ID: id, Name: name, Arguments: args},
+		{Type: session.ChunkFinish, Finish: model.FinishToolCalls},
+	}
+}
+
+// Hang blocks until ctx ends, then returns its cause (a hanging model call).
+func Hang(ctx context.Context) ([]session.Chunk, error) {
+	<-ctx.Done()
+	return nil, context.Cause(ctx)
+}
+
+// Config configures a Stack.
+type Config struct {
+	Model model.Model
+	// Sources for the session store (nil: wall clock and random ids).
+	Sources session.Sources
+	// Attach, when set, is called with the new store before anything is
+	// created (persistence attaches itself as persister and observer).
+	Attach func(*session.Store)
+	// Durable is passed to the Runtime (nil: no continuable children).
+	Durable subagent.Durable
+	// Checkpoint, when set, is installed on every agent (by session id).
+	Checkpoint func(ctx context.Context, id string) error
+	// Faults are injected into the in-process providers.
+	Faults inprocess.Faults
+	// MaxDepth is the delegation depth budget of the tools (default 3).
+	MaxDepth int
+	// ChildPreStep hooks run first in every child's chain.
+	ChildPreStep []agent.PreStepHook
+}
+
+// Stack is a wired subagent stack.
+type Stack struct {
+	Sessions *session.Store
+	Agents   *agent.Registry
+	Runtime  *subagent.Runtime
+	Model    model.Model
+	cfg      Config
+}
+
+// New builds a stack. The runtime is drained and every registered agent
+// closed at test cleanup.
+func New(t testing.TB, cfg Config) *Stack {
+	t.Helper()
+	if cfg.MaxDepth == 0 {
+		cfg.MaxDepth = subagent.DefaultMaxDepth
+	}
+	st := session.NewStore(cfg.Sources)
+	if cfg.Attach != nil {
+		cfg.Attach(st)
+	}
+	s := &Stack{Sessions: st, Agents: agent.NewRegistry(), Model: cfg.Model, cfg: cfg}
+	s.Runtime = subagent.New(subagent.Options{
+		Sessions: st, Agents: s.Agents, Durable: cfg.Durable, Factory: s.Factory(),
+	})
+	if _, err := inprocess.Register(s.Runtime, inprocess.WithFaults(cfg.Faults)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// Close drains the runtime and closes every registered agent.
+func (s *Stack) Close() {
+	ctx := context.Background()
+	_ = s.Runtime.Drain(ctx)
+	for _, a := range s.Agents.List() {
+		_ = a.Close(ctx)
+		s.Agents.Unregister(a)
+	}
+}
+
+// Tools returns the tool registry of an agent at depth.
+func (s *Stack) Tools(depth int, child bool) *tool.Registry {
+	tools := subagent.ParentTools(s.Runtime, depth, s.cfg.MaxDepth)
+	if child {
+		tools = append(tools, subagent.NewReportTool(s.Runtime))
+	}
+	reg, err := tool.NewRegistry(tools...)
+	if err != nil {
+		panic(err)
+	}
+	return reg
+}
+
+func (s *Stack) checkpoint(id string) func(context.Context) error {
+	if s.cfg.Checkpoint == nil {
+		return nil
+	}
+	return func(ctx context.Context) error { return s.cfg.Checkpoint(ctx, id) }
+}
+
+// Factory returns the agent factory children are built with.
+func (s *Stack) Factory() subagent.AgentFactory {
+	return func(sess *session.Session, spec subagent.ChildSpec) (*agent.Agent, error) {
+		return agent.New(sess, agent.Options{
+			Model: s.Model, Route: spec.Route, ScriptKey: spec.Label, Tools: s.Tools(spec.Depth, true),
+			MaxTokens: spec.MaxTokens, PreStep: append(append([]agent.PreStepHook(nil), s.cfg.ChildPreStep...), spec.PreStep...),
+			Checkpoint: s.checkpoint(sess.ID()), OnIdle: spec.OnIdle,
+		}), nil
+	}
+}
+
+// NewParent creates a top-level session id and its registered agent.
+func (s *Stack) NewParent(t testing.TB, id string) *agent.Agent {
+	t.Helper()
+	sess, err := s.Sessions.Create(session.Header{ID: id, Cwd: "/workspace"}, session.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Register(t, sess)
+}
+
+// Register builds and registers the top-level agent of sess.
+func (s *Stack) Register(t testing.TB, sess *session.Session) *agent.Agent {
+	t.Helper()
+	a := agent.New(sess, agent.Options{
+		Model: s.Model, Route: model.Route{Provider: "mock", Model: "mock"}, Tools: s.Tools(sess.Header().DelegationDepth, false),
+		Checkpoint: s.checkpoint(sess.ID()),
+	})
+	if err := s.Agents.Register(a); err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// Live returns the registered agent id, or nil.
+func (s *Stack) Live(id string) *agent.Agent {
+	a, _ := s.Agents.Get(id)
+	return a
+}

@@ -1,0 +1,283 @@
+package subagent
+
+// This file defines the model-facing delegation tools: `subagent` and
+// `subagent_fork` (subagent-contract.md §4.4).
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/model"
+	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/agent/tool"
+)
+
+// Tool names.
+const (
+	SubagentToolName      = "subagent"
+	ForkToolName          = "subagent_fork"
+	SendMessageToolName   = "send_message"
+	InterruptToolName     = "interrupt_agent"
+	ReportToolName        = "report"
+	DefaultMaxDepth       = 3
+	ProgressMetaKey       = "acp-agent/subagent"
+	CodeSubagentRunFailed = "SUBAGENT_RUN_FAILED"
+)
+
+// DelegationConfig configures a delegation tool.
+type DelegationConfig struct {
+	// Provider names the provider children start through.
+	Provider string
+	// Name is the tool name (default "subagent").
+	Name string
+	// Fork says children see this conversation's completed turns (changes
+	// the descriptions only; the provider decides).
+	Fork bool
+	// Background offers run_in_background: background runs are
+	// continuable children and are the default. Without it every call
+	// runs a one-shot child in the foreground.
+	Background bool
+	// MaxDepth caps delegation depth (nil: DefaultMaxDepth).
+	MaxDepth   *int
+	Route      *model.Route
+	Persona    string
+	ToolFilter *ToolFilter
+}
+
+// Delegation is the `subagent` / `subagent_fork` tool.
+type Delegation struct {
+	rt  *Runtime
+	cfg DelegationConfig
+}
+
+var (
+	_ tool.Tool = (*Delegation)(nil)
+	_ tool.Kind = (*Delegation)(nil)
+)
+
+// NewDelegation returns a delegation tool over rt.
+func NewDelegation(rt *Runtime, cfg DelegationConfig) *Delegation {
+	if cfg.Name == "" {
+		cfg.Name = SubagentToolName
+	}
+	if cfg.MaxDepth == nil {
+		cfg.MaxDepth = Depth(DefaultMaxDepth)
+	}
+	return &Delegation{rt: rt, cfg: cfg}
+}
+
+// NewSubagentTool is the shipped `subagent` tool: provider "spawn",
+// background continuable children by default.
+func NewSubagentTool(rt *Runtime) *Delegation {
+	return NewDelegation(rt, DelegationConfig{Provider: "spawn", Name: SubagentToolName, Background: true})
+}
+
+// NewForkTool is the shipped `subagent_fork` tool: provider "fork",
+// foreground one-shot children.
+func NewForkTool(rt *Runtime) *Delegation {
+	return NewDelegation(rt, DelegationConfig{Provider: "fork", Name: ForkToolName, Fork: true})
+}
+
+const (
+	paramDescription = "A short (3-5 word) description of the delegated task, for display."
+	paramPromptFresh = "The complete, self-contained task for the subagent. It does not share this conversation's context, so include everything it needs."
+	paramPromptFork  = "The task for the subagent. It already sees this conversation's completed turns, so build on them freely and state only what is new."
+	paramBackground  = "Whether to run in the background and return a durable subagent id immediately. Defaults to true. Set false to wait for the result when your next action depends on it."
+
+	descFresh = "Hand a self-contained piece of work (research, a scoped change, an analysis) to a subagent: a separate agent " +
+		"with its own context, so the work does not fill this conversation. You get its result, not its intermediate " +
+		"steps. It cannot see this conversation, so write a complete, standalone prompt."
+	descFork = "Hand a piece of work to a subagent that starts from this conversation: it is seeded with every completed " +
+		"turn so far (not the turn in progress). Use it when the work builds on what was already said (a follow-up " +
+		"analysis, a review, a continuation) without spending this conversation's context on it. You get its result, " +
+		"not its intermediate steps."
+	descBackground = " This tool runs in the background by default: it returns a durable subagent id at once and keeps the " +
+		"child's conversation available for later turns. When the child settles, the runtime sends you a notice with its " +
+		"outcome and its final assistant message, if any; `send_message` starts another turn of the same child " +
+		"conversation. Set `run_in_background: false` only when your next action needs the result."
+	descForeground = " This call waits for the subagent and returns its result."
+)
+
+// SystemPromptSection returns the system-prompt paragraph that teaches the
+// model to delegate in the background (empty for foreground-only tools).
+func (d *Delegation) SystemPromptSection() string {
+	if !d.cfg.Background {
+		return ""
+	}
+	return fmt.Sprintf("Use %s in the background by default. Start independent delegations together in one assistant message "+
+		"and continue useful work while they run. Set `run_in_background: false` only when your next action depends on "+
+		"that subagent's result. When a background run settles, the runtime sends you a notice containing its outcome "+
+		"and any final assistant message.", d.cfg.Name)
+}
+
+// Spec returns the tool's name, description and parameter schema.
+func (d *Delegation) Spec() model.ToolSpec {
+	prompt, desc := paramPromptFresh, descFresh
+	if d.cfg.Fork {
+		prompt, desc = paramPromptFork, descFork
+	}
+	props := map[string]any{
+		"description": map[string]any{"type": "string", "description": paramDescription},
+		"prompt":      map[string]any{"type": "string", "description": prompt},
+	}
+	if d.cfg.Background {
+		props["run_in_background"] = map[string]any{"type": "boolean", "description": paramBackground}
+		desc += descBackground
+	} else {
+		desc += descForeground
+	}
+	params, _ := json.Marshal(map[string]any{"type": "object", "properties": props, "required": []string{"description", "prompt"}})
+	return model.ToolSpec{Name: d.cfg.Name, Description: desc, Parameters: params}
+}
+
+// Kind is "think": delegation is reasoning work from the editor's view.
+func (d *Delegation) Kind() string { return "think" }
+
+type delegationArgs struct {
+	Description     string `json:"description"`
+	Prompt          string `json:"prompt"`
+	RunInBackground *bool  `json:"run_in_background"`
+}
+
+// Execute starts the child: a continuable background child (the default
+// when Background is set) or a foreground one-shot child whose final text
+// output is the result.
+func (d *Delegation) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, error) {
+	caller, ok := inv.Caller.(*agent.Agent)
+	if !ok || caller == nil {
+		return tool.Result{}, errors.New("subagent tool requires a calling agent (exec.agent was undefined)")
+	}
+	var args delegationArgs
+	if err := json.Unmarshal(inv.Arguments, &args); err != nil {
+		return tool.Result{}, &tool.Error{Code: tool.CodeInvalidArgs, Message: "invalid arguments: " + err.Error()}
+	}
+	if !d.cfg.Background && args.RunInBackground != nil && *args.RunInBackground {
+		return tool.Result{}, errors.New("run_in_background is disabled for this tool instance (enableRunInBackground: false)")
+	}
+	prompt := []session.Block{session.Text(args.Prompt)}
+	if d.cfg.Background && (args.RunInBackground == nil || *args.RunInBackground) {
+		childID, _, err := d.rt.StartContinuable(ctx, ContinuableSpec{
+			Provider: d.cfg.Provider, Label: args.Description, Prompt: prompt, Parent: caller,
+			Route: d.cfg.Route, MaxDepth: d.cfg.MaxDepth, ToolFilter: d.cfg.ToolFilter, Persona: d.cfg.Persona,
+		})
+		if err != nil {
+			return tool.Result{}, err
+		}
+		if inv.Progress != nil {
+			inv.Progress(progress(fmt.Sprintf("started subagent %s", childID), childID, ModeContinuable, caller.Session().Header().DelegationDepth+1))
+		}
+		return tool.TextResult("started subagent "+childID, map[string]any{"kind": "continuable", "subagentId": childID}), nil
+	}
+	return d.foreground(ctx, inv, caller, args.Description, prompt)
+}
+
+func (d *Delegation) foreground(ctx context.Context, inv tool.Invocation, caller *agent.Agent, label string, prompt []session.Block) (tool.Result, error) {
+	var onUpdate func(*agent.Agent, agent.Update)
+	if inv.Progress != nil {
+		onUpdate = progressReporter(inv.Progress)
+	}
+	run, err := d.rt.Start(ctx, d.cfg.Provider, OneShotRequest{
+		Label: label, Prompt: prompt, Parent: caller, Route: d.cfg.Route, MaxDepth: d.cfg.MaxDepth,
+		ToolFilter: d.cfg.ToolFilter, Persona: d.cfg.Persona, OnUpdate: onUpdate,
+	})
+	if err != nil {
+		return tool.Result{}, err
+	}
+	// The run settles on its own once ctx is cancelled (the provider
+	// cancels the child), so wait without ctx; always dispose.
+	res, runErr := run.Result(context.WithoutCancel(ctx))
+	disposeErr := run.Dispose(context.WithoutCancel(ctx))
+	switch {
+	case runErr != nil && disposeErr != nil:
+		return tool.Result{}, &tool.Error{
+			Code:    CodeSubagentRunFailed,
+			Message: fmt.Sprintf("subagent run failed: %v; dispose failed: %v", runErr, disposeErr),
+			Err:     errors.Join(runErr, disposeErr),
+		}
+	case runErr != nil:
+		return tool.Result{}, &tool.Error{Code: CodeSubagentRunFailed, Message: fmt.Sprintf("subagent run failed: %v", runErr), Err: runErr}
+	case disposeErr != nil:
+		return tool.Result{}, &tool.Error{Code: CodeSubagentRunFailed, Message: fmt.Sprintf("dispose failed: %v", disposeErr), Err: disposeErr}
+	}
+	if res.StopReason == StopCompleted {
+		return tool.TextResult(session.JoinText(res.Output, ""), map[string]any{"kind": "foreground", "runId": run.ID, "output": res.Output}), nil
+	}
+	return tool.Result{}, &tool.Error{Code: CodeSubagentRunFailed, Message: ForegroundFailure(res)}
+}
+
+// ForegroundFailure renders a non-completed foreground result:
+// headline, optional diagnostic, optional partial output.
+func ForegroundFailure(res Result) string {
+	var b strings.Builder
+	switch res.StopReason {
+	case StopAborted:
+		b.WriteString("subagent run was cancelled")
+	case StopError:
+		b.WriteString("subagent run failed")
+	case StopMaxTokens:
+		b.WriteString("subagent run hit its token limit before finishing")
+	case StopRefusal:
+		b.WriteString("subagent declined the task")
+	default:
+		fmt.Fprintf(&b, "subagent run ended abnormally (%s)", res.StopReason)
+	}
+	if res.Diagnostic != "" {
+		b.WriteString("\nDiagnostic: " + res.Diagnostic)
+	}
+	if text := session.JoinText(res.Output, ""); text != "" {
+		b.WriteString("\nPartial output before the run ended:\n" + text)
+	}
+	return b.String()
+}
+
+// progress builds a tool progress report carrying the child link.
+func progress(text, childID string, mode Mode, depth int) tool.Progress {
+	return tool.Progress{Text: text, Meta: map[string]any{
+		ProgressMetaKey: map[string]any{"childSessionId": childID, "mode": string(mode), "depth": depth},
+	}}
+}
+
+// progressReporter turns a foreground child's updates into short progress
+// lines: the child's latest tool call or assistant text.
+func progressReporter(report func(tool.Progress)) func(*agent.Agent, agent.Update) {
+	return func(child *agent.Agent, u agent.Update) {
+		if u.Event == nil {
+			return
+		}
+		var line string
+		switch u.Event.Type {
+		case session.TypeTurnStart:
+			line = "working"
+		case session.TypeToolCall:
+			if d, err := session.DecodeData[session.ToolCallData](*u.Event); err == nil {
+				line = "running " + d.Name
+			}
+		case session.TypeAssistantMessage:
+			if d, err := session.DecodeData[session.AssistantMessageData](*u.Event); err == nil {
+				line = shortLine(session.JoinText(d.Message.Content, " "))
+			}
+		}
+		if line == "" {
+			return
+		}
+		report(progress(line, child.ID(), ModeOneShot, child.Session().Header().DelegationDepth))
+	}
+}
+
+// shortLine returns the first line of s, cut to 80 runes.
+func shortLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if utf8.RuneCountInString(s) > 80 {
+		r := []rune(s)
+		s = string(r[:79]) + "…"
+	}
+	return s
+}
