@@ -232,16 +232,20 @@ in-process subagents. Editors start it and speak ACP (JSON-RPC) on its
 stdin/stdout; logs go to stderr.
 
 Usage:
-  acp-agent [flags]                  serve ACP on stdin/stdout
 `)
 	names := make([]string, 0, len(cmds))
 	for n := range cmds {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	width := len("[flags]")
+	for _, n := range names {
+		width = max(width, len(cmds[n].Usage))
+	}
+	fmt.Fprintf(&b, "  acp-agent %-*s  %s\n", width, "[flags]", "serve ACP on stdin/stdout")
 	for _, n := range names {
 		c := cmds[n]
-		fmt.Fprintf(&b, "  acp-agent %-24s %s\n", c.Usage, c.Summary)
+		fmt.Fprintf(&b, "  acp-agent %-*s  %s\n", width, c.Usage, c.Summary)
 	}
 	b.WriteString("\nFlags (also accepted after a command):\n")
 	fs.VisitAll(func(f *flag.Flag) {
