@@ -7,8 +7,9 @@ import (
 	"os"
 
 	"github.com/acp-agent/acp-agent/app"
+	"github.com/acp-agent/acp-agent/scenarios"
 )
 
 func main() {
-	os.Exit(app.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
+	os.Exit(app.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv, scenarios.Command()))
 }

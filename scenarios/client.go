@@ -1,0 +1,164 @@
+package scenarios
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/sourcegraph/jsonrpc2"
+)
+
+// client is the ACP client side of one connection, written on jsonrpc2
+// (independent of the SDK the agent uses). Its handler runs on the read
+// loop: it answers synchronously and never calls the agent.
+type client struct {
+	conn *jsonrpc2.Conn
+
+	mu      sync.Mutex
+	pending map[string][]*pendingPrompt // by session id, in send order
+}
+
+type pendingPrompt struct {
+	step   Step
+	waiter jsonrpc2.Waiter
+}
+
+// stream glues the two pipe ends the client uses into one ReadWriteCloser.
+type stream struct {
+	io.Reader
+	io.Writer
+	closeFn func() error
+}
+
+func (s stream) Close() error { return s.closeFn() }
+
+// promptTracker learns when a prompt request is sent and when its response
+// arrives (the watcher: a session with an unanswered prompt is not idle).
+type promptTracker interface {
+	promptSent(sessionID string)
+	promptAnswered(sessionID string)
+}
+
+func newClient(ctx context.Context, rwc io.ReadWriteCloser, track promptTracker) *client {
+	c := &client{pending: map[string][]*pendingPrompt{}}
+	promptSession := func(req *jsonrpc2.Request) (string, bool) {
+		if req == nil || req.Method != "session/prompt" || req.Params == nil {
+			return "", false
+		}
+		var p struct {
+			SessionID string `json:"sessionId"`
+		}
+		if json.Unmarshal(*req.Params, &p) != nil {
+			return "", false
+		}
+		return p.SessionID, true
+	}
+	c.conn = jsonrpc2.NewConn(ctx, jsonrpc2.NewPlainObjectStream(rwc), jsonrpc2.HandlerWithError(c.handle),
+		jsonrpc2.OnSend(func(req *jsonrpc2.Request, _ *jsonrpc2.Response) {
+			if id, ok := promptSession(req); ok {
+				track.promptSent(id)
+			}
+		}),
+		jsonrpc2.OnRecv(func(req *jsonrpc2.Request, resp *jsonrpc2.Response) {
+			if resp == nil {
+				return
+			}
+			if id, ok := promptSession(req); ok {
+				track.promptAnswered(id)
+			}
+		}))
+	return c
+}
+
+// handle answers agent-to-client requests. Permission requests are
+// answered "cancelled" (scenarios grant nothing); file-system and terminal
+// requests are not offered by our client capabilities, so they get
+// method-not-found. Notifications need no answer: the wire recorder already
+// keeps them.
+func (c *client) handle(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Request) (any, error) {
+	if req.Notif {
+		return nil, nil
+	}
+	switch req.Method {
+	case "session/request_permission":
+		return map[string]any{"outcome": map[string]any{"outcome": "cancelled"}}, nil
+	default:
+		return nil, &jsonrpc2.Error{Code: jsonrpc2.CodeMethodNotFound, Message: "method not found: " + req.Method}
+	}
+}
+
+// call sends a request and waits for its response.
+func (c *client) call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	var out json.RawMessage
+	if err := c.conn.Call(ctx, method, params, &out); err != nil {
+		return nil, rpcError(method, err)
+	}
+	return out, nil
+}
+
+func rpcError(method string, err error) error {
+	var re *jsonrpc2.Error
+	if errors.As(err, &re) {
+		return fmt.Errorf("%s answered error %d: %s", method, re.Code, re.Message)
+	}
+	return fmt.Errorf("%s: %w", method, err)
+}
+
+// startPrompt sends session/prompt without waiting for the response.
+func (c *client) startPrompt(ctx context.Context, st Step, sessionID string) error {
+	params := map[string]any{
+		"sessionId": sessionID,
+		"prompt":    []any{map[string]any{"type": "text", "text": st.Text}},
+	}
+	w, err := c.conn.DispatchCall(ctx, "session/prompt", params)
+	if err != nil {
+		return rpcError("session/prompt", err)
+	}
+	c.mu.Lock()
+	c.pending[sessionID] = append(c.pending[sessionID], &pendingPrompt{step: st, waiter: w})
+	c.mu.Unlock()
+	return nil
+}
+
+// awaitPrompts waits for every outstanding prompt of sessionID, in send
+// order, and returns their stop reasons.
+func (c *client) awaitPrompts(ctx context.Context, sessionID string) ([]string, error) {
+	c.mu.Lock()
+	ps := c.pending[sessionID]
+	delete(c.pending, sessionID)
+	c.mu.Unlock()
+	var reasons []string
+	for _, p := range ps {
+		var res struct {
+			StopReason string `json:"stopReason"`
+		}
+		if err := p.waiter.Wait(ctx, &res); err != nil {
+			return reasons, rpcError("session/prompt", err)
+		}
+		reasons = append(reasons, res.StopReason)
+	}
+	return reasons, nil
+}
+
+// outstanding returns the session ids that still have unanswered prompts.
+func (c *client) outstanding() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var ids []string
+	for id, ps := range c.pending {
+		if len(ps) > 0 {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+func (c *client) notify(ctx context.Context, method string, params any) error {
+	if err := c.conn.Notify(ctx, method, params); err != nil {
+		return fmt.Errorf("%s: %w", method, err)
+	}
+	return nil
+}

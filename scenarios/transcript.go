@@ -1,0 +1,350 @@
+package scenarios
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/acp-agent/acp-agent/agent/session"
+)
+
+// renderTranscript writes the human-readable account of a run: the client
+// steps with their outcomes, every session's conversation turn by turn,
+// the subagent tree, and every list_agents output.
+func renderTranscript(sc *Scenario, results []stepResult, sessions []storedSession, names map[string]string) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "Scenario %s\n", sc.Name)
+	if d := strings.TrimSpace(sc.Description); d != "" {
+		writeIndented(&b, "  ", d)
+	}
+	label := func(id string) string {
+		if n, ok := names[id]; ok {
+			return fmt.Sprintf("%s (%s)", id, n)
+		}
+		return id
+	}
+
+	b.WriteString("\nClient steps\n")
+	for _, res := range results {
+		st := res.Step
+		line := fmt.Sprintf("  %2d. %s", st.Index, st.Op)
+		if res.Session != "" && st.Op != OpNewSession {
+			line += " " + label(res.Session)
+		}
+		switch st.Op {
+		case OpPrompt:
+			line += fmt.Sprintf(": %q", st.Text)
+		}
+		if res.Detail != "" {
+			line += ": " + res.Detail
+		}
+		if len(res.Stops) > 0 {
+			line += " -> stop reason " + strings.Join(res.Stops, ", ")
+		}
+		b.WriteString(line + "\n")
+		if res.Output != "" {
+			writeIndented(&b, "        ", res.Output)
+		}
+	}
+
+	byID := map[string]*storedSession{}
+	for i := range sessions {
+		byID[sessions[i].Header.ID] = &sessions[i]
+	}
+	for _, s := range sessions {
+		b.WriteString("\n")
+		writeSession(&b, s, label)
+	}
+
+	b.WriteString("\nSubagent tree\n")
+	for _, s := range sessions {
+		pad := strings.Repeat("   ", s.Depth)
+		mark := ""
+		if s.Depth > 0 {
+			mark = "└─ "
+		}
+		b.WriteString("  " + pad + mark + label(s.Header.ID) + describeNode(s) + "\n")
+	}
+
+	b.WriteString("\nlist_agents\n")
+	found := false
+	for _, s := range sessions {
+		calls := map[string]session.ToolCallData{}
+		for _, ev := range s.Events {
+			switch ev.Type {
+			case session.TypeToolCall:
+				if d, err := session.DecodeData[session.ToolCallData](ev); err == nil && d.Name == "list_agents" {
+					calls[d.CallID] = d
+				}
+			case session.TypeToolResult:
+				d, err := session.DecodeData[session.ToolResultData](ev)
+				if err != nil {
+					continue
+				}
+				call, ok := calls[d.Message.Source.CallID]
+				if !ok {
+					continue
+				}
+				found = true
+				fmt.Fprintf(&b, "  %s, turn %d, call %s, arguments %s:\n", label(s.Header.ID), call.Turn, call.CallID, call.Arguments)
+				writeIndented(&b, "    ", resultText(d.Message))
+			}
+		}
+	}
+	for _, res := range results {
+		if res.Step.Op == OpListAgentsEx {
+			found = true
+			fmt.Fprintf(&b, "  _acp-agent/subagents/list for %s, scope %s (step %d):\n", label(res.Session), res.Step.Scope, res.Step.Index)
+			writeIndented(&b, "    ", res.Output)
+		}
+	}
+	if !found {
+		b.WriteString("  (not called)\n")
+	}
+	return b.Bytes()
+}
+
+func writeIndented(b *bytes.Buffer, pad, text string) {
+	for _, l := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+		b.WriteString(strings.TrimRight(pad+l, " ") + "\n")
+	}
+}
+
+// describeNode summarises a session for the tree: its delegation identity
+// and how its last turn ended.
+func describeNode(s storedSession) string {
+	var parts []string
+	if s.Header.Origin == session.OriginSubagent {
+		if d, ok := lastDescriptor(s); ok {
+			parts = append(parts, fmt.Sprintf("%s via %s %q", d.Mode, d.Provider, d.Label))
+		} else {
+			parts = append(parts, "no descriptor")
+		}
+	}
+	turns, last := 0, ""
+	for _, ev := range s.Events {
+		if ev.Seq >= int64(s.Header.SeedLength) && ev.Type == session.TypeTurnEnd {
+			turns++
+			if d, err := session.DecodeData[session.TurnEndData](ev); err == nil {
+				last = describeEnd(d.Reason)
+			}
+		}
+	}
+	if session.OpenTurn(s.Events) {
+		last = "open turn"
+	}
+	parts = append(parts, fmt.Sprintf("%d turn(s) of its own", turns))
+	if last != "" {
+		parts = append(parts, "last: "+last)
+	}
+	return " — " + strings.Join(parts, ", ")
+}
+
+type descriptorView struct {
+	Mode     string `json:"mode"`
+	Provider string `json:"provider"`
+	Label    string `json:"label"`
+}
+
+// lastDescriptor returns the last descriptor of the session's own suffix
+// (after any inherited fork prefix).
+func lastDescriptor(s storedSession) (descriptorView, bool) {
+	var d descriptorView
+	ok := false
+	for _, ev := range s.Events {
+		if ev.Seq < int64(s.Header.SeedLength) || ev.Type != session.TypeDescriptor {
+			continue
+		}
+		if v, err := session.DecodeData[descriptorView](ev); err == nil {
+			d, ok = v, true
+		}
+	}
+	return d, ok
+}
+
+func describeEnd(r session.TurnEndReason) string {
+	s := r.Kind
+	if r.Reason != nil {
+		s += " (" + r.Reason.Kind
+		if r.Reason.Detail != "" {
+			s += ": " + r.Reason.Detail
+		}
+		s += ")"
+	}
+	if r.Error != nil {
+		s += ": " + r.Error.Message
+	}
+	return s
+}
+
+func writeSession(b *bytes.Buffer, s storedSession, label func(string) string) {
+	h := s.Header
+	fmt.Fprintf(b, "Session %s", label(h.ID))
+	if h.ParentSession != "" {
+		fmt.Fprintf(b, ", child of %s, depth %d", label(h.ParentSession), h.DelegationDepth)
+	}
+	b.WriteString("\n")
+	if h.SeedLength > 0 {
+		fmt.Fprintf(b, "  inherits %d events of its parent's completed turns\n", h.SeedLength)
+	}
+	for _, ev := range s.Events {
+		if ev.Seq < int64(h.SeedLength) {
+			continue
+		}
+		writeEvent(b, ev)
+	}
+}
+
+func writeEvent(b *bytes.Buffer, ev session.Event) {
+	const in = "    "
+	switch ev.Type {
+	case session.TypeTurnStart:
+		if d, err := session.DecodeData[session.TurnData](ev); err == nil {
+			fmt.Fprintf(b, "  turn %d\n", d.Turn)
+		}
+	case session.TypeTurnEnd:
+		if d, err := session.DecodeData[session.TurnEndData](ev); err == nil {
+			fmt.Fprintf(b, "%sturn %d ended: %s\n", in, d.Turn, describeEnd(d.Reason))
+		}
+	case session.TypeDescriptor:
+		writeIndented(b, "  ", "descriptor "+compactJSON(ev.Data))
+	case session.TypeSessionTitle:
+		if d, err := session.DecodeData[session.TitleData](ev); err == nil {
+			fmt.Fprintf(b, "%stitle: %q\n", in, d.Title)
+		}
+	case session.TypeInboxSpliced:
+		d, err := session.DecodeData[session.InboxSplicedData](ev)
+		if err != nil {
+			return
+		}
+		for _, m := range d.Inserted {
+			if m.Source.Kind == session.SourceUser {
+				continue // shown when its turn claims it
+			}
+			writeIndented(b, in, fmt.Sprintf("queued for %s (%s): %s", d.Target, sourceName(m.Source), firstLine(session.JoinText(m.Content, "\n"))))
+		}
+		if d.Outcome != "" && d.RemovedCount != nil {
+			fmt.Fprintf(b, "%s%d queued item(s) %s\n", in, *d.RemovedCount, d.Outcome)
+		}
+	case session.TypeUserMessage:
+		if m, err := session.DecodeData[session.Message](ev); err == nil {
+			writeIndented(b, in, sourceName(m.Source)+": "+session.JoinText(m.Content, "\n"))
+		}
+	case session.TypeAssistantMessage:
+		d, err := session.DecodeData[session.AssistantMessageData](ev)
+		if err != nil {
+			return
+		}
+		for _, blk := range d.Message.Content {
+			switch blk.Type {
+			case session.BlockText:
+				writeIndented(b, in, "agent: "+blk.Text)
+			case session.BlockReasoning:
+				writeIndented(b, in, "thought: "+blk.Text)
+			}
+		}
+		if d.Interrupted {
+			b.WriteString(in + "(agent message interrupted)\n")
+		}
+	case session.TypeToolCall:
+		if d, err := session.DecodeData[session.ToolCallData](ev); err == nil {
+			writeIndented(b, in, fmt.Sprintf("tool call %s %s %s", d.CallID, d.Name, d.Arguments))
+		}
+	case session.TypeToolResult:
+		if d, err := session.DecodeData[session.ToolResultData](ev); err == nil {
+			kind := "result"
+			for _, blk := range d.Message.Content {
+				if blk.IsError {
+					kind = "error result"
+				}
+			}
+			writeIndented(b, in+"  ", fmt.Sprintf("%s of %s: %s", kind, d.Message.Source.CallID, resultText(d.Message)))
+		}
+	}
+}
+
+// resultText flattens the text of a tool-result message.
+func resultText(m session.Message) string {
+	var parts []string
+	for _, blk := range m.Content {
+		if blk.Type == session.BlockToolResult {
+			parts = append(parts, session.JoinText(blk.Content, "\n"))
+		} else if blk.Type == session.BlockText {
+			parts = append(parts, blk.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+func sourceName(s session.Source) string {
+	switch s.Kind {
+	case session.SourceUser:
+		return "user"
+	case session.SourceSubagentSettled:
+		return "settlement notice from " + s.SenderSessionID
+	case session.SourceCoordinator:
+		return "message from " + s.SenderSessionID
+	case session.SourceSubagentReport:
+		return "report from " + s.SenderSessionID
+	case session.SourcePlugin:
+		return "context"
+	case "":
+		return "user"
+	}
+	return s.Kind
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i] + " …"
+	}
+	return s
+}
+
+func compactJSON(raw json.RawMessage) string {
+	if c, err := canonicalJSON(raw); err == nil {
+		return string(c)
+	}
+	return string(raw)
+}
+
+// renderExtList renders the answer of _acp-agent/subagents/list: one
+// canonical JSON object per row when the answer holds a list of rows,
+// else the whole answer.
+func renderExtList(raw json.RawMessage) string {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err == nil {
+		for _, key := range sortedKeys(obj) {
+			var rows []json.RawMessage
+			if json.Unmarshal(obj[key], &rows) == nil && rows != nil {
+				if len(rows) == 0 {
+					return key + ": (none)"
+				}
+				var lines []string
+				for _, row := range rows {
+					lines = append(lines, compactJSON(row))
+				}
+				return key + ":\n" + strings.Join(lines, "\n")
+			}
+		}
+	}
+	var rows []json.RawMessage
+	if json.Unmarshal(raw, &rows) == nil && rows != nil {
+		var lines []string
+		for _, row := range rows {
+			lines = append(lines, compactJSON(row))
+		}
+		if len(lines) == 0 {
+			return "(none)"
+		}
+		return strings.Join(lines, "\n")
+	}
+	return compactJSON(raw)
+}
+
+func sortedKeys(m map[string]json.RawMessage) []string {
+	return slices.Sorted(maps.Keys(m))
+}
