@@ -16,6 +16,7 @@ import (
 
 	"github.com/oklog/run"
 
+	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/persistence"
 )
 
@@ -139,6 +140,10 @@ func Version() string {
 	return "dev"
 }
 
+// DeterministicEnv, set to "1", makes the served agent deterministic (see
+// serve); it exists for recorded scenario runs, not for people.
+const DeterministicEnv = "ACP_AGENT_DETERMINISTIC"
+
 // Main runs the acp-agent command line with args (without the program
 // name) and returns the exit code: 0 on success, on the client closing
 // stdin and on SIGINT/SIGTERM; 2 for usage errors; 1 otherwise. extra adds
@@ -208,7 +213,7 @@ func serve(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	a, err := New(Config{
+	cfg := Config{
 		DataDir:   dir,
 		Model:     env.Flags.Model,
 		BaseURL:   env.Flags.BaseURL,
@@ -216,7 +221,15 @@ func serve(ctx context.Context, env *Env) error {
 		Version:   Version(),
 		Logger:    env.Logger,
 		Getenv:    env.Getenv,
-	})
+	}
+	if env.Getenv(DeterministicEnv) == "1" {
+		// Recorded scenario runs: ids and timestamps from per-session
+		// counters, and a fixed version, so a run through the binary
+		// records the same bytes as the in-process runner.
+		cfg.Sources = &session.DeterministicSources{Epoch: session.ScenarioEpoch, Step: 1000}
+		cfg.Version = "scenario"
+	}
+	a, err := New(cfg)
 	if err != nil {
 		return err
 	}
@@ -262,6 +275,7 @@ Environment:
   DEEPSEEK_API_KEY, OPENAI_API_KEY
                            API keys of the deepseek/ and openai/ providers
   XDG_STATE_HOME           base of the default data directory
+  ACP_AGENT_DETERMINISTIC  1: ids and timestamps from per-session counters (recorded scenario runs)
 
 Without a model the agent still starts, creates and loads sessions, and
 answers each prompt with an error explaining how to configure one.

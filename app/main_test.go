@@ -24,7 +24,7 @@ func TestHelpDocumentsEveryFlagAndEnvVar(t *testing.T) {
 	for _, want := range []string{
 		"--data-dir", "--model", "--base-url", "--api-key-env", "--log-level", "--version",
 		EnvDataDir, EnvModel, EnvBaseURL, EnvAPIKeyEnv, EnvLogLevel,
-		"DEEPSEEK_API_KEY", "OPENAI_API_KEY", "XDG_STATE_HOME",
+		"DEEPSEEK_API_KEY", "OPENAI_API_KEY", "XDG_STATE_HOME", DeterministicEnv,
 		"script:PATH", "sessions",
 	} {
 		if !strings.Contains(help, want) {

@@ -9,13 +9,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"testing"
 
 	"github.com/sebdah/goldie/v2"
 
 	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/app"
 )
 
 // processSystem runs the real acp-agent binary as the agent: the runner's
@@ -46,7 +45,7 @@ func (p *processSystem) Serve(ctx context.Context, in io.Reader, out io.Writer) 
 	}
 	cmd := exec.CommandContext(ctx, p.bin, args...)
 	cmd.Dir = p.cfg.Cwd
-	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+filepath.Dir(p.cfg.DataDir))
+	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+filepath.Dir(p.cfg.DataDir), app.DeterministicEnv+"=1")
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = in, out, &p.stderr
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("acp-agent exited: %w; stderr:\n%s", err, p.stderr.String())
@@ -57,35 +56,12 @@ func (p *processSystem) Serve(ctx context.Context, in io.Reader, out io.Writer) 
 	return nil
 }
 
-var (
-	uuidRE = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
-	timeRE = regexp.MustCompile(`"(time|createdAt)":[0-9]+|"updatedAt":"[^"]*"`)
-)
-
-// normalizeIDsAndTimes is used only to compare a wall-clock run of the
-// binary with the deterministic in-process run: every UUID becomes
-// <id-N> in first-seen order and every timestamp becomes 0.
-func normalizeIDsAndTimes(b []byte) []byte {
-	seen := map[string]int{}
-	b = uuidRE.ReplaceAllFunc(b, func(m []byte) []byte {
-		n, ok := seen[string(m)]
-		if !ok {
-			n = len(seen) + 1
-			seen[string(m)] = n
-		}
-		return []byte("<id-" + strconv.Itoa(n) + ">")
-	})
-	return timeRE.ReplaceAllFunc(b, func(m []byte) []byte {
-		return append(bytes.SplitN(m, []byte(":"), 2)[0], ":0"...)
-	})
-}
-
 // TestScenarioThroughBinary drives the built acp-agent binary over real
 // stdio with the jsonrpc2 client (every stdout line must be one JSON
 // object, stderr must carry the logs, the exit code must be 0) and checks
-// that it records the same wire transcript and session logs as the
-// in-process composition. The binary has no deterministic mode flag, so
-// the comparison maps ids and timestamps to placeholders first.
+// that it records byte for byte the same wire transcript and session logs
+// as the in-process composition: its deterministic mode
+// (ACP_AGENT_DETERMINISTIC=1) uses the same per-session sources.
 func TestScenarioThroughBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
@@ -115,11 +91,8 @@ func TestScenarioThroughBinary(t *testing.T) {
 		{"wire", viaBinary.Wire, inProcess.Wire},
 		{"sessions", viaBinary.Sessions, inProcess.Sessions},
 	} {
-		// The binary announces its build version; scenario mode says "scenario".
-		got := bytes.ReplaceAll(normalizeIDsAndTimes(c.got), []byte(`"version":"dev"`), []byte(`"version":"scenario"`))
-		want := normalizeIDsAndTimes(c.want)
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s through the binary differs from the in-process run:\n%s", c.what, goldie.Diff(goldie.ClassicDiff, string(got), string(want)))
+		if !bytes.Equal(c.got, c.want) {
+			t.Errorf("%s through the binary differs from the in-process run:\n%s", c.what, goldie.Diff(goldie.ClassicDiff, string(c.got), string(c.want)))
 		}
 	}
 }

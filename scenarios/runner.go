@@ -54,7 +54,7 @@ const stopTimeout = 30 * time.Second
 
 // Epoch is the first timestamp of every scenario session's deterministic
 // clock (2026-01-01T00:00:00Z).
-const Epoch = 1767225600000
+const Epoch = session.ScenarioEpoch
 
 // Recording is everything a run produced, with the data directory and cwd
 // replaced by $DATA and $CWD.

@@ -42,6 +42,11 @@ func (WallSources) For(string) (Clock, IDSource) { return wallClock{}, randomIDs
 // NewSessionID returns a random UUIDv4.
 func (WallSources) NewSessionID() string { return uuid.NewString() }
 
+// ScenarioEpoch is the first timestamp of recorded scenario runs
+// (2026-01-01T00:00:00Z), shared by the in-process runner and the binary's
+// deterministic mode so both record the same bytes.
+const ScenarioEpoch = 1767225600000
+
 // DeterministicSources derives every id and timestamp from per-session
 // counters: the n-th id minted by session S is a UUID-shaped hash of
 // (S, n), and the n-th clock reading of S is Epoch + n*Step milliseconds.
