@@ -94,11 +94,20 @@ func (s *Session) Append(typ string, data any, opts ...AppendOption) (Event, err
 	if err != nil {
 		return Event{}, fmt.Errorf("session %s: marshal %s payload: %w", s.header.ID, typ, err)
 	}
-	return s.AppendRaw(typ, raw, opts...)
+	return s.appendValid(typ, raw, opts...)
 }
 
-// AppendRaw appends one event whose payload is already JSON.
+// AppendRaw appends one event whose payload is already JSON; the payload is
+// checked to be valid JSON.
 func (s *Session) AppendRaw(typ string, data json.RawMessage, opts ...AppendOption) (Event, error) {
+	if !json.Valid(data) {
+		return Event{}, &FormatError{Seq: int64(s.Len()), Type: typ, Message: "has no valid JSON data"}
+	}
+	return s.appendValid(typ, data, opts...)
+}
+
+// appendValid appends an event whose payload is known to be valid JSON.
+func (s *Session) appendValid(typ string, data json.RawMessage, opts ...AppendOption) (Event, error) {
 	ev := Event{Type: typ, Data: data}
 	for _, o := range opts {
 		o(&ev)

@@ -286,3 +286,17 @@ func TestDeterministicSourcesArePerSession(t *testing.T) {
 		t.Fatalf("resume did not advance the clock: %d", got)
 	}
 }
+
+func TestAppendRawRejectsInvalidJSON(t *testing.T) {
+	st := NewStore(nil)
+	s, _ := st.Create(Header{ID: "raw"}, CreateOptions{})
+	if _, err := s.AppendRaw(TypeTurnStart, json.RawMessage(`{"turn":`)); err == nil {
+		t.Fatal("AppendRaw accepted invalid JSON")
+	}
+	if s.Len() != 0 {
+		t.Fatalf("log grew to %d after a rejected append", s.Len())
+	}
+	if _, err := s.AppendRaw(TypeTurnStart, json.RawMessage(`{"turn":1}`)); err != nil {
+		t.Fatal(err)
+	}
+}
