@@ -5,6 +5,8 @@ package persistence
 import (
 	"errors"
 	"fmt"
+
+	"github.com/acp-agent/acp-agent/agent/session"
 )
 
 // Sentinel errors. Callers match them with errors.Is; they are always
@@ -13,7 +15,8 @@ var (
 	// ErrNotFound: no stored log exists for the session id.
 	ErrNotFound = errors.New("persistence: session not found")
 	// ErrExists: creating a session whose log already exists.
-	ErrExists = errors.New("persistence: session already exists")
+	// It wraps session.ErrExists so the live store can mint another id.
+	ErrExists = fmt.Errorf("persistence: %w", session.ErrExists)
 	// ErrClosed: the Store was closed.
 	ErrClosed = errors.New("persistence: store closed")
 	// ErrNotOpen: an operation that needs the write lock on a session this

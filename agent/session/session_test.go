@@ -3,6 +3,7 @@ package session
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -298,5 +299,34 @@ func TestAppendRawRejectsInvalidJSON(t *testing.T) {
 	}
 	if _, err := s.AppendRaw(TypeTurnStart, json.RawMessage(`{"turn":1}`)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// takenPersister refuses the first n creations as already existing, like a
+// data directory written by a previous deterministic run.
+type takenPersister struct{ n int }
+
+func (p *takenPersister) Open(h Header, _ []Event, restored bool) error {
+	if !restored && p.n > 0 {
+		p.n--
+		return fmt.Errorf("create %s: %w", h.ID, ErrExists)
+	}
+	return nil
+}
+func (p *takenPersister) Release(string) error { return nil }
+
+func TestCreateMintsAnotherIDWhenTakenOnDisk(t *testing.T) {
+	st := NewStore(&DeterministicSources{})
+	st.SetPersister(&takenPersister{n: 2})
+	s, err := st.Create(Header{}, CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := HashID("session", 3); s.ID() != want {
+		t.Fatalf("id %s, want the third minted id %s", s.ID(), want)
+	}
+	st.SetPersister(&takenPersister{n: 1})
+	if _, err := st.Create(Header{ID: "explicit"}, CreateOptions{}); !errors.Is(err, ErrExists) {
+		t.Fatalf("explicit id taken on disk: %v, want ErrExists (no retry)", err)
 	}
 }

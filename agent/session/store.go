@@ -16,6 +16,14 @@ const (
 	CodeOpenTurn        = "OPEN_TURN"
 )
 
+// ErrExists is wrapped by a Persister whose durable log for a new session
+// already exists (a previous process created it).
+var ErrExists = errors.New("session already exists")
+
+// maxMintAttempts bounds the retries of Create when a minted id is taken
+// on disk (deterministic ids restart their counter in a new process).
+const maxMintAttempts = 1000
+
 // StoreError is a typed failure of the live store.
 type StoreError struct {
 	Code    string
@@ -24,8 +32,12 @@ type StoreError struct {
 
 func (e *StoreError) Error() string { return e.Message }
 
-// Is matches another *StoreError with the same code.
+// Is matches another *StoreError with the same code; an already-exists
+// error also matches ErrExists.
 func (e *StoreError) Is(target error) bool {
+	if target == ErrExists {
+		return e.Code == CodeAlreadyExists
+	}
 	var t *StoreError
 	return errors.As(target, &t) && t.Code == e.Code
 }
@@ -123,9 +135,20 @@ type CreateOptions struct {
 // Create adds a new live session with header h. A zero CreatedAt is filled
 // from the session's clock and a zero Version is kept (FormatVersion is 0).
 func (st *Store) Create(h Header, opts CreateOptions) (*Session, error) {
-	if h.ID == "" {
-		h.ID = st.sources.NewSessionID()
+	if h.ID != "" {
+		return st.create(h, opts)
 	}
+	for range maxMintAttempts {
+		h.ID = st.sources.NewSessionID()
+		s, err := st.create(h, opts)
+		if !errors.Is(err, ErrExists) {
+			return s, err
+		}
+	}
+	return nil, fmt.Errorf("session: no free session id after %d attempts: %w", maxMintAttempts, ErrExists)
+}
+
+func (st *Store) create(h Header, opts CreateOptions) (*Session, error) {
 	clock, ids := st.sources.For(h.ID)
 	if h.CreatedAt == 0 {
 		h.CreatedAt = clock.Now()
