@@ -7,8 +7,8 @@ package acp
 import "context"
 
 // FlushUpdates waits until every session/update queued so far, for every
-// session bound to this connection, is on the wire (or the connection is
-// gone). Only ctx ending is an error.
+// session bound to this connection, has been written. Only ctx ending is
+// an error.
 func (s *Server) FlushUpdates(ctx context.Context) error {
 	s.mu.Lock()
 	bs := make([]*bound, 0, len(s.sessions))

@@ -20,6 +20,8 @@ import (
 // open tool calls as failed.
 func (s *Server) Prompt(ctx context.Context, p acpsdk.PromptRequest) (resp acpsdk.PromptResponse, err error) {
 	defer s.recoverTo("session/prompt", &err)
+	ticket := s.wire.promptStarted(string(p.SessionId))
+	defer s.wire.promptDone(string(p.SessionId), ticket)
 	b, err := s.lookup(string(p.SessionId))
 	if err != nil {
 		return resp, toRequestError(err)
@@ -38,7 +40,7 @@ func (s *Server) Prompt(ctx context.Context, p acpsdk.PromptRequest) (resp acpsd
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	if err := s.admit(b, cancel); err != nil {
+	if err := s.admit(b, cancel, ticket); err != nil {
 		return resp, toRequestError(err)
 	}
 	defer s.prompts.Done()
@@ -80,8 +82,11 @@ func (s *Server) Prompt(ctx context.Context, p acpsdk.PromptRequest) (resp acpsd
 // admit registers the prompt's cancel handle, refusing a second prompt on
 // the same session and any prompt once shutdown began. Holding s.mu makes
 // admission and Shutdown's sweep mutually exclusive, so no admitted prompt
-// escapes cancellation.
-func (s *Server) admit(b *bound, cancel context.CancelCauseFunc) error {
+// escapes cancellation. A session/cancel read after this prompt but handled
+// before this point found nothing to cancel; the wire order (ticket) says
+// so, and the prompt starts cancelled. One read later finds the handle set
+// here.
+func (s *Server) admit(b *bound, cancel context.CancelCauseFunc, ticket int64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closing {
@@ -97,6 +102,9 @@ func (s *Server) admit(b *bound, cancel context.CancelCauseFunc) error {
 	}
 	b.cancel = cancel
 	s.prompts.Add(1)
+	if s.wire.cancelledEarly(b.id, ticket) {
+		cancel(errUserCancel)
+	}
 	return nil
 }
 

@@ -304,14 +304,15 @@ func (s *Server) sendTo(id string) sendFunc {
 	}
 }
 
-// flush waits until every update queued for b so far is on the wire, the
-// connection is gone, or ctx ends (only that last case is an error).
+// flush waits until every update queued for b so far has been written (or
+// failed to write), or ctx ends (an error). It does not stop early when
+// the connection is done: that only means the client closed stdin, and it
+// may still read stdout, so a prompt's final updates must still precede
+// its response. Writes to a gone reader fail fast, so this cannot hang
+// longer than the response write itself would.
 func (s *Server) flush(ctx context.Context, b *bound) error {
-	<-s.ready
 	select {
 	case <-b.em.barrier():
-		return nil
-	case <-s.conn.Done():
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()

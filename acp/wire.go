@@ -12,6 +12,8 @@ import (
 	"encoding/json"
 	"io"
 	"sync"
+
+	acpsdk "github.com/coder/acp-go-sdk"
 )
 
 // maxLine mirrors the SDK's inbound line limit: a longer line ends the
@@ -24,6 +26,7 @@ type wireCounter struct {
 	answered int64      // responses written
 	broken   bool       // counting gave up (oversized line); never wait
 	changed  chan struct{}
+	prompts  map[string]*promptOrder // by session id; see promptOrder
 }
 
 func newWireCounter() *wireCounter { return &wireCounter{changed: make(chan struct{})} }
@@ -73,7 +76,7 @@ func (cr *countingReader) Read(p []byte) (int, error) {
 		if i < 0 {
 			if !cr.skip {
 				cr.partial = append(cr.partial, data...)
-				if len(cr.partial) > maxLine {
+				if len(cr.partial) >= maxLine {
 					cr.partial, cr.skip, broken = nil, true, true
 				}
 			}
@@ -84,8 +87,24 @@ func (cr *countingReader) Read(p []byte) (int, error) {
 			if len(cr.partial) > 0 {
 				line = append(cr.partial, line...)
 			}
-			if isRequestLine(line) {
-				reqs++
+			switch {
+			case len(line) >= maxLine:
+				// The SDK's scanner fails on this line (it needs room
+				// for the newline too) and stops reading.
+				broken = true
+			default:
+				li := scanLine(line)
+				if li.request {
+					reqs++
+				}
+				// Recorded before Read returns, so before the SDK can
+				// dispatch the line.
+				switch {
+				case li.prompt:
+					cr.c.promptRead(li.sessionID)
+				case li.cancel:
+					cr.c.cancelRead(li.sessionID)
+				}
 			}
 		}
 		cr.partial, cr.skip = cr.partial[:0], false
@@ -95,17 +114,124 @@ func (cr *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// isRequestLine reports whether the SDK will answer this line: a JSON
-// object with an id and a method.
-func isRequestLine(line []byte) bool {
+// lineInfo is what the counter needs to know about one inbound line.
+type lineInfo struct {
+	request   bool   // the SDK will answer it
+	prompt    bool   // a session/prompt request the SDK hands to Prompt
+	cancel    bool   // a session/cancel notification the SDK hands to Cancel
+	sessionID string // of prompt or cancel
+}
+
+// scanLine classifies a line the way the SDK will: it decodes the line into
+// the same envelope shape the SDK does (so a line the SDK skips, say with
+// "jsonrpc": 2 or "error": 5, is not counted), a request has a non-null id
+// and a method ("id": null decodes to a nil pointer, which the SDK handles
+// as a notification and never answers), and prompt and cancel params are
+// decoded and validated as the SDK does before calling the handler.
+func scanLine(line []byte) lineInfo {
 	var m struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
+		JSONRPC string               `json:"jsonrpc"`
+		ID      *json.RawMessage     `json:"id,omitempty"`
+		Method  string               `json:"method,omitempty"`
+		Params  json.RawMessage      `json:"params,omitempty"`
+		Result  json.RawMessage      `json:"result,omitempty"`
+		Error   *acpsdk.RequestError `json:"error,omitempty"`
 	}
-	if json.Unmarshal(line, &m) != nil {
-		return false
+	if json.Unmarshal(line, &m) != nil || m.Method == "" {
+		return lineInfo{}
 	}
-	return len(m.ID) > 0 && m.Method != ""
+	li := lineInfo{request: m.ID != nil}
+	switch {
+	case li.request && m.Method == acpsdk.AgentMethodSessionPrompt:
+		var p acpsdk.PromptRequest
+		if json.Unmarshal(m.Params, &p) == nil && p.Validate() == nil {
+			li.prompt, li.sessionID = true, string(p.SessionId)
+		}
+	case !li.request && m.Method == acpsdk.AgentMethodSessionCancel:
+		var p acpsdk.CancelNotification
+		if json.Unmarshal(m.Params, &p) == nil && p.Validate() == nil {
+			li.cancel, li.sessionID = true, string(p.SessionId)
+		}
+	}
+	return li
+}
+
+// promptOrder relates the session/prompt requests and session/cancel
+// notifications of one session in the order they were read. The SDK runs
+// each request on its own goroutine but notifications on another, so a
+// cancel sent right after a prompt can be handled before that prompt's
+// handler registered anything to cancel. Prompt handlers take tickets in
+// the order they start (the read order, barring two prompts of one session
+// racing, which is an error anyway); a prompt whose ticket is at most
+// cancelUpTo was read before a cancel and starts cancelled.
+type promptOrder struct {
+	read       int64 // prompt requests read
+	started    int64 // tickets handed out
+	cancelUpTo int64 // read when the last cancel was read
+	active     int   // handlers holding a ticket
+}
+
+func (c *wireCounter) promptRead(sessionID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.prompts == nil {
+		c.prompts = make(map[string]*promptOrder)
+	}
+	o := c.prompts[sessionID]
+	if o == nil {
+		o = &promptOrder{}
+		c.prompts[sessionID] = o
+	}
+	o.read++
+}
+
+func (c *wireCounter) cancelRead(sessionID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	// No entry: no prompt of this session is between read and done, so
+	// the cancel handler sees every prompt it may cancel.
+	if o := c.prompts[sessionID]; o != nil {
+		o.cancelUpTo = o.read
+	}
+}
+
+// promptStarted hands a starting Prompt handler its ticket; the handler
+// calls promptDone when it returns.
+func (c *wireCounter) promptStarted(sessionID string) int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	o := c.prompts[sessionID]
+	if o == nil { // not read through the counter (direct calls)
+		return 0
+	}
+	o.started++
+	o.active++
+	return o.started
+}
+
+// cancelledEarly reports whether a cancel of the session was read after
+// the prompt holding ticket.
+func (c *wireCounter) cancelledEarly(sessionID string, ticket int64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	o := c.prompts[sessionID]
+	return o != nil && ticket > 0 && ticket <= o.cancelUpTo
+}
+
+func (c *wireCounter) promptDone(sessionID string, ticket int64) {
+	if ticket == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	o := c.prompts[sessionID]
+	if o == nil {
+		return
+	}
+	o.active--
+	if o.active <= 0 && o.started >= o.read {
+		delete(c.prompts, sessionID)
+	}
 }
 
 // countingWriter passes the agent's messages through (the SDK writes each

@@ -138,14 +138,27 @@ func (a *Agent) withdraw(it *item, cause session.AbortReason) {
 // Cancel ends the open turn "aborted" with cause. With keepInbox false the
 // unclaimed inbox items are dropped (recorded as canceled splices, waiting
 // Prompts get an aborted result); with keepInbox true they stay parked and
-// run, first and in order, after the next Followup or Steer. Cancel does
-// not wait for the turn to end (use WaitIdle).
+// run, first and in order, after the next Followup or Steer. With
+// keepInbox true, accepted waking work that no turn has claimed yet (the
+// agent reports running, its loop has not opened the turn) counts as the
+// current turn: that turn is opened and ends aborted, and only the items
+// behind it are parked. Cancel does not wait for the turn to end (use
+// WaitIdle).
 func (a *Agent) Cancel(cause session.AbortReason, keepInbox bool) {
 	if cause.Kind == "" {
 		cause.Kind = AbortUser
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if keepInbox && a.turn == nil && a.runnableLocked() {
+		// Accepted waking work is about to open a turn (the agent already
+		// reports running) but the loop goroutine has not claimed it yet.
+		// That turn is the current one: open it here so it ends aborted,
+		// instead of parking its message and going idle as if nothing ran.
+		// The loop goroutine (which exists: runnable work always has one)
+		// runs the open turn next.
+		a.startTurnLocked()
+	}
 	if keepInbox {
 		if len(a.nextTurn)+len(a.nextStep) > 0 {
 			a.parked = true

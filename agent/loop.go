@@ -32,7 +32,10 @@ func (a *Agent) loop(done chan struct{}) {
 	defer close(done)
 	for {
 		a.mu.Lock()
-		t := a.startTurnLocked()
+		t := a.turn // opened (and cancelled) by Cancel before this loop claimed it
+		if t == nil {
+			t = a.startTurnLocked()
+		}
 		if t == nil {
 			a.status.Store(StatusIdle)
 			a.mu.Unlock()
@@ -40,7 +43,7 @@ func (a *Agent) loop(done chan struct{}) {
 				a.opts.OnIdle(a)
 			}
 			a.mu.Lock()
-			if a.runnableLocked() {
+			if a.turn != nil || a.runnableLocked() {
 				a.setRunningLocked()
 				a.mu.Unlock()
 				continue

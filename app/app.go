@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
 	"sync"
 	"syscall"
 	"time"
@@ -266,8 +267,27 @@ func (a *App) shutdown(ctx context.Context) error {
 // returns when the client closes stdin (nil) or a signal arrives (an error
 // matching run.ErrSignal), after the graceful shutdown.
 func (a *App) Run(ctx context.Context, in io.Reader, out io.Writer) error {
+	// Register for the signals before any actor runs: run.SignalHandler
+	// would call signal.Notify on its own goroutine, so a SIGTERM arriving
+	// once the client could already talk to us might still find the
+	// default action (kill, no flush) in place.
+	sigc := make(chan os.Signal, 1)
+	signal.Notify(sigc, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigc)
+	a.Log.Info("serving acp on stdio", "data_dir", a.Config.DataDir, "model", a.Config.Model, "version", a.Config.Version)
+
 	var g run.Group
-	g.Add(run.SignalHandler(ctx, os.Interrupt, syscall.SIGTERM))
+	{
+		sctx, stop := context.WithCancel(ctx)
+		g.Add(func() error {
+			select {
+			case sig := <-sigc:
+				return &run.SignalError{Signal: sig}
+			case <-sctx.Done():
+				return sctx.Err()
+			}
+		}, func(error) { stop() })
+	}
 	{
 		sctx, stop := context.WithCancel(ctx)
 		g.Add(func() error { return a.Serve(sctx, in, out) }, func(error) { stop() })

@@ -233,7 +233,6 @@ func serve(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	env.Logger.Info("serving acp on stdio", "data_dir", dir, "model", env.Flags.Model, "version", Version())
 	err = a.Run(ctx, env.Stdin, env.Stdout)
 	return errors.Join(err, a.Close())
 }

@@ -252,3 +252,120 @@ func slicesReplace(in []string, old, new string) []string {
 	}
 	return out
 }
+
+// TestExitPersistsEveryEvent: a prompt hangs in the model when the client
+// closes stdin (or SIGTERM arrives); after the process exited, the session
+// file on disk holds the whole turn, closed by the shutdown's turn/end.
+func TestExitPersistsEveryEvent(t *testing.T) {
+	for _, how := range []string{"eof", "sigterm"} {
+		t.Run(how, func(t *testing.T) {
+			dir := t.TempDir()
+			script := filepath.Join(dir, "script.yaml")
+			if err := os.WriteFile(script, []byte("model:\n  main:\n    - text: \"first\"\n    - text: \"working\"\n      hang: true\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			data := filepath.Join(dir, "data")
+			p := startProc(t, "--data-dir", data, "--model", "script:"+script)
+			var init map[string]any
+			p.call(t, "initialize", map[string]any{"protocolVersion": 1}, &init)
+			var created struct {
+				SessionID string `json:"sessionId"`
+			}
+			p.call(t, "session/new", map[string]any{"cwd": dir, "mcpServers": []any{}}, &created)
+			prompt := map[string]any{"sessionId": created.SessionID, "prompt": []any{map[string]any{"type": "text", "text": "go"}}}
+			var res struct{ StopReason string }
+			p.call(t, "session/prompt", prompt, &res)
+			// The second prompt hangs in the model; wait for its text.
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			answered := make(chan error, 1)
+			go func() { answered <- p.conn.Call(ctx, "session/prompt", prompt, &res) }()
+			for {
+				p.mu.Lock()
+				seen := len(p.updates) > 0 && strings.Contains(string(p.updates[len(p.updates)-1]), "working")
+				p.mu.Unlock()
+				if seen {
+					break
+				}
+				select {
+				case <-ctx.Done():
+					t.Fatalf("no streamed text\nstderr:\n%s", p.stderr)
+				case <-time.After(10 * time.Millisecond):
+				}
+			}
+			switch how {
+			case "eof":
+				p.stdin.Close()
+			case "sigterm":
+				p.cmd.Process.Signal(syscall.SIGTERM)
+			}
+			if err := <-answered; err != nil {
+				t.Errorf("hanging prompt: %v", err)
+			}
+			if err := p.cmd.Wait(); err != nil {
+				t.Fatalf("exit: %v\nstderr:\n%s", err, p.stderr)
+			}
+			raw, err := os.ReadFile(filepath.Join(data, "sessions", created.SessionID+".jsonl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(strings.TrimSuffix(string(raw), "\n"), "\n")
+			var types []string
+			for _, l := range lines[1:] {
+				var ev struct {
+					Type string          `json:"type"`
+					Data json.RawMessage `json:"data"`
+				}
+				if err := json.Unmarshal([]byte(l), &ev); err != nil {
+					t.Fatalf("bad line %q: %v", l, err)
+				}
+				types = append(types, ev.Type)
+			}
+			ends := 0
+			for _, ty := range types {
+				if ty == "turn/end" {
+					ends++
+				}
+			}
+			if ends != 2 || types[len(types)-1] != "turn/end" || !strings.Contains(lines[len(lines)-1], "aborted") {
+				t.Errorf("stored log does not end with the aborted second turn:\n%s\nstderr:\n%s", raw, p.stderr)
+			}
+		})
+	}
+}
+
+// TestSIGTERMRightAfterStartIsGraceful: a SIGTERM sent as soon as the
+// process announced it is serving ends it through the graceful shutdown
+// (exit 0), never through the default action of the signal.
+func TestSIGTERMRightAfterStartIsGraceful(t *testing.T) {
+	for i := range 10 {
+		cmd := exec.Command(os.Args[0], "--data-dir", t.TempDir())
+		cmd.Env = append(os.Environ(), beMain+"=1")
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer stdin.Close()
+		stderr, err := cmd.StderrPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(stderr)
+		var logs strings.Builder
+		for sc.Scan() {
+			logs.WriteString(sc.Text() + "\n")
+			if strings.Contains(sc.Text(), "serving acp on stdio") {
+				cmd.Process.Signal(syscall.SIGTERM)
+				break
+			}
+		}
+		rest, _ := io.ReadAll(stderr)
+		logs.Write(rest)
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("attempt %d: exit after SIGTERM: %v\nstderr:\n%s", i, err, logs.String())
+		}
+	}
+}

@@ -145,15 +145,20 @@ func (p *Provider) Start(ctx context.Context, req subagent.StartRequest) (*subag
 		r.run.Settle(subagent.Result{}, errors.New(p.faults.PublishedRunError))
 		return r.run, nil
 	}
-	r.stopCancel = context.AfterFunc(ctx, func() {
-		r.cancelled.Store(true)
-		child.Cancel(session.AbortReason{Kind: agent.AbortParent}, false)
-	})
 	if _, err := child.Followup(session.Message{
 		Role: session.RoleUser, Content: req.Prompt, Source: session.Source{Kind: session.SourceUser},
 	}); err != nil {
 		r.run.Settle(subagent.Result{}, err)
+		return r.run, nil
 	}
+	// Registered only once the prompt is queued: a signal that ended
+	// during publication then fires right away and cancels the prompt
+	// (drops it, or aborts the turn that claimed it). Registered before
+	// the Followup, its Cancel could find an empty inbox and be lost.
+	r.stopCancel = context.AfterFunc(ctx, func() {
+		r.cancelled.Store(true)
+		child.Cancel(session.AbortReason{Kind: agent.AbortParent}, false)
+	})
 	return r.run, nil
 }
 

@@ -267,6 +267,32 @@ func TestOneShotCancelledAfterPublicationEndsAbortedByParent(t *testing.T) {
 		}
 		_ = run.Dispose(testCtx(t))
 	})
+	// The parent's signal ends while the child is being published, after
+	// Start's own abort check: the prompt must still be cancelled, whether
+	// or not the child's loop claimed it already (before the fix the
+	// cancellation could reach the child before its prompt was queued and
+	// be lost, leaving a foreground delegation waiting on a hung child).
+	t.Run("signal during publication", func(t *testing.T) {
+		st := subagenttest.New(t, subagenttest.Config{Model: replies(map[string]subagenttest.Responder{"hang": hang})})
+		parent := st.NewParent(t, "parent")
+		for range 50 {
+			ctx, cancel := context.WithCancel(testCtx(t))
+			unobserve := st.Sessions.Observe(&session.Observer{Created: func(s *session.Session, _ bool) {
+				if s.Header().ParentSession == "parent" {
+					cancel()
+				}
+			}})
+			run := start(t, ctx, st, "spawn", subagent.OneShotRequest{Label: "hang", Prompt: text("x"), Parent: parent})
+			unobserve()
+			res, err := run.Result(testCtx(t))
+			if err != nil || res.StopReason != "aborted" {
+				t.Fatalf("result = %+v, %v", res, err)
+			}
+			if err := run.Dispose(testCtx(t)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
 	t.Run("dispose", func(t *testing.T) {
 		st := subagenttest.New(t, subagenttest.Config{Model: replies(map[string]subagenttest.Responder{"hang": hang})})
 		parent := st.NewParent(t, "parent")
