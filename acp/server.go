@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"sync"
+	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
@@ -183,9 +184,18 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	case <-ctx.Done():
 		err = ErrServerClosed
 	}
-	s.Shutdown(context.WithoutCancel(ctx))
+	// Bounded: a peer that stopped reading stdout must not hang the exit.
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), serveShutdownTimeout)
+	defer cancel()
+	if serr := s.Shutdown(sctx); serr != nil {
+		s.log.Warn("shutdown did not complete", "err", serr)
+	}
 	return err
 }
+
+// serveShutdownTimeout bounds the graceful part of Serve's own shutdown
+// (answering requests already read).
+const serveShutdownTimeout = 10 * time.Second
 
 // Shutdown stops admitting prompts, cancels every in-flight prompt (their
 // turns end aborted and their final updates are sent) and waits until

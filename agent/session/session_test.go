@@ -330,3 +330,50 @@ func TestCreateMintsAnotherIDWhenTakenOnDisk(t *testing.T) {
 		t.Fatalf("explicit id taken on disk: %v, want ErrExists (no retry)", err)
 	}
 }
+
+// countingPersister counts opens and releases per id and is slow to open,
+// so concurrent adoptions of one id overlap.
+type countingPersister struct {
+	mu              sync.Mutex
+	opens, releases int
+}
+
+func (p *countingPersister) Open(Header, []Event, bool) error {
+	p.mu.Lock()
+	p.opens++
+	p.mu.Unlock()
+	return nil
+}
+
+func (p *countingPersister) Release(string) error {
+	p.mu.Lock()
+	p.releases++
+	p.mu.Unlock()
+	return nil
+}
+
+func TestConcurrentAdoptOfOneIDOpensItOnce(t *testing.T) {
+	for range 50 {
+		st := NewStore(nil)
+		p := &countingPersister{}
+		st.SetPersister(p)
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		wins := 0
+		for range 4 {
+			wg.Go(func() {
+				if _, err := st.Adopt(Header{ID: "same", CreatedAt: 1}, nil); err == nil {
+					mu.Lock()
+					wins++
+					mu.Unlock()
+				} else if !errors.Is(err, ErrExists) {
+					t.Errorf("losing adopt: %v, want an already-exists error", err)
+				}
+			})
+		}
+		wg.Wait()
+		if wins != 1 || p.opens != 1 || p.releases != 0 {
+			t.Fatalf("wins=%d opens=%d releases=%d, want 1 1 0", wins, p.opens, p.releases)
+		}
+	}
+}

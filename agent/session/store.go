@@ -74,6 +74,7 @@ type Store struct {
 
 	mu        sync.RWMutex
 	sessions  map[string]*Session
+	reserved  map[string]bool // ids being opened by openAndInsert
 	observers []*Observer
 }
 
@@ -199,6 +200,7 @@ func (st *Store) insert(s *Session, restored bool) error {
 	}
 	s.store = st
 	st.sessions[s.ID()] = s
+	delete(st.reserved, s.ID())
 	obs := append([]*Observer(nil), st.observers...)
 	st.mu.Unlock()
 	for _, o := range obs {
@@ -211,19 +213,35 @@ func (st *Store) insert(s *Session, restored bool) error {
 
 // openAndInsert opens the durable log first and only then publishes the
 // session, so no event can be appended before the persister buffers it.
+// The id is reserved for the whole span, so two concurrent creations or
+// adoptions of one id cannot both open it (and the loser cannot release
+// the winner's durable handle).
 func (st *Store) openAndInsert(s *Session, events []Event, restored bool) error {
-	if _, exists := st.Get(s.ID()); exists {
-		return &StoreError{CodeAlreadyExists, fmt.Sprintf("session %q already exists", s.ID())}
+	id := s.ID()
+	st.mu.Lock()
+	_, live := st.sessions[id]
+	if live || st.reserved[id] {
+		st.mu.Unlock()
+		return &StoreError{CodeAlreadyExists, fmt.Sprintf("session %q already exists", id)}
+	}
+	if st.reserved == nil {
+		st.reserved = make(map[string]bool)
+	}
+	st.reserved[id] = true
+	st.mu.Unlock()
+	unreserve := func() {
+		st.mu.Lock()
+		delete(st.reserved, id)
+		st.mu.Unlock()
 	}
 	if st.persister != nil {
 		if err := st.persister.Open(s.header, events, restored); err != nil {
+			unreserve()
 			return err
 		}
 	}
 	if err := st.insert(s, restored); err != nil {
-		if st.persister != nil {
-			_ = st.persister.Release(s.ID())
-		}
+		unreserve()
 		return err
 	}
 	return nil
