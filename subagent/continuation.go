@@ -91,6 +91,9 @@ type activation struct {
 
 	disposing bool
 	announced bool
+	// started records that the epoch's subagent/start edge was published,
+	// so a rollback must close it with a subagent/end.
+	started bool
 }
 
 type continuation struct {
@@ -408,6 +411,7 @@ func (rt *Runtime) install(ctx context.Context, act *activation, parent *agent.A
 	if err := rt.admit(parent); err != nil {
 		return err
 	}
+	act.started = true
 	rt.emit(rt.lifecycle(act, EventStart))
 	return nil
 }
@@ -420,8 +424,17 @@ func (rt *Runtime) lifecycle(act *activation, typ string) LifecycleEvent {
 }
 
 // rollback undoes a start or resume that failed before acceptance: no
-// end event, no notice.
+// notice, and a subagent/end (stop reason aborted, no output) only when
+// the epoch's start edge was published, so every published start is paired
+// (subagent-contract.md §2.3: no end for an unpublished start edge).
 func (rt *Runtime) rollback(act *activation) {
+	if act.started {
+		defer func() {
+			end := rt.lifecycle(act, EventEnd)
+			end.StopReason = StopAborted
+			rt.emit(end)
+		}()
+	}
 	c := &rt.cont
 	c.mu.Lock()
 	if c.acts[act.id] == act {
