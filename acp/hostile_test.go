@@ -67,9 +67,13 @@ func (c *rawConn) answer(id int) rawMsg {
 	}
 }
 
-func TestHostileInputGetsErrorsAndServingContinues(t *testing.T) {
+// serveRaw serves a real app (scripted with script) over pipes to a raw
+// JSON-RPC writer, initializes and opens one session. Cleanup closes the
+// client side and checks that Serve ends cleanly.
+func serveRaw(t *testing.T, script string) (*rawConn, acpsdk.NewSessionResponse, *app.App) {
+	t.Helper()
 	a, err := app.New(app.Config{DataDir: t.TempDir(), Logger: testLogger(t), NoSync: true, PanicOnBug: true,
-		ModelInstance: loadScript(t, "model:\n  main:\n    - text: ok\n")})
+		ModelInstance: loadScript(t, script)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,16 +81,15 @@ func TestHostileInputGetsErrorsAndServingContinues(t *testing.T) {
 	a2cR, a2cW := io.Pipe()
 	done := make(chan error, 1)
 	go func() { done <- a.Serve(context.Background(), c2aR, a2cW) }()
-	defer func() {
+	t.Cleanup(func() {
 		c2aW.Close()
 		if err := <-done; err != nil {
 			t.Errorf("Serve: %v", err)
 		}
 		a.Close()
 		a2cW.Close()
-	}()
+	})
 	c := &rawConn{t: t, w: c2aW, r: bufio.NewReaderSize(a2cR, 1<<20)}
-
 	if m := c.answer(c.request("initialize", `{"protocolVersion":1}`)); m.Error != nil {
 		t.Fatalf("initialize: %+v", m.Error)
 	}
@@ -95,6 +98,11 @@ func TestHostileInputGetsErrorsAndServingContinues(t *testing.T) {
 	if m.Error != nil || json.Unmarshal(m.Result, &created) != nil {
 		t.Fatalf("session/new: %s %+v", m.Result, m.Error)
 	}
+	return c, created, a
+}
+
+func TestHostileInputGetsErrorsAndServingContinues(t *testing.T) {
+	c, created, a := serveRaw(t, "model:\n  main:\n    - text: ok\n")
 	sid := string(created.SessionId)
 	big := strings.Repeat("x", 5<<20)
 

@@ -4,8 +4,6 @@ package acp_test
 // a prompt, a cancel racing its prompt, and lines the SDK never answers.
 
 import (
-	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -15,8 +13,6 @@ import (
 	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
-
-	"github.com/acp-agent/acp-agent/app"
 )
 
 // TestStdinEOFDuringPromptSendsFinalUpdatesBeforeResponse: the client
@@ -72,32 +68,7 @@ model:
 // the cancel may be handled before the prompt registered; it must still
 // cancel that prompt rather than leave it hanging in the model.
 func TestCancelRightAfterPromptIsNotLost(t *testing.T) {
-	a, err := app.New(app.Config{DataDir: t.TempDir(), Logger: testLogger(t), NoSync: true, PanicOnBug: true,
-		ModelInstance: loadScript(t, "model:\n  main:\n"+strings.Repeat("    - text: thinking\n      hang: true\n", 50))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c2aR, c2aW := io.Pipe()
-	a2cR, a2cW := io.Pipe()
-	done := make(chan error, 1)
-	go func() { done <- a.Serve(context.Background(), c2aR, a2cW) }()
-	defer func() {
-		c2aW.Close()
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-		a.Close()
-		a2cW.Close()
-	}()
-	c := &rawConn{t: t, w: c2aW, r: bufio.NewReaderSize(a2cR, 1<<20)}
-	if m := c.answer(c.request("initialize", `{"protocolVersion":1}`)); m.Error != nil {
-		t.Fatalf("initialize: %+v", m.Error)
-	}
-	m := c.answer(c.request("session/new", fmt.Sprintf(`{"cwd":%q,"mcpServers":[]}`, tempCwd(t))))
-	var created acpsdk.NewSessionResponse
-	if m.Error != nil || json.Unmarshal(m.Result, &created) != nil {
-		t.Fatalf("session/new: %s %+v", m.Result, m.Error)
-	}
+	c, created, _ := serveRaw(t, "model:\n  main:\n"+strings.Repeat("    - text: thinking\n      hang: true\n", 50))
 	for i := range 30 {
 		c.ids++
 		c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"session/prompt","params":{"sessionId":%q,"prompt":[{"type":"text","text":"go"}]}}`+"\n"+
