@@ -11,7 +11,6 @@ import (
 
 	"github.com/acp-agent/acp-agent/agent/projection"
 	"github.com/acp-agent/acp-agent/agent/session"
-	"github.com/acp-agent/acp-agent/persistence"
 	"github.com/acp-agent/acp-agent/persistence/projcache"
 	"github.com/acp-agent/acp-agent/subagent"
 )
@@ -96,29 +95,4 @@ func (a *App) cachedTitle(h session.Header, size int64) (title string, ok bool) 
 		return "", true
 	}
 	return *t, true
-}
-
-// persistedReader adapts persistence to the catalog's SessionReader.
-type persistedReader struct{ p *persistence.Store }
-
-var _ subagent.SessionReader = persistedReader{}
-
-func (r persistedReader) List(ctx context.Context) ([]subagent.PersistedEntry, error) {
-	entries, err := r.p.List(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]subagent.PersistedEntry, len(entries))
-	for i, e := range entries {
-		out[i] = subagent.PersistedEntry{Header: e.Header, Size: e.Size}
-	}
-	return out, nil
-}
-
-func (r persistedReader) Inspect(ctx context.Context, id string) (session.Header, []session.Event, error) {
-	snap, err := r.p.Inspect(ctx, id)
-	if err != nil {
-		return session.Header{}, nil, err
-	}
-	return snap.Header, snap.Events, nil
 }

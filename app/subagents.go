@@ -6,8 +6,6 @@ package app
 // the child-side report tool, and the runtime's drain at shutdown.
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -15,7 +13,6 @@ import (
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/agent/tool"
 	"github.com/acp-agent/acp-agent/driver/inprocess"
-	"github.com/acp-agent/acp-agent/persistence"
 	"github.com/acp-agent/acp-agent/subagent"
 )
 
@@ -109,34 +106,3 @@ func filterTools(tools []tool.Tool, f *subagent.ToolFilter) []tool.Tool {
 		return slices.Contains(f.Deny, name)
 	})
 }
-
-// durableStore adapts persistence to subagent.Durable.
-type durableStore struct{ p *persistence.Store }
-
-var _ subagent.Durable = durableStore{}
-
-func (d durableStore) List(ctx context.Context) ([]subagent.PersistedEntry, error) {
-	return persistedReader{d.p}.List(ctx)
-}
-
-func (d durableStore) Inspect(ctx context.Context, id string) (session.Header, []session.Event, error) {
-	return persistedReader{d.p}.Inspect(ctx, id)
-}
-
-// Load takes a child over for writing; a child held by another process
-// surfaces as subagent.ErrSessionLocked.
-func (d durableStore) Load(ctx context.Context, id string) (session.Header, []session.Event, error) {
-	snap, err := d.p.Load(ctx, id)
-	var locked *persistence.LockedError
-	if errors.As(err, &locked) {
-		return session.Header{}, nil, fmt.Errorf("%w: %w", subagent.ErrSessionLocked, err)
-	}
-	if err != nil {
-		return session.Header{}, nil, err
-	}
-	return snap.Header, snap.Events, nil
-}
-
-func (d durableStore) Release(id string) error { return d.p.Release(id) }
-
-func (d durableStore) Flush(ctx context.Context, id string) error { return d.p.Flush(ctx, id) }

@@ -13,6 +13,22 @@ import (
 	"github.com/acp-agent/acp-agent/subagent/subagenttest"
 )
 
+// startHeldChildAndGrandchild starts continuable child "child" under
+// parent and, once the child is inside its first model call (gate gc),
+// continuable grandchild "grand" under it, and waits until the grandchild
+// is inside its model call too (gate gg).
+func startHeldChildAndGrandchild(t *testing.T, ctx context.Context, st *subagenttest.Stack, parent *agent.Agent, gc, gg *gate) (child, grand string) {
+	t.Helper()
+	child, _ = startChild(t, ctx, st.Runtime, parent, "child")
+	gc.waitEntered(t, ctx)
+	grand, _, err := st.Runtime.StartContinuable(ctx, subagent.ContinuableSpec{Provider: "spawn", Label: "grand", Prompt: text("deep"), Parent: st.Live(child)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gg.waitEntered(t, ctx)
+	return child, grand
+}
+
 // startChild starts a continuable spawn child of parent labelled label
 // with prompt "task: <label>".
 func startChild(t *testing.T, ctx context.Context, rt *subagent.Runtime, parent *agent.Agent, label string) (string, string) {
@@ -504,13 +520,7 @@ func TestInterruptByADeepAncestorCancelsWithParentCause(t *testing.T) {
 	st, ps := durableStack(t, t.TempDir(), sc.model())
 	lc := record(st.Runtime)
 	parent := st.NewParent(t, "parent")
-	c, _ := startChild(t, ctx, st.Runtime, parent, "child")
-	gc.waitEntered(t, ctx)
-	g, _, err := st.Runtime.StartContinuable(ctx, subagent.ContinuableSpec{Provider: "spawn", Label: "grand", Prompt: text("deep"), Parent: st.Live(c)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gg.waitEntered(t, ctx)
+	c, g := startHeldChildAndGrandchild(t, ctx, st, parent, gc, gg)
 	if err := st.Runtime.Interrupt(g, subagent.AncestorAuthority(parent)); err != nil {
 		t.Fatal(err)
 	}
@@ -584,13 +594,7 @@ func TestManagerDrainDisposesChildFirstAndInjectsTheNotice(t *testing.T) {
 	st, ps := durableStack(t, t.TempDir(), sc.model())
 	lc := record(st.Runtime)
 	parent := st.NewParent(t, "parent")
-	c, _ := startChild(t, ctx, st.Runtime, parent, "child")
-	gc.waitEntered(t, ctx)
-	g, _, err := st.Runtime.StartContinuable(ctx, subagent.ContinuableSpec{Provider: "spawn", Label: "grand", Prompt: text("deep"), Parent: st.Live(c)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gg.waitEntered(t, ctx)
+	c, g := startHeldChildAndGrandchild(t, ctx, st, parent, gc, gg)
 
 	if err := st.Runtime.Drain(ctx); err != nil {
 		t.Fatal(err)
