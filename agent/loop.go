@@ -360,8 +360,9 @@ func (a *Agent) recordCall(t *turnState, step int, c *toolCall, run func() tool.
 				Type: session.BlockToolResult, ToolCallID: c.id, Content: content, IsError: res.IsError,
 			}},
 		},
-		Error: res.Error,
-		Raw:   res.Raw,
+		Error:   res.Error,
+		Raw:     res.Raw,
+		Display: res.Display,
 	}
 	if data.Raw != nil {
 		if _, err := json.Marshal(data.Raw); err != nil {

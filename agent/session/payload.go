@@ -210,6 +210,37 @@ type ToolResultData struct {
 	Message Message    `json:"message"`
 	Error   *ErrorInfo `json:"error,omitempty"`
 	Raw     any        `json:"raw,omitempty"`
+	// Display is how editors show the finished call (diffs, locations, an
+	// embedded terminal, _meta). It is recorded so that a replay shows what
+	// the live call showed.
+	Display *ToolDisplay `json:"display,omitempty"`
+}
+
+// ToolDisplay is the editor-facing presentation of a tool call: the ACP
+// tool-call content and locations, and _meta. Every field is optional.
+type ToolDisplay struct {
+	// Locations are the files (and lines) the call touches, for
+	// follow-along in the editor.
+	Locations []ToolLocation `json:"locations,omitempty"`
+	// Diffs are file modifications (ACP "diff" content).
+	Diffs []ToolDiff `json:"diffs,omitempty"`
+	// TerminalID embeds a client terminal (ACP "terminal" content).
+	TerminalID string `json:"terminalId,omitempty"`
+	// Meta goes under the update's _meta.
+	Meta map[string]any `json:"meta,omitempty"`
+}
+
+// ToolLocation is a file a tool call touches; Line is 1-based, 0 unknown.
+type ToolLocation struct {
+	Path string `json:"path"`
+	Line int    `json:"line,omitempty"`
+}
+
+// ToolDiff is one file modification. OldText is nil for a new file.
+type ToolDiff struct {
+	Path    string  `json:"path"`
+	OldText *string `json:"oldText,omitempty"`
+	NewText string  `json:"newText"`
 }
 
 // InboxSplicedData is the payload of agent/inbox/spliced: a mutation of the

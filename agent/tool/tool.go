@@ -22,6 +22,14 @@ type Tool interface {
 // ("read", "edit", "execute", "search", "think", "fetch", "other").
 type Kind interface{ Kind() string }
 
+// Locator is an optional interface: the files a call with these arguments
+// touches, shown by editors when the call starts (ACP locations). Paths are
+// as given by the model; the presenter resolves them. It must be cheap and
+// must not fail: bad arguments yield nil.
+type Locator interface {
+	Locations(args json.RawMessage) []session.ToolLocation
+}
+
 // Caller is the agent that called a tool. Tools that need the concrete
 // agent type-assert it (subagent tools assert *agent.Agent).
 type Caller interface{ SessionID() string }
@@ -43,6 +51,9 @@ type Progress struct {
 	// Meta is attached to the ACP update under _meta (for example
 	// "acp-agent/subagent").
 	Meta map[string]any
+	// Display, when set, replaces the call's content while it runs (for
+	// example an embedded terminal as soon as it is created).
+	Display *session.ToolDisplay
 }
 
 // Result is what a tool returns to the model.
@@ -53,6 +64,9 @@ type Result struct {
 	Raw any
 	// Error, when IsError, classifies the failure.
 	Error *session.ErrorInfo
+	// Display is recorded with the result (diffs, locations, terminal,
+	// _meta) and shown by editors live and on replay.
+	Display *session.ToolDisplay
 }
 
 // TextResult returns a successful single-text result.
