@@ -154,7 +154,7 @@ func (s *Server) loadLocked(ctx context.Context, id string) (*bound, error) {
 	}
 	if sess, ok := s.opts.Sessions.Get(id); ok {
 		if sess.Header().Origin == session.OriginSubagent {
-			return s.readOnly(id, sess.Events()), nil
+			return s.readOnly(id, sess.Header().DelegationDepth, sess.Events()), nil
 		}
 		if s.opts.Agents != nil {
 			if ag, ok := s.opts.Agents.Get(id); ok {
@@ -174,7 +174,7 @@ func (s *Server) loadLocked(ctx context.Context, id string) (*bound, error) {
 		return nil, fmt.Errorf("read session %s: %w", id, err)
 	}
 	if h.Origin == session.OriginSubagent {
-		return s.readOnly(id, events), nil
+		return s.readOnly(id, h.DelegationDepth, events), nil
 	}
 	h, events, err = s.opts.Stored.Load(ctx, id)
 	if err != nil {
@@ -209,9 +209,9 @@ func (s *Server) replayAgain(b *bound) error {
 
 // readOnly binds a child session for viewing: its transcript is replayed,
 // prompts are refused.
-func (s *Server) readOnly(id string, events []session.Event) *bound {
+func (s *Server) readOnly(id string, depth int, events []session.Event) *bound {
 	b := &bound{id: id, readOnly: true, replayLog: events}
-	b.em = newEmitter(newTranslator(s.opts.Tools), s.sendTo(id), &s.emitters, s.log.With("session_id", id))
+	b.em = newEmitter(newTranslator(s.opts.Tools).withDepth(depth), s.sendTo(id), &s.emitters, s.log.With("session_id", id))
 	b.em.push(item{replay: events})
 	b.em.resume()
 	s.mu.Lock()

@@ -349,7 +349,7 @@ func (s *Server) lookup(id string) (*bound, error) {
 // before any live update; the caller flushes.
 func (s *Server) bindAgent(sess *session.Session, ag *agent.Agent, ownAgent, ownSession, replay bool) (*bound, error) {
 	b := &bound{id: sess.ID(), sess: sess, agent: ag, ownAgent: ownAgent, ownSession: ownSession}
-	b.em = newEmitter(newTranslator(s.opts.Tools), s.sendTo(b.id), &s.emitters, s.log.With("session_id", b.id))
+	b.em = newEmitter(newTranslator(s.opts.Tools).withDepth(sess.Header().DelegationDepth), s.sendTo(b.id), &s.emitters, s.log.With("session_id", b.id))
 	b.unsub = ag.Subscribe(func(u agent.Update) { b.em.push(item{update: &u}) })
 	events := sess.Events()
 	if replay {

@@ -54,6 +54,10 @@ type translator struct {
 	// chunked records the (turn, step) pairs whose text was streamed as
 	// assistant/chunk events, so their assistant/message is not shown twice.
 	chunked map[[2]int]bool
+	// names maps open call ids to tool names; depth is the session's
+	// delegation depth (see subagent_link.go).
+	names map[string]string
+	depth int
 }
 
 func newTranslator(tools ToolLookup) *translator {
@@ -132,6 +136,7 @@ func (t *translator) event(ev session.Event, replay bool) []acpsdk.SessionUpdate
 			return nil
 		}
 		t.open = append(t.open, d.CallID)
+		t.noteCall(d.CallID, d.Name)
 		kind, title := t.describe(d.Name, json.RawMessage(d.Arguments))
 		return []acpsdk.SessionUpdate{acpsdk.StartToolCall(acpsdk.ToolCallId(d.CallID), title,
 			acpsdk.WithStartKind(kind),
@@ -157,6 +162,7 @@ func (t *translator) event(ev session.Event, replay bool) []acpsdk.SessionUpdate
 
 	case session.TypeTurnEnd:
 		clear(t.chunked)
+		clear(t.names)
 		return t.closeOpen()
 	}
 	return nil
@@ -193,6 +199,9 @@ func (t *translator) toolResult(d session.ToolResultData) []acpsdk.SessionUpdate
 		acpsdk.WithUpdateStatus(status),
 		acpsdk.WithUpdateContent(textContent(text)),
 		acpsdk.WithUpdateRawOutput(raw))
+	if m := t.resultMeta(block.ToolCallID, d); m != nil {
+		u.ToolCallUpdate.Meta = m
+	}
 	t.forget(block.ToolCallID)
 	return []acpsdk.SessionUpdate{u}
 }
@@ -200,8 +209,8 @@ func (t *translator) toolResult(d session.ToolResultData) []acpsdk.SessionUpdate
 // progress translates a transient progress report of a running tool: the
 // progress line replaces the call's content, and its Meta becomes the
 // update's _meta. Progress is not logged, so a replay does not show it;
-// tools that want a lasting link (a child session id) also put it in their
-// result's Raw value (rawOutput).
+// tools that want a lasting link (a child session id) also record it in
+// their result's display meta (see resultMeta).
 func (t *translator) progress(p agent.ToolProgress) []acpsdk.SessionUpdate {
 	if p.CallID == "" {
 		return nil

@@ -168,10 +168,13 @@ func (d *Delegation) Execute(ctx context.Context, inv tool.Invocation) (tool.Res
 		if err != nil {
 			return tool.Result{}, err
 		}
+		depth := caller.Session().Header().DelegationDepth + 1
 		if inv.Progress != nil {
-			inv.Progress(progress(fmt.Sprintf("started subagent %s", childID), childID, ModeContinuable, caller.Session().Header().DelegationDepth+1))
+			inv.Progress(progress(fmt.Sprintf("started subagent %s", childID), childID, ModeContinuable, depth))
 		}
-		return tool.TextResult("started subagent "+childID, map[string]any{"kind": "continuable", "subagentId": childID}), nil
+		res := tool.TextResult("started subagent "+childID, map[string]any{"kind": "continuable", "subagentId": childID})
+		res.Display = childDisplay(childID, ModeContinuable, depth)
+		return res, nil
 	}
 	return d.foreground(ctx, inv, caller, args.Description, prompt)
 }
@@ -192,22 +195,32 @@ func (d *Delegation) foreground(ctx context.Context, inv tool.Invocation, caller
 	// cancels the child), so wait without ctx; always dispose.
 	res, runErr := run.Result(context.WithoutCancel(ctx))
 	disposeErr := run.Dispose(context.WithoutCancel(ctx))
+	// Every outcome names the child: the link is recorded with the result,
+	// so a replay of the parent shows it too (failures included).
+	display := childDisplay(run.ID, ModeOneShot, run.Depth)
+	fail := func(err *tool.Error) (tool.Result, error) {
+		out := tool.ErrorResult(err)
+		out.Display = display
+		return out, nil
+	}
 	switch {
 	case runErr != nil && disposeErr != nil:
-		return tool.Result{}, &tool.Error{
+		return fail(&tool.Error{
 			Code:    CodeSubagentRunFailed,
 			Message: fmt.Sprintf("subagent run failed: %v; dispose failed: %v", runErr, disposeErr),
 			Err:     errors.Join(runErr, disposeErr),
-		}
+		})
 	case runErr != nil:
-		return tool.Result{}, &tool.Error{Code: CodeSubagentRunFailed, Message: fmt.Sprintf("subagent run failed: %v", runErr), Err: runErr}
+		return fail(&tool.Error{Code: CodeSubagentRunFailed, Message: fmt.Sprintf("subagent run failed: %v", runErr), Err: runErr})
 	case disposeErr != nil:
-		return tool.Result{}, &tool.Error{Code: CodeSubagentRunFailed, Message: fmt.Sprintf("dispose failed: %v", disposeErr), Err: disposeErr}
+		return fail(&tool.Error{Code: CodeSubagentRunFailed, Message: fmt.Sprintf("dispose failed: %v", disposeErr), Err: disposeErr})
 	}
 	if res.StopReason == StopCompleted {
-		return tool.TextResult(session.JoinText(res.Output, ""), map[string]any{"kind": "foreground", "runId": run.ID, "output": res.Output}), nil
+		out := tool.TextResult(session.JoinText(res.Output, ""), map[string]any{"kind": "foreground", "runId": run.ID, "output": res.Output})
+		out.Display = display
+		return out, nil
 	}
-	return tool.Result{}, &tool.Error{Code: CodeSubagentRunFailed, Message: ForegroundFailure(res)}
+	return fail(&tool.Error{Code: CodeSubagentRunFailed, Message: ForegroundFailure(res)})
 }
 
 // ForegroundFailure renders a non-completed foreground result:
@@ -237,9 +250,22 @@ func ForegroundFailure(res Result) string {
 
 // progress builds a tool progress report carrying the child link.
 func progress(text, childID string, mode Mode, depth int) tool.Progress {
-	return tool.Progress{Text: text, Meta: map[string]any{
+	return tool.Progress{Text: text, Meta: ChildLinkMeta(childID, mode, depth)}
+}
+
+// ChildLinkMeta is the _meta a delegation's tool call carries, live (on
+// progress) and durably (on its result's display), so editors can follow
+// the call to its child session: {"acp-agent/subagent": {childSessionId,
+// mode, depth}}.
+func ChildLinkMeta(childID string, mode Mode, depth int) map[string]any {
+	return map[string]any{
 		ProgressMetaKey: map[string]any{"childSessionId": childID, "mode": string(mode), "depth": depth},
-	}}
+	}
+}
+
+// childDisplay records the child link with a delegation's result.
+func childDisplay(childID string, mode Mode, depth int) *session.ToolDisplay {
+	return &session.ToolDisplay{Meta: ChildLinkMeta(childID, mode, depth)}
 }
 
 // progressReporter turns a foreground child's updates into short progress

@@ -218,8 +218,12 @@ func (r *Registry) Execute(ctx context.Context, inv Invocation) (res Result) {
 	}()
 	out, err := e.tool.Execute(ctx, inv)
 	if ctx.Err() != nil {
-		// Cancellation supersedes whatever the tool made of it.
-		return ErrorResult(&Error{Code: CodeAborted, Message: textAborted, Err: context.Cause(ctx)})
+		// Cancellation supersedes whatever the tool made of it, except its
+		// display: what it did before it stopped (a file it changed, the
+		// child it started) is still true and still shown.
+		res := ErrorResult(&Error{Code: CodeAborted, Message: textAborted, Err: context.Cause(ctx)})
+		res.Display = out.Display
+		return res
 	}
 	if err != nil {
 		return ErrorResult(err)

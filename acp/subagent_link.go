@@ -1,0 +1,66 @@
+package acp
+
+// This file derives the _meta of a finished tool call from the session log,
+// so that session/load shows the same link from a delegation to its child
+// session as the live stream did.
+
+import (
+	"github.com/acp-agent/acp-agent/agent/session"
+)
+
+// withDepth sets the delegation depth of the session whose events t
+// translates (its header's delegationDepth); children it delegates to sit
+// one level deeper.
+func (t *translator) withDepth(depth int) *translator {
+	t.depth = depth
+	return t
+}
+
+// fresh returns a new translator for the same session (a second replay of
+// a session that is already streaming).
+func (t *translator) fresh() *translator {
+	return newTranslator(t.tools).withDepth(t.depth)
+}
+
+// noteCall remembers the tool name of a started call until its result.
+func (t *translator) noteCall(callID, name string) {
+	if t.names == nil {
+		t.names = map[string]string{}
+	}
+	t.names[callID] = name
+}
+
+// resultMeta returns the _meta of the update that closes call callID with
+// result d, or nil. A tool's recorded display meta wins. Delegations logged
+// before delegation tools recorded it get their child link derived from
+// the durable result: the child id and mode from the raw output
+// ({"kind":"continuable","subagentId"} or {"kind":"foreground","runId"})
+// and the depth from this session's own (children are created one level
+// below their parent, as their headers record).
+func (t *translator) resultMeta(callID string, d session.ToolResultData) map[string]any {
+	name := t.names[callID]
+	delete(t.names, callID)
+	if d.Display != nil && len(d.Display.Meta) > 0 {
+		return d.Display.Meta
+	}
+	if name != toolSubagent && name != toolSubagentFork {
+		return nil
+	}
+	raw, ok := d.Raw.(map[string]any)
+	if !ok {
+		return nil
+	}
+	var id, mode string
+	switch raw["kind"] {
+	case "continuable":
+		id, _ = raw["subagentId"].(string)
+		mode = "continuable"
+	case "foreground":
+		id, _ = raw["runId"].(string)
+		mode = "one-shot"
+	}
+	if id == "" {
+		return nil
+	}
+	return map[string]any{MetaSubagent: map[string]any{"childSessionId": id, "mode": mode, "depth": t.depth + 1}}
+}
