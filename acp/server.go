@@ -153,8 +153,8 @@ func New(opts Options) (*Server, error) {
 }
 
 // Serve runs the ACP connection over in (client to agent) and out (agent
-// to client) until the peer closes in (it returns nil) or ctx is cancelled
-// (it returns ErrServerClosed). Before returning it calls Shutdown, so no
+// to client) until the peer closes in or a write to out fails (it returns
+// nil) or ctx is cancelled (it returns ErrServerClosed). Before returning it calls Shutdown, so no
 // prompt is still running; the caller then lets other components drain and
 // calls Close. Serve may be called once.
 //
@@ -172,7 +172,8 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 
 	// The reader holds the SDK's receive loop until the logger is set: the
 	// SDK reads its logger field unsynchronized (a data race otherwise).
-	conn := acpsdk.NewAgentSideConnection(s, &countingWriter{w: out, c: s.wire}, &countingReader{r: in, c: s.wire, gate: s.ready})
+	watched := newWatchedWriter(out)
+	conn := acpsdk.NewAgentSideConnection(s, &countingWriter{w: watched, c: s.wire}, &countingReader{r: in, c: s.wire, gate: s.ready})
 	conn.SetLogger(s.log)
 	s.conn = conn
 	close(s.ready)
@@ -181,6 +182,10 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	select {
 	case <-conn.Done():
 		s.log.Info("client closed the connection")
+	case <-watched.failed:
+		// The client stopped reading (a client that closes its connection
+		// without closing our stdin): treat it as the end of the connection.
+		s.log.Info("client stopped reading the connection", "err", watched.err)
 	case <-ctx.Done():
 		err = ErrServerClosed
 	}

@@ -274,6 +274,14 @@ func (a *App) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 	sigc := make(chan os.Signal, 1)
 	signal.Notify(sigc, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigc)
+	// A client that stops reading our stdout must not kill the process
+	// mid-shutdown: Go ends a program that writes to a broken stdout with
+	// SIGPIPE unless SIGPIPE is notified, in which case the write fails
+	// with EPIPE and the server shuts down gracefully (acp.Server.Serve).
+	// The channel is never read; a full channel drops the signal.
+	pipec := make(chan os.Signal, 1)
+	signal.Notify(pipec, syscall.SIGPIPE)
+	defer signal.Stop(pipec)
 	a.Log.Info("serving acp on stdio", "data_dir", a.Config.DataDir, "model", a.Config.Model, "version", a.Config.Version)
 
 	var g run.Group
