@@ -41,6 +41,7 @@ func TestMain(m *testing.M) {
 type proc struct {
 	cmd     *exec.Cmd
 	stdin   io.WriteCloser
+	stdout  io.ReadCloser // the client's read end of the agent's stdout
 	stderr  *bytes.Buffer
 	conn    *jsonrpc2.Conn
 	lines   chan error // the stdout checker's verdict
@@ -68,6 +69,7 @@ func startProc(t *testing.T, args ...string) *proc {
 	if err != nil {
 		t.Fatal(err)
 	}
+	p.stdout = stdout
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
