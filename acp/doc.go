@@ -27,6 +27,11 @@
 // assistant text/reasoning chunks, tool_call/tool_call_update (kind from the
 // tool's optional Kind, "think" for delegations; title from the optional
 // Titler), session_info_update for titles, user_message_chunk on replay.
+// A finished call's _meta comes from its logged result (the tool's display
+// meta; for delegations logged without one, a child link derived from the
+// raw output), so a replay shows the same links as the live stream.
+// Serve ends at stdin EOF, at the first failed write to the client (it
+// stopped reading), or when its context ends.
 // Errors: one mapping (toRequestError) turns every handler error into an
 // unwrapped *acpsdk.RequestError: -32602 for bad params, unknown or
 // malformed session ids, a prompt already in flight and unsupported
