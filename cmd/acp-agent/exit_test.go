@@ -322,10 +322,12 @@ func (p *proc) awaitUpdate(t *testing.T, ok func(update) bool) {
 // exit code (-1 when a signal ended it).
 func (p *proc) waitExit(t *testing.T, bound time.Duration) int {
 	t.Helper()
+	start := time.Now()
 	done := make(chan error, 1)
 	go func() { done <- p.cmd.Wait() }()
 	select {
 	case err := <-done:
+		t.Logf("exited %v after the client's last action", time.Since(start).Round(time.Millisecond))
 		var ee *exec.ExitError
 		if err != nil && !errors.As(err, &ee) {
 			t.Fatal(err)
