@@ -154,9 +154,9 @@ func New(opts Options) (*Server, error) {
 
 // Serve runs the ACP connection over in (client to agent) and out (agent
 // to client) until the peer closes in or a write to out fails (it returns
-// nil) or ctx is cancelled (it returns ErrServerClosed). Before returning it calls Shutdown, so no
-// prompt is still running; the caller then lets other components drain and
-// calls Close. Serve may be called once.
+// nil) or ctx is cancelled (it returns ErrServerClosed). Before returning
+// it calls Shutdown, so no prompt is still running; the caller then lets
+// other components drain and calls Close. Serve may be called once.
 //
 // A blocked read on in cannot be interrupted; when ctx ends first, the
 // SDK's reader goroutine stays blocked until in is closed or the process

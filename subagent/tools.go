@@ -250,14 +250,14 @@ func ForegroundFailure(res Result) string {
 
 // progress builds a tool progress report carrying the child link.
 func progress(text, childID string, mode Mode, depth int) tool.Progress {
-	return tool.Progress{Text: text, Meta: ChildLinkMeta(childID, mode, depth)}
+	return tool.Progress{Text: text, Meta: childLinkMeta(childID, mode, depth)}
 }
 
-// ChildLinkMeta is the _meta a delegation's tool call carries, live (on
+// childLinkMeta is the _meta a delegation's tool call carries, live (on
 // progress) and durably (on its result's display), so editors can follow
 // the call to its child session: {"acp-agent/subagent": {childSessionId,
 // mode, depth}}.
-func ChildLinkMeta(childID string, mode Mode, depth int) map[string]any {
+func childLinkMeta(childID string, mode Mode, depth int) map[string]any {
 	return map[string]any{
 		ProgressMetaKey: map[string]any{"childSessionId": childID, "mode": string(mode), "depth": depth},
 	}
@@ -265,7 +265,7 @@ func ChildLinkMeta(childID string, mode Mode, depth int) map[string]any {
 
 // childDisplay records the child link with a delegation's result.
 func childDisplay(childID string, mode Mode, depth int) *session.ToolDisplay {
-	return &session.ToolDisplay{Meta: ChildLinkMeta(childID, mode, depth)}
+	return &session.ToolDisplay{Meta: childLinkMeta(childID, mode, depth)}
 }
 
 // progressReporter turns a foreground child's updates into short progress
