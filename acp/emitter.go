@@ -143,7 +143,7 @@ func (e *emitter) process(it item) {
 	case it.replay != nil:
 		tr := e.tr
 		if it.again {
-			tr = newTranslator(e.tr.tools)
+			tr = e.tr.fresh()
 		}
 		for _, ev := range it.replay {
 			updates = append(updates, tr.event(ev, true)...)

@@ -45,6 +45,8 @@ const (
 // emitter owns one.
 type translator struct {
 	tools ToolLookup
+	// cwd resolves relative tool locations; "" leaves them as given.
+	cwd string
 
 	// next is the seq of the next event to translate; events below it were
 	// already translated (replay and live subscription overlap).
@@ -58,6 +60,13 @@ type translator struct {
 
 func newTranslator(tools ToolLookup) *translator {
 	return &translator{tools: tools, chunked: map[[2]int]bool{}}
+}
+
+// fresh returns a new translator with t's configuration and no state.
+func (t *translator) fresh() *translator {
+	n := newTranslator(t.tools)
+	n.cwd = t.cwd
+	return n
 }
 
 // event translates one log event. replay selects the session/load view,
@@ -133,10 +142,12 @@ func (t *translator) event(ev session.Event, replay bool) []acpsdk.SessionUpdate
 		}
 		t.open = append(t.open, d.CallID)
 		kind, title := t.describe(d.Name, json.RawMessage(d.Arguments))
-		return []acpsdk.SessionUpdate{acpsdk.StartToolCall(acpsdk.ToolCallId(d.CallID), title,
+		u := acpsdk.StartToolCall(acpsdk.ToolCallId(d.CallID), title,
 			acpsdk.WithStartKind(kind),
 			acpsdk.WithStartStatus(acpsdk.ToolCallStatusInProgress),
-			acpsdk.WithStartRawInput(rawArguments(d.Arguments)))}
+			acpsdk.WithStartRawInput(rawArguments(d.Arguments)))
+		u.ToolCall.Locations = t.startLocations(d.Name, json.RawMessage(d.Arguments))
+		return []acpsdk.SessionUpdate{u}
 
 	case session.TypeToolResult:
 		d, err := session.DecodeData[session.ToolResultData](ev)
@@ -154,6 +165,9 @@ func (t *translator) event(ev session.Event, replay bool) []acpsdk.SessionUpdate
 			Title:     acpsdk.Ptr(d.Title),
 			UpdatedAt: acpsdk.Ptr(isoTime(ev.Time)),
 		}}}
+
+	case TypeSessionMode:
+		return modeUpdate(ev)
 
 	case session.TypeTurnEnd:
 		clear(t.chunked)
@@ -193,6 +207,7 @@ func (t *translator) toolResult(d session.ToolResultData) []acpsdk.SessionUpdate
 		acpsdk.WithUpdateStatus(status),
 		acpsdk.WithUpdateContent(textContent(text)),
 		acpsdk.WithUpdateRawOutput(raw))
+	t.applyDisplay(&u, d.Display)
 	t.forget(block.ToolCallID)
 	return []acpsdk.SessionUpdate{u}
 }
@@ -209,9 +224,13 @@ func (t *translator) progress(p agent.ToolProgress) []acpsdk.SessionUpdate {
 	u := acpsdk.UpdateToolCall(acpsdk.ToolCallId(p.CallID),
 		acpsdk.WithUpdateStatus(acpsdk.ToolCallStatusInProgress),
 		acpsdk.WithUpdateContent(textContent(p.Text)))
+	if p.Display != nil && p.Text == "" {
+		u.ToolCallUpdate.Content = nil
+	}
 	if len(p.Meta) > 0 {
 		u.ToolCallUpdate.Meta = p.Meta
 	}
+	t.applyDisplay(&u, p.Display)
 	return []acpsdk.SessionUpdate{u}
 }
 
