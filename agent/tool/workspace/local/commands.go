@@ -1,0 +1,205 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/agent/tool/workspace"
+)
+
+// Defaults of Commands.
+const (
+	DefaultKillGrace   = 2 * time.Second
+	DefaultOutputLimit = 64 << 10
+	// drainGrace bounds the wait for output after the process group is
+	// gone: a process that escaped the group (setsid) may still hold the
+	// pipe, and must not keep Run from returning.
+	drainGrace = 500 * time.Millisecond
+)
+
+// errTimedOut is the cancellation cause of a command's own timeout.
+var errTimedOut = errors.New("command timed out")
+
+// Commands runs commands with `bash -c` on this machine.
+type Commands struct {
+	// Shell is the shell binary; "" means "bash".
+	Shell string
+	// KillGrace is the time between SIGTERM and SIGKILL; 0 means
+	// DefaultKillGrace.
+	KillGrace time.Duration
+	// Env is the environment of commands; nil means this process's.
+	Env []string
+}
+
+var _ workspace.Commands = Commands{}
+
+// Run runs cmd in its own process group with stdin from /dev/null and
+// stdout and stderr merged. When ctx ends or cmd.Timeout passes, the whole
+// group gets SIGTERM, then SIGKILL after the grace. Processes the command
+// left running in its group are stopped the same way when it exits. Run
+// returns after the shell is reaped and its output goroutine has ended;
+// display is not called (a local command has no terminal to embed).
+func (c Commands) Run(ctx context.Context, cmd workspace.Command, _ func(session.ToolDisplay)) (workspace.CommandResult, error) {
+	if err := ctx.Err(); err != nil {
+		return workspace.CommandResult{}, err
+	}
+	if cmd.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, cmd.Timeout, errTimedOut)
+		defer cancel()
+	}
+	shell := c.Shell
+	if shell == "" {
+		shell = "bash"
+	}
+	grace := c.KillGrace
+	if grace <= 0 {
+		grace = DefaultKillGrace
+	}
+	limit := cmd.OutputLimit
+	if limit <= 0 {
+		limit = DefaultOutputLimit
+	}
+
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return workspace.CommandResult{}, fmt.Errorf("run command: %w", err)
+	}
+	ec := exec.Command(shell, "-c", cmd.Command)
+	ec.Dir = cmd.Cwd
+	ec.Env = c.Env
+	ec.Stdout, ec.Stderr = pw, pw // *os.File: exec starts no copying goroutine
+	ec.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := ec.Start(); err != nil {
+		pr.Close()
+		pw.Close()
+		return workspace.CommandResult{}, fmt.Errorf("run command: %w", err)
+	}
+	pw.Close() // the children hold the only write ends now
+	pgid := ec.Process.Pid
+
+	tail := &tailBuffer{limit: limit}
+	readDone := make(chan struct{})
+	go func() {
+		defer close(readDone)
+		_, _ = io.Copy(tail, pr)
+	}()
+	waitDone := make(chan error, 1)
+	go func() { waitDone <- ec.Wait() }()
+
+	var res workspace.CommandResult
+	select {
+	case <-waitDone:
+	case <-ctx.Done():
+		res.TimedOut = errors.Is(context.Cause(ctx), errTimedOut)
+		stopGroup(pgid, grace, waitDone)
+	}
+	// The shell is reaped; stop what it left behind in its group, which
+	// also releases the output pipe.
+	stopGroup(pgid, grace, nil)
+	select {
+	case <-readDone:
+	case <-time.After(drainGrace):
+		pr.Close() // unblocks the reader
+		<-readDone
+	}
+	pr.Close()
+
+	res.Output, res.Truncated = tail.String()
+	ws, _ := ec.ProcessState.Sys().(syscall.WaitStatus)
+	if ws.Signaled() {
+		res.Signal = ws.Signal().String()
+	} else {
+		code := ec.ProcessState.ExitCode()
+		res.ExitCode = &code
+	}
+	if !res.TimedOut && ctx.Err() != nil {
+		return res, context.Cause(ctx)
+	}
+	return res, nil
+}
+
+// stopGroup sends SIGTERM to the process group, waits up to grace for the
+// shell to be reaped (waitDone) or, when waitDone is nil, for the group to
+// empty, then sends SIGKILL. With waitDone it returns after the shell is
+// reaped.
+func stopGroup(pgid int, grace time.Duration, waitDone <-chan error) {
+	if syscall.Kill(-pgid, syscall.SIGTERM) != nil && waitDone == nil {
+		return // the group is already empty
+	}
+	timer := time.NewTimer(grace)
+	defer timer.Stop()
+	if waitDone != nil {
+		select {
+		case <-waitDone:
+			// Members that ignored SIGTERM are killed below.
+		case <-timer.C:
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			<-waitDone
+			return
+		}
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		return
+	}
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-tick.C:
+			if syscall.Kill(-pgid, 0) != nil {
+				return
+			}
+			// Orphans are reaped by init, which may be slow or absent in
+			// a container; a group of zombies is harmless, a live
+			// member is killed when the grace ends.
+			if groupAllZombies(pgid) {
+				return
+			}
+		case <-timer.C:
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			return
+		}
+	}
+}
+
+// tailBuffer keeps the last limit bytes written to it.
+type tailBuffer struct {
+	limit     int
+	buf       []byte
+	truncated bool
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	n := len(p)
+	if len(p) >= t.limit {
+		t.truncated = t.truncated || len(p) > t.limit || len(t.buf) > 0
+		t.buf = append(t.buf[:0], p[len(p)-t.limit:]...)
+		return n, nil
+	}
+	if over := len(t.buf) + len(p) - t.limit; over > 0 {
+		t.truncated = true
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	t.buf = append(t.buf, p...)
+	return n, nil
+}
+
+// String returns the kept output, starting at a rune boundary when the
+// head was cut.
+func (t *tailBuffer) String() (string, bool) {
+	b := t.buf
+	if t.truncated {
+		for i := 0; i < utf8.UTFMax && i < len(b) && !utf8.RuneStart(b[0]); i++ {
+			b = b[1:]
+		}
+	}
+	return string(b), t.truncated
+}

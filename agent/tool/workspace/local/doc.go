@@ -1,0 +1,18 @@
+// Package local implements the workspace interfaces on this machine: Files
+// over the os package, Commands as `bash -c` in its own process group, and
+// simple permission gates (AllowAll, Scripted) for tests and tools-only
+// use. The ACP adapter uses Files and Commands when the client does not
+// advertise fs or terminal capabilities; the real permission gate is the
+// adapter's (session/request_permission).
+//
+// Files refuses non-regular files (directories, FIFOs, devices) without
+// blocking on them, refuses binary files, and caps what one read may
+// load. Commands kills the whole process group on timeout or
+// cancellation (SIGTERM, then SIGKILL after a short grace), also stops
+// background processes the command left in its group, keeps only the
+// tail of the output, and returns only after the shell is reaped and its
+// goroutines have ended.
+//
+// Layering: local imports agent/tool/workspace, agent/tool, agent/session
+// and the standard library only; never acp, subagent, persistence or app.
+package local
