@@ -27,14 +27,15 @@ type clientTerminal struct {
 
 var _ workspace.Commands = (*clientTerminal)(nil)
 
-// Run runs cmd through "sh -c" in a client terminal. When ctx ends or the
-// timeout passes it kills the terminal's command and waits (bounded) for
-// it to exit; the result then has TimedOut set, or the error is ctx's
-// cause. The terminal is always released.
+// Run runs cmd through "bash -c" (as the local implementation does) in a
+// client terminal. When ctx ends or the timeout passes it kills the
+// terminal's command and waits (bounded) for it to exit; the result then
+// has TimedOut set, or the error is ctx's cause. The terminal is always
+// released.
 func (c *clientTerminal) Run(ctx context.Context, cmd workspace.Command, display func(session.ToolDisplay)) (workspace.CommandResult, error) {
 	conn := c.s.conn
 	sid := acpsdk.SessionId(c.session)
-	req := acpsdk.CreateTerminalRequest{SessionId: sid, Command: "sh", Args: []string{"-c", cmd.Command}}
+	req := acpsdk.CreateTerminalRequest{SessionId: sid, Command: "bash", Args: []string{"-c", cmd.Command}}
 	if cmd.Cwd != "" {
 		req.Cwd = acpsdk.Ptr(cmd.Cwd)
 	}

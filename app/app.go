@@ -189,8 +189,12 @@ func New(cfg Config) (*App, error) {
 		Tools:      a.Tools.Get,
 		Extensions: a.Extensions,
 		ModelError: a.ModelErr,
-		Logger:     a.Log,
-		PanicOnBug: cfg.PanicOnBug,
+		// Workspace fallbacks when the client lacks fs / terminal
+		// (workspace.go).
+		LocalFiles:    localFiles,
+		LocalCommands: localCommands,
+		Logger:        a.Log,
+		PanicOnBug:    cfg.PanicOnBug,
 	})
 	if err != nil {
 		a.Close()
