@@ -2,7 +2,9 @@ package workspace
 
 import (
 	"context"
+	"fmt"
 
+	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/agent/tool"
 )
 
@@ -56,3 +58,18 @@ type Static Env
 
 // Env returns the workspace.
 func (s Static) Env(context.Context, string) (Env, error) { return Env(s), nil }
+
+// Failed is the model-visible error result for err, keeping its code (as
+// tool.ErrorResult does) and showing d (the locations or diff the call
+// was about) in the editor.
+func Failed(err error, d *session.ToolDisplay) tool.Result {
+	r := tool.ErrorResult(err)
+	r.Display = d
+	return r
+}
+
+// InvalidArgs is the error for arguments the schema admits but the tool
+// cannot use.
+func InvalidArgs(format string, a ...any) error {
+	return &tool.Error{Code: tool.CodeInvalidArgs, Message: fmt.Sprintf(format, a...)}
+}

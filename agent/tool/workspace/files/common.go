@@ -1,0 +1,53 @@
+package files
+
+import (
+	"encoding/json"
+	"errors"
+
+	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/agent/tool"
+	"github.com/acp-agent/acp-agent/agent/tool/workspace"
+)
+
+// Tool names, as models expect them.
+const (
+	ReadToolName  = "read"
+	WriteToolName = "write"
+	EditToolName  = "edit"
+)
+
+// Tools returns `read`, `write` and `edit` over r.
+func Tools(r workspace.Resolver) []tool.Tool {
+	return []tool.Tool{NewRead(r), NewWrite(r), NewEdit(r)}
+}
+
+// pathArgs is the part of the arguments the locators read.
+type pathArgs struct {
+	Path   string `json:"path"`
+	Offset int    `json:"offset"`
+}
+
+// locations is the Locator of the file tools: the path as given.
+func locations(args json.RawMessage) []session.ToolLocation {
+	var a pathArgs
+	if json.Unmarshal(args, &a) != nil || a.Path == "" {
+		return nil
+	}
+	return []session.ToolLocation{{Path: a.Path, Line: max(a.Offset, 0)}}
+}
+
+func decode(raw json.RawMessage, v any) error {
+	if err := json.Unmarshal(raw, v); err != nil {
+		return &tool.Error{Code: tool.CodeInvalidArgs, Message: "invalid arguments: " + err.Error()}
+	}
+	return nil
+}
+
+func outsideNote(p workspace.Path) string {
+	if p.OutsideCwd {
+		return " (outside the working directory)"
+	}
+	return ""
+}
+
+func asToolError(err error, target **tool.Error) bool { return errors.As(err, target) }

@@ -1,0 +1,176 @@
+package files
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/acp-agent/acp-agent/agent/model"
+	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/agent/tool"
+	"github.com/acp-agent/acp-agent/agent/tool/workspace"
+)
+
+// Codes of a refused edit.
+const (
+	// CodeEditNoMatch: old_string does not occur in the file.
+	CodeEditNoMatch = "EDIT_NO_MATCH"
+	// CodeEditAmbiguous: old_string occurs more than once and replace_all
+	// is not set.
+	CodeEditAmbiguous = "EDIT_AMBIGUOUS"
+)
+
+const (
+	editParameters = `{"type":"object","properties":{` +
+		`"path":{"type":"string","description":"The file to edit: absolute, or relative to the working directory."},` +
+		`"old_string":{"type":"string","description":"The exact text to replace, including whitespace and indentation. It must occur exactly once unless replace_all is true."},` +
+		`"new_string":{"type":"string","description":"The text to put in its place (must differ from old_string)."},` +
+		`"replace_all":{"type":"boolean","description":"Replace every occurrence of old_string instead of requiring a unique one. Default false."}` +
+		`},"required":["path","old_string","new_string"],"additionalProperties":false}`
+	editDescription = "Edit a text file in the workspace by exact string replacement: old_string is replaced by new_string. " +
+		"old_string must match the current file exactly (whitespace, indentation and line breaks included; do not " +
+		"include the line-number prefixes that read shows) and must occur exactly once, so include enough surrounding " +
+		"lines to make it unique; set replace_all to replace every occurrence, for example to rename something. The " +
+		"call fails, changing nothing, when old_string is not found or is not unique. The user is asked to approve the " +
+		"change and sees it as a diff. To create a file, use write."
+)
+
+// Edit is the `edit` tool.
+type Edit struct{ r workspace.Resolver }
+
+var (
+	_ tool.Tool    = (*Edit)(nil)
+	_ tool.Kind    = (*Edit)(nil)
+	_ tool.Locator = (*Edit)(nil)
+)
+
+// NewEdit returns `edit` over r.
+func NewEdit(r workspace.Resolver) *Edit { return &Edit{r} }
+
+// Spec returns the tool's name, description and parameter schema.
+func (t *Edit) Spec() model.ToolSpec {
+	return model.ToolSpec{Name: EditToolName, Description: editDescription, Parameters: json.RawMessage(editParameters)}
+}
+
+// Kind is "edit".
+func (t *Edit) Kind() string { return workspace.KindEdit }
+
+// Locations is the path.
+func (t *Edit) Locations(args json.RawMessage) []session.ToolLocation { return locations(args) }
+
+// Execute applies the replacement, asking first with the diff.
+func (t *Edit) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, error) {
+	var args struct {
+		Path       string `json:"path"`
+		OldString  string `json:"old_string"`
+		NewString  string `json:"new_string"`
+		ReplaceAll bool   `json:"replace_all"`
+	}
+	if err := decode(inv.Arguments, &args); err != nil {
+		return tool.Result{}, err
+	}
+	if args.OldString == "" {
+		return tool.Result{}, workspace.InvalidArgs("old_string is empty; give the exact text to replace, or use write to create a file")
+	}
+	if args.OldString == args.NewString {
+		return tool.Result{}, workspace.InvalidArgs("old_string and new_string are the same; there is nothing to change")
+	}
+	env, err := workspace.EnvFor(ctx, t.r, inv)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	p, err := workspace.ResolvePath(env.Cwd, args.Path)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	display := &session.ToolDisplay{Locations: []session.ToolLocation{{Path: p.Abs}}}
+	if env.Files == nil {
+		return workspace.Failed(&tool.Error{Code: workspace.CodeNoWorkspace, Message: "file access is not available"}, display), nil
+	}
+	name := workspace.DisplayPath(env.Cwd, p.Abs)
+	old, err := env.Files.ReadTextFile(ctx, p.Abs, 0, 0)
+	if err != nil {
+		return workspace.Failed(err, display), nil
+	}
+	if !utf8.ValidString(old) || strings.IndexByte(old, 0) >= 0 {
+		return workspace.Failed(&tool.Error{Code: workspace.CodeBinaryFile,
+			Message: fmt.Sprintf("%s is not UTF-8 text; it cannot be edited by string replacement", name)}, display), nil
+	}
+	updated, rep, err := Replace(old, args.OldString, args.NewString, args.ReplaceAll)
+	if err != nil {
+		var te *tool.Error
+		if asToolError(err, &te) {
+			te.Message = name + ": " + te.Message
+		}
+		return workspace.Failed(err, display), nil
+	}
+	display.Locations[0].Line = rep.FirstLine
+	display.Diffs = []session.ToolDiff{{Path: p.Abs, OldText: &old, NewText: updated}}
+	err = workspace.Authorize(ctx, env.Permissions, workspace.PermissionRequest{
+		CallID: inv.CallID, Tool: EditToolName, Kind: workspace.KindEdit,
+		Title: "Edit " + name + outsideNote(p), Display: display, OutsideCwd: p.OutsideCwd,
+	})
+	if err != nil {
+		return workspace.Failed(err, display), nil
+	}
+	if err := env.Files.WriteTextFile(ctx, p.Abs, updated); err != nil {
+		return workspace.Failed(err, display), nil
+	}
+	msg := fmt.Sprintf("Edited %s: replaced 1 occurrence at line %d.", name, rep.FirstLine)
+	if rep.Count > 1 {
+		msg = fmt.Sprintf("Edited %s: replaced %d occurrences (the first at line %d).", name, rep.Count, rep.FirstLine)
+	}
+	res := tool.TextResult(msg, WriteOutput{Path: p.Abs, Replacements: rep.Count})
+	res.Display = display
+	return res, nil
+}
+
+// Replacement describes an applied edit.
+type Replacement struct {
+	// Count is the number of occurrences replaced.
+	Count int
+	// FirstLine is the 1-based line where the first replaced occurrence
+	// starts.
+	FirstLine int
+	// CRLF is set when old and new were matched with "\r\n" line breaks
+	// because the file uses them and old did not.
+	CRLF bool
+}
+
+// Replace replaces old by new in content: the single occurrence, or every
+// (non-overlapping) occurrence when all is set. It fails with
+// CodeEditNoMatch when old does not occur and CodeEditAmbiguous when it
+// occurs more than once without all. When old has bare "\n" line breaks
+// and does not occur but the file uses "\r\n", the edit is matched and
+// applied with "\r\n" line breaks.
+func Replace(content, old, new string, all bool) (string, Replacement, error) {
+	if old == "" {
+		return "", Replacement{}, workspace.InvalidArgs("old_string is empty")
+	}
+	n := strings.Count(content, old)
+	var rep Replacement
+	if n == 0 && strings.Contains(old, "\n") && !strings.Contains(old, "\r\n") && strings.Contains(content, "\r\n") {
+		crlfOld := strings.ReplaceAll(old, "\n", "\r\n")
+		if m := strings.Count(content, crlfOld); m > 0 {
+			old, new, n, rep.CRLF = crlfOld, strings.ReplaceAll(strings.ReplaceAll(new, "\r\n", "\n"), "\n", "\r\n"), m, true
+		}
+	}
+	switch {
+	case n == 0:
+		return "", Replacement{}, &tool.Error{Code: CodeEditNoMatch, Message: "old_string was not found. It must match the " +
+			"file exactly, including whitespace, indentation and line breaks; read the file again to see its current text."}
+	case n > 1 && !all:
+		return "", Replacement{}, &tool.Error{Code: CodeEditAmbiguous, Message: fmt.Sprintf("old_string occurs %d times. "+
+			"Include more surrounding text to make it unique, or set replace_all to true to replace every occurrence.", n)}
+	}
+	first := strings.Index(content, old)
+	rep.FirstLine = 1 + strings.Count(content[:first], "\n")
+	if all {
+		rep.Count = n
+		return strings.ReplaceAll(content, old, new), rep, nil
+	}
+	rep.Count = 1
+	return content[:first] + new + content[first+len(old):], rep, nil
+}

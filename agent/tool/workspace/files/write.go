@@ -1,0 +1,113 @@
+package files
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/acp-agent/acp-agent/agent/model"
+	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/agent/tool"
+	"github.com/acp-agent/acp-agent/agent/tool/workspace"
+)
+
+const (
+	writeParameters = `{"type":"object","properties":{` +
+		`"path":{"type":"string","description":"The file to write: absolute, or relative to the working directory."},` +
+		`"content":{"type":"string","description":"The complete new content of the file."}` +
+		`},"required":["path","content"],"additionalProperties":false}`
+	writeDescription = "Write a whole file in the workspace, creating it (and its directories) or replacing all of its " +
+		"content. The user is asked to approve the change and sees it as a diff. To change part of an existing file, " +
+		"prefer edit, which sends only the replaced text; read an existing file before overwriting it."
+)
+
+// Write is the `write` tool.
+type Write struct{ r workspace.Resolver }
+
+var (
+	_ tool.Tool    = (*Write)(nil)
+	_ tool.Kind    = (*Write)(nil)
+	_ tool.Locator = (*Write)(nil)
+)
+
+// NewWrite returns `write` over r.
+func NewWrite(r workspace.Resolver) *Write { return &Write{r} }
+
+// Spec returns the tool's name, description and parameter schema.
+func (t *Write) Spec() model.ToolSpec {
+	return model.ToolSpec{Name: WriteToolName, Description: writeDescription, Parameters: json.RawMessage(writeParameters)}
+}
+
+// Kind is "edit".
+func (t *Write) Kind() string { return workspace.KindEdit }
+
+// Locations is the path.
+func (t *Write) Locations(args json.RawMessage) []session.ToolLocation { return locations(args) }
+
+// WriteOutput is the raw output of `write` and `edit`.
+type WriteOutput struct {
+	Path    string `json:"path"`
+	Created bool   `json:"created,omitempty"`
+	// Replacements is the number of replaced occurrences (edit only).
+	Replacements int `json:"replacements,omitempty"`
+}
+
+// Execute asks to write the file, showing the diff, and writes it.
+func (t *Write) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, error) {
+	var args struct {
+		Path    string `json:"path"`
+		Content string `json:"content"`
+	}
+	if err := decode(inv.Arguments, &args); err != nil {
+		return tool.Result{}, err
+	}
+	env, err := workspace.EnvFor(ctx, t.r, inv)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	p, err := workspace.ResolvePath(env.Cwd, args.Path)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	display := &session.ToolDisplay{Locations: []session.ToolLocation{{Path: p.Abs}}}
+	if env.Files == nil {
+		return workspace.Failed(&tool.Error{Code: workspace.CodeNoWorkspace, Message: "file access is not available"}, display), nil
+	}
+	var old *string
+	text, err := env.Files.ReadTextFile(ctx, p.Abs, 0, 0)
+	switch {
+	case err == nil:
+		old = &text
+	case workspace.IsNotExist(err):
+	default:
+		return workspace.Failed(fmt.Errorf("cannot replace %s: %w", p.Abs, err), display), nil
+	}
+	name := workspace.DisplayPath(env.Cwd, p.Abs)
+	if old != nil && *old == args.Content {
+		res := tool.TextResult(fmt.Sprintf("%s already has this content; nothing was written.", name), WriteOutput{Path: p.Abs})
+		res.Display = display
+		return res, nil
+	}
+	display.Diffs = []session.ToolDiff{{Path: p.Abs, OldText: old, NewText: args.Content}}
+	verb := "Write "
+	if old == nil {
+		verb = "Create "
+	}
+	err = workspace.Authorize(ctx, env.Permissions, workspace.PermissionRequest{
+		CallID: inv.CallID, Tool: WriteToolName, Kind: workspace.KindEdit,
+		Title: verb + name + outsideNote(p), Display: display, OutsideCwd: p.OutsideCwd,
+	})
+	if err != nil {
+		return workspace.Failed(err, display), nil
+	}
+	if err := env.Files.WriteTextFile(ctx, p.Abs, args.Content); err != nil {
+		return workspace.Failed(err, display), nil
+	}
+	msg := fmt.Sprintf("Wrote %s (%d lines).", name, len(splitLines(args.Content)))
+	if old == nil {
+		msg = fmt.Sprintf("Created %s (%d lines).", name, len(splitLines(args.Content)))
+	}
+	res := tool.TextResult(msg, WriteOutput{Path: p.Abs, Created: old == nil})
+	res.Display = display
+	return res, nil
+}
