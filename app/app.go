@@ -106,6 +106,9 @@ type App struct {
 	Catalog     *subagent.Catalog
 	// Subagents is the subagent runtime (see subagents.go).
 	Subagents *subagent.Runtime
+	// WorkspaceTools are offered to top-level agents (they are in Tools)
+	// and to children (see workspace.go).
+	WorkspaceTools []tool.Tool
 	// Extensions are the ACP extension methods ("_acp-agent/...").
 	Extensions map[string]acp.ExtensionFunc
 	// Drainers run during shutdown, in order, after in-flight prompts were
@@ -169,6 +172,10 @@ func New(cfg Config) (*App, error) {
 	if err := wireSubagents(a); err != nil {
 		a.Close()
 		return nil, fmt.Errorf("app: wire subagents: %w", err)
+	}
+	if err := wireWorkspace(a); err != nil {
+		a.Close()
+		return nil, fmt.Errorf("app: wire workspace: %w", err)
 	}
 	if cfg.Wire != nil {
 		if err := cfg.Wire(a); err != nil {

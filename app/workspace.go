@@ -8,8 +8,11 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 
+	"github.com/acp-agent/acp-agent/agent/tool"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace"
+	"github.com/acp-agent/acp-agent/agent/tool/workspace/files"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace/local"
 )
 
@@ -32,4 +35,24 @@ func (r appResolver) Env(ctx context.Context, sessionID string) (workspace.Env, 
 		return workspace.Env{}, errors.New("app: the workspace is not wired yet")
 	}
 	return r.a.Server.Env(ctx, sessionID)
+}
+
+// wireWorkspace offers the workspace tools (read, write, edit, ...) to
+// top-level agents; childFactory offers them to children too (filtered by
+// the delegation's tool filter).
+func wireWorkspace(a *App) error {
+	return a.AddWorkspaceTools(files.Tools(a.Workspace())...)
+}
+
+// AddWorkspaceTools offers tools to top-level agents and to every child
+// (subject to its tool filter). Call it only from wiring (before the
+// server is created).
+func (a *App) AddWorkspaceTools(tools ...tool.Tool) error {
+	for _, t := range tools {
+		if err := a.Tools.Add(t); err != nil {
+			return fmt.Errorf("add tool %s: %w", t.Spec().Name, err)
+		}
+		a.WorkspaceTools = append(a.WorkspaceTools, t)
+	}
+	return nil
 }
