@@ -342,10 +342,10 @@ type wsEnv struct {
 }
 
 // startWS serves a composition with the ws_write and ws_bash tools to c.
-func startWS(t *testing.T, m model.Model, c *wsClient) *wsEnv {
+func startWS(t *testing.T, m model.Model, c *wsClient, configure ...func(*app.Config, workspace.Resolver)) *wsEnv {
 	t.Helper()
 	ref := &resolverRef{}
-	a, err := app.New(app.Config{
+	cfg := app.Config{
 		DataDir:       t.TempDir(),
 		ModelInstance: m,
 		Tools:         []tool.Tool{writeTool{ref}, bashTool{ref}},
@@ -353,7 +353,11 @@ func startWS(t *testing.T, m model.Model, c *wsClient) *wsEnv {
 		Logger:        testLogger(t),
 		NoSync:        true,
 		PanicOnBug:    true,
-	})
+	}
+	for _, f := range configure {
+		f(&cfg, ref)
+	}
+	a, err := app.New(cfg)
 	if err != nil {
 		t.Fatalf("app.New: %v", err)
 	}
