@@ -4,8 +4,18 @@
 // and a permission gate. The tools declare these interfaces; the ACP
 // adapter implements them through the client (fs/*, terminal/*,
 // session/request_permission) when the client advertises the capability,
-// and local implementations do the same work otherwise.
+// and local implementations (package local) do the same work otherwise.
+//
+// It also owns the rules the tools share: ResolvePath (paths against the
+// session cwd; outside-cwd detection through ".." and symlinks), EnvFor
+// and Authorize (a missing gate refuses), the failure codes, and Failed
+// (a model-visible error result that keeps the code and the display).
+//
+// Subpackages: files (read, write, edit), search (glob, grep), shell
+// (bash), local (os-backed Files and Commands, simple gates), toolset
+// (all tools over one Resolver: toolset.Tools).
 //
 // Layering: workspace imports agent/session, agent/tool and the standard
-// library only. It never imports acp, subagent, persistence or app.
+// library only. It and its subpackages never import acp, subagent,
+// persistence or app.
 package workspace

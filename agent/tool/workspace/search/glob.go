@@ -1,0 +1,121 @@
+package search
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"strings"
+
+	"github.com/acp-agent/acp-agent/agent/model"
+	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/agent/tool"
+	"github.com/acp-agent/acp-agent/agent/tool/workspace"
+)
+
+// MaxGlobResults caps the paths `glob` returns.
+const MaxGlobResults = 500
+
+const (
+	globParameters = `{"type":"object","properties":{` +
+		`"pattern":{"type":"string","description":"The glob pattern, relative to the search directory: * and ? within a name, ** for any number of directories, {a,b} alternatives, [abc] classes. A pattern without a slash matches file names at any depth."},` +
+		`"path":{"type":"string","description":"The directory to search: absolute, or relative to the working directory. Default: the working directory."}` +
+		`},"required":["pattern"],"additionalProperties":false}`
+	globDescription = "Find files by name pattern, for example \"**/*.go\", \"src/**/*_test.ts\" or \"*.md\" (a pattern " +
+		"without a slash matches file names at any depth). Returns matching file paths, sorted, relative to the working " +
+		"directory, at most 500; narrow the pattern or path when the list is cut. Version-control directories such as " +
+		".git are skipped and symbolic links to directories are not followed. Use grep to search file contents."
+)
+
+// Glob is the `glob` tool.
+type Glob struct{ r workspace.Resolver }
+
+var (
+	_ tool.Tool    = (*Glob)(nil)
+	_ tool.Kind    = (*Glob)(nil)
+	_ tool.Locator = (*Glob)(nil)
+)
+
+// NewGlob returns `glob` over r.
+func NewGlob(r workspace.Resolver) *Glob { return &Glob{r} }
+
+// Spec returns the tool's name, description and parameter schema.
+func (t *Glob) Spec() model.ToolSpec {
+	return model.ToolSpec{Name: GlobToolName, Description: globDescription, Parameters: json.RawMessage(globParameters)}
+}
+
+// Kind is "search".
+func (t *Glob) Kind() string { return workspace.KindSearch }
+
+// Locations is the search directory, when given.
+func (t *Glob) Locations(args json.RawMessage) []session.ToolLocation { return locations(args) }
+
+// GlobOutput is the raw output of `glob`.
+type GlobOutput struct {
+	Files     []string `json:"files"`
+	Total     int      `json:"total"`
+	Truncated bool     `json:"truncated,omitempty"`
+}
+
+// Execute lists the matching files.
+func (t *Glob) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, error) {
+	var args struct {
+		Pattern string `json:"pattern"`
+		Path    string `json:"path"`
+	}
+	if err := decode(inv.Arguments, &args); err != nil {
+		return tool.Result{}, err
+	}
+	m, err := newMatcher(args.Pattern)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	rt, failed, err := resolveRoot(ctx, t.r, inv, GlobToolName, args.Path)
+	if failed != nil || err != nil {
+		return deref(failed), err
+	}
+	if !rt.isDir {
+		res := workspace.Failed(workspace.InvalidArgs("%s is not a directory", rt.path.Abs), rt.display)
+		return res, nil
+	}
+	var out GlobOutput
+	limited, err := walk(ctx, rt.walkDir, func(path string, d fs.DirEntry) error {
+		if !m.match(relTo(rt.walkDir, path)) {
+			return nil
+		}
+		out.Total++
+		if len(out.Files) < MaxGlobResults {
+			out.Files = append(out.Files, rt.shown(path))
+		}
+		return nil
+	})
+	if err != nil {
+		return workspace.Failed(err, rt.display), nil
+	}
+	out.Truncated = out.Total > len(out.Files) || limited
+	var b strings.Builder
+	if len(out.Files) == 0 {
+		fmt.Fprintf(&b, "No files match %q.", args.Pattern)
+	} else {
+		b.WriteString(strings.Join(out.Files, "\n"))
+	}
+	if out.Total > len(out.Files) {
+		fmt.Fprintf(&b, "\n[%d of %d matching files shown; narrow the pattern or path to see the rest.]", len(out.Files), out.Total)
+	}
+	if limited {
+		fmt.Fprintf(&b, "\n[The search stopped after %d entries; search a narrower path.]", MaxVisited)
+	}
+	if out.Files == nil {
+		out.Files = []string{}
+	}
+	res := tool.TextResult(b.String(), out)
+	res.Display = rt.display
+	return res, nil
+}
+
+func deref(r *tool.Result) tool.Result {
+	if r == nil {
+		return tool.Result{}
+	}
+	return *r
+}

@@ -1,0 +1,9 @@
+//go:build unix
+
+package search
+
+import "syscall"
+
+// nonblock keeps an open of a FIFO swapped in after the walk from
+// blocking.
+const nonblock = syscall.O_NONBLOCK

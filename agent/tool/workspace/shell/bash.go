@@ -1,0 +1,171 @@
+package shell
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/acp-agent/acp-agent/agent/model"
+	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/agent/tool"
+	"github.com/acp-agent/acp-agent/agent/tool/workspace"
+)
+
+// ToolName is the name of the tool, as models expect it.
+const ToolName = "bash"
+
+// Limits of `bash`.
+const (
+	DefaultTimeout = 2 * time.Minute
+	MaxTimeout     = 10 * time.Minute
+	// OutputLimit is the bytes of output kept (the tail).
+	OutputLimit = 30000
+)
+
+// CodeCommandTimedOut: the command ran past its timeout and was stopped.
+const CodeCommandTimedOut = "COMMAND_TIMED_OUT"
+
+const (
+	bashParameters = `{"type":"object","properties":{` +
+		`"command":{"type":"string","description":"The command line to run with bash -c."},` +
+		`"timeout":{"type":"integer","minimum":1,"maximum":600000,"description":"Milliseconds before the command is stopped. Default 120000 (2 minutes), at most 600000 (10 minutes)."},` +
+		`"description":{"type":"string","description":"A short description of what the command does, in a few words, shown to the user."}` +
+		`},"required":["command"],"additionalProperties":false}`
+	bashDescription = "Run a shell command with bash -c in the working directory and return its combined stdout and " +
+		"stderr, with its exit code. The user is asked to approve each command. Each call starts a fresh shell (cd and " +
+		"variables do not carry over; chain commands with && instead), stdin is empty, and nothing interactive works. " +
+		"The command is stopped after the timeout (default 2 minutes, at most 10), and background processes it starts " +
+		"are stopped when it ends. Only the last 30000 bytes of output are returned, so filter long output (for example " +
+		"with grep, head or tail). Prefer the read, edit, write, glob and grep tools for files."
+)
+
+// Bash is the `bash` tool.
+type Bash struct{ r workspace.Resolver }
+
+var (
+	_ tool.Tool = (*Bash)(nil)
+	_ tool.Kind = (*Bash)(nil)
+)
+
+// NewBash returns `bash` over r.
+func NewBash(r workspace.Resolver) *Bash { return &Bash{r} }
+
+// Tools returns `bash` over r.
+func Tools(r workspace.Resolver) []tool.Tool { return []tool.Tool{NewBash(r)} }
+
+// Spec returns the tool's name, description and parameter schema.
+func (t *Bash) Spec() model.ToolSpec {
+	return model.ToolSpec{Name: ToolName, Description: bashDescription, Parameters: json.RawMessage(bashParameters)}
+}
+
+// Kind is "execute".
+func (t *Bash) Kind() string { return workspace.KindExecute }
+
+// Output is the raw output of `bash`.
+type Output struct {
+	ExitCode   *int   `json:"exitCode,omitempty"`
+	Signal     string `json:"signal,omitempty"`
+	TimedOut   bool   `json:"timedOut,omitempty"`
+	Truncated  bool   `json:"truncated,omitempty"`
+	TerminalID string `json:"terminalId,omitempty"`
+}
+
+// Execute asks to run the command, then runs it.
+func (t *Bash) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, error) {
+	var args struct {
+		Command     string `json:"command"`
+		Timeout     int64  `json:"timeout"`
+		Description string `json:"description"`
+	}
+	if err := json.Unmarshal(inv.Arguments, &args); err != nil {
+		return tool.Result{}, workspace.InvalidArgs("invalid arguments: %v", err)
+	}
+	if strings.TrimSpace(args.Command) == "" {
+		return tool.Result{}, workspace.InvalidArgs("command is empty")
+	}
+	timeout := DefaultTimeout
+	if args.Timeout > 0 {
+		timeout = min(time.Duration(args.Timeout)*time.Millisecond, MaxTimeout)
+	}
+	env, err := workspace.EnvFor(ctx, t.r, inv)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	if env.Commands == nil {
+		return tool.Result{}, &tool.Error{Code: workspace.CodeNoWorkspace, Message: "running commands is not available"}
+	}
+	err = workspace.Authorize(ctx, env.Permissions, workspace.PermissionRequest{
+		CallID: inv.CallID, Tool: ToolName, Kind: workspace.KindExecute, Title: title(args.Description, args.Command),
+	})
+	if err != nil {
+		return workspace.Failed(err, nil), nil
+	}
+	show := func(d session.ToolDisplay) {
+		if inv.Progress != nil {
+			inv.Progress(tool.Progress{Display: &d})
+		}
+	}
+	res, err := env.Commands.Run(ctx, workspace.Command{
+		CallID: inv.CallID, Command: args.Command, Cwd: env.Cwd, Timeout: timeout, OutputLimit: OutputLimit,
+	}, show)
+	var display *session.ToolDisplay
+	if res.TerminalID != "" {
+		display = &session.ToolDisplay{TerminalID: res.TerminalID}
+	}
+	if err != nil {
+		return workspace.Failed(err, display), nil
+	}
+	out := Output{ExitCode: res.ExitCode, Signal: res.Signal, TimedOut: res.TimedOut, Truncated: res.Truncated, TerminalID: res.TerminalID}
+	body := render(res, timeout)
+	if res.TimedOut {
+		r := workspace.Failed(&tool.Error{Code: CodeCommandTimedOut, Message: body}, display)
+		r.Raw = out
+		return r, nil
+	}
+	r := tool.TextResult(body, out)
+	r.Display = display
+	return r, nil
+}
+
+// title is what the permission prompt shows: the description when given,
+// else the command's first line, cut.
+func title(description, command string) string {
+	if d := strings.TrimSpace(description); d != "" {
+		return d
+	}
+	line, _, more := strings.Cut(strings.TrimSpace(command), "\n")
+	if r := []rune(line); len(r) > 120 {
+		line, more = string(r[:120]), true
+	}
+	if more {
+		line += " …"
+	}
+	return line
+}
+
+// render is the model-facing text: the output tail, then how it ended.
+func render(res workspace.CommandResult, timeout time.Duration) string {
+	var b strings.Builder
+	if res.Truncated {
+		fmt.Fprintf(&b, "[Output cut: only the last %d bytes are shown.]\n", len(res.Output))
+	}
+	if res.Output == "" {
+		b.WriteString("(no output)\n")
+	} else {
+		b.WriteString(res.Output)
+		if !strings.HasSuffix(res.Output, "\n") {
+			b.WriteByte('\n')
+		}
+	}
+	switch {
+	case res.TimedOut:
+		fmt.Fprintf(&b, "[The command timed out after %s and was stopped with its processes.]", timeout)
+	case res.ExitCode != nil:
+		fmt.Fprintf(&b, "[Exit code %d]", *res.ExitCode)
+	case res.Signal != "":
+		fmt.Fprintf(&b, "[Killed by signal: %s]", res.Signal)
+	}
+	return b.String()
+}
