@@ -12,8 +12,8 @@ import (
 
 	"github.com/acp-agent/acp-agent/agent/tool"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace"
-	"github.com/acp-agent/acp-agent/agent/tool/workspace/files"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace/local"
+	"github.com/acp-agent/acp-agent/agent/tool/workspace/toolset"
 )
 
 // localFiles and localCommands serve sessions whose client lacks fs /
@@ -37,11 +37,11 @@ func (r appResolver) Env(ctx context.Context, sessionID string) (workspace.Env, 
 	return r.a.Server.Env(ctx, sessionID)
 }
 
-// wireWorkspace offers the workspace tools (read, write, edit, ...) to
-// top-level agents; childFactory offers them to children too (filtered by
-// the delegation's tool filter).
+// wireWorkspace offers the workspace tools (read, write, edit, glob, grep,
+// bash) to top-level agents; childFactory offers them to children too
+// (filtered by the delegation's tool filter).
 func wireWorkspace(a *App) error {
-	return a.AddWorkspaceTools(files.Tools(a.Workspace())...)
+	return a.AddWorkspaceTools(toolset.Tools(a.Workspace())...)
 }
 
 // AddWorkspaceTools offers tools to top-level agents and to every child
