@@ -42,7 +42,11 @@ func (c *clientTerminal) Run(ctx context.Context, cmd workspace.Command, display
 	if cmd.OutputLimit > 0 {
 		req.OutputByteLimit = acpsdk.Ptr(cmd.OutputLimit)
 	}
-	created, err := conn.CreateTerminal(ctx, req)
+	err := c.s.flushSession(ctx, c.session)
+	var created acpsdk.CreateTerminalResponse
+	if err == nil {
+		created, err = conn.CreateTerminal(ctx, req)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return workspace.CommandResult{}, context.Cause(ctx)

@@ -167,6 +167,9 @@ func (c *clientFiles) ReadTextFile(ctx context.Context, path string, line, limit
 	if limit > 0 {
 		req.Limit = acpsdk.Ptr(limit)
 	}
+	if err := c.s.flushSession(ctx, c.session); err != nil {
+		return "", err
+	}
 	resp, err := c.s.conn.ReadTextFile(ctx, req)
 	if err != nil {
 		return "", clientFileError("read", path, err)
@@ -182,6 +185,9 @@ func (c *clientFiles) WriteTextFile(ctx context.Context, path, content string) e
 			return errNoLocalFiles
 		}
 		return c.local.WriteTextFile(ctx, path, content)
+	}
+	if err := c.s.flushSession(ctx, c.session); err != nil {
+		return err
 	}
 	_, err := c.s.conn.WriteTextFile(ctx, acpsdk.WriteTextFileRequest{
 		SessionId: acpsdk.SessionId(c.session), Path: path, Content: content,
@@ -204,4 +210,16 @@ func clientFileError(op, path string, err error) error {
 		return &fs.PathError{Op: op, Path: path, Err: fmt.Errorf("%w (the editor: %v)", fs.ErrNotExist, err)}
 	}
 	return &fs.PathError{Op: op, Path: path, Err: fmt.Errorf("the editor could not %s the file: %w", op, err)}
+}
+
+// flushSession waits until the updates queued for bound session id so far
+// are on the wire, so a client request made for a tool call (fs/*,
+// terminal/*, session/request_permission) never overtakes the tool_call
+// it belongs to. An unbound id needs no flush.
+func (s *Server) flushSession(ctx context.Context, id string) error {
+	b := s.boundSession(id)
+	if b == nil || b.em == nil {
+		return nil
+	}
+	return s.flush(ctx, b)
 }
