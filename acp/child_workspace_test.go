@@ -91,6 +91,24 @@ func TestChildPermissionRoutedThroughRoot(t *testing.T) {
 			if len(r.ToolCall.Content) == 0 || r.ToolCall.Content[0].Diff == nil {
 				t.Errorf("no diff in the child's request: %+v", r.ToolCall.Content)
 			}
+			// The child's call is shown on the root session first
+			// (pending), and closed after the answer.
+			var shown []string
+			for _, n := range e.rec.snapshot(id) {
+				if tc := n.Update.ToolCall; tc != nil && string(tc.ToolCallId) == childID+"/call-w" {
+					shown = append(shown, "start "+string(tc.Status)+" "+tc.Title)
+				}
+				if u := n.Update.ToolCallUpdate; u != nil && string(u.ToolCallId) == childID+"/call-w" && u.Status != nil {
+					shown = append(shown, "update "+string(*u.Status))
+				}
+			}
+			wantClose := "update completed"
+			if answer != "allow-once" {
+				wantClose = "update failed"
+			}
+			if len(shown) != 2 || !strings.HasPrefix(shown[0], "start pending [Writer] ") || shown[1] != wantClose {
+				t.Errorf("child call on the root session = %q", shown)
+			}
 			got, err := os.ReadFile(filepath.Join(cwd, "c.txt"))
 			if answer == "allow-once" && (err != nil || string(got) != "from the child\n") {
 				t.Errorf("c.txt = %q, %v", got, err)

@@ -97,12 +97,17 @@ func (g *gate) ask(ctx context.Context, b *bound, req workspace.PermissionReques
 		return rejected(req, "the editor disconnected")
 	default:
 	}
+	call := g.toolCall(req)
+	if g.child != nil {
+		// The root session's client has not seen the child's call: show
+		// it there first, pending.
+		b.em.push(item{direct: []acpsdk.SessionUpdate{childCallStart(call)}})
+	}
 	// The request refers to the tool call: its tool_call update must be
 	// on the wire first.
 	if err := g.s.flush(ctx, b); err != nil {
 		return cancelled(req, err)
 	}
-	call := g.toolCall(req)
 	resp, err := g.s.conn.RequestPermission(ctx, acpsdk.RequestPermissionRequest{
 		SessionId: acpsdk.SessionId(g.root),
 		ToolCall:  call,
@@ -110,7 +115,7 @@ func (g *gate) ask(ctx context.Context, b *bound, req workspace.PermissionReques
 	})
 	derr := g.decide(ctx, req, resp, err)
 	if g.child != nil {
-		g.closeChildCall(call.ToolCallId, derr == nil)
+		closeChildCall(b, call.ToolCallId, derr == nil)
 	}
 	return derr
 }
@@ -176,19 +181,33 @@ func (g *gate) toolCall(req workspace.PermissionRequest) acpsdk.ToolCallUpdate {
 	return call
 }
 
+// childCallStart is the tool_call that shows a child's call on the root
+// session before its permission request.
+func childCallStart(call acpsdk.ToolCallUpdate) acpsdk.SessionUpdate {
+	tc := &acpsdk.SessionUpdateToolCall{
+		ToolCallId: call.ToolCallId,
+		Title:      *call.Title,
+		Status:     acpsdk.ToolCallStatusPending,
+		Content:    call.Content,
+		Locations:  call.Locations,
+		Meta:       call.Meta,
+	}
+	if call.Kind != nil {
+		tc.Kind = *call.Kind
+	}
+	return acpsdk.SessionUpdate{ToolCall: tc}
+}
+
 // closeChildCall ends the tool call a child's permission request showed
-// in the root session (its own progress is streamed in the child's
+// on the root session (the child's own progress is in the child's
 // session, which the editor does not follow): completed when allowed,
 // failed otherwise.
-func (g *gate) closeChildCall(id acpsdk.ToolCallId, allowed bool) {
+func closeChildCall(b *bound, id acpsdk.ToolCallId, allowed bool) {
 	status := acpsdk.ToolCallStatusFailed
 	if allowed {
 		status = acpsdk.ToolCallStatusCompleted
 	}
-	u := acpsdk.UpdateToolCall(id, acpsdk.WithUpdateStatus(status))
-	if err := g.s.sendTo(g.root)(context.Background(), u); err != nil {
-		g.s.log.Debug("child permission call not closed", "err", err)
-	}
+	b.em.push(item{direct: []acpsdk.SessionUpdate{acpsdk.UpdateToolCall(id, acpsdk.WithUpdateStatus(status))}})
 }
 
 // permissionOptions are the four choices, named for the kind of call.
