@@ -92,10 +92,8 @@ func (g *gate) ask(ctx context.Context, b *bound, req workspace.PermissionReques
 	if b == nil || b.readOnly {
 		return rejected(req, "no editor session is connected to ask for permission")
 	}
-	select {
-	case <-g.s.connDone():
+	if !g.s.connected() {
 		return rejected(req, "the editor disconnected")
-	default:
 	}
 	call := g.toolCall(req)
 	if g.child != nil {

@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
@@ -185,6 +187,11 @@ func (c *clientFiles) WriteTextFile(ctx context.Context, path, content string) e
 			return errNoLocalFiles
 		}
 		return c.local.WriteTextFile(ctx, path, content)
+	}
+	// The editor runs on this machine (it launched us on stdio) but may
+	// not create missing parent directories; the local write would.
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return &fs.PathError{Op: "write", Path: path, Err: err}
 	}
 	if err := c.s.flushSession(ctx, c.session); err != nil {
 		return err
