@@ -342,7 +342,7 @@ type wsEnv struct {
 }
 
 // startWS serves a composition with the ws_write and ws_bash tools to c.
-func startWS(t *testing.T, m model.Model, c *wsClient, configure ...func(*app.Config, workspace.Resolver)) *wsEnv {
+func startWS(t testing.TB, m model.Model, c *wsClient, configure ...func(*app.Config, workspace.Resolver)) *wsEnv {
 	t.Helper()
 	ref := &resolverRef{}
 	cfg := app.Config{
