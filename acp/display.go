@@ -108,3 +108,18 @@ func (t *translator) startLocations(name string, args json.RawMessage) []acpsdk.
 	}
 	return acpLocations(lc.Locations(args), t.cwd)
 }
+
+// locatedTitle titles a call of a tool without a Titler by its name and
+// the first file it touches ("edit src/main.go"), when it is a
+// tool.Locator.
+func locatedTitle(tl tool.Tool, name string, args json.RawMessage) string {
+	lc, ok := tl.(tool.Locator)
+	if !ok {
+		return name
+	}
+	locs := lc.Locations(args)
+	if len(locs) == 0 || locs[0].Path == "" {
+		return name
+	}
+	return name + " " + locs[0].Path
+}

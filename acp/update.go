@@ -279,10 +279,10 @@ func (t *translator) describe(name string, args json.RawMessage) (acpsdk.ToolKin
 	}
 	if ti, ok := tl.(Titler); ok {
 		if s := ti.Title(args); s != "" {
-			title = s
+			return kind, s
 		}
 	}
-	return kind, title
+	return kind, locatedTitle(tl, title, args)
 }
 
 // subagentTitle titles a delegation by its description when the
