@@ -2,7 +2,6 @@ package files
 
 import (
 	"encoding/json"
-	"errors"
 
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/agent/tool"
@@ -49,5 +48,3 @@ func outsideNote(p workspace.Path) string {
 	}
 	return ""
 }
-
-func asToolError(err error, target **tool.Error) bool { return errors.As(err, target) }

@@ -3,6 +3,7 @@ package files
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -101,7 +102,7 @@ func (t *Edit) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, e
 	updated, rep, err := Replace(old, args.OldString, args.NewString, args.ReplaceAll)
 	if err != nil {
 		var te *tool.Error
-		if asToolError(err, &te) {
+		if errors.As(err, &te) {
 			te.Message = name + ": " + te.Message
 		}
 		return workspace.Failed(err, display), nil
@@ -139,22 +140,22 @@ type Replacement struct {
 	CRLF bool
 }
 
-// Replace replaces old by new in content: the single occurrence, or every
+// Replace replaces from by to in content: the single occurrence, or every
 // (non-overlapping) occurrence when all is set. It fails with
-// CodeEditNoMatch when old does not occur and CodeEditAmbiguous when it
-// occurs more than once without all. When old has bare "\n" line breaks
+// CodeEditNoMatch when from does not occur and CodeEditAmbiguous when it
+// occurs more than once without all. When from has bare "\n" line breaks
 // and does not occur but the file uses "\r\n", the edit is matched and
 // applied with "\r\n" line breaks.
-func Replace(content, old, new string, all bool) (string, Replacement, error) {
-	if old == "" {
+func Replace(content, from, to string, all bool) (string, Replacement, error) {
+	if from == "" {
 		return "", Replacement{}, workspace.InvalidArgs("old_string is empty")
 	}
-	n := strings.Count(content, old)
+	n := strings.Count(content, from)
 	var rep Replacement
-	if n == 0 && strings.Contains(old, "\n") && !strings.Contains(old, "\r\n") && strings.Contains(content, "\r\n") {
-		crlfOld := strings.ReplaceAll(old, "\n", "\r\n")
+	if n == 0 && strings.Contains(from, "\n") && !strings.Contains(from, "\r\n") && strings.Contains(content, "\r\n") {
+		crlfOld := strings.ReplaceAll(from, "\n", "\r\n")
 		if m := strings.Count(content, crlfOld); m > 0 {
-			old, new, n, rep.CRLF = crlfOld, strings.ReplaceAll(strings.ReplaceAll(new, "\r\n", "\n"), "\n", "\r\n"), m, true
+			from, to, n, rep.CRLF = crlfOld, strings.ReplaceAll(strings.ReplaceAll(to, "\r\n", "\n"), "\n", "\r\n"), m, true
 		}
 	}
 	switch {
@@ -165,12 +166,12 @@ func Replace(content, old, new string, all bool) (string, Replacement, error) {
 		return "", Replacement{}, &tool.Error{Code: CodeEditAmbiguous, Message: fmt.Sprintf("old_string occurs %d times. "+
 			"Include more surrounding text to make it unique, or set replace_all to true to replace every occurrence.", n)}
 	}
-	first := strings.Index(content, old)
+	first := strings.Index(content, from)
 	rep.FirstLine = 1 + strings.Count(content[:first], "\n")
 	if all {
 		rep.Count = n
-		return strings.ReplaceAll(content, old, new), rep, nil
+		return strings.ReplaceAll(content, from, to), rep, nil
 	}
 	rep.Count = 1
-	return content[:first] + new + content[first+len(old):], rep, nil
+	return content[:first] + to + content[first+len(from):], rep, nil
 }

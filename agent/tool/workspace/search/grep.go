@@ -114,7 +114,10 @@ func (t *Grep) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, e
 		return deref(failed), err
 	}
 
-	s := &scan{re: re, limit: limit}
+	s := &scan{re: re, limit: limit, reader: bufio.NewReaderSize(nil, 64<<10)}
+	if prefix, _ := re.LiteralPrefix(); prefix != "" {
+		s.prefix = []byte(prefix)
+	}
 	var limited bool
 	if rt.isDir {
 		limited, err = walk(ctx, rt.walkDir, func(path string, d fs.DirEntry) error {
@@ -159,6 +162,12 @@ type scan struct {
 	matches int
 	files   int
 	cut     bool
+	// reader and line are reused from file to file.
+	reader *bufio.Reader
+	line   []byte
+	// prefix, when set, is a literal every match starts with: lines
+	// without it are skipped before the regexp runs.
+	prefix []byte
 }
 
 // file searches one regular file; it returns errStop once the limit is
@@ -175,12 +184,15 @@ func (s *scan) file(ctx context.Context, path, name string) error {
 	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
 		return nil
 	}
-	r := bufio.NewReaderSize(f, 64<<10)
+	r := s.reader
+	r.Reset(f)
+	defer r.Reset(nil)
 	if head, _ := r.Peek(sniffBytes); bytes.IndexByte(head, 0) >= 0 {
 		return nil
 	}
 	counted := false
-	var line []byte
+	line := s.line
+	defer func() { s.line = line[:0] }()
 	for n := 1; ; n++ {
 		if n%4096 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -189,7 +201,7 @@ func (s *scan) file(ctx context.Context, path, name string) error {
 		}
 		line, err = readLine(r, line[:0])
 		if len(line) > 0 || err == nil {
-			if s.re.Match(line) {
+			if (s.prefix == nil || bytes.Contains(line, s.prefix)) && s.re.Match(line) {
 				if s.matches == s.limit {
 					s.cut = true
 					return errStop

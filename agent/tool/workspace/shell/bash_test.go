@@ -61,8 +61,8 @@ func TestBash(t *testing.T) {
 		{name: "output and exit code", args: map[string]any{"command": "echo hi; echo err >&2"}, want: "hi\nerr\n[Exit code 0]", title: "echo hi; echo err >&2"},
 		{name: "non-zero exit is a result", args: map[string]any{"command": "false", "description": "Check"}, want: "(no output)\n[Exit code 1]", exit: 1, title: "Check"},
 		{name: "runs in the cwd", args: map[string]any{"command": "ls"}, want: "marker.txt\n[Exit code 0]", title: "ls"},
-		{name: "timeout", args: map[string]any{"command": "echo started; sleep 30", "timeout": 300}, code: CodeCommandTimedOut,
-			want: "Error: started\n[The command timed out after 300ms and was stopped with its processes.]", title: "echo started; sleep 30"},
+		{name: "timeout", args: map[string]any{"command": "echo started; sleep 30", "timeout": 1000}, code: CodeCommandTimedOut,
+			want: "Error: started\n[The command timed out after 1s and was stopped with its processes.]", title: "echo started; sleep 30"},
 		{name: "multi-line title", args: map[string]any{"command": "echo a\necho b"}, want: "a\nb\n[Exit code 0]", title: "echo a …"},
 		{name: "empty command", args: map[string]any{"command": "  "}, code: tool.CodeInvalidArgs},
 		{name: "timeout over the maximum", args: map[string]any{"command": "true", "timeout": 600001}, code: tool.CodeInvalidArgs},
@@ -160,7 +160,7 @@ func TestBashNeverEnding(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			if how == "timeout" {
-				args["timeout"] = 300
+				args["timeout"] = 1000
 			}
 			done := make(chan tool.Result, 1)
 			go func() { done <- run(t, ctx, env, args, nil) }()
