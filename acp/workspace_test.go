@@ -767,3 +767,36 @@ func TestDisplayReplaysOnLoad(t *testing.T) {
 		t.Errorf("replay differs:\nlive   %s\nreplay %s", a, b)
 	}
 }
+
+// TestNoClientRejectsWhatNeedsAsking: a session no client is bound to (or
+// whose client left) still works locally, but whatever needs a question
+// is rejected, never allowed silently.
+func TestNoClientRejectsWhatNeedsAsking(t *testing.T) {
+	ctx := ctxFor(t)
+	a, err := app.New(app.Config{DataDir: t.TempDir(), Version: "test", Logger: testLogger(t), NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	cwd := tempCwd(t)
+	s, err := a.Sessions.Create(session.Header{Cwd: cwd}, session.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Sessions.Remove(s.ID())
+	env, err := a.Workspace().Env(ctx, s.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if env.Cwd != cwd || env.Files == nil || env.Commands == nil {
+		t.Fatalf("env = %+v", env)
+	}
+	if err := env.Permissions.Authorize(ctx, workspace.PermissionRequest{Tool: "read", Kind: workspace.KindRead}); err != nil {
+		t.Errorf("a read in the cwd: %v", err)
+	}
+	err = env.Permissions.Authorize(ctx, workspace.PermissionRequest{Tool: "edit", Kind: workspace.KindEdit})
+	var te *tool.Error
+	if !errors.As(err, &te) || te.Code != workspace.CodePermissionRejected {
+		t.Errorf("an edit without a client = %v, want %s", err, workspace.CodePermissionRejected)
+	}
+}
