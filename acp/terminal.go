@@ -64,6 +64,10 @@ func (c *clientTerminal) Run(ctx context.Context, cmd workspace.Command, display
 	}()
 	if display != nil {
 		display(session.ToolDisplay{TerminalID: id})
+		// The embedding update goes out before the wait request.
+		if err := c.s.flushSession(ctx, c.session); err != nil {
+			c.s.log.Debug("terminal display not flushed", "terminal_id", id, "err", err)
+		}
 	}
 
 	wait := ctx
