@@ -157,6 +157,12 @@ func (s *Server) SetSessionMode(ctx context.Context, p acpsdk.SetSessionModeRequ
 	if aerr != nil {
 		return resp, toRequestError(fmt.Errorf("record mode of session %s: %w", b.id, aerr))
 	}
+	// Durable before the answer: the agent's checkpoint flushes the log.
+	if cp := b.agent.Options().Checkpoint; cp != nil {
+		if err := cp(ctx); err != nil {
+			return resp, toRequestError(fmt.Errorf("record mode of session %s: %w", b.id, err))
+		}
+	}
 	s.log.Info("session mode set", "session_id", b.id, "mode", id)
 	if err := s.flush(ctx, b); err != nil {
 		return resp, toRequestError(err)
