@@ -10,23 +10,46 @@
 //     extension methods are advertised under agentCapabilities._meta
 //     ["acp-agent"] (for example {"subagents/list": true}). The client's
 //     capabilities are kept (ClientCapabilities).
-//   - session/new (absolute cwd; mcpServers accepted and ignored),
+//   - session/new (absolute cwd; mcpServers accepted and ignored; modes),
 //     session/prompt, session/cancel (notification), session/load (replay
 //     before the answer; a subagent child id replays read-only),
 //     session/list (stored top-level sessions, newest first, cwd filter,
 //     title, updatedAt, opaque cursor, 50 per page; children too with
 //     _meta["acp-agent/includeChildren"]: true), session/close.
+//   - session/set_mode and modes {availableModes, currentModeId} in the
+//     session/new and session/load answers (modes.go): default,
+//     accept-edits, plan, bypass. A change is logged as an ignorable
+//     "session/mode" event (so it survives session/load) and announced as
+//     current_mode_update, live and on replay.
 //   - "_acp-agent/..." extension methods registered in Options.Extensions.
 //
-// Everything else (authenticate, session/resume, session/set_mode,
+// Everything else (authenticate, session/resume,
 // session/set_config_option, unstable methods, unknown methods) answers
 // -32601 and its capability stays off.
+//
+// Client methods the agent calls: session/request_permission (the
+// permission gate, permission.go), and — only when the client advertised
+// them in initialize — fs/read_text_file, fs/write_text_file and
+// terminal/create, wait_for_exit, output, kill, release (workspace.go,
+// terminal.go). Server.Env is the workspace.Resolver of the workspace
+// tools: a session's cwd, files and commands through its root session's
+// client (Options.LocalFiles / LocalCommands otherwise) and its gate. A
+// child (subagent) session's permission requests are asked on its root
+// session: the child's call is first shown there as a pending tool_call
+// with id "<child id>/<call id>", a "[<label>] " title prefix and
+// _meta["acp-agent/subagent"] {childSessionId, depth}. Every client
+// request made for a tool call first flushes the session's queued
+// updates, so it never overtakes its tool_call.
 //
 // Updates: one translator maps log events (and transient tool progress) to
 // session/update for live streaming and for load replay alike —
 // assistant text/reasoning chunks, tool_call/tool_call_update (kind from the
 // tool's optional Kind, "think" for delegations; title from the optional
-// Titler), session_info_update for titles, user_message_chunk on replay.
+// Titler; locations from the optional tool.Locator at the start; a result's
+// or progress report's session.ToolDisplay as diff and terminal content,
+// locations and _meta, display.go), session_info_update for titles,
+// current_mode_update for session/mode events, user_message_chunk on
+// replay.
 // A finished call's _meta comes from its logged result (the tool's display
 // meta; for delegations logged without one, a child link derived from the
 // raw output), so a replay shows the same links as the live stream.
@@ -38,7 +61,8 @@
 // content; -32603 for faults, a failed turn and a missing model. Handler
 // panics are recovered, logged with their stack and answered -32603.
 //
-// Layering: acp imports agent, agent/session, agent/tool and agent/model;
+// Layering: acp imports agent, agent/session, agent/tool (and its
+// agent/tool/workspace interfaces) and agent/model;
 // durable storage is reached through the SessionStore interface declared
 // here (package app adapts package persistence). Nothing imports acp except
 // the composition root (app) and tests.

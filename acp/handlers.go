@@ -87,7 +87,7 @@ func (s *Server) NewSession(ctx context.Context, p acpsdk.NewSessionRequest) (re
 		return resp, toRequestError(err)
 	}
 	s.log.Info("session created", "session_id", b.id)
-	return acpsdk.NewSessionResponse{SessionId: acpsdk.SessionId(b.id)}, nil
+	return acpsdk.NewSessionResponse{SessionId: acpsdk.SessionId(b.id), Modes: s.modeState(b)}, nil
 }
 
 // attachNew builds the agent of a live session and binds both. ownSession
@@ -141,6 +141,7 @@ func (s *Server) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (
 	if err := s.flush(ctx, b); err != nil {
 		return resp, toRequestError(err)
 	}
+	resp.Modes = s.modeState(b)
 	return resp, nil
 }
 
@@ -270,11 +271,6 @@ func (s *Server) Authenticate(ctx context.Context, p acpsdk.AuthenticateRequest)
 // ResumeSession is not supported (sessionCapabilities.resume is off).
 func (s *Server) ResumeSession(ctx context.Context, p acpsdk.ResumeSessionRequest) (acpsdk.ResumeSessionResponse, error) {
 	return acpsdk.ResumeSessionResponse{}, acpsdk.NewMethodNotFound(acpsdk.AgentMethodSessionResume)
-}
-
-// SetSessionMode is not supported (no modes are offered).
-func (s *Server) SetSessionMode(ctx context.Context, p acpsdk.SetSessionModeRequest) (acpsdk.SetSessionModeResponse, error) {
-	return acpsdk.SetSessionModeResponse{}, acpsdk.NewMethodNotFound(acpsdk.AgentMethodSessionSetMode)
 }
 
 // SetSessionConfigOption is not supported (no config options are offered).

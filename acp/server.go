@@ -18,6 +18,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/agent/tool/workspace"
 )
 
 // AgentName is the agentInfo.name the server announces.
@@ -70,6 +71,11 @@ type Options struct {
 	// to handlers. Each "_acp-agent/X" entry is advertised as
 	// agentCapabilities._meta["acp-agent"]["X"] = true.
 	Extensions map[string]ExtensionFunc
+	// LocalFiles and LocalCommands serve the workspace tools when the
+	// client does not advertise fs / terminal (see Env); nil leaves those
+	// tools without local access.
+	LocalFiles    workspace.Files
+	LocalCommands workspace.Commands
 	// ModelError, when non-nil, rejects every prompt with this error (for
 	// example: no model configured). Sessions can still be created/loaded.
 	ModelError error
@@ -103,6 +109,8 @@ type Server struct {
 	closing    bool // Shutdown began: no new prompts
 	closed     bool // Close began: no new sessions
 	served     bool
+
+	gate gateState // modes and remembered permission decisions (modes.go)
 
 	prompts  sync.WaitGroup // running Prompt handlers
 	emitters sync.WaitGroup // emitter drain goroutines
@@ -270,6 +278,7 @@ func (s *Server) Close(ctx context.Context) error {
 // release closes what the server owns of one detached session.
 func (s *Server) release(ctx context.Context, b *bound) error {
 	b.cancelPrompt(errClosed, nil)
+	s.gate.forget(b.id)
 	var errs []error
 	if b.agent != nil && b.ownAgent && s.opts.BeforeRelease != nil {
 		if err := s.opts.BeforeRelease(ctx, b.agent); err != nil {
@@ -354,7 +363,9 @@ func (s *Server) lookup(id string) (*bound, error) {
 // before any live update; the caller flushes.
 func (s *Server) bindAgent(sess *session.Session, ag *agent.Agent, ownAgent, ownSession, replay bool) (*bound, error) {
 	b := &bound{id: sess.ID(), sess: sess, agent: ag, ownAgent: ownAgent, ownSession: ownSession}
-	b.em = newEmitter(newTranslator(s.opts.Tools).withDepth(sess.Header().DelegationDepth), s.sendTo(b.id), &s.emitters, s.log.With("session_id", b.id))
+	tr := newTranslator(s.opts.Tools).withDepth(sess.Header().DelegationDepth)
+	tr.cwd = sess.Header().Cwd
+	b.em = newEmitter(tr, s.sendTo(b.id), &s.emitters, s.log.With("session_id", b.id))
 	b.unsub = ag.Subscribe(func(u agent.Update) { b.em.push(item{update: &u}) })
 	events := sess.Events()
 	if replay {

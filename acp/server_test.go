@@ -454,8 +454,10 @@ func TestUnadvertisedMethodsAreMethodNotFound(t *testing.T) {
 	e := start(t, t.TempDir(), nil)
 	e.initialize(ctx)
 	id := e.newSession(ctx, tempCwd(t))
-	_, err := e.cs.SetSessionMode(ctx, acpsdk.SetSessionModeRequest{SessionId: acpsdk.SessionId(id), ModeId: "x"})
+	_, err := e.cs.SetSessionConfigOption(ctx, acpsdk.SetSessionConfigOptionRequest{ValueId: &acpsdk.SetSessionConfigOptionValueId{SessionId: acpsdk.SessionId(id), ConfigId: "x", Value: "y"}})
 	wantRPCError(t, err, -32601, "")
+	_, err = e.cs.SetSessionMode(ctx, acpsdk.SetSessionModeRequest{SessionId: acpsdk.SessionId(id), ModeId: "x"})
+	wantRPCError(t, err, -32602, "unknown mode")
 	_, err = e.cs.CallExtension(ctx, "_acp-agent/nothing", map[string]any{})
 	wantRPCError(t, err, -32601, "")
 }

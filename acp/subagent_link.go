@@ -16,12 +16,6 @@ func (t *translator) withDepth(depth int) *translator {
 	return t
 }
 
-// fresh returns a new translator for the same session (a second replay of
-// a session that is already streaming).
-func (t *translator) fresh() *translator {
-	return newTranslator(t.tools).withDepth(t.depth)
-}
-
 // noteCall remembers the tool name of a started call until its result.
 func (t *translator) noteCall(callID, name string) {
 	if t.names == nil {

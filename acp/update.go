@@ -45,6 +45,8 @@ const (
 // emitter owns one.
 type translator struct {
 	tools ToolLookup
+	// cwd resolves relative tool locations; "" leaves them as given.
+	cwd string
 
 	// next is the seq of the next event to translate; events below it were
 	// already translated (replay and live subscription overlap).
@@ -62,6 +64,13 @@ type translator struct {
 
 func newTranslator(tools ToolLookup) *translator {
 	return &translator{tools: tools, chunked: map[[2]int]bool{}}
+}
+
+// fresh returns a new translator with t's configuration and no state.
+func (t *translator) fresh() *translator {
+	n := newTranslator(t.tools).withDepth(t.depth)
+	n.cwd = t.cwd
+	return n
 }
 
 // event translates one log event. replay selects the session/load view,
@@ -138,10 +147,12 @@ func (t *translator) event(ev session.Event, replay bool) []acpsdk.SessionUpdate
 		t.open = append(t.open, d.CallID)
 		t.noteCall(d.CallID, d.Name)
 		kind, title := t.describe(d.Name, json.RawMessage(d.Arguments))
-		return []acpsdk.SessionUpdate{acpsdk.StartToolCall(acpsdk.ToolCallId(d.CallID), title,
+		u := acpsdk.StartToolCall(acpsdk.ToolCallId(d.CallID), title,
 			acpsdk.WithStartKind(kind),
 			acpsdk.WithStartStatus(acpsdk.ToolCallStatusInProgress),
-			acpsdk.WithStartRawInput(rawArguments(d.Arguments)))}
+			acpsdk.WithStartRawInput(rawArguments(d.Arguments)))
+		u.ToolCall.Locations = t.startLocations(d.Name, json.RawMessage(d.Arguments))
+		return []acpsdk.SessionUpdate{u}
 
 	case session.TypeToolResult:
 		d, err := session.DecodeData[session.ToolResultData](ev)
@@ -159,6 +170,9 @@ func (t *translator) event(ev session.Event, replay bool) []acpsdk.SessionUpdate
 			Title:     acpsdk.Ptr(d.Title),
 			UpdatedAt: acpsdk.Ptr(isoTime(ev.Time)),
 		}}}
+
+	case TypeSessionMode:
+		return modeUpdate(ev)
 
 	case session.TypeTurnEnd:
 		clear(t.chunked)
@@ -199,6 +213,7 @@ func (t *translator) toolResult(d session.ToolResultData) []acpsdk.SessionUpdate
 		acpsdk.WithUpdateStatus(status),
 		acpsdk.WithUpdateContent(textContent(text)),
 		acpsdk.WithUpdateRawOutput(raw))
+	t.applyDisplay(&u, d.Display)
 	if m := t.resultMeta(block.ToolCallID, d); m != nil {
 		u.ToolCallUpdate.Meta = m
 	}
@@ -218,9 +233,13 @@ func (t *translator) progress(p agent.ToolProgress) []acpsdk.SessionUpdate {
 	u := acpsdk.UpdateToolCall(acpsdk.ToolCallId(p.CallID),
 		acpsdk.WithUpdateStatus(acpsdk.ToolCallStatusInProgress),
 		acpsdk.WithUpdateContent(textContent(p.Text)))
+	if p.Display != nil && p.Text == "" {
+		u.ToolCallUpdate.Content = nil
+	}
 	if len(p.Meta) > 0 {
 		u.ToolCallUpdate.Meta = p.Meta
 	}
+	t.applyDisplay(&u, p.Display)
 	return []acpsdk.SessionUpdate{u}
 }
 
@@ -269,10 +288,10 @@ func (t *translator) describe(name string, args json.RawMessage) (acpsdk.ToolKin
 	}
 	if ti, ok := tl.(Titler); ok {
 		if s := ti.Title(args); s != "" {
-			title = s
+			return kind, s
 		}
 	}
-	return kind, title
+	return kind, locatedTitle(tl, title, args)
 }
 
 // subagentTitle titles a delegation by its description when the

@@ -106,6 +106,9 @@ type App struct {
 	Catalog     *subagent.Catalog
 	// Subagents is the subagent runtime (see subagents.go).
 	Subagents *subagent.Runtime
+	// WorkspaceTools are offered to top-level agents (they are in Tools)
+	// and to children (see workspace.go).
+	WorkspaceTools []tool.Tool
 	// Extensions are the ACP extension methods ("_acp-agent/...").
 	Extensions map[string]acp.ExtensionFunc
 	// Drainers run during shutdown, in order, after in-flight prompts were
@@ -170,6 +173,10 @@ func New(cfg Config) (*App, error) {
 		a.Close()
 		return nil, fmt.Errorf("app: wire subagents: %w", err)
 	}
+	if err := wireWorkspace(a); err != nil {
+		a.Close()
+		return nil, fmt.Errorf("app: wire workspace: %w", err)
+	}
 	if cfg.Wire != nil {
 		if err := cfg.Wire(a); err != nil {
 			a.Close()
@@ -189,8 +196,12 @@ func New(cfg Config) (*App, error) {
 		Tools:      a.Tools.Get,
 		Extensions: a.Extensions,
 		ModelError: a.ModelErr,
-		Logger:     a.Log,
-		PanicOnBug: cfg.PanicOnBug,
+		// Workspace fallbacks when the client lacks fs / terminal
+		// (workspace.go).
+		LocalFiles:    localFiles,
+		LocalCommands: localCommands,
+		Logger:        a.Log,
+		PanicOnBug:    cfg.PanicOnBug,
 	})
 	if err != nil {
 		a.Close()

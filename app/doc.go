@@ -6,6 +6,11 @@
 // the tool registry and the ACP server. Main is the command line
 // (flags, environment variables, subcommands, exit codes).
 //
+// The workspace tools (read, write, edit, glob, grep, bash; workspace.go)
+// are offered to top-level agents and to children (within their tool
+// filter); they resolve a session's workspace through the ACP server
+// (acp.Server.Env), which falls back on the local implementations.
+//
 // Wiring hooks for later components: wireSubagents (subagents.go) and
 // providerModel (provider.go) are the marked places where the subagent
 // runtime and the real model providers are attached; Config.Wire lets a

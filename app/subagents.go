@@ -69,6 +69,7 @@ func (a *App) maxDepth() int {
 func (a *App) childFactory(s *session.Session, spec subagent.ChildSpec) (*agent.Agent, error) {
 	rt := a.Subagents
 	tools := append(subagent.ParentTools(rt, spec.Depth, a.maxDepth()), subagent.NewReportTool(rt), subagent.NewListAgents(rt, rt))
+	tools = append(tools, a.WorkspaceTools...)
 	tools = filterTools(tools, spec.ToolFilter)
 	reg, err := tool.NewRegistry(tools...)
 	if err != nil {

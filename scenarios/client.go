@@ -16,6 +16,7 @@ import (
 // loop: it answers synchronously and never calls the agent.
 type client struct {
 	conn *jsonrpc2.Conn
+	ws   *clientWorkspace
 
 	mu      sync.Mutex
 	pending map[string][]*pendingPrompt // by session id, in send order
@@ -42,8 +43,8 @@ type promptTracker interface {
 	promptAnswered(sessionID string)
 }
 
-func newClient(ctx context.Context, rwc io.ReadWriteCloser, track promptTracker) *client {
-	c := &client{pending: map[string][]*pendingPrompt{}}
+func newClient(ctx context.Context, rwc io.ReadWriteCloser, track promptTracker, ws *clientWorkspace) *client {
+	c := &client{pending: map[string][]*pendingPrompt{}, ws: ws}
 	promptSession := func(req *jsonrpc2.Request) (string, bool) {
 		if req == nil || req.Method != "session/prompt" || req.Params == nil {
 			return "", false
@@ -73,21 +74,19 @@ func newClient(ctx context.Context, rwc io.ReadWriteCloser, track promptTracker)
 	return c
 }
 
-// handle answers agent-to-client requests. Permission requests are
-// answered "cancelled" (scenarios grant nothing); file-system and terminal
-// requests are not offered by our client capabilities, so they get
-// method-not-found. Notifications need no answer: the wire recorder already
-// keeps them.
-func (c *client) handle(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Request) (any, error) {
+// handle answers agent-to-client requests. Permission requests get the
+// answers the scenario scripted ("cancelled" when none is left); fs and
+// terminal requests are served when the scenario's client advertises them
+// and get method-not-found otherwise (workspace.go). Notifications need
+// no answer: the wire recorder already keeps them.
+func (c *client) handle(ctx context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Request) (any, error) {
 	if req.Notif {
 		return nil, nil
 	}
-	switch req.Method {
-	case "session/request_permission":
-		return map[string]any{"outcome": map[string]any{"outcome": "cancelled"}}, nil
-	default:
-		return nil, &jsonrpc2.Error{Code: jsonrpc2.CodeMethodNotFound, Message: "method not found: " + req.Method}
+	if res, err, ok := c.ws.handle(ctx, req); ok {
+		return res, err
 	}
+	return nil, &jsonrpc2.Error{Code: jsonrpc2.CodeMethodNotFound, Message: "method not found: " + req.Method}
 }
 
 // call sends a request and waits for its response.

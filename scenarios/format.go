@@ -31,6 +31,11 @@ type Scenario struct {
 	Model []byte
 	// Steps are the client's actions, run strictly in order.
 	Steps []Step
+	// Client is what the scenario client advertises and serves (fs,
+	// terminal); Files are written into the cwd before the run
+	// (workspace.go).
+	Client ClientCaps
+	Files  []WorkspaceFile
 }
 
 // SeedSession is a session persisted before the run.
@@ -83,6 +88,11 @@ type Step struct {
 	Scope string
 	// Wait is set for OpWait.
 	Wait *Wait
+	// Mode is the mode set by OpSetMode.
+	Mode string
+	// Permissions are the answers to the permission requests that come
+	// after this prompt step is sent, in order (workspace.go).
+	Permissions []string
 }
 
 // Wait is a barrier observed on the in-process runtime. Every set
@@ -198,8 +208,12 @@ func Parse(file, name string, data []byte) (*Scenario, error) {
 			sc.Fences, err = p.fences(v)
 		case "steps":
 			sc.Steps, err = p.steps(v)
+		case "client":
+			sc.Client, err = p.client(v)
+		case "files":
+			sc.Files, err = p.files(v)
 		default:
-			err = p.errf(k, "", "unknown key %q (want description, seed, faults, fences, model, steps)", k.Value)
+			err = p.errf(k, "", "unknown key %q (want description, seed, faults, fences, model, steps, client, files)", k.Value)
 		}
 		if err != nil {
 			return nil, err
@@ -568,15 +582,17 @@ func (p parser) step(idx int, n *yaml.Node) (Step, error) {
 	case OpLoadSession:
 		allowed, shorthand = []string{"session"}, "session"
 	case OpPrompt:
-		allowed, shorthand = []string{"text", "session", "background"}, "text"
+		allowed, shorthand = []string{"text", "session", "background", "permissions"}, "text"
 	case OpAwaitPrompt, OpCancel:
 		allowed, shorthand = []string{"session"}, "session"
 	case OpWait:
 		allowed = []string{"session", "child_settled", "idle", "parent_idle", "turn_started", "turn_ended", "model_call"}
 	case OpListAgentsEx:
 		allowed, shorthand = []string{"session", "scope"}, "session"
+	case OpSetMode:
+		allowed, shorthand = []string{"mode", "session"}, "mode"
 	default:
-		return st, p.errf(n, where(), "unknown operation %q (want initialize, new_session, load_session, prompt, await_prompt, cancel, wait, restart, list_agents_via_ext)", st.Op)
+		return st, p.errf(n, where(), "unknown operation %q (want initialize, new_session, load_session, prompt, await_prompt, cancel, wait, restart, list_agents_via_ext, set_mode)", st.Op)
 	}
 	f := map[string]*yaml.Node{}
 	if args != nil {
@@ -611,6 +627,14 @@ func (p parser) step(idx int, n *yaml.Node) (Step, error) {
 	if st.Scope, err = get("scope"); err != nil {
 		return st, err
 	}
+	if st.Mode, err = get("mode"); err != nil {
+		return st, err
+	}
+	if v, ok := f["permissions"]; ok {
+		if st.Permissions, err = p.answers(v, where()+".permissions"); err != nil {
+			return st, err
+		}
+	}
 	if v, ok := f["background"]; ok {
 		if st.Background, err = p.boolean(v, where()+".background"); err != nil {
 			return st, err
@@ -628,6 +652,10 @@ func (p parser) step(idx int, n *yaml.Node) (Step, error) {
 	case OpPrompt:
 		if st.Text == "" {
 			return st, p.errf(n, where(), "needs a non-empty text")
+		}
+	case OpSetMode:
+		if st.Mode == "" {
+			return st, p.errf(n, where(), "needs the mode to set")
 		}
 	case OpListAgentsEx:
 		switch st.Scope {

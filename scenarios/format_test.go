@@ -3,6 +3,7 @@ package scenarios
 import (
 	"errors"
 	"io/fs"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -84,7 +85,7 @@ steps:
 	for i, w := range want {
 		got := sc.Steps[i]
 		got.Line, got.Wait = 0, nil
-		if got != w {
+		if !reflect.DeepEqual(got, w) {
 			t.Errorf("step %d: got %+v, want %+v", i+1, got, w)
 		}
 	}

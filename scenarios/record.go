@@ -42,7 +42,11 @@ func (r *runner) record() (*Recording, error) {
 		Sessions: all.Bytes(),
 		Requests: r.placeholders(r.requests.render()),
 	}
-	rec.Transcript = r.placeholders(renderTranscript(r.sc, r.results, sessions, r.names()))
+	ws, err := r.workspaceSection()
+	if err != nil {
+		return nil, err
+	}
+	rec.Transcript = r.placeholders(append(renderTranscript(r.sc, r.results, sessions, r.names()), ws...))
 	return rec, nil
 }
 

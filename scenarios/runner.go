@@ -96,6 +96,9 @@ type runner struct {
 	watch    *watcher
 	requests *requestLog
 	inst     *instance
+	// workspace is the client's workspace (workspace.go), shared by the
+	// client of every process of the run.
+	workspace *clientWorkspace
 
 	mu      sync.Mutex
 	refs    map[string]string
@@ -141,13 +144,18 @@ func execute(ctx context.Context, sc *Scenario, factory Factory, root string, lo
 		sc: sc, factory: factory, logger: logger, root: root,
 		dataDir: filepath.Join(root, "data"), cwd: filepath.Join(root, "cwd"),
 		rec: newWireRecorder(), watch: newWatcher(), requests: &requestLog{}, refs: map[string]string{},
+		workspace: newClientWorkspace(sc.Client),
 	}
+	defer r.workspace.stop()
 	for _, d := range []string{r.dataDir, r.cwd} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return nil, err
 		}
 	}
 	if err := r.seed(); err != nil {
+		return nil, err
+	}
+	if err := r.writeFiles(); err != nil {
 		return nil, err
 	}
 	if err := r.start(ctx); err != nil {
@@ -242,7 +250,7 @@ func (r *runner) start(ctx context.Context) error {
 			inW.Close()
 			return outR.Close()
 		},
-	}, r.watch)
+	}, r.watch, r.workspace)
 	r.inst = in
 	return nil
 }
@@ -313,7 +321,7 @@ func (r *runner) step(ctx context.Context, st Step) (stepResult, error) {
 	case OpInitialize:
 		raw, err := c.call(ctx, "initialize", map[string]any{
 			"protocolVersion":    1,
-			"clientCapabilities": map[string]any{"fs": map[string]any{"readTextFile": false, "writeTextFile": false}, "terminal": false},
+			"clientCapabilities": map[string]any{"fs": map[string]any{"readTextFile": r.sc.Client.FS, "writeTextFile": r.sc.Client.FS}, "terminal": r.sc.Client.Terminal},
 		})
 		if err != nil {
 			return res, err
@@ -362,6 +370,7 @@ func (r *runner) step(ctx context.Context, st Step) (stepResult, error) {
 			return res, err
 		}
 		res.Session = id
+		r.workspace.script(st.Permissions)
 		if err := c.startPrompt(ctx, st, id); err != nil {
 			return res, err
 		}
@@ -433,6 +442,16 @@ func (r *runner) step(ctx context.Context, st Step) (stepResult, error) {
 		}
 		res.Output = renderExtList(raw)
 		res.Detail = "scope " + st.Scope
+	case OpSetMode:
+		id, err := r.sessionID(st.Session)
+		if err != nil {
+			return res, err
+		}
+		res.Session = id
+		if _, err := c.call(ctx, "session/set_mode", map[string]any{"sessionId": id, "modeId": st.Mode}); err != nil {
+			return res, err
+		}
+		res.Detail = "mode " + st.Mode
 	default:
 		return res, fmt.Errorf("unknown operation %q", st.Op)
 	}

@@ -1,0 +1,182 @@
+package acp
+
+// This file defines session modes: the four modes a session offers
+// (availableModes in session/new and session/load), session/set_mode, the
+// durable record of a mode change in the session log, and its rendering as
+// current_mode_update (live and on replay).
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/acp-agent/acp-agent/agent/session"
+)
+
+// Session modes. A child session (subagent) follows its root session's
+// mode.
+const (
+	// ModeDefault asks before every edit and every command.
+	ModeDefault = "default"
+	// ModeAcceptEdits allows edits in the cwd without asking; commands ask.
+	ModeAcceptEdits = "accept-edits"
+	// ModePlan allows read-only tools only: edits and commands are refused
+	// (MODE_FORBIDS).
+	ModePlan = "plan"
+	// ModeBypass asks for nothing, except paths outside the cwd.
+	ModeBypass = "bypass"
+)
+
+// TypeSessionMode is the log event recording a mode change. It is appended
+// ignorable, so builds that do not know it still read the log; the last
+// one in a log is the session's mode.
+const TypeSessionMode = "session/mode"
+
+// SessionModeData is the payload of a session/mode event.
+type SessionModeData struct {
+	ModeID string `json:"modeId"`
+}
+
+// availableModes lists the modes in the order editors show them.
+var availableModes = []acpsdk.SessionMode{
+	{Id: ModeDefault, Name: "Default", Description: acpsdk.Ptr("Ask before every edit and every command")},
+	{Id: ModeAcceptEdits, Name: "Accept edits", Description: acpsdk.Ptr("Edit files in the working directory without asking; ask before commands")},
+	{Id: ModePlan, Name: "Plan", Description: acpsdk.Ptr("Read-only: look around and plan; no edits, no commands")},
+	{Id: ModeBypass, Name: "Bypass permissions", Description: acpsdk.Ptr("Never ask, except for paths outside the working directory")},
+}
+
+func knownMode(id string) bool {
+	for _, m := range availableModes {
+		if string(m.Id) == id {
+			return true
+		}
+	}
+	return false
+}
+
+// gateState is the connection's permission state: each session's mode
+// (cached from its log) and the decisions remembered with "always".
+type gateState struct {
+	mu sync.Mutex
+	// modes caches the mode of root sessions by id.
+	modes map[string]string
+	// always maps a session id and a tool kind to a remembered decision
+	// (true = allow always, false = reject always).
+	always map[string]map[string]bool
+	// labels caches the delegation label of child sessions by id.
+	labels map[string]string
+}
+
+// forget drops everything remembered about session id (it was released).
+func (g *gateState) forget(id string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.modes, id)
+	delete(g.always, id)
+}
+
+// modeOf returns the mode of bound session b, reading it from the log the
+// first time.
+func (s *Server) modeOf(b *bound) string {
+	s.gate.mu.Lock()
+	defer s.gate.mu.Unlock()
+	if m, ok := s.gate.modes[b.id]; ok {
+		return m
+	}
+	mode := ModeDefault
+	if b.sess != nil {
+		mode = modeFromLog(b.sess.Events())
+	}
+	if s.gate.modes == nil {
+		s.gate.modes = map[string]string{}
+	}
+	s.gate.modes[b.id] = mode
+	return mode
+}
+
+// modeFromLog returns the last recorded mode, or ModeDefault.
+func modeFromLog(events []session.Event) string {
+	for i := len(events) - 1; i >= 0; i-- {
+		if events[i].Type != TypeSessionMode {
+			continue
+		}
+		d, err := session.DecodeData[SessionModeData](events[i])
+		if err == nil && knownMode(d.ModeID) {
+			return d.ModeID
+		}
+	}
+	return ModeDefault
+}
+
+// modeState is the modes field of a session/new or session/load answer;
+// nil for a read-only session, whose mode cannot change.
+func (s *Server) modeState(b *bound) *acpsdk.SessionModeState {
+	if b.readOnly {
+		return nil
+	}
+	return &acpsdk.SessionModeState{
+		AvailableModes: availableModes,
+		CurrentModeId:  acpsdk.SessionModeId(s.modeOf(b)),
+	}
+}
+
+// SetSessionMode switches a session's mode. The change is recorded in the
+// session log (so it survives session/load) and announced as
+// current_mode_update before the answer. It takes effect for the next
+// permission decision, also inside a running turn.
+func (s *Server) SetSessionMode(ctx context.Context, p acpsdk.SetSessionModeRequest) (resp acpsdk.SetSessionModeResponse, err error) {
+	defer s.recoverTo("session/set_mode", &err)
+	b, err := s.lookup(string(p.SessionId))
+	if err != nil {
+		return resp, toRequestError(err)
+	}
+	if b.readOnly {
+		return resp, toRequestError(errorf(CodeReadOnlySession,
+			"session %s is a subagent session: it follows its root session's mode", b.id))
+	}
+	id := string(p.ModeId)
+	if !knownMode(id) {
+		names := make([]string, len(availableModes))
+		for i, m := range availableModes {
+			names[i] = string(m.Id)
+		}
+		return resp, toRequestError(errorf(CodeInvalidParams, "unknown mode %q (available: %s)", id, strings.Join(names, ", ")))
+	}
+	s.gate.mu.Lock()
+	if s.gate.modes == nil {
+		s.gate.modes = map[string]string{}
+	}
+	s.gate.modes[b.id] = id
+	// Appended under the lock so concurrent switches are logged in the
+	// order they take effect.
+	_, aerr := b.sess.Append(TypeSessionMode, SessionModeData{ModeID: id}, session.Ignorable())
+	s.gate.mu.Unlock()
+	if aerr != nil {
+		return resp, toRequestError(fmt.Errorf("record mode of session %s: %w", b.id, aerr))
+	}
+	// Durable before the answer: the agent's checkpoint flushes the log.
+	if cp := b.agent.Options().Checkpoint; cp != nil {
+		if err := cp(ctx); err != nil {
+			return resp, toRequestError(fmt.Errorf("record mode of session %s: %w", b.id, err))
+		}
+	}
+	s.log.Info("session mode set", "session_id", b.id, "mode", id)
+	if err := s.flush(ctx, b); err != nil {
+		return resp, toRequestError(err)
+	}
+	return resp, nil
+}
+
+// modeUpdate renders a session/mode event as current_mode_update.
+func modeUpdate(ev session.Event) []acpsdk.SessionUpdate {
+	d, err := session.DecodeData[SessionModeData](ev)
+	if err != nil || !knownMode(d.ModeID) {
+		return nil
+	}
+	return []acpsdk.SessionUpdate{{CurrentModeUpdate: &acpsdk.SessionCurrentModeUpdate{
+		CurrentModeId: acpsdk.SessionModeId(d.ModeID),
+	}}}
+}

@@ -1,0 +1,287 @@
+package acp
+
+// This file defines the permission gate: workspace.Permissions for one
+// session, deciding from the root session's mode and the decisions
+// remembered with "always", and asking the user through
+// session/request_permission on the root session's client otherwise.
+//
+// Matrix (kind of effect → decision), paths inside the cwd:
+//
+//	mode          read/search   edit      execute
+//	default       allow         ask       ask
+//	accept-edits  allow         allow     ask
+//	plan          allow         refused   refused
+//	bypass        allow         allow     allow
+//
+// A path outside the cwd always asks (any kind, any mode, even with
+// "always allow" remembered), except in plan mode where edits and commands
+// are refused first. A remembered "always reject" rejects without asking.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/acp-agent/acp-agent/agent/tool"
+	"github.com/acp-agent/acp-agent/agent/tool/workspace"
+)
+
+// Permission option ids offered in every session/request_permission.
+const (
+	OptionAllowOnce    = "allow-once"
+	OptionAllowAlways  = "allow-always"
+	OptionRejectOnce   = "reject-once"
+	OptionRejectAlways = "reject-always"
+)
+
+// childIdentity names the child session behind a permission request.
+type childIdentity struct {
+	id    string
+	label string
+	depth int
+}
+
+// gate is the permission gate of one session (the requester). root is the
+// top-level session whose client is asked and whose mode applies.
+type gate struct {
+	s         *Server
+	requester string
+	root      string
+	cwd       string
+	child     *childIdentity // nil when the requester is the root itself
+}
+
+var _ workspace.Permissions = (*gate)(nil)
+
+// Authorize decides req, asking the user when the mode and the remembered
+// decisions do not settle it.
+func (g *gate) Authorize(ctx context.Context, req workspace.PermissionRequest) error {
+	mode := ModeDefault
+	b := g.s.boundSession(g.root)
+	if b != nil && !b.readOnly {
+		mode = g.s.modeOf(b)
+	}
+	mutating := req.Kind == workspace.KindEdit || req.Kind == workspace.KindExecute
+	if mode == ModePlan && mutating {
+		return &tool.Error{Code: workspace.CodeModeForbids, Message: fmt.Sprintf(
+			"the session is in plan mode, which allows read-only tools only: %s was not run. "+
+				"Describe the change instead, or ask the user to switch the session to another mode.", describeCall(req))}
+	}
+	if !req.OutsideCwd {
+		switch {
+		case !mutating, mode == ModeBypass, mode == ModeAcceptEdits && req.Kind == workspace.KindEdit:
+			return nil
+		}
+	}
+	if allow, ok := g.s.remembered(g.requester, req.Kind); ok {
+		if !allow {
+			return rejected(req, "the user chose to always reject this kind of call in this session")
+		}
+		if !req.OutsideCwd {
+			return nil
+		}
+	}
+	return g.ask(ctx, b, req)
+}
+
+// ask sends session/request_permission on the root session and applies
+// the answer.
+func (g *gate) ask(ctx context.Context, b *bound, req workspace.PermissionRequest) error {
+	if b == nil || b.readOnly {
+		return rejected(req, "no editor session is connected to ask for permission")
+	}
+	if !g.s.connected() {
+		return rejected(req, "the editor disconnected")
+	}
+	call := g.toolCall(req)
+	if g.child != nil {
+		// The root session's client has not seen the child's call: show
+		// it there first, pending.
+		b.em.push(item{direct: []acpsdk.SessionUpdate{childCallStart(call)}})
+	}
+	// The request refers to the tool call: its tool_call update must be
+	// on the wire first.
+	if err := g.s.flush(ctx, b); err != nil {
+		return cancelled(req, err)
+	}
+	resp, err := g.s.conn.RequestPermission(ctx, acpsdk.RequestPermissionRequest{
+		SessionId: acpsdk.SessionId(g.root),
+		ToolCall:  call,
+		Options:   permissionOptions(req.Kind),
+	})
+	derr := g.decide(ctx, req, resp, err)
+	if g.child != nil {
+		closeChildCall(b, call.ToolCallId, derr == nil)
+	}
+	return derr
+}
+
+// decide maps the client's answer to nil (allowed) or a refusal.
+func (g *gate) decide(ctx context.Context, req workspace.PermissionRequest, resp acpsdk.RequestPermissionResponse, err error) error {
+	if err != nil {
+		if ctx.Err() != nil {
+			return cancelled(req, context.Cause(ctx))
+		}
+		return rejected(req, "the editor did not answer the permission request: "+err.Error())
+	}
+	if resp.Outcome.Cancelled != nil || resp.Outcome.Selected == nil {
+		return cancelled(req, errors.New("the prompt was cancelled"))
+	}
+	id := string(resp.Outcome.Selected.OptionId)
+	switch id {
+	case OptionAllowOnce:
+		return nil
+	case OptionAllowAlways:
+		g.s.remember(g.requester, req.Kind, true)
+		return nil
+	case OptionRejectAlways:
+		g.s.remember(g.requester, req.Kind, false)
+		return rejected(req, "the user rejected it and chose to always reject this kind of call in this session")
+	case OptionRejectOnce:
+		return rejected(req, "the user rejected it")
+	}
+	return rejected(req, fmt.Sprintf("the editor answered with an unknown option %q", id))
+}
+
+// toolCall is the tool call a permission request refers to. A child's
+// call is named "<child session id>/<call id>" (the root session's own
+// calls use plain ids), titled with the child's label and tagged with
+// _meta["acp-agent/subagent"].
+func (g *gate) toolCall(req workspace.PermissionRequest) acpsdk.ToolCallUpdate {
+	title := req.Title
+	if title == "" {
+		title = req.Tool
+	}
+	call := acpsdk.ToolCallUpdate{
+		ToolCallId: acpsdk.ToolCallId(req.CallID),
+		Kind:       acpsdk.Ptr(acpsdk.ToolKind(req.Kind)),
+		Content:    displayContent(req.Display),
+	}
+	if req.Display != nil {
+		call.Locations = acpLocations(req.Display.Locations, g.cwd)
+		call.Meta = mergeMeta(req.Display.Meta)
+	}
+	if g.child != nil {
+		name := g.child.label
+		if name == "" {
+			name = g.child.id
+		}
+		title = "[" + name + "] " + title
+		call.ToolCallId = acpsdk.ToolCallId(g.child.id + "/" + req.CallID)
+		call.Meta = mergeMeta(call.Meta, map[string]any{MetaSubagent: map[string]any{
+			"childSessionId": g.child.id,
+			"depth":          g.child.depth,
+		}})
+	}
+	call.Title = acpsdk.Ptr(title)
+	return call
+}
+
+// childCallStart is the tool_call that shows a child's call on the root
+// session before its permission request.
+func childCallStart(call acpsdk.ToolCallUpdate) acpsdk.SessionUpdate {
+	tc := &acpsdk.SessionUpdateToolCall{
+		ToolCallId: call.ToolCallId,
+		Title:      *call.Title,
+		Status:     acpsdk.ToolCallStatusPending,
+		Content:    call.Content,
+		Locations:  call.Locations,
+		Meta:       call.Meta,
+	}
+	if call.Kind != nil {
+		tc.Kind = *call.Kind
+	}
+	return acpsdk.SessionUpdate{ToolCall: tc}
+}
+
+// closeChildCall ends the tool call a child's permission request showed
+// on the root session (the child's own progress is in the child's
+// session, which the editor does not follow): completed when allowed,
+// failed otherwise.
+func closeChildCall(b *bound, id acpsdk.ToolCallId, allowed bool) {
+	status := acpsdk.ToolCallStatusFailed
+	if allowed {
+		status = acpsdk.ToolCallStatusCompleted
+	}
+	b.em.push(item{direct: []acpsdk.SessionUpdate{acpsdk.UpdateToolCall(id, acpsdk.WithUpdateStatus(status))}})
+}
+
+// permissionOptions are the four choices, named for the kind of call.
+func permissionOptions(kind string) []acpsdk.PermissionOption {
+	noun := "calls of this kind"
+	switch kind {
+	case workspace.KindEdit:
+		noun = "edits"
+	case workspace.KindExecute:
+		noun = "commands"
+	case workspace.KindRead:
+		noun = "reads"
+	case workspace.KindSearch:
+		noun = "searches"
+	}
+	return []acpsdk.PermissionOption{
+		{OptionId: OptionAllowOnce, Name: "Allow once", Kind: acpsdk.PermissionOptionKindAllowOnce},
+		{OptionId: OptionAllowAlways, Name: "Always allow " + noun + " in this session", Kind: acpsdk.PermissionOptionKindAllowAlways},
+		{OptionId: OptionRejectOnce, Name: "Reject", Kind: acpsdk.PermissionOptionKindRejectOnce},
+		{OptionId: OptionRejectAlways, Name: "Always reject " + noun + " in this session", Kind: acpsdk.PermissionOptionKindRejectAlways},
+	}
+}
+
+func describeCall(req workspace.PermissionRequest) string {
+	if req.Title != "" {
+		return fmt.Sprintf("%s (%s)", req.Tool, req.Title)
+	}
+	return req.Tool
+}
+
+// rejected is the model-visible refusal of req.
+func rejected(req workspace.PermissionRequest, why string) error {
+	return &tool.Error{Code: workspace.CodePermissionRejected, Message: fmt.Sprintf(
+		"permission denied for %s: %s. Do not retry it; ask the user how to proceed.", describeCall(req), why)}
+}
+
+// cancelled is the refusal of req when the prompt was cancelled while
+// asking.
+func cancelled(req workspace.PermissionRequest, cause error) error {
+	return &tool.Error{Code: workspace.CodePermissionCancelled, Message: fmt.Sprintf(
+		"permission request for %s was cancelled", describeCall(req)), Err: cause}
+}
+
+// remembered returns the decision remembered for session id and kind.
+func (s *Server) remembered(id, kind string) (allow, ok bool) {
+	s.gate.mu.Lock()
+	defer s.gate.mu.Unlock()
+	allow, ok = s.gate.always[id][kind]
+	return allow, ok
+}
+
+func (s *Server) remember(id, kind string, allow bool) {
+	s.gate.mu.Lock()
+	defer s.gate.mu.Unlock()
+	if s.gate.always == nil {
+		s.gate.always = map[string]map[string]bool{}
+	}
+	if s.gate.always[id] == nil {
+		s.gate.always[id] = map[string]bool{}
+	}
+	s.gate.always[id][kind] = allow
+}
+
+// boundSession returns the session bound as id, or nil.
+func (s *Server) boundSession(id string) *bound {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sessions[id]
+}
+
+// connDone is closed once the connection ended (never before Serve).
+func (s *Server) connDone() <-chan struct{} {
+	select {
+	case <-s.ready:
+		return s.conn.Done()
+	default:
+		return nil
+	}
+}

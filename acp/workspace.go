@@ -1,0 +1,232 @@
+package acp
+
+// This file defines the workspace of a session as its tools see it
+// (workspace.Resolver): the session's cwd, files and commands through the
+// root session's client when it advertises fs / terminal (the local
+// implementations from Options otherwise), and the permission gate.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/agent/tool/workspace"
+)
+
+var _ workspace.Resolver = (*Server)(nil)
+
+// maxDelegationWalk bounds the walk from a child to its root session (a
+// corrupt parent chain must not loop).
+const maxDelegationWalk = 64
+
+// Env returns the workspace of session sessionID. A child (subagent)
+// session gets its own cwd, its root session's client and the root's mode;
+// its permission requests are shown on the root session. A session whose
+// root is not bound to this connection (or after the client left) uses
+// the local files and commands, and its permission requests are rejected.
+func (s *Server) Env(ctx context.Context, sessionID string) (workspace.Env, error) {
+	h, err := s.header(ctx, sessionID)
+	if err != nil {
+		return workspace.Env{}, err
+	}
+	g := &gate{s: s, requester: sessionID, root: sessionID, cwd: h.Cwd}
+	if h.Origin == session.OriginSubagent {
+		root, err := s.rootOf(ctx, h)
+		if err != nil {
+			return workspace.Env{}, err
+		}
+		g.root = root.ID
+		if g.cwd == "" {
+			g.cwd = root.Cwd
+		}
+		g.child = &childIdentity{id: sessionID, label: s.childLabel(sessionID), depth: h.DelegationDepth}
+	}
+	env := workspace.Env{Cwd: g.cwd, Files: s.opts.LocalFiles, Commands: s.opts.LocalCommands, Permissions: g}
+	b := s.boundSession(g.root)
+	if b == nil || b.readOnly || !s.connected() {
+		return env, nil
+	}
+	caps := s.ClientCapabilities()
+	if caps.Fs.ReadTextFile || caps.Fs.WriteTextFile {
+		env.Files = &clientFiles{s: s, session: g.root, read: caps.Fs.ReadTextFile, write: caps.Fs.WriteTextFile, local: s.opts.LocalFiles}
+	}
+	if caps.Terminal {
+		env.Commands = &clientTerminal{s: s, session: g.root}
+	}
+	return env, nil
+}
+
+// connected reports whether the connection is up.
+func (s *Server) connected() bool {
+	done := s.connDone()
+	if done == nil {
+		return false
+	}
+	select {
+	case <-done:
+		return false
+	default:
+		return true
+	}
+}
+
+// header returns the header of a live or stored session.
+func (s *Server) header(ctx context.Context, id string) (session.Header, error) {
+	if sess, ok := s.opts.Sessions.Get(id); ok {
+		return sess.Header(), nil
+	}
+	if s.opts.Stored == nil {
+		return session.Header{}, errorf(CodeUnknownSession, "unknown session: %s", id)
+	}
+	h, _, err := s.opts.Stored.Inspect(ctx, id)
+	if err != nil {
+		return session.Header{}, fmt.Errorf("read session %s: %w", id, err)
+	}
+	return h, nil
+}
+
+// rootOf walks a child's parent chain up to its top-level session.
+func (s *Server) rootOf(ctx context.Context, h session.Header) (session.Header, error) {
+	for range maxDelegationWalk {
+		if h.Origin != session.OriginSubagent || h.ParentSession == "" {
+			return h, nil
+		}
+		p, err := s.header(ctx, h.ParentSession)
+		if err != nil {
+			return session.Header{}, fmt.Errorf("find the root of session %s: %w", h.ID, err)
+		}
+		h = p
+	}
+	return session.Header{}, fmt.Errorf("find the root of session %s: delegation chain longer than %d", h.ID, maxDelegationWalk)
+}
+
+// childLabel returns the delegation label recorded in a child's
+// descriptor, or "" (cached per child).
+func (s *Server) childLabel(id string) string {
+	s.gate.mu.Lock()
+	label, ok := s.gate.labels[id]
+	s.gate.mu.Unlock()
+	if ok {
+		return label
+	}
+	sess, ok := s.opts.Sessions.Get(id)
+	if !ok {
+		return ""
+	}
+	for _, ev := range sess.Events() {
+		if ev.Type != session.TypeDescriptor {
+			continue
+		}
+		var d struct {
+			Label string `json:"label"`
+		}
+		if json.Unmarshal(ev.Data, &d) == nil {
+			label = d.Label
+		}
+		break
+	}
+	s.gate.mu.Lock()
+	if s.gate.labels == nil {
+		s.gate.labels = map[string]string{}
+	}
+	s.gate.labels[id] = label
+	s.gate.mu.Unlock()
+	return label
+}
+
+// clientFiles reads and writes through the client's fs/* methods (so the
+// editor's unsaved buffers are seen and edits land in the editor), each
+// direction only when advertised, the local implementation otherwise.
+type clientFiles struct {
+	s           *Server
+	session     string
+	read, write bool
+	local       workspace.Files
+}
+
+var _ workspace.Files = (*clientFiles)(nil)
+
+var errNoLocalFiles = errors.New("no local file access is configured")
+
+func (c *clientFiles) ReadTextFile(ctx context.Context, path string, line, limit int) (string, error) {
+	if !c.read {
+		if c.local == nil {
+			return "", errNoLocalFiles
+		}
+		return c.local.ReadTextFile(ctx, path, line, limit)
+	}
+	req := acpsdk.ReadTextFileRequest{SessionId: acpsdk.SessionId(c.session), Path: path}
+	if line > 0 {
+		req.Line = acpsdk.Ptr(line)
+	}
+	if limit > 0 {
+		req.Limit = acpsdk.Ptr(limit)
+	}
+	if err := c.s.flushSession(ctx, c.session); err != nil {
+		return "", err
+	}
+	resp, err := c.s.conn.ReadTextFile(ctx, req)
+	if err != nil {
+		return "", clientFileError("read", path, err)
+	}
+	return resp.Content, nil
+}
+
+func (c *clientFiles) WriteTextFile(ctx context.Context, path, content string) error {
+	// ACP clients validating with the schema refuse an empty content, so
+	// truncating a file to nothing is done locally.
+	if !c.write || content == "" {
+		if c.local == nil {
+			return errNoLocalFiles
+		}
+		return c.local.WriteTextFile(ctx, path, content)
+	}
+	// The editor runs on this machine (it launched us on stdio) but may
+	// not create missing parent directories; the local write would.
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return &fs.PathError{Op: "write", Path: path, Err: err}
+	}
+	if err := c.s.flushSession(ctx, c.session); err != nil {
+		return err
+	}
+	_, err := c.s.conn.WriteTextFile(ctx, acpsdk.WriteTextFileRequest{
+		SessionId: acpsdk.SessionId(c.session), Path: path, Content: content,
+	})
+	if err != nil {
+		return clientFileError("write", path, err)
+	}
+	return nil
+}
+
+// codeResourceNotFound is the JSON-RPC code clients answer for a missing
+// file (ACP "resource not found").
+const codeResourceNotFound = -32002
+
+// clientFileError wraps a client's fs failure; a missing file also
+// matches fs.ErrNotExist, as a local read would.
+func clientFileError(op, path string, err error) error {
+	var re *acpsdk.RequestError
+	if errors.As(err, &re) && re.Code == codeResourceNotFound {
+		return &fs.PathError{Op: op, Path: path, Err: fmt.Errorf("%w (the editor: %v)", fs.ErrNotExist, err)}
+	}
+	return &fs.PathError{Op: op, Path: path, Err: fmt.Errorf("the editor could not %s the file: %w", op, err)}
+}
+
+// flushSession waits until the updates queued for bound session id so far
+// are on the wire, so a client request made for a tool call (fs/*,
+// terminal/*, session/request_permission) never overtakes the tool_call
+// it belongs to. An unbound id needs no flush.
+func (s *Server) flushSession(ctx context.Context, id string) error {
+	b := s.boundSession(id)
+	if b == nil || b.em == nil {
+		return nil
+	}
+	return s.flush(ctx, b)
+}
