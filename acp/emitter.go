@@ -42,6 +42,10 @@ type emitter struct {
 	send sendFunc
 	wg   *sync.WaitGroup
 	log  *slog.Logger
+	// durable, when set, makes the session's log durable through a seq
+	// (Options.Durable bound to the session). It runs before a tool call
+	// is shown (write-ahead, see doc.go); text is never waited for.
+	durable func(ctx context.Context, seq int64) error
 
 	mu      sync.Mutex // guards the fields below
 	queue   []item
@@ -137,7 +141,17 @@ func (e *emitter) process(it item) {
 	var updates []acpsdk.SessionUpdate
 	switch {
 	case it.update != nil && it.update.Event != nil:
-		updates = e.tr.event(*it.update.Event, false)
+		ev := *it.update.Event
+		updates = e.tr.event(ev, false)
+		if len(updates) > 0 && ev.Type == session.TypeToolCall && e.durable != nil {
+			// A tool call is shown only once the log holds it durably. The
+			// agent made it durable before running the tool, so this usually
+			// finds the watermark past it and costs nothing.
+			if err := e.durable(context.Background(), ev.Seq); err != nil {
+				e.log.Error("tool call not shown: its log record is not durable", "seq", ev.Seq, "err", err)
+				updates = nil
+			}
+		}
 	case it.update != nil && it.update.Progress != nil:
 		updates = e.tr.progress(*it.update.Progress)
 	case it.replay != nil:

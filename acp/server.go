@@ -47,6 +47,11 @@ type Options struct {
 	// Stored is durable storage for session/list and session/load; nil
 	// means sessions live only as long as the process.
 	Stored SessionStore
+	// Durable, when set, makes the log of session id durable through the
+	// event seq; the server calls it before showing a tool call, so the
+	// client never sees a call that a restart could forget. Nil means no
+	// durable storage: updates are sent as they come.
+	Durable func(ctx context.Context, id string, seq int64) error
 	// Agents, when set, receives every agent the server creates, so other
 	// components (the subagent runtime) find top-level agents by id.
 	Agents *agent.Registry
@@ -350,6 +355,9 @@ func (s *Server) lookup(id string) (*bound, error) {
 func (s *Server) bindAgent(sess *session.Session, ag *agent.Agent, ownAgent, ownSession, replay bool) (*bound, error) {
 	b := &bound{id: sess.ID(), sess: sess, agent: ag, ownAgent: ownAgent, ownSession: ownSession}
 	b.em = newEmitter(newTranslator(s.opts.Tools), s.sendTo(b.id), &s.emitters, s.log.With("session_id", b.id))
+	if d := s.opts.Durable; d != nil {
+		b.em.durable = func(ctx context.Context, seq int64) error { return d(ctx, b.id, seq) }
+	}
 	b.unsub = ag.Subscribe(func(u agent.Update) { b.em.push(item{update: &u}) })
 	events := sess.Events()
 	if replay {

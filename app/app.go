@@ -181,6 +181,7 @@ func New(cfg Config) (*App, error) {
 		Version:  cfg.Version,
 		Sessions: a.Sessions,
 		Stored:   storedSessions{a.Persist},
+		Durable:  a.Persist.SyncTo,
 		CachedTitle: func(r acp.StoredSession) (string, bool) {
 			return a.cachedTitle(r.Header, r.Size)
 		},

@@ -60,6 +60,24 @@
 // FlushInterval (200ms), so a crash of the process loses at most that much
 // and a power loss at most what followed the last checkpoint.
 //
+// # Write-ahead rule
+//
+// Nothing is shown or done that a restart could forget. A tool call's
+// tool/call event, and everything before it (the assistant text and the
+// assistant/message that asked for it), is written and fsynced before the
+// tool executes and before any update about the call reaches the client.
+// Effects of a tool (a child session created by a delegation, an edit, a
+// command) therefore always follow the durable record of the call that
+// asked for them: a child session becomes visible only after its parent's
+// record of the delegation is durable. The agent loop reaches this point
+// through agent.Options.Checkpoint after appending tool/call; the ACP
+// emitter asks SyncTo(id, seq) before it sends the tool_call update, which
+// is free when the durable watermark (Durable) already covers seq. Text
+// chunks are not waited for: they stay batched (Run's writes, the next
+// checkpoint), so a crash may lose the last streamed text, never a tool call
+// the client saw. Load fsyncs a log before returning it, so a replay never
+// shows lines a crashed writer left only in the page cache.
+//
 // # Locking
 //
 // A session is written by one holder only. Holding it means an open file

@@ -161,7 +161,8 @@ func (s *Store) create(h session.Header, seed []session.Event) error {
 		os.Remove(path)
 		return fmt.Errorf("persistence: fsync %s: %w", s.dir, err)
 	}
-	hd := &handle{id: h.ID, path: path, header: h, f: f, next: int64(len(seed)), written: int64(buf.Len()), live: true}
+	n := int64(len(seed))
+	hd := &handle{id: h.ID, path: path, header: h, f: f, next: n, written: int64(buf.Len()), wroteSeq: n, syncSeq: n, live: true}
 	if err := s.register(hd); err != nil {
 		hd.close()
 		return err
@@ -261,9 +262,15 @@ func (s *Store) acquire(id string) (*handle, logView, error) {
 			return nil, logView{}, fmt.Errorf("persistence: fsync %s: %w", path, err)
 		}
 		s.log.Warn("cut torn tail of session log", "session_id", id, "path", path, "bytes", len(cut), "kept", broken)
+	} else if err := s.sync(f); err != nil {
+		// A crashed writer may have left lines the kernel has but the disk
+		// has not: make them durable before anyone is shown them.
+		hd.close()
+		return nil, logView{}, fmt.Errorf("persistence: fsync %s: %w", path, err)
 	}
 	hd.header = v.header
 	hd.next = int64(len(v.events))
+	hd.wroteSeq, hd.syncSeq = hd.next, hd.next
 	hd.written = v.good
 	return hd, v, nil
 }
