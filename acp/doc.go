@@ -27,6 +27,10 @@
 // assistant text/reasoning chunks, tool_call/tool_call_update (kind from the
 // tool's optional Kind, "think" for delegations; title from the optional
 // Titler), session_info_update for titles, user_message_chunk on replay.
+// Write-ahead: a tool_call update is sent only once its tool/call event is
+// durable (Options.Durable, asked by the emitter; free when the agent's
+// checkpoint already covered it), so the client never sees a call that a
+// restart could forget. Text chunks are sent as they come.
 // Errors: one mapping (toRequestError) turns every handler error into an
 // unwrapped *acpsdk.RequestError: -32602 for bad params, unknown or
 // malformed session ids, a prompt already in flight and unsupported
