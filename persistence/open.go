@@ -144,9 +144,6 @@ func (s *Store) create(h session.Header, seed []session.Event) error {
 	if err := s.sync(f); err != nil {
 		return fail(fmt.Errorf("persistence: fsync %s: %w", tmp, err))
 	}
-	if err := tryLock(f); err != nil {
-		return fail(fmt.Errorf("persistence: lock %s: %w", tmp, err))
-	}
 	if err := publish(tmp, path); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return fail(fmt.Errorf("persistence: create %s: %w", h.ID, ErrExists))
@@ -170,21 +167,39 @@ func (s *Store) create(h session.Header, seed []session.Event) error {
 	return nil
 }
 
-// createTemp creates a fresh temp file for id. Its name starts with a dot,
-// which no session id does, so it can collide with neither a session file
-// nor List.
+// createTemp creates a fresh temp file for id, locked. Its name starts
+// with a dot, which no session id does, so it can collide with neither a
+// session file nor List.
 func (s *Store) createTemp(id string) (string, *os.File, error) {
 	for range 8 {
 		var rnd [8]byte
 		rand.Read(rnd[:])
 		name := filepath.Join(s.dir, "."+id+"."+hex.EncodeToString(rnd[:])+".tmp")
 		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
-		if err == nil {
-			return name, f, nil
+		if errors.Is(err, fs.ErrExist) {
+			continue
 		}
-		if !errors.Is(err, fs.ErrExist) {
+		if err != nil {
 			return "", nil, fmt.Errorf("persistence: create temp file: %w", err)
 		}
+		// Lock at once: an unlocked temp file is a crash leftover that a
+		// store opening this directory removes (removeTempLeftovers). If a
+		// remover got to it in the instant before the lock, the lock fails
+		// or the name no longer names this file: start over.
+		if err := tryLock(f); err != nil {
+			f.Close()
+			if errors.Is(err, errWouldBlock) {
+				continue
+			}
+			return "", nil, fmt.Errorf("persistence: lock %s: %w", name, err)
+		}
+		fst, ferr := f.Stat()
+		nst, nerr := os.Lstat(name)
+		if ferr != nil || nerr != nil || !os.SameFile(fst, nst) {
+			f.Close()
+			continue
+		}
+		return name, f, nil
 	}
 	return "", nil, errors.New("persistence: create temp file: too many collisions")
 }
@@ -222,7 +237,7 @@ func (s *Store) acquire(id string) (*handle, logView, error) {
 	if err != nil {
 		return nil, logView{}, err
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
+	f, _, err := openRegular(id, path, os.O_RDWR|os.O_APPEND)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, logView{}, fmt.Errorf("persistence: load %s: %w", id, ErrNotFound)

@@ -96,6 +96,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	if s.interval <= 0 {
 		s.interval = DefaultFlushInterval
 	}
+	s.removeTempLeftovers()
 	return s, nil
 }
 
@@ -222,7 +223,7 @@ func (s *Store) Inspect(ctx context.Context, id string) (Snapshot, error) {
 		}
 		// Released meanwhile: the file is complete; read it cold.
 	}
-	f, err := os.Open(path)
+	f, _, err := openRegular(id, path, os.O_RDONLY)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return Snapshot{}, fmt.Errorf("persistence: inspect %s: %w", id, ErrNotFound)
