@@ -145,7 +145,10 @@ func (s *Store) Scan(ctx context.Context) ([]Entry, []Unreadable, error) {
 			if errors.As(err, &ue) {
 				u.Problem = ue.Problem
 			}
-			if st, lerr := os.Lstat(path); lerr == nil {
+			// Stat follows a symlink as the open did; it never blocks.
+			if st, serr := os.Stat(path); serr == nil {
+				u.ModTime = st.ModTime().UnixMilli()
+			} else if st, lerr := os.Lstat(path); lerr == nil {
 				u.ModTime = st.ModTime().UnixMilli()
 			}
 			bad = append(bad, u)
