@@ -70,6 +70,8 @@ type Config struct {
 	Getenv func(string) string
 	// NoSync skips fsync (tests and benchmarks only).
 	NoSync bool
+	// StorageFault is persistence.Options.Fault (crash tests only).
+	StorageFault func(persistence.FaultPoint)
 	// ShutdownTimeout bounds a graceful shutdown; 0 means the default.
 	ShutdownTimeout time.Duration
 	// PanicOnBug makes ACP handler panics crash (tests).
@@ -154,7 +156,7 @@ func New(cfg Config) (*App, error) {
 		a.Model = cfg.WrapModel(a.Model)
 	}
 
-	a.Persist, err = persistence.Open(cfg.DataDir, persistence.Options{Logger: a.Log, NoSync: cfg.NoSync})
+	a.Persist, err = persistence.Open(cfg.DataDir, persistence.Options{Logger: a.Log, NoSync: cfg.NoSync, Fault: cfg.StorageFault})
 	if err != nil {
 		return nil, err
 	}

@@ -144,6 +144,7 @@ func (s *Store) create(h session.Header, seed []session.Event) error {
 	if err := s.sync(f); err != nil {
 		return fail(fmt.Errorf("persistence: fsync %s: %w", tmp, err))
 	}
+	s.hit(FaultPublish)
 	if err := publish(tmp, path); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return fail(fmt.Errorf("persistence: create %s: %w", h.ID, ErrExists))

@@ -76,6 +76,7 @@ func (s *Store) appended(sess *session.Session, ev session.Event) {
 	default:
 		h.pending = append(h.pending, ev)
 		h.next++
+		s.hit(FaultAppend)
 	}
 }
 
@@ -97,6 +98,7 @@ func (s *Store) flushLocked(h *handle, sync bool) error {
 	h.mu.Unlock()
 
 	if len(batch) > 0 {
+		s.hit(FaultWrite)
 		h.buf.Reset()
 		err := encodeEvents(&h.buf, batch)
 		var n int
