@@ -238,7 +238,7 @@ func (s *Store) acquire(id string) (*handle, logView, error) {
 	if err != nil {
 		return nil, logView{}, err
 	}
-	f, _, err := openRegular(id, path, os.O_RDWR|os.O_APPEND)
+	f, st, err := openRegular(id, path, os.O_RDWR|os.O_APPEND)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, logView{}, fmt.Errorf("persistence: load %s: %w", id, ErrNotFound)
@@ -253,18 +253,19 @@ func (s *Store) acquire(id string) (*handle, logView, error) {
 		return nil, logView{}, fmt.Errorf("persistence: lock %s: %w", path, err)
 	}
 	hd := &handle{id: id, path: path, f: f}
-	data, err := readFile(f, -1)
-	if err != nil {
-		hd.close()
-		return nil, logView{}, fmt.Errorf("persistence: read %s: %w", path, err)
-	}
-	v, err := decodeLog(id, path, data)
+	// Streamed (stream.go): a large log is not held twice, as bytes and
+	// as events, while it is decoded.
+	v, err := streamLog(id, path, f, st.Size())
 	if err != nil {
 		hd.close()
 		return nil, logView{}, err
 	}
 	if v.torn {
-		cut := data[v.good:]
+		cut, err := readTail(f, v.good)
+		if err != nil {
+			hd.close()
+			return nil, logView{}, fmt.Errorf("persistence: read %s: %w", path, err)
+		}
 		broken := path + ".broken"
 		if err := os.WriteFile(broken, cut, 0o600); err != nil {
 			s.log.Warn("cannot keep torn tail", "session_id", id, "path", broken, "err", err)
