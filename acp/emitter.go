@@ -138,6 +138,13 @@ func (e *emitter) process(it item) {
 			close(it.barrier)
 		}
 	}()
+	sendAll := func(updates []acpsdk.SessionUpdate) {
+		for _, u := range updates {
+			if err := e.send(context.Background(), u); err != nil {
+				e.log.Debug("session update not sent", "err", err)
+			}
+		}
+	}
 	var updates []acpsdk.SessionUpdate
 	switch {
 	case it.update != nil && it.update.Event != nil:
@@ -159,17 +166,15 @@ func (e *emitter) process(it item) {
 		if it.again {
 			tr = newTranslator(e.tr.tools)
 		}
+		// Streamed: each event's updates are sent before the next event is
+		// translated, so a large replay never holds all its updates.
 		for _, ev := range it.replay {
-			updates = append(updates, tr.event(ev, true)...)
+			sendAll(tr.event(ev, true))
 		}
 		// A log that ends inside a turn (crash, or a live turn) keeps its
 		// calls open; live events that follow will close them.
 	case it.closeOpen:
 		updates = e.tr.closeOpen()
 	}
-	for _, u := range updates {
-		if err := e.send(context.Background(), u); err != nil {
-			e.log.Debug("session update not sent", "err", err)
-		}
-	}
+	sendAll(updates)
 }

@@ -216,3 +216,24 @@ func (s *Store) removeTempLeftovers() {
 		s.log.Info("removed temp file left by a crash", "path", path)
 	}
 }
+
+// Header reads only the header line of stored session id (one small read,
+// whatever the log's length), without locking or repairing anything.
+// Errors: ErrNotFound (wrapped), session.ErrInvalidID, *UnreadableError.
+func (s *Store) Header(ctx context.Context, id string) (session.Header, error) {
+	path, err := s.path(id)
+	if err != nil {
+		return session.Header{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return session.Header{}, err
+	}
+	e, err := readEntry(path, id, make([]byte, MaxHeaderLine))
+	if errors.Is(err, fs.ErrNotExist) {
+		return session.Header{}, fmt.Errorf("persistence: header of %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return session.Header{}, fmt.Errorf("persistence: header of %s: %w", id, err)
+	}
+	return e.Header, nil
+}
