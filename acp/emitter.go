@@ -138,11 +138,14 @@ func (e *emitter) process(it item) {
 			close(it.barrier)
 		}
 	}()
+	sendOne := func(u acpsdk.SessionUpdate) {
+		if err := e.send(context.Background(), u); err != nil {
+			e.log.Debug("session update not sent", "err", err)
+		}
+	}
 	sendAll := func(updates []acpsdk.SessionUpdate) {
 		for _, u := range updates {
-			if err := e.send(context.Background(), u); err != nil {
-				e.log.Debug("session update not sent", "err", err)
-			}
+			sendOne(u)
 		}
 	}
 	var updates []acpsdk.SessionUpdate
@@ -167,10 +170,18 @@ func (e *emitter) process(it item) {
 			tr = newTranslator(e.tr.tools)
 		}
 		// Streamed: each event's updates are sent before the next event is
-		// translated, so a large replay never holds all its updates.
+		// translated, so a large replay never holds all its updates; runs
+		// of text chunks are merged (replay.go).
+		m := chunkMerger{send: sendOne}
 		for _, ev := range it.replay {
-			sendAll(tr.event(ev, true))
+			if ev.Type != session.TypeAssistantChunk {
+				m.flush() // a run never spans two model replies
+			}
+			for _, u := range tr.event(ev, true) {
+				m.add(u)
+			}
 		}
+		m.flush()
 		// A log that ends inside a turn (crash, or a live turn) keeps its
 		// calls open; live events that follow will close them.
 	case it.closeOpen:

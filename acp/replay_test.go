@@ -1,0 +1,68 @@
+package acp
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+	"sync"
+	"testing"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/acp-agent/acp-agent/agent/session"
+)
+
+// TestReplayMergesChunkRuns: a replay sends one update per run of text
+// (or thought) chunks of one model reply, never merging across replies.
+func TestReplayMergesChunkRuns(t *testing.T) {
+	var seq int64
+	ev := func(typ string, data any) session.Event {
+		e := session.Event{Type: typ, Seq: seq, Data: session.MustData(data)}
+		seq++
+		return e
+	}
+	chunk := func(turn, step int, typ, text string) session.Event {
+		return ev(session.TypeAssistantChunk, session.AssistantChunkData{Turn: turn, Step: step, Chunk: session.Chunk{Type: typ, Text: text}})
+	}
+	msg := func(turn, step int) session.Event {
+		return ev(session.TypeAssistantMessage, session.AssistantMessageData{Turn: turn, Step: step})
+	}
+	events := []session.Event{
+		ev(session.TypeTurnStart, session.TurnData{Turn: 1}),
+		chunk(1, 1, session.ChunkReasoning, "let me "),
+		chunk(1, 1, session.ChunkReasoning, "think"),
+		chunk(1, 1, session.ChunkText, "Hello "),
+		chunk(1, 1, session.ChunkText, "there, "),
+		chunk(1, 1, session.ChunkText, "friend."),
+		msg(1, 1),
+		chunk(1, 2, session.ChunkText, "Second "),
+		chunk(1, 2, session.ChunkText, "reply."),
+		msg(1, 2),
+		ev(session.TypeTurnEnd, session.TurnEndData{Turn: 1, Reason: session.TurnEndReason{Kind: session.TurnEndCompleted}}),
+	}
+	var mu sync.Mutex
+	var got []string
+	send := func(_ context.Context, u acpsdk.SessionUpdate) error {
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case u.AgentMessageChunk != nil:
+			got = append(got, "message:"+u.AgentMessageChunk.Content.Text.Text)
+		case u.AgentThoughtChunk != nil:
+			got = append(got, "thought:"+u.AgentThoughtChunk.Content.Text.Text)
+		default:
+			got = append(got, "other")
+		}
+		return nil
+	}
+	var wg sync.WaitGroup
+	em := newEmitter(newTranslator(nil), send, &wg, slog.New(slog.DiscardHandler))
+	em.push(item{replay: events})
+	em.resume()
+	<-em.barrier()
+	wg.Wait()
+	want := []string{"thought:let me think", "message:Hello there, friend.", "message:Second reply."}
+	if !slices.Equal(got, want) {
+		t.Errorf("replay sent %q, want %q", got, want)
+	}
+}
