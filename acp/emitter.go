@@ -46,6 +46,9 @@ type emitter struct {
 	// (Options.Durable bound to the session). It runs before a tool call
 	// is shown (write-ahead, see doc.go); text is never waited for.
 	durable func(ctx context.Context, seq int64) error
+	// sendText, when set, sends a replayed text chunk update without the
+	// SDK's generic encoding (replay.go); nil sends it as any update.
+	sendText textSendFunc
 
 	mu      sync.Mutex // guards the fields below
 	queue   []item
@@ -172,7 +175,7 @@ func (e *emitter) process(it item) {
 		// Streamed: each event's updates are sent before the next event is
 		// translated, so a large replay never holds all its updates; runs
 		// of text chunks are merged (replay.go).
-		m := chunkMerger{send: sendOne}
+		m := chunkMerger{send: sendOne, sendText: e.sendText, log: e.log}
 		for _, ev := range it.replay {
 			if ev.Type != session.TypeAssistantChunk {
 				m.flush() // a run never spans two model replies

@@ -228,6 +228,7 @@ func (s *Server) replayAgain(b *bound) error {
 func (s *Server) readOnly(id string, events []session.Event) *bound {
 	b := &bound{id: id, readOnly: true, replayLog: events}
 	b.em = newEmitter(newTranslator(s.opts.Tools), s.sendTo(id), &s.emitters, s.log.With("session_id", id))
+	b.em.sendText = s.sendTextTo(id)
 	b.em.push(item{replay: events})
 	b.em.resume()
 	s.mu.Lock()

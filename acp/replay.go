@@ -4,7 +4,12 @@ package acp
 // event, with consecutive text chunks of one kind merged.
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
 	"strings"
+	"unicode/utf8"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 )
@@ -22,9 +27,11 @@ const replayChunkLimit = 64 << 10
 // an assistant/chunk, so a run never spans two model replies (the chunks
 // of one reply are consecutive events).
 type chunkMerger struct {
-	send    func(acpsdk.SessionUpdate)
-	thought bool // the pending run is agent thought, else agent message
-	text    strings.Builder
+	send     func(acpsdk.SessionUpdate)
+	sendText textSendFunc // fast path for the merged runs; nil: send
+	log      *slog.Logger
+	thought  bool // the pending run is agent thought, else agent message
+	text     strings.Builder
 }
 
 // add takes the next update of the replay, in order.
@@ -49,6 +56,12 @@ func (m *chunkMerger) flush() {
 	}
 	text := m.text.String()
 	m.text.Reset()
+	if m.sendText != nil {
+		if err := m.sendText(context.Background(), m.thought, text); err != nil {
+			m.log.Debug("session update not sent", "err", err)
+		}
+		return
+	}
 	if m.thought {
 		m.send(acpsdk.UpdateAgentThoughtText(text))
 	} else {
@@ -77,4 +90,65 @@ func plainChunk(u acpsdk.SessionUpdate) (text string, thought, ok bool) {
 		return text, true, ok
 	}
 	return "", false, false
+}
+
+// textSendFunc sends an agent message (thought=false) or agent thought
+// text chunk update of the emitter's session.
+type textSendFunc func(ctx context.Context, thought bool, text string) error
+
+// sendTextTo returns the fast path for the text chunks of a replay of
+// session id. The SDK encodes an update by marshalling it, decoding the
+// result into a map and marshalling that again, for the update and again
+// for its content block, then twice more for the envelope: about ten
+// passes over every byte of text, which dominates the replay of a large
+// log. textChunkLine writes the same bytes in one pass, straight to the
+// connection's writer (which keeps messages whole, see countingWriter).
+func (s *Server) sendTextTo(id string) textSendFunc {
+	return func(ctx context.Context, thought bool, text string) error {
+		<-s.ready
+		line, err := textChunkLine(id, thought, text)
+		if err != nil {
+			return err
+		}
+		_, err = s.out.Write(line)
+		return err
+	}
+}
+
+// textChunkLine encodes a session/update notification carrying one text
+// chunk exactly as the SDK does: encoding/json escaping (HTML-safe),
+// object keys in sorted order, one line.
+func textChunkLine(id string, thought bool, text string) ([]byte, error) {
+	sid, err := json.Marshal(id)
+	if err != nil {
+		return nil, err
+	}
+	if !utf8.ValidString(text) {
+		// The SDK's round trip through a map turns each invalid byte into
+		// a literal U+FFFD (json.Marshal alone would write \ufffd).
+		// Ranging over a string yields RuneError for each invalid byte.
+		var b strings.Builder
+		for _, r := range text {
+			b.WriteRune(r)
+		}
+		text = b.String()
+	}
+	txt, err := json.Marshal(text)
+	if err != nil {
+		return nil, err
+	}
+	kind := `"agent_message_chunk"`
+	if thought {
+		kind = `"agent_thought_chunk"`
+	}
+	var b bytes.Buffer
+	b.Grow(len(txt) + len(sid) + 160)
+	b.WriteString(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":`)
+	b.Write(sid)
+	b.WriteString(`,"update":{"content":{"text":`)
+	b.Write(txt)
+	b.WriteString(`,"type":"text"},"sessionUpdate":`)
+	b.WriteString(kind)
+	b.WriteString("}}}\n")
+	return b.Bytes(), nil
 }

@@ -1,7 +1,9 @@
 package acp
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"log/slog"
 	"slices"
 	"sync"
@@ -64,5 +66,55 @@ func TestReplayMergesChunkRuns(t *testing.T) {
 	want := []string{"thought:let me think", "message:Hello there, friend.", "message:Second reply."}
 	if !slices.Equal(got, want) {
 		t.Errorf("replay sent %q, want %q", got, want)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the SDK's writer goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.b = append(s.b, p...)
+	return len(p), nil
+}
+
+func (s *syncBuffer) take() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.b
+	s.b = nil
+	return b
+}
+
+// TestTextChunkLineMatchesSDK: the replay's fast path writes exactly the
+// bytes the SDK writes for the same update.
+func TestTextChunkLineMatchesSDK(t *testing.T) {
+	out := &syncBuffer{}
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	conn := acpsdk.NewAgentSideConnection((*Server)(nil), out, pr)
+	texts := []string{"", "plain", "<html> & \"quotes\" \\ back", "line\nbreak\ttab\x01ctl", "ünïcødé ✓ \u2028\u2029", "bad utf8 \xff\xfe"}
+	for _, text := range texts {
+		for _, thought := range []bool{false, true} {
+			u := acpsdk.UpdateAgentMessageText(text)
+			if thought {
+				u = acpsdk.UpdateAgentThoughtText(text)
+			}
+			if err := conn.SessionUpdate(context.Background(), acpsdk.SessionNotification{SessionId: "s-1", Update: u}); err != nil {
+				t.Fatal(err)
+			}
+			want := out.take()
+			got, err := textChunkLine("s-1", thought, text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("text %q thought %v:\n got %s\nwant %s", text, thought, got, want)
+			}
+		}
 	}
 }

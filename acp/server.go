@@ -99,6 +99,7 @@ type Server struct {
 	wire  *wireCounter
 
 	conn *acpsdk.AgentSideConnection // set once by Serve before ready closes
+	out  *countingWriter             // the connection's writer, set with conn
 
 	bindMu sync.Mutex // serializes session/load so one id binds once
 
@@ -177,7 +178,8 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 
 	// The reader holds the SDK's receive loop until the logger is set: the
 	// SDK reads its logger field unsynchronized (a data race otherwise).
-	conn := acpsdk.NewAgentSideConnection(s, &countingWriter{w: out, c: s.wire}, &countingReader{r: in, c: s.wire, gate: s.ready})
+	s.out = &countingWriter{w: out, c: s.wire}
+	conn := acpsdk.NewAgentSideConnection(s, s.out, &countingReader{r: in, c: s.wire, gate: s.ready})
 	conn.SetLogger(s.log)
 	s.conn = conn
 	close(s.ready)
@@ -355,6 +357,7 @@ func (s *Server) lookup(id string) (*bound, error) {
 func (s *Server) bindAgent(sess *session.Session, ag *agent.Agent, ownAgent, ownSession, replay bool) (*bound, error) {
 	b := &bound{id: sess.ID(), sess: sess, agent: ag, ownAgent: ownAgent, ownSession: ownSession}
 	b.em = newEmitter(newTranslator(s.opts.Tools), s.sendTo(b.id), &s.emitters, s.log.With("session_id", b.id))
+	b.em.sendText = s.sendTextTo(b.id)
 	if d := s.opts.Durable; d != nil {
 		b.em.durable = func(ctx context.Context, seq int64) error { return d(ctx, b.id, seq) }
 	}
