@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -30,8 +31,8 @@ type chunkMerger struct {
 	send     func(acpsdk.SessionUpdate)
 	sendText textSendFunc // fast path for the merged runs; nil: send
 	log      *slog.Logger
-	thought  bool // the pending run is agent thought, else agent message
-	text     strings.Builder
+	thought  bool   // the pending run is agent thought, else agent message
+	text     []byte // the pending run; its storage is reused for the next
 }
 
 // add takes the next update of the replay, in order.
@@ -42,20 +43,20 @@ func (m *chunkMerger) add(u acpsdk.SessionUpdate) {
 		m.send(u)
 		return
 	}
-	if m.text.Len() > 0 && (thought != m.thought || m.text.Len()+len(text) > replayChunkLimit) {
+	if len(m.text) > 0 && (thought != m.thought || len(m.text)+len(text) > replayChunkLimit) {
 		m.flush()
 	}
 	m.thought = thought
-	m.text.WriteString(text)
+	m.text = append(m.text, text...)
 }
 
 // flush sends the pending run, if any.
 func (m *chunkMerger) flush() {
-	if m.text.Len() == 0 {
+	if len(m.text) == 0 {
 		return
 	}
-	text := m.text.String()
-	m.text.Reset()
+	text := string(m.text)
+	m.text = m.text[:0]
 	if m.sendText != nil {
 		if err := m.sendText(context.Background(), m.thought, text); err != nil {
 			m.log.Debug("session update not sent", "err", err)
@@ -106,23 +107,35 @@ type textSendFunc func(ctx context.Context, thought bool, text string) error
 func (s *Server) sendTextTo(id string) textSendFunc {
 	return func(ctx context.Context, thought bool, text string) error {
 		<-s.ready
-		line, err := textChunkLine(id, thought, text)
-		if err != nil {
+		buf := lineBuffers.Get().(*bytes.Buffer)
+		defer lineBuffers.Put(buf)
+		buf.Reset()
+		if err := appendTextChunkLine(buf, id, thought, text); err != nil {
 			return err
 		}
-		_, err = s.out.Write(line)
+		_, err := s.out.Write(buf.Bytes())
+		if buf.Cap() > 4*replayChunkLimit {
+			*buf = bytes.Buffer{} // do not pool an outsized buffer
+		}
 		return err
 	}
 }
 
-// textChunkLine encodes a session/update notification carrying one text
-// chunk exactly as the SDK does: encoding/json escaping (HTML-safe),
-// object keys in sorted order, one line.
+// lineBuffers recycles the encoding buffers of textChunkLine, so a large
+// replay does not allocate a line per update.
+var lineBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// textChunkLine is appendTextChunkLine into a new slice.
 func textChunkLine(id string, thought bool, text string) ([]byte, error) {
-	sid, err := json.Marshal(id)
-	if err != nil {
-		return nil, err
-	}
+	var b bytes.Buffer
+	err := appendTextChunkLine(&b, id, thought, text)
+	return b.Bytes(), err
+}
+
+// appendTextChunkLine encodes a session/update notification carrying one
+// text chunk exactly as the SDK does (encoding/json escaping, HTML-safe;
+// object keys in sorted order; one line) and appends it to b.
+func appendTextChunkLine(b *bytes.Buffer, id string, thought bool, text string) error {
 	if !utf8.ValidString(text) {
 		// The SDK's round trip through a map turns each invalid byte into
 		// a literal U+FFFD (json.Marshal alone would write \ufffd).
@@ -133,22 +146,30 @@ func textChunkLine(id string, thought bool, text string) ([]byte, error) {
 		}
 		text = b.String()
 	}
-	txt, err := json.Marshal(text)
-	if err != nil {
-		return nil, err
-	}
 	kind := `"agent_message_chunk"`
 	if thought {
 		kind = `"agent_thought_chunk"`
 	}
-	var b bytes.Buffer
-	b.Grow(len(txt) + len(sid) + 160)
+	// An Encoder writes each value followed by a newline; the newline is
+	// cut after each value.
+	enc := json.NewEncoder(b)
+	str := func(v string) error {
+		if err := enc.Encode(v); err != nil {
+			return err
+		}
+		b.Truncate(b.Len() - 1)
+		return nil
+	}
 	b.WriteString(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":`)
-	b.Write(sid)
+	if err := str(id); err != nil {
+		return err
+	}
 	b.WriteString(`,"update":{"content":{"text":`)
-	b.Write(txt)
+	if err := str(text); err != nil {
+		return err
+	}
 	b.WriteString(`,"type":"text"},"sessionUpdate":`)
 	b.WriteString(kind)
 	b.WriteString("}}}\n")
-	return b.Bytes(), nil
+	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -30,18 +31,32 @@ func (s *Store) Open(h session.Header, events []session.Event, restored bool) er
 	if _, err := s.path(h.ID); err != nil {
 		return err
 	}
+	hd, err := s.held(h.ID)
+	if err != nil {
+		return err
+	}
+	if restored && hd != nil {
+		// Held from Load, whose view is trusted (adopt compares only the
+		// length): validate just what would be appended, not the whole
+		// large log once more.
+		hd.mu.Lock()
+		stored := min(hd.next, int64(len(events)))
+		hd.mu.Unlock()
+		for i := stored; i < int64(len(events)); i++ {
+			if err := session.ValidateEvent(events[i], i); err != nil {
+				return fmt.Errorf("persistence: open %s: %w", h.ID, err)
+			}
+			if !json.Valid(events[i].Data) {
+				return fmt.Errorf("persistence: open %s: %w", h.ID, &session.FormatError{Seq: i, Type: events[i].Type, Message: "has no valid JSON data"})
+			}
+		}
+		return s.adopt(hd, h, events, nil)
+	}
 	if err := session.ValidateLog(events); err != nil {
 		return fmt.Errorf("persistence: open %s: %w", h.ID, err)
 	}
 	if !restored {
 		return s.create(h, events)
-	}
-	hd, err := s.held(h.ID)
-	if err != nil {
-		return err
-	}
-	if hd != nil {
-		return s.adopt(hd, h, events, nil)
 	}
 	hd, v, err := s.acquire(h.ID)
 	if err != nil {
