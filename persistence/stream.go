@@ -68,7 +68,7 @@ func (lr *lineReader) atEOF() bool {
 
 // streamLog decodes the session file f from its start, line by line. It
 // returns the same view as decodeLog on the file's bytes. sizeHint (the
-// file size, or 0) pre-sizes the event slice.
+// file size, or 0) sizes the event slice.
 func streamLog(id, path string, f *os.File, sizeHint int64) (logView, error) {
 	corrupt := func(line int, off int64, err error) error {
 		return &CorruptError{ID: id, Path: path, Line: line, Offset: off, Err: err}
@@ -89,11 +89,12 @@ func streamLog(id, path string, f *os.File, sizeHint int64) (logView, error) {
 		return logView{}, corrupt(1, 0, err)
 	}
 	v := logView{header: h}
-	if sizeHint > 0 {
-		// About 600 bytes a line in real logs; growing past it is fine.
-		v.events = make([]session.Event, 0, min(sizeHint/600+16, 1<<22))
-	}
 	good := lr.off
+	// The events of a large log are held as long as the session is live:
+	// size the slice once from the average line of the first lines rather
+	// than let append double it (up to twice the slots, and copies).
+	const sample = 1024
+	presized := sizeHint <= 0
 	for lineNo := 2; ; lineNo++ {
 		line, terminated, off, err := lr.next()
 		if errors.Is(err, io.EOF) {
@@ -117,6 +118,13 @@ func streamLog(id, path string, f *os.File, sizeHint int64) (logView, error) {
 		}
 		if err := session.ValidateEvent(ev, int64(len(v.events))); err != nil {
 			return logView{}, corrupt(lineNo, off, err)
+		}
+		if !presized && len(v.events) == sample {
+			presized = true
+			perLine := (lr.off - int64(len(hdr)) - 1) / sample
+			if want := sizeHint/max(perLine, 1) + sizeHint/max(perLine, 1)/16 + 16; want > int64(cap(v.events)) && want < 1<<26 {
+				v.events = append(make([]session.Event, 0, want), v.events...)
+			}
 		}
 		v.events = append(v.events, ev)
 		good = lr.off
