@@ -27,6 +27,9 @@
 // assistant text/reasoning chunks, tool_call/tool_call_update (kind from the
 // tool's optional Kind, "think" for delegations; title from the optional
 // Titler), session_info_update for titles, user_message_chunk on replay.
+// Replay (session/load) is streamed event by event; each run of text
+// chunks of one model reply is sent as one update, encoded in one pass
+// (replay.go) with bytes identical to the SDK's.
 // Write-ahead: a tool_call update is sent only once its tool/call event is
 // durable (Options.Durable, asked by the emitter; free when the agent's
 // checkpoint already covered it), so the client never sees a call that a
