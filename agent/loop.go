@@ -356,6 +356,10 @@ func (a *Agent) recordCall(t *turnState, step int, c *toolCall, run func() tool.
 	if cpErr = a.checkpoint(context.WithoutCancel(t.ctx)); cpErr != nil {
 		res := tool.ErrorResult(&tool.Error{Code: tool.CodeToolNotStarted, Message: "tool call not started: the session log could not be made durable"})
 		run = func() tool.Result { return res }
+	} else if a.opts.ShowCall != nil {
+		if err := a.opts.ShowCall(t.ctx, callEv.Seq); err != nil {
+			a.log.Debug("tool call not shown before running", "call_id", c.id, "err", err)
+		}
 	}
 	res := run()
 	content := res.Content

@@ -227,6 +227,14 @@ func (a *App) AgentOptions(s *session.Session) agent.Options {
 			}
 			return nil
 		},
+		// Write-ahead, as the client sees it: a tool runs only after its
+		// tool_call is on the wire (the emitter sends it once durable).
+		ShowCall: func(ctx context.Context, _ int64) error {
+			if a.Server == nil {
+				return nil
+			}
+			return a.Server.Shown(ctx, id)
+		},
 		Logger: a.Log.With("session_id", id),
 	}
 }
