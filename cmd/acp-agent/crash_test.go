@@ -322,26 +322,29 @@ func TestCrashAtStorageSteps(t *testing.T) {
 		t.Fatalf("calibration run counted %d storage steps (killed %v)", calib.steps, calib.killed)
 	}
 	const points = 24
-	var killed, cold int
-	for i := range points {
-		at := 1 + int64(i)*(calib.steps-1)/points
-		t.Run(fmt.Sprintf("step-%d", at), func(t *testing.T) {
-			data := filepath.Join(dir, fmt.Sprintf("data-%d", at))
-			run := runUntilCrash(t, data, script, at)
-			if run.killed {
-				killed++
-			}
-			if checkAfterCrash(t, dir, data, run) {
-				cold++
-			}
-		})
+	var killed, cold atomic.Int64
+	t.Run("points", func(t *testing.T) {
+		for i := range points {
+			at := 1 + int64(i)*(calib.steps-1)/points
+			t.Run(fmt.Sprintf("step-%d", at), func(t *testing.T) {
+				t.Parallel() // each point has its own data directory
+				data := filepath.Join(dir, fmt.Sprintf("data-%d", at))
+				run := runUntilCrash(t, data, script, at)
+				if run.killed {
+					killed.Add(1)
+				}
+				if checkAfterCrash(t, dir, data, run) {
+					cold.Add(1)
+				}
+			})
+		}
+	})
+	t.Logf("%d storage steps per run; %d of %d points killed the process; %d resumed a child cold", calib.steps, killed.Load(), points, cold.Load())
+	if n := killed.Load(); n < 20 {
+		t.Errorf("only %d kill points hit, want at least 20", n)
 	}
-	t.Logf("%d storage steps per run; %d of %d points killed the process; %d resumed a child cold", calib.steps, killed, points, cold)
-	if killed < 20 {
-		t.Errorf("only %d kill points hit, want at least 20", killed)
-	}
-	if cold < points/3 {
-		t.Errorf("only %d runs resumed a child cold, want at least %d", cold, points/3)
+	if n := cold.Load(); n < points/3 {
+		t.Errorf("only %d runs resumed a child cold, want at least %d", n, points/3)
 	}
 }
 
