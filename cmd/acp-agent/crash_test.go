@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -58,19 +59,11 @@ func crashServeCommand() app.Command {
 			if err != nil {
 				return err
 			}
-			err = a.Run(ctx, env.Stdin, env.Stdout)
-			err = joinErr(err, a.Close())
+			err = errors.Join(a.Run(ctx, env.Stdin, env.Stdout), a.Close())
 			fmt.Fprintf(env.Stderr, "storage steps: %d\n", steps.Load())
 			return err
 		},
 	}
-}
-
-func joinErr(a, b error) error {
-	if a != nil {
-		return a
-	}
-	return b
 }
 
 // crashWorkers are the children the parent starts, all in the background.
@@ -159,13 +152,14 @@ func toolCalls(updates []json.RawMessage) map[string]json.RawMessage {
 	return out
 }
 
-// fileEvents returns the event types and payloads of the complete lines of
-// a session file (a torn tail ignored), and the header's parentSession.
+// fileEvent is one event line of a session file, read straight from disk.
 type fileEvent struct {
 	Type string          `json:"type"`
 	Data json.RawMessage `json:"data"`
 }
 
+// readLog returns the header's parentSession and the events of the
+// complete, parsable lines of a session file (a torn tail is ignored).
 func readLog(t *testing.T, path string) (parent string, events []fileEvent) {
 	t.Helper()
 	raw, err := os.ReadFile(path)
