@@ -132,6 +132,21 @@ func (e *emitter) drain() {
 
 // process translates and sends one item. A panic in the translation is
 // contained: logged, and the item dropped.
+// isDurable makes sure a tool call is durable before it is shown (other
+// events are not waited for). The agent made the call durable before
+// running the tool, so this usually finds the watermark past it and costs
+// nothing; a call that cannot be made durable is not shown.
+func (e *emitter) isDurable(ev session.Event) bool {
+	if ev.Type != session.TypeToolCall || e.durable == nil {
+		return true
+	}
+	if err := e.durable(context.Background(), ev.Seq); err != nil {
+		e.log.Error("tool call not shown: its log record is not durable", "seq", ev.Seq, "err", err)
+		return false
+	}
+	return true
+}
+
 func (e *emitter) process(it item) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -156,14 +171,8 @@ func (e *emitter) process(it item) {
 	case it.update != nil && it.update.Event != nil:
 		ev := *it.update.Event
 		updates = e.tr.event(ev, false)
-		if len(updates) > 0 && ev.Type == session.TypeToolCall && e.durable != nil {
-			// A tool call is shown only once the log holds it durably. The
-			// agent made it durable before running the tool, so this usually
-			// finds the watermark past it and costs nothing.
-			if err := e.durable(context.Background(), ev.Seq); err != nil {
-				e.log.Error("tool call not shown: its log record is not durable", "seq", ev.Seq, "err", err)
-				updates = nil
-			}
+		if len(updates) > 0 && !e.isDurable(ev) {
+			updates = nil
 		}
 	case it.update != nil && it.update.Progress != nil:
 		updates = e.tr.progress(*it.update.Progress)
@@ -180,7 +189,11 @@ func (e *emitter) process(it item) {
 			if ev.Type != session.TypeAssistantChunk {
 				m.flush() // a run never spans two model replies
 			}
-			for _, u := range tr.event(ev, true) {
+			us := tr.event(ev, true)
+			if len(us) > 0 && !e.isDurable(ev) {
+				continue // a live session's call a reload caught mid-checkpoint
+			}
+			for _, u := range us {
 				m.add(u)
 			}
 		}
