@@ -237,3 +237,24 @@ func (s *Store) Header(ctx context.Context, id string) (session.Header, error) {
 	}
 	return e.Header, nil
 }
+
+// writeNoBlock writes data to a regular file at path, replacing it. A
+// FIFO or device planted at the path fails at once (O_NONBLOCK: a FIFO
+// without a reader answers ENXIO) instead of blocking the writer.
+func writeNoBlock(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|syscall.O_NONBLOCK, 0o600)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil {
+		return err
+	} else if !st.Mode().IsRegular() {
+		return fmt.Errorf("%s: %s", path, fileProblem(st.Mode()))
+	}
+	if err := f.Truncate(0); err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	return err
+}

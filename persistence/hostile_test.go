@@ -76,3 +76,24 @@ func TestTempLeftovers(t *testing.T) {
 		t.Errorf("locked temp file removed: %v", err)
 	}
 }
+
+// TestLoadWithFIFOAsBrokenCopy: cutting a torn tail does not block on a
+// FIFO planted where the torn bytes are kept.
+func TestLoadWithFIFOAsBrokenCopy(t *testing.T) {
+	dir := t.TempDir()
+	path, _ := writeSession(t, dir, "s1", nil)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"type":"turn/st`)
+	f.Close()
+	if err := syscall.Mkfifo(path+".broken", 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ps := openStore(t, dir)
+	snap, err := ps.Load(t.Context(), "s1")
+	if err != nil || !snap.Torn {
+		t.Fatalf("Load = torn %v, %v", snap.Torn, err)
+	}
+}

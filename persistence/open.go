@@ -282,7 +282,7 @@ func (s *Store) acquire(id string) (*handle, logView, error) {
 			return nil, logView{}, fmt.Errorf("persistence: read %s: %w", path, err)
 		}
 		broken := path + ".broken"
-		if err := os.WriteFile(broken, cut, 0o600); err != nil {
+		if err := writeNoBlock(broken, cut); err != nil {
 			s.log.Warn("cannot keep torn tail", "session_id", id, "path", broken, "err", err)
 		}
 		if err := f.Truncate(v.good); err != nil {
