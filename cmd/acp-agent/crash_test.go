@@ -319,7 +319,10 @@ func TestCrashAtStorageSteps(t *testing.T) {
 	var killed, cold atomic.Int64
 	t.Run("points", func(t *testing.T) {
 		for i := range points {
-			at := 1 + int64(i)*(calib.steps-1)/points
+			// Spread over the first 90%: a run may take a few steps fewer
+			// than the calibration (scheduling), and a step never reached
+			// is no kill point.
+			at := 1 + int64(i)*(calib.steps*9/10)/points
 			t.Run(fmt.Sprintf("step-%d", at), func(t *testing.T) {
 				t.Parallel() // each point has its own data directory
 				data := filepath.Join(dir, fmt.Sprintf("data-%d", at))
