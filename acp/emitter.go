@@ -45,6 +45,13 @@ type emitter struct {
 	send sendFunc
 	wg   *sync.WaitGroup
 	log  *slog.Logger
+	// durable, when set, makes the session's log durable through a seq
+	// (Options.Durable bound to the session). It runs before a tool call
+	// is shown (write-ahead, see doc.go); text is never waited for.
+	durable func(ctx context.Context, seq int64) error
+	// sendText, when set, sends a replayed text chunk update without the
+	// SDK's generic encoding (replay.go); nil sends it as any update.
+	sendText textSendFunc
 
 	mu      sync.Mutex // guards the fields below
 	queue   []item
@@ -128,6 +135,21 @@ func (e *emitter) drain() {
 
 // process translates and sends one item. A panic in the translation is
 // contained: logged, and the item dropped.
+// isDurable makes sure a tool call is durable before it is shown (other
+// events are not waited for). The agent made the call durable before
+// running the tool, so this usually finds the watermark past it and costs
+// nothing; a call that cannot be made durable is not shown.
+func (e *emitter) isDurable(ev session.Event) bool {
+	if ev.Type != session.TypeToolCall || e.durable == nil {
+		return true
+	}
+	if err := e.durable(context.Background(), ev.Seq); err != nil {
+		e.log.Error("tool call not shown: its log record is not durable", "seq", ev.Seq, "err", err)
+		return false
+	}
+	return true
+}
+
 func (e *emitter) process(it item) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -137,10 +159,24 @@ func (e *emitter) process(it item) {
 			close(it.barrier)
 		}
 	}()
+	sendOne := func(u acpsdk.SessionUpdate) {
+		if err := e.send(context.Background(), u); err != nil {
+			e.log.Debug("session update not sent", "err", err)
+		}
+	}
+	sendAll := func(updates []acpsdk.SessionUpdate) {
+		for _, u := range updates {
+			sendOne(u)
+		}
+	}
 	var updates []acpsdk.SessionUpdate
 	switch {
 	case it.update != nil && it.update.Event != nil:
-		updates = e.tr.event(*it.update.Event, false)
+		ev := *it.update.Event
+		updates = e.tr.event(ev, false)
+		if len(updates) > 0 && !e.isDurable(ev) {
+			updates = nil
+		}
 	case it.update != nil && it.update.Progress != nil:
 		updates = e.tr.progress(*it.update.Progress)
 	case it.replay != nil:
@@ -148,9 +184,23 @@ func (e *emitter) process(it item) {
 		if it.again {
 			tr = e.tr.fresh()
 		}
+		// Streamed: each event's updates are sent before the next event is
+		// translated, so a large replay never holds all its updates; runs
+		// of text chunks are merged (replay.go).
+		m := chunkMerger{send: sendOne, sendText: e.sendText, log: e.log}
 		for _, ev := range it.replay {
-			updates = append(updates, tr.event(ev, true)...)
+			if ev.Type != session.TypeAssistantChunk {
+				m.flush() // a run never spans two model replies
+			}
+			us := tr.event(ev, true)
+			if len(us) > 0 && !e.isDurable(ev) {
+				continue // a live session's call a reload caught mid-checkpoint
+			}
+			for _, u := range us {
+				m.add(u)
+			}
 		}
+		m.flush()
 		// A log that ends inside a turn (crash, or a live turn) keeps its
 		// calls open; live events that follow will close them.
 	case it.closeOpen:
@@ -158,9 +208,5 @@ func (e *emitter) process(it item) {
 	case it.direct != nil:
 		updates = it.direct
 	}
-	for _, u := range updates {
-		if err := e.send(context.Background(), u); err != nil {
-			e.log.Debug("session update not sent", "err", err)
-		}
-	}
+	sendAll(updates)
 }

@@ -167,7 +167,18 @@ func (s *Server) loadLocked(ctx context.Context, id string) (*bound, error) {
 	if s.opts.Stored == nil {
 		return nil, errorf(CodeUnknownSession, "unknown session: %s", id)
 	}
-	h, events, err := s.opts.Stored.Inspect(ctx, id)
+	var (
+		h      session.Header
+		events []session.Event
+		err    error
+	)
+	if hr, ok := s.opts.Stored.(HeaderReader); ok {
+		// The header says whether this is a child; a top-level log is then
+		// read once, by Load, not also by Inspect.
+		h, err = hr.Header(ctx, id)
+	} else {
+		h, events, err = s.opts.Stored.Inspect(ctx, id)
+	}
 	if errors.Is(err, ErrNotFound) {
 		return nil, &Error{Code: CodeUnknownSession, Message: "unknown session: " + id, Err: err}
 	}
@@ -175,6 +186,11 @@ func (s *Server) loadLocked(ctx context.Context, id string) (*bound, error) {
 		return nil, fmt.Errorf("read session %s: %w", id, err)
 	}
 	if h.Origin == session.OriginSubagent {
+		if events == nil {
+			if h, events, err = s.opts.Stored.Inspect(ctx, id); err != nil {
+				return nil, fmt.Errorf("read session %s: %w", id, err)
+			}
+		}
 		return s.readOnly(id, h.DelegationDepth, events), nil
 	}
 	h, events, err = s.opts.Stored.Load(ctx, id)
@@ -213,6 +229,7 @@ func (s *Server) replayAgain(b *bound) error {
 func (s *Server) readOnly(id string, depth int, events []session.Event) *bound {
 	b := &bound{id: id, readOnly: true, replayLog: events}
 	b.em = newEmitter(newTranslator(s.opts.Tools).withDepth(depth), s.sendTo(id), &s.emitters, s.log.With("session_id", id))
+	b.em.sendText = s.sendTextTo(id)
 	b.em.push(item{replay: events})
 	b.em.resume()
 	s.mu.Lock()

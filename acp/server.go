@@ -48,6 +48,11 @@ type Options struct {
 	// Stored is durable storage for session/list and session/load; nil
 	// means sessions live only as long as the process.
 	Stored SessionStore
+	// Durable, when set, makes the log of session id durable through the
+	// event seq; the server calls it before showing a tool call, so the
+	// client never sees a call that a restart could forget. Nil means no
+	// durable storage: updates are sent as they come.
+	Durable func(ctx context.Context, id string, seq int64) error
 	// Agents, when set, receives every agent the server creates, so other
 	// components (the subagent runtime) find top-level agents by id.
 	Agents *agent.Registry
@@ -100,6 +105,7 @@ type Server struct {
 	wire  *wireCounter
 
 	conn *acpsdk.AgentSideConnection // set once by Serve before ready closes
+	out  *countingWriter             // the connection's writer, set with conn
 
 	bindMu sync.Mutex // serializes session/load so one id binds once
 
@@ -181,7 +187,8 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	// The reader holds the SDK's receive loop until the logger is set: the
 	// SDK reads its logger field unsynchronized (a data race otherwise).
 	watched := newWatchedWriter(out)
-	conn := acpsdk.NewAgentSideConnection(s, &countingWriter{w: watched, c: s.wire}, &countingReader{r: in, c: s.wire, gate: s.ready})
+	s.out = &countingWriter{w: watched, c: s.wire}
+	conn := acpsdk.NewAgentSideConnection(s, s.out, &countingReader{r: in, c: s.wire, gate: s.ready})
 	conn.SetLogger(s.log)
 	s.conn = conn
 	close(s.ready)
@@ -343,6 +350,20 @@ func (s *Server) flush(ctx context.Context, b *bound) error {
 	}
 }
 
+// Shown waits until every update of session id queued so far (in
+// particular the tool_call of a call just made durable) is on the wire,
+// or ctx ends. A session not bound to this connection has nothing to
+// wait for. It is what agent.Options.ShowCall calls before a tool runs.
+func (s *Server) Shown(ctx context.Context, id string) error {
+	s.mu.Lock()
+	b, ok := s.sessions[id]
+	s.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	return s.flush(ctx, b)
+}
+
 // lookup returns the bound session id, or a typed error for a malformed
 // or unknown id.
 func (s *Server) lookup(id string) (*bound, error) {
@@ -366,6 +387,10 @@ func (s *Server) bindAgent(sess *session.Session, ag *agent.Agent, ownAgent, own
 	tr := newTranslator(s.opts.Tools).withDepth(sess.Header().DelegationDepth)
 	tr.cwd = sess.Header().Cwd
 	b.em = newEmitter(tr, s.sendTo(b.id), &s.emitters, s.log.With("session_id", b.id))
+	b.em.sendText = s.sendTextTo(b.id)
+	if d := s.opts.Durable; d != nil {
+		b.em.durable = func(ctx context.Context, seq int64) error { return d(ctx, b.id, seq) }
+	}
 	b.unsub = ag.Subscribe(func(u agent.Update) { b.em.push(item{update: &u}) })
 	events := sess.Events()
 	if replay {

@@ -37,3 +37,10 @@ type StoredSession struct {
 	// Size is the stored log's size in bytes (validates cached titles).
 	Size int64
 }
+
+// HeaderReader is optionally implemented by a SessionStore: it reads only a
+// stored session's header. session/load uses it to tell a child (replayed
+// read-only) from a top-level session without decoding the log twice.
+type HeaderReader interface {
+	Header(ctx context.Context, id string) (session.Header, error)
+}

@@ -120,8 +120,14 @@ func (t *translator) event(ev session.Event, replay bool) []acpsdk.SessionUpdate
 	case session.TypeAssistantMessage:
 		// Normally already streamed chunk by chunk; shown whole only when
 		// the log holds no chunks for its step (non-streaming producers).
+		// Its position is read first: a large replay skips decoding the
+		// text of every streamed message.
+		var at session.StepData
+		if err := json.Unmarshal(ev.Data, &at); err != nil || t.chunked[[2]int{at.Turn, at.Step}] {
+			return nil
+		}
 		d, err := session.DecodeData[session.AssistantMessageData](ev)
-		if err != nil || t.chunked[[2]int{d.Turn, d.Step}] {
+		if err != nil {
 			return nil
 		}
 		var out []acpsdk.SessionUpdate

@@ -124,8 +124,8 @@ func TestTurnEventSequence(t *testing.T) {
 					t.Errorf("tool/result = %+v", d)
 				}
 			}
-			if want := len(ofType(evs, sStart)) + 1; checkpoints != want {
-				t.Errorf("checkpoints = %d, want %d (one per model request and one at turn end)", checkpoints, want)
+			if want := len(ofType(evs, sStart)) + len(ofType(evs, tcall)) + 1; checkpoints != want {
+				t.Errorf("checkpoints = %d, want %d (one per model request, one per tool call and one at turn end)", checkpoints, want)
 			}
 		})
 	}

@@ -44,6 +44,13 @@ type Options struct {
 	// Checkpoint makes everything appended so far durable. The loop calls
 	// it before each model request and after each turn/end. Nil: no-op.
 	Checkpoint func(ctx context.Context) error
+	// ShowCall, when set, is called after a tool call's tool/call event is
+	// durable and before the tool runs, with that event's seq. The ACP
+	// adapter waits there until the call's tool_call update is on the
+	// client's wire, so whatever the tool sends the client about the call
+	// (a permission request) follows it. Its error is logged; the tool
+	// still runs. It must honour ctx (the turn's).
+	ShowCall func(ctx context.Context, seq int64) error
 	// OnIdle is called (on the loop goroutine, after it stops running) each
 	// time the agent becomes quiescent: idle with no waking inbox item.
 	OnIdle func(a *Agent)

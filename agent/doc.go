@@ -10,8 +10,20 @@
 // queued) → turn/start → agent/inbox/spliced (next-turn claim) →
 // [agent/inbox/spliced next-step claim] → step/start → user/message… →
 // session/title (first own turn only) → pre-step hooks → checkpoint →
-// assistant/chunk… → assistant/message → (tool/call → tool/result)… →
-// step/end → … → turn/end → checkpoint.
+// assistant/chunk… → assistant/message → (tool/call → checkpoint →
+// ShowCall → tool/result)… → step/end → … → turn/end → checkpoint.
+//
+// Write-ahead: nothing is shown or done that a restart could forget. The
+// checkpoint after each tool/call makes the call (and the assistant text
+// before it) durable before the tool executes, so an effect of the tool (a
+// child session, an edit) never exists without the parent's record of
+// asking for it. If that checkpoint fails the tool does not run: the call
+// gets a TOOL_NOT_STARTED result and the turn ends with
+// CHECKPOINT_FAILED. Subscribers see tool/call before it is durable; a
+// subscriber that shows it (the ACP emitter) waits for durability itself.
+// Then Options.ShowCall lets the composition root wait until the call is
+// on the client's wire, so a tool's own messages to the client (a
+// permission request) follow the call they are about.
 //
 // Documented choices:
 //   - Caller.Call counts step/start events in the own suffix (after the

@@ -7,6 +7,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -315,7 +316,7 @@ func (a *Agent) runStep(t *turnState, step, call int, steer []*item) stepOutcome
 		for _, c := range reply.calls {
 			res := tool.ErrorResult(&tool.Error{Code: tool.CodeToolNotStarted, Message: "tool call not started: the reply was cut off (finish " + finish + ")"})
 			if err := a.recordCall(t, step, c, func() tool.Result { return res }); err != nil {
-				return fail(err, CodeSessionWrite)
+				return fail(err, callFailureCode(err))
 			}
 		}
 		if finish == model.FinishLength {
@@ -326,7 +327,7 @@ func (a *Agent) runStep(t *turnState, step, call int, steer []*item) stepOutcome
 
 	for _, c := range reply.calls {
 		if err := a.recordCall(t, step, c, func() tool.Result { return a.execute(t, c) }); err != nil {
-			return fail(err, CodeSessionWrite)
+			return fail(err, callFailureCode(err))
 		}
 	}
 	if t.ctx.Err() != nil {
@@ -338,13 +339,27 @@ func (a *Agent) runStep(t *turnState, step, call int, steer []*item) stepOutcome
 	return stepOutcome{reason: session.TurnEndReason{Kind: session.TurnEndCompleted}}
 }
 
-// recordCall appends tool/call, obtains the result and appends tool/result.
+// recordCall appends tool/call, makes it durable (write-ahead: see the
+// package doc), obtains the result and appends tool/result. If the
+// checkpoint fails the tool is not run: the call gets a TOOL_NOT_STARTED
+// result and recordCall returns a *checkpointError.
 func (a *Agent) recordCall(t *turnState, step int, c *toolCall, run func() tool.Result) error {
 	callEv, err := a.sess.Append(session.TypeToolCall, session.ToolCallData{
 		Turn: t.num, Step: step, CallID: c.id, Name: c.name, Arguments: c.args.String(),
 	})
 	if err != nil {
 		return err
+	}
+	// Not cancelled with the turn: a cancelled call still runs (and sees the
+	// cancellation itself), as before, and its record must be durable first.
+	var cpErr error
+	if cpErr = a.checkpoint(context.WithoutCancel(t.ctx)); cpErr != nil {
+		res := tool.ErrorResult(&tool.Error{Code: tool.CodeToolNotStarted, Message: "tool call not started: the session log could not be made durable"})
+		run = func() tool.Result { return res }
+	} else if a.opts.ShowCall != nil {
+		if err := a.opts.ShowCall(t.ctx, callEv.Seq); err != nil {
+			a.log.Debug("tool call not shown before running", "call_id", c.id, "err", err)
+		}
 	}
 	res := run()
 	content := res.Content
@@ -372,8 +387,26 @@ func (a *Agent) recordCall(t *turnState, step int, c *toolCall, run func() tool.
 	}
 	_, err = a.sess.Append(session.TypeToolResult, data,
 		session.WithSurface(session.AppendOp), session.WithSources(callEv.Seq))
+	if err == nil && cpErr != nil {
+		err = &checkpointError{cpErr}
+	}
 	return err
 }
+
+// callFailureCode is the turn's error code when recordCall fails.
+func callFailureCode(err error) string {
+	var ce *checkpointError
+	if errors.As(err, &ce) {
+		return CodeCheckpointFailed
+	}
+	return CodeSessionWrite
+}
+
+// checkpointError is a failed write-ahead checkpoint before a tool call.
+type checkpointError struct{ err error }
+
+func (e *checkpointError) Error() string { return "checkpoint before tool call: " + e.err.Error() }
+func (e *checkpointError) Unwrap() error { return e.err }
 
 // execute runs one tool call through the registry, forwarding progress to
 // subscribers until the call returns.

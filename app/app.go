@@ -70,6 +70,8 @@ type Config struct {
 	Getenv func(string) string
 	// NoSync skips fsync (tests and benchmarks only).
 	NoSync bool
+	// StorageFault is persistence.Options.Fault (crash tests only).
+	StorageFault func(persistence.FaultPoint)
 	// ShutdownTimeout bounds a graceful shutdown; 0 means the default.
 	ShutdownTimeout time.Duration
 	// PanicOnBug makes ACP handler panics crash (tests).
@@ -157,7 +159,7 @@ func New(cfg Config) (*App, error) {
 		a.Model = cfg.WrapModel(a.Model)
 	}
 
-	a.Persist, err = persistence.Open(cfg.DataDir, persistence.Options{Logger: a.Log, NoSync: cfg.NoSync})
+	a.Persist, err = persistence.Open(cfg.DataDir, persistence.Options{Logger: a.Log, NoSync: cfg.NoSync, Fault: cfg.StorageFault})
 	if err != nil {
 		return nil, err
 	}
@@ -188,6 +190,7 @@ func New(cfg Config) (*App, error) {
 		Version:  cfg.Version,
 		Sessions: a.Sessions,
 		Stored:   storedSessions{a.Persist},
+		Durable:  a.Persist.SyncTo,
 		CachedTitle: func(r acp.StoredSession) (string, bool) {
 			return a.cachedTitle(r.Header, r.Size)
 		},
@@ -234,6 +237,14 @@ func (a *App) AgentOptions(s *session.Session) agent.Options {
 				a.checkpointCache(ctx, s)
 			}
 			return nil
+		},
+		// Write-ahead, as the client sees it: a tool runs only after its
+		// tool_call is on the wire (the emitter sends it once durable).
+		ShowCall: func(ctx context.Context, _ int64) error {
+			if a.Server == nil {
+				return nil
+			}
+			return a.Server.Shown(ctx, id)
 		},
 		Logger: a.Log.With("session_id", id),
 	}

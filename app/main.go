@@ -213,6 +213,7 @@ func serve(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
+	paceGC(env.Getenv)
 	cfg := Config{
 		DataDir:   dir,
 		Model:     env.Flags.Model,

@@ -49,7 +49,7 @@ func runSessions(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer st.Close()
-	entries, err := st.List(ctx)
+	entries, bad, err := st.Scan(ctx)
 	if err != nil {
 		return err
 	}
@@ -59,27 +59,46 @@ func runSessions(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 		entries = slices.DeleteFunc(entries, func(e persistence.Entry) bool { return filepath.Clean(e.Header.Cwd) != want })
+		bad = nil // no header, so no cwd to match
 	}
-	slices.SortFunc(entries, func(a, b persistence.Entry) int {
-		if a.ModTime != b.ModTime {
-			if a.ModTime > b.ModTime {
+	// Parent chains that loop are shown as corrupt and never walked.
+	parentOf := make(map[string]string, len(entries))
+	for _, e := range entries {
+		parentOf[e.Header.ID] = e.Header.ParentSession
+	}
+	corrupt := session.CorruptParents(parentOf)
+	type row struct {
+		id, title, created, parent string
+		mod                        int64
+	}
+	rows := make([]row, 0, len(entries)+len(bad))
+	for _, e := range entries {
+		r := row{id: e.Header.ID, created: humanTime(e.Header.CreatedAt), parent: orDash(e.Header.ParentSession), mod: e.ModTime}
+		if why, ok := corrupt[e.Header.ID]; ok {
+			r.title = "(corrupt: " + why + ")"
+		} else if snap, err := st.Inspect(ctx, e.Header.ID); err == nil {
+			r.title = oneLine(acp.LatestTitle(snap.Events), 48)
+		} else {
+			r.title = oneLine("(unreadable: "+err.Error()+")", 48)
+		}
+		rows = append(rows, r)
+	}
+	for _, u := range bad {
+		rows = append(rows, row{id: u.ID, title: "(unreadable: " + u.Problem + ")", created: "-", parent: "-", mod: u.ModTime})
+	}
+	slices.SortFunc(rows, func(a, b row) int {
+		if a.mod != b.mod {
+			if a.mod > b.mod {
 				return -1
 			}
 			return 1
 		}
-		return strings.Compare(a.Header.ID, b.Header.ID)
+		return strings.Compare(a.id, b.id)
 	})
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tTITLE\tCREATED\tUPDATED\tPARENT")
-	for _, e := range entries {
-		title := ""
-		if snap, err := st.Inspect(ctx, e.Header.ID); err == nil {
-			title = acp.LatestTitle(snap.Events)
-		} else {
-			title = "(unreadable: " + err.Error() + ")"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.Header.ID, oneLine(title, 48),
-			humanTime(e.Header.CreatedAt), humanTime(e.ModTime), orDash(e.Header.ParentSession))
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.id, r.title, r.created, humanTime(r.mod), r.parent)
 	}
 	return tw.Flush()
 }

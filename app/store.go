@@ -50,6 +50,16 @@ func (s storedSessions) Load(ctx context.Context, id string) (session.Header, []
 
 func (s storedSessions) Release(id string) error { return s.p.Release(id) }
 
+var _ acp.HeaderReader = storedSessions{}
+
+func (s storedSessions) Header(ctx context.Context, id string) (session.Header, error) {
+	h, err := s.p.Header(ctx, id)
+	if err != nil {
+		return session.Header{}, storeError(err)
+	}
+	return h, nil
+}
+
 // storeError adds the acp sentinels the server classifies by.
 func storeError(err error) error {
 	var locked *persistence.LockedError

@@ -60,6 +60,43 @@
 // FlushInterval (200ms), so a crash of the process loses at most that much
 // and a power loss at most what followed the last checkpoint.
 //
+// # Hostile data directories
+//
+// Session files are opened with O_NONBLOCK and fstat'ed before any read,
+// so a FIFO, socket or device in place of a log is reported as an
+// *UnreadableError (ErrUnreadable) and never waited on. Scan lists every
+// <id>.jsonl name either as an Entry or as an Unreadable row saying what is
+// wrong (a directory, an empty file, a bad or missing header...); List is
+// Scan with those rows logged and dropped. Parent cycles are judged from
+// headers by session.CorruptParents. Open removes dot-named temp files left
+// by a crash between creating and publishing a session; a creator holds
+// its temp file's lock from the start, so a temp file whose lock is free
+// has no creator and one whose lock is taken is left alone.
+//
+// # Large logs
+//
+// Load decodes a log line by line through a fixed read buffer
+// (stream.go), with decodeLog's rules, so loading holds the decoded events
+// but never also the file's bytes; Header reads only the header line.
+//
+// # Write-ahead rule
+//
+// Nothing is shown or done that a restart could forget. A tool call's
+// tool/call event, and everything before it (the assistant text and the
+// assistant/message that asked for it), is written and fsynced before the
+// tool executes and before any update about the call reaches the client.
+// Effects of a tool (a child session created by a delegation, an edit, a
+// command) therefore always follow the durable record of the call that
+// asked for them: a child session becomes visible only after its parent's
+// record of the delegation is durable. The agent loop reaches this point
+// through agent.Options.Checkpoint after appending tool/call; the ACP
+// emitter asks SyncTo(id, seq) before it sends the tool_call update, which
+// is free when the durable watermark (Durable) already covers seq. Text
+// chunks are not waited for: they stay batched (Run's writes, the next
+// checkpoint), so a crash may lose the last streamed text, never a tool call
+// the client saw. Load fsyncs a log before returning it, so a replay never
+// shows lines a crashed writer left only in the page cache.
+//
 // # Locking
 //
 // A session is written by one holder only. Holding it means an open file

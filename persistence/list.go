@@ -9,9 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/acp-agent/acp-agent/agent/session"
 )
@@ -25,29 +23,12 @@ import (
 // between files. Sessions created but not yet flushed are listed (creation
 // writes the header eagerly).
 func (s *Store) List(ctx context.Context) ([]Entry, error) {
-	if err := s.checkOpen(); err != nil {
+	out, bad, err := s.Scan(ctx)
+	if err != nil {
 		return nil, err
 	}
-	names, err := readDirNames(s.dir)
-	if err != nil {
-		return nil, fmt.Errorf("persistence: list %s: %w", s.dir, err)
-	}
-	out := make([]Entry, 0, len(names))
-	buf := make([]byte, MaxHeaderLine)
-	for _, name := range names {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		id, ok := strings.CutSuffix(name, ".jsonl")
-		if !ok || session.ValidateID(id) != nil {
-			continue // temp files, .broken copies, strays
-		}
-		e, err := readEntry(filepath.Join(s.dir, name), id, buf)
-		if err != nil {
-			s.log.Warn("skipping unreadable session file", "session_id", id, "path", filepath.Join(s.dir, name), "err", err)
-			continue
-		}
-		out = append(out, e)
+	for _, u := range bad {
+		s.log.Warn("skipping unreadable session file", "session_id", u.ID, "path", u.Path, "problem", u.Problem, "err", u.Err)
 	}
 	return out, nil
 }
@@ -67,27 +48,22 @@ func readDirNames(dir string) ([]string, error) {
 	return names, nil
 }
 
-// readEntry reads the header line of one session file into buf.
+// readEntry reads the header line of one session file into buf. It never
+// blocks on a special file (see openRegular); a file that is not a session
+// log is an *UnreadableError.
 func readEntry(path, id string, buf []byte) (Entry, error) {
-	f, err := os.Open(path)
+	f, st, err := openRegular(id, path, os.O_RDONLY)
 	if err != nil {
 		return Entry{}, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return Entry{}, err
-	}
-	if !st.Mode().IsRegular() {
-		return Entry{}, errors.New("not a regular file")
-	}
 	line, err := firstLine(f, buf)
 	if err != nil {
-		return Entry{}, err
+		return Entry{}, headerProblem(id, path, st.Size(), err)
 	}
 	h, err := session.ParseHeaderLine(line, id)
 	if err != nil {
-		return Entry{}, err
+		return Entry{}, headerProblem(id, path, st.Size(), err)
 	}
 	return Entry{Header: h, Size: st.Size(), ModTime: st.ModTime().UnixMilli()}, nil
 }

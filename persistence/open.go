@@ -9,6 +9,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -30,18 +31,32 @@ func (s *Store) Open(h session.Header, events []session.Event, restored bool) er
 	if _, err := s.path(h.ID); err != nil {
 		return err
 	}
+	hd, err := s.held(h.ID)
+	if err != nil {
+		return err
+	}
+	if restored && hd != nil {
+		// Held from Load, whose view is trusted (adopt compares only the
+		// length): validate just what would be appended, not the whole
+		// large log once more.
+		hd.mu.Lock()
+		stored := min(hd.next, int64(len(events)))
+		hd.mu.Unlock()
+		for i := stored; i < int64(len(events)); i++ {
+			if err := session.ValidateEvent(events[i], i); err != nil {
+				return fmt.Errorf("persistence: open %s: %w", h.ID, err)
+			}
+			if !json.Valid(events[i].Data) {
+				return fmt.Errorf("persistence: open %s: %w", h.ID, &session.FormatError{Seq: i, Type: events[i].Type, Message: "has no valid JSON data"})
+			}
+		}
+		return s.adopt(hd, h, events, nil)
+	}
 	if err := session.ValidateLog(events); err != nil {
 		return fmt.Errorf("persistence: open %s: %w", h.ID, err)
 	}
 	if !restored {
 		return s.create(h, events)
-	}
-	hd, err := s.held(h.ID)
-	if err != nil {
-		return err
-	}
-	if hd != nil {
-		return s.adopt(hd, h, events, nil)
 	}
 	hd, v, err := s.acquire(h.ID)
 	if err != nil {
@@ -144,9 +159,7 @@ func (s *Store) create(h session.Header, seed []session.Event) error {
 	if err := s.sync(f); err != nil {
 		return fail(fmt.Errorf("persistence: fsync %s: %w", tmp, err))
 	}
-	if err := tryLock(f); err != nil {
-		return fail(fmt.Errorf("persistence: lock %s: %w", tmp, err))
-	}
+	s.hit(FaultPublish)
 	if err := publish(tmp, path); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return fail(fmt.Errorf("persistence: create %s: %w", h.ID, ErrExists))
@@ -161,7 +174,8 @@ func (s *Store) create(h session.Header, seed []session.Event) error {
 		os.Remove(path)
 		return fmt.Errorf("persistence: fsync %s: %w", s.dir, err)
 	}
-	hd := &handle{id: h.ID, path: path, header: h, f: f, next: int64(len(seed)), written: int64(buf.Len()), live: true}
+	n := int64(len(seed))
+	hd := &handle{id: h.ID, path: path, header: h, f: f, next: n, written: int64(buf.Len()), wroteSeq: n, syncSeq: n, live: true}
 	if err := s.register(hd); err != nil {
 		hd.close()
 		return err
@@ -169,21 +183,39 @@ func (s *Store) create(h session.Header, seed []session.Event) error {
 	return nil
 }
 
-// createTemp creates a fresh temp file for id. Its name starts with a dot,
-// which no session id does, so it can collide with neither a session file
-// nor List.
+// createTemp creates a fresh temp file for id, locked. Its name starts
+// with a dot, which no session id does, so it can collide with neither a
+// session file nor List.
 func (s *Store) createTemp(id string) (string, *os.File, error) {
 	for range 8 {
 		var rnd [8]byte
 		rand.Read(rnd[:])
 		name := filepath.Join(s.dir, "."+id+"."+hex.EncodeToString(rnd[:])+".tmp")
 		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
-		if err == nil {
-			return name, f, nil
+		if errors.Is(err, fs.ErrExist) {
+			continue
 		}
-		if !errors.Is(err, fs.ErrExist) {
+		if err != nil {
 			return "", nil, fmt.Errorf("persistence: create temp file: %w", err)
 		}
+		// Lock at once: an unlocked temp file is a crash leftover that a
+		// store opening this directory removes (removeTempLeftovers). If a
+		// remover got to it in the instant before the lock, the lock fails
+		// or the name no longer names this file: start over.
+		if err := tryLock(f); err != nil {
+			f.Close()
+			if errors.Is(err, errWouldBlock) {
+				continue
+			}
+			return "", nil, fmt.Errorf("persistence: lock %s: %w", name, err)
+		}
+		fst, ferr := f.Stat()
+		nst, nerr := os.Lstat(name)
+		if ferr != nil || nerr != nil || !os.SameFile(fst, nst) {
+			f.Close()
+			continue
+		}
+		return name, f, nil
 	}
 	return "", nil, errors.New("persistence: create temp file: too many collisions")
 }
@@ -221,7 +253,7 @@ func (s *Store) acquire(id string) (*handle, logView, error) {
 	if err != nil {
 		return nil, logView{}, err
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
+	f, st, err := openRegular(id, path, os.O_RDWR|os.O_APPEND)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, logView{}, fmt.Errorf("persistence: load %s: %w", id, ErrNotFound)
@@ -236,20 +268,21 @@ func (s *Store) acquire(id string) (*handle, logView, error) {
 		return nil, logView{}, fmt.Errorf("persistence: lock %s: %w", path, err)
 	}
 	hd := &handle{id: id, path: path, f: f}
-	data, err := readFile(f, -1)
-	if err != nil {
-		hd.close()
-		return nil, logView{}, fmt.Errorf("persistence: read %s: %w", path, err)
-	}
-	v, err := decodeLog(id, path, data)
+	// Streamed (stream.go): a large log is not held twice, as bytes and
+	// as events, while it is decoded.
+	v, err := streamLog(id, path, f, st.Size())
 	if err != nil {
 		hd.close()
 		return nil, logView{}, err
 	}
 	if v.torn {
-		cut := data[v.good:]
+		cut, err := readTail(f, v.good)
+		if err != nil {
+			hd.close()
+			return nil, logView{}, fmt.Errorf("persistence: read %s: %w", path, err)
+		}
 		broken := path + ".broken"
-		if err := os.WriteFile(broken, cut, 0o600); err != nil {
+		if err := writeNoBlock(broken, cut); err != nil {
 			s.log.Warn("cannot keep torn tail", "session_id", id, "path", broken, "err", err)
 		}
 		if err := f.Truncate(v.good); err != nil {
@@ -261,9 +294,15 @@ func (s *Store) acquire(id string) (*handle, logView, error) {
 			return nil, logView{}, fmt.Errorf("persistence: fsync %s: %w", path, err)
 		}
 		s.log.Warn("cut torn tail of session log", "session_id", id, "path", path, "bytes", len(cut), "kept", broken)
+	} else if err := s.sync(f); err != nil {
+		// A crashed writer may have left lines the kernel has but the disk
+		// has not: make them durable before anyone is shown them.
+		hd.close()
+		return nil, logView{}, fmt.Errorf("persistence: fsync %s: %w", path, err)
 	}
 	hd.header = v.header
 	hd.next = int64(len(v.events))
+	hd.wroteSeq, hd.syncSeq = hd.next, hd.next
 	hd.written = v.good
 	return hd, v, nil
 }

@@ -26,7 +26,22 @@ type Options struct {
 	FlushInterval time.Duration
 	// NoSync skips every fsync. Unsafe: for tests and benchmarks only.
 	NoSync bool
+	// Fault, when set, is called at each storage step (see FaultPoint) on
+	// the goroutine taking it; crash tests kill the process there. Nil in
+	// production.
+	Fault func(FaultPoint)
 }
+
+// FaultPoint names a storage step where Options.Fault is called.
+type FaultPoint string
+
+// Storage steps, in the order a session's data reaches the disk.
+const (
+	FaultAppend  FaultPoint = "append"  // an event was buffered (under the append lock)
+	FaultWrite   FaultPoint = "write"   // before a batch is written
+	FaultFsync   FaultPoint = "fsync"   // written, before the fsync
+	FaultPublish FaultPoint = "publish" // a new file is complete, before it gets its name
+)
 
 // Store is the durable JSONL session store rooted at one data directory.
 // It is safe for concurrent use. It owns the open files and locks of the
@@ -37,6 +52,7 @@ type Store struct {
 	log      *slog.Logger
 	interval time.Duration
 	noSync   bool
+	fault    func(FaultPoint)
 
 	mu      sync.RWMutex // guards the fields below
 	handles map[string]*handle
@@ -88,6 +104,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		log:      opts.Logger,
 		interval: opts.FlushInterval,
 		noSync:   opts.NoSync,
+		fault:    opts.Fault,
 		handles:  make(map[string]*handle),
 	}
 	if s.log == nil {
@@ -96,6 +113,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	if s.interval <= 0 {
 		s.interval = DefaultFlushInterval
 	}
+	s.removeTempLeftovers()
 	return s, nil
 }
 
@@ -166,7 +184,15 @@ func (s *Store) syncDir() error {
 	return s.dirFile.Sync()
 }
 
+// hit runs the fault hook at p, if any.
+func (s *Store) hit(p FaultPoint) {
+	if s.fault != nil {
+		s.fault(p)
+	}
+}
+
 func (s *Store) sync(f *os.File) error {
+	s.hit(FaultFsync)
 	if s.noSync {
 		return nil
 	}
@@ -222,7 +248,7 @@ func (s *Store) Inspect(ctx context.Context, id string) (Snapshot, error) {
 		}
 		// Released meanwhile: the file is complete; read it cold.
 	}
-	f, err := os.Open(path)
+	f, _, err := openRegular(id, path, os.O_RDONLY)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return Snapshot{}, fmt.Errorf("persistence: inspect %s: %w", id, ErrNotFound)

@@ -35,6 +35,8 @@ type handle struct {
 	next     int64           // seq the next appended event must have
 	written  int64           // bytes of the file written (all valid lines)
 	dirty    bool            // written since the last fsync
+	wroteSeq int64           // events written to the file (the next written seq)
+	syncSeq  int64           // events known durable: written and fsynced
 	live     bool            // a live session feeds it (Open was called)
 	closed   bool            // released; the file is closed
 	err      error           // sticky failure; the session takes no more writes
@@ -74,6 +76,7 @@ func (s *Store) appended(sess *session.Session, ev session.Event) {
 	default:
 		h.pending = append(h.pending, ev)
 		h.next++
+		s.hit(FaultAppend)
 	}
 }
 
@@ -95,6 +98,7 @@ func (s *Store) flushLocked(h *handle, sync bool) error {
 	h.mu.Unlock()
 
 	if len(batch) > 0 {
+		s.hit(FaultWrite)
 		h.buf.Reset()
 		err := encodeEvents(&h.buf, batch)
 		var n int
@@ -122,12 +126,18 @@ func (s *Store) flushLocked(h *handle, sync bool) error {
 		}
 		h.mu.Lock()
 		h.written += int64(n)
+		h.wroteSeq += int64(len(batch))
 		h.inflight = nil
 		h.dirty = true
 		h.mu.Unlock()
 		dirty = true
 	}
 	if sync && dirty {
+		// wmu is held: nothing else writes until the fsync returns, so
+		// every event written so far is covered by it.
+		h.mu.Lock()
+		covered := h.wroteSeq
+		h.mu.Unlock()
 		if err := s.sync(h.f); err != nil {
 			// After a failed fsync the page cache state is unknown
 			// (fsyncgate): stop writing rather than pretend.
@@ -139,6 +149,7 @@ func (s *Store) flushLocked(h *handle, sync bool) error {
 		}
 		h.mu.Lock()
 		h.dirty = false
+		h.syncSeq = covered
 		h.mu.Unlock()
 	}
 	return nil

@@ -75,6 +75,9 @@ type corpus struct {
 	// subagentParents holds every parentSession named by an
 	// origin-subagent record (the hasChildren fact).
 	subagentParents map[string]bool
+	// corrupt holds the records whose parent chain loops (a self-parent
+	// or a cycle): they are listed as corrupt and never walked.
+	corrupt map[string]string
 }
 
 func cancelled(ctx context.Context) error {
@@ -123,11 +126,14 @@ func (c *Catalog) prepare(ctx context.Context) (*corpus, error) {
 	for _, s := range live {
 		co.records[s.ID()] = &record{header: s.Header(), live: s}
 	}
+	parentOf := make(map[string]string, len(co.records))
 	for _, r := range co.records {
-		if r.header.Origin == session.OriginSubagent && r.header.ParentSession != "" {
+		parentOf[r.header.ID] = r.header.ParentSession
+		if r.header.Origin == session.OriginSubagent && r.header.ParentSession != "" && r.header.ParentSession != r.header.ID {
 			co.subagentParents[r.header.ParentSession] = true
 		}
 	}
+	co.corrupt = session.CorruptParents(parentOf)
 	return co, nil
 }
 
@@ -156,7 +162,8 @@ func (c *Catalog) ListChildren(ctx context.Context, parentID string) ([]ListEntr
 	}
 	var cands []*record
 	for _, r := range co.records {
-		if r.header.ParentSession == parentID && r.header.Origin == session.OriginSubagent {
+		// A session naming itself as its parent is never its own child.
+		if r.header.ParentSession == parentID && r.header.Origin == session.OriginSubagent && r.header.ID != parentID {
 			cands = append(cands, r)
 		}
 	}
@@ -178,8 +185,10 @@ func (c *Catalog) ListChildren(ctx context.Context, parentID string) ([]ListEntr
 // stable pre-order, each positioned by its durable direct parent and its
 // depth (direct children have depth 1). Ordinary sessions and one-shot
 // children are walked through; only origin-subagent sessions are emitted.
-// The walk is iterative, so arbitrarily deep chains are fine, and a visited
-// set stops cycles in corrupt parent chains. Errors as ListChildren.
+// The walk is iterative, so arbitrarily deep chains are fine. A session
+// whose parent chain loops (session.CorruptParents) is listed as a corrupt
+// diagnostic and not walked; a self-parent is nobody's child; a visited set
+// guards the rest. Errors as ListChildren.
 func (c *Catalog) ListDescendants(ctx context.Context, rootID string) ([]DescendantEntry, error) {
 	co, err := c.prepare(ctx)
 	if err != nil {
@@ -187,7 +196,7 @@ func (c *Catalog) ListDescendants(ctx context.Context, rootID string) ([]Descend
 	}
 	children := make(map[string][]*record)
 	for _, r := range co.records {
-		if p := r.header.ParentSession; p != "" {
+		if p := r.header.ParentSession; p != "" && p != r.header.ID {
 			children[p] = append(children[p], r)
 		}
 	}
@@ -219,6 +228,9 @@ func (c *Catalog) ListDescendants(ctx context.Context, rootID string) ([]Descend
 		if f.rec.header.Origin == session.OriginSubagent {
 			positioned = append(positioned, f)
 		}
+		if _, bad := co.corrupt[id]; bad {
+			continue // a parent cycle: listed as corrupt, not walked
+		}
 		push(id, f.depth+1)
 	}
 	cands := make([]*record, len(positioned))
@@ -244,6 +256,10 @@ func (c *Catalog) resolve(ctx context.Context, co *corpus, cands []*record) ([]*
 	rows := make([]*ListEntry, len(cands))
 	var cold []int
 	for i, r := range cands {
+		if _, bad := co.corrupt[r.header.ID]; bad {
+			rows[i] = diagnostic(r, ReasonCorrupt)
+			continue
+		}
 		if r.live == nil {
 			cold = append(cold, i)
 			continue

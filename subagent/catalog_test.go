@@ -665,7 +665,8 @@ func TestListDescendantsWalksBelowOmittedCreationWindowRow(t *testing.T) {
 	wantJSON(t, rows, `[{"kind":"child","id":"below","mode":"continuable","label":"below the creation window","activity":"inactive","hasChildren":false,"parentId":"live-creation-window","depth":2}]`)
 }
 
-// #52
+// #52, as changed by issue 11: a session in a parent cycle is listed as a
+// corrupt diagnostic (the reference listed it as a child) and not walked.
 func TestListDescendantsStopsAtCycles(t *testing.T) {
 	f := newCatFix(t)
 	// cycle-root has no origin, so cycle-node has no subagent children.
@@ -675,7 +676,38 @@ func TestListDescendantsStopsAtCycles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantJSON(t, rows, `[{"kind":"child","id":"cycle-node","mode":"continuable","label":"node","activity":"inactive","hasChildren":false,"parentId":"cycle-root","depth":1}]`)
+	wantJSON(t, rows, `[{"kind":"diagnostic","id":"cycle-node","reason":"corrupt","parentId":"cycle-root","depth":1}]`)
+}
+
+// Issue 11: a child whose header names itself as its parent is never
+// listed as its own child, and a 2-cycle lists each side as corrupt.
+func TestCatalogSelfParentAndTwoCycle(t *testing.T) {
+	f := newCatFix(t)
+	f.author(childHeader("self", "self", 1), childEvents(descPayload("self", 2)))
+	f.author(childHeader("cyc-a", "cyc-b", 2), childEvents(descPayload("a", 2)))
+	f.author(childHeader("cyc-b", "cyc-a", 3), childEvents(descPayload("b", 2)))
+	for _, id := range []string{"self"} {
+		rows, err := f.cat.ListChildren(t.Context(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantJSON(t, rows, `[]`)
+		desc, err := f.cat.ListDescendants(t.Context(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantJSON(t, desc, `[]`)
+	}
+	rows, err := f.cat.ListChildren(t.Context(), "cyc-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantJSON(t, rows, `[{"kind":"diagnostic","id":"cyc-b","reason":"corrupt"}]`)
+	desc, err := f.cat.ListDescendants(t.Context(), "cyc-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantJSON(t, desc, `[{"kind":"diagnostic","id":"cyc-b","reason":"corrupt","parentId":"cyc-a","depth":1}]`)
 }
 
 // #53: no recursion, so a 10,000-deep chain is fine.

@@ -32,7 +32,7 @@ const beMain = "ACP_AGENT_TEST_BE_MAIN"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(beMain) == "1" {
-		os.Exit(app.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
+		os.Exit(app.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv, crashServeCommand()))
 	}
 	goleak.VerifyTestMain(m)
 }
@@ -57,8 +57,14 @@ type stdio struct {
 
 func startProc(t *testing.T, args ...string) *proc {
 	t.Helper()
+	return startProcEnv(t, nil, args...)
+}
+
+// startProcEnv is startProc with extra environment variables.
+func startProcEnv(t *testing.T, env []string, args ...string) *proc {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), beMain+"=1")
+	cmd.Env = append(append(os.Environ(), beMain+"=1"), env...)
 	p := &proc{cmd: cmd, stderr: &bytes.Buffer{}, lines: make(chan error, 1)}
 	cmd.Stderr = p.stderr
 	var err error
