@@ -28,7 +28,8 @@ type logView struct {
 
 // decodeLog parses a whole session file. Only the final line may be torn
 // (unterminated, or terminated but not parsable as an event envelope); any
-// other defect is a *CorruptError naming the line.
+// other defect is a *CorruptError naming the line. Each line is validated
+// and decoded in one pass (decodeEnvelope); event payloads alias data.
 func decodeLog(id, path string, data []byte) (logView, error) {
 	corrupt := func(line int, off int, err error) error {
 		return &CorruptError{ID: id, Path: path, Line: line, Offset: int64(off), Err: err}
@@ -56,8 +57,8 @@ func decodeLog(id, path string, data []byte) (logView, error) {
 			break
 		}
 		final := off+i+1 == len(data)
-		var ev session.Event
-		if err := json.Unmarshal(rest[:i], &ev); err != nil {
+		ev, err := decodeEnvelope(rest[:i])
+		if err != nil {
 			if final {
 				v.torn = true
 				break
