@@ -9,6 +9,7 @@ package persistence
 // session.Event yields (FuzzDecodeEnvelope checks this).
 
 import (
+	"encoding/binary"
 	"encoding/json"
 
 	"github.com/acp-agent/acp-agent/agent/session"
@@ -84,7 +85,7 @@ func fastEnvelope(b []byte) (ev session.Event, ok bool) {
 			if e < 0 {
 				return ev, false
 			}
-			ev.Type = string(b[i+1 : e])
+			ev.Type = internType(b[i+1 : e])
 			i = e + 1
 		case "seq", "time":
 			bit = keySeq
@@ -155,6 +156,32 @@ func fastEnvelope(b []byte) (ev session.Event, ok bool) {
 			return ev, false
 		}
 	}
+}
+
+// internType returns the constant string of a known event type, so that
+// decoding a log does not allocate one string per event.
+func internType(t []byte) string {
+	switch string(t) {
+	case session.TypeTurnStart:
+		return session.TypeTurnStart
+	case session.TypeTurnEnd:
+		return session.TypeTurnEnd
+	case session.TypeStepStart:
+		return session.TypeStepStart
+	case session.TypeStepEnd:
+		return session.TypeStepEnd
+	case session.TypeUserMessage:
+		return session.TypeUserMessage
+	case session.TypeAssistantChunk:
+		return session.TypeAssistantChunk
+	case session.TypeAssistantMessage:
+		return session.TypeAssistantMessage
+	case session.TypeToolCall:
+		return session.TypeToolCall
+	case session.TypeToolResult:
+		return session.TypeToolResult
+	}
+	return string(t)
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
@@ -341,10 +368,29 @@ func literal(b []byte, i int, lit string) int {
 	return -1
 }
 
+// SWAR constants: one in every byte, the high bit of every byte.
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// plainWord reports whether none of the 8 bytes of w is a strStop byte:
+// no byte below 0x20, no quote, no backslash.
+func plainWord(w uint64) bool {
+	less := (w - ones*0x20) &^ w
+	q := w ^ (ones * '"')
+	bs := w ^ (ones * '\\')
+	return (less|((q-ones)&^q)|((bs-ones)&^bs))&highs == 0
+}
+
 // skipString validates string content from i (just after the opening
-// quote) and returns the index just past the closing quote, or -1.
+// quote) and returns the index just past the closing quote, or -1. Plain
+// runs are skipped eight bytes at a time: payload text is most of a log.
 func skipString(b []byte, i int) int {
 	for {
+		for i+8 <= len(b) && plainWord(binary.LittleEndian.Uint64(b[i:])) {
+			i += 8
+		}
 		for i < len(b) && !strStop[b[i]] {
 			i++
 		}
