@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -131,7 +132,8 @@ func runAgents(ctx context.Context, env *Env, args []string) error {
 	if _, err := subagent.RegisterProjections(reg); err != nil {
 		return err
 	}
-	cache, err := projcache.Open(st.Dir(), reg)
+	// The cache lives in the data directory, next to sessions/.
+	cache, err := projcache.Open(filepath.Dir(st.Dir()), reg)
 	if err != nil {
 		return err
 	}
@@ -140,6 +142,7 @@ func runAgents(ctx context.Context, env *Env, args []string) error {
 		Projections: reg,
 		Persisted:   persistedReader{st},
 		Cache:       cache,
+		Index:       catalogIndex{cache.Index(st.Dir(), headerReader(st))},
 	}
 	if *descendants {
 		entries, err := cat.ListDescendants(ctx, id)
