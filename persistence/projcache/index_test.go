@@ -19,11 +19,11 @@ import (
 // indexFix is a data directory with hand-written session logs, the cache
 // and its index, and a header reader that counts the log opens.
 type indexFix struct {
-	t     *testing.T
-	c     *projcache.Cache
-	st    *session.Store
-	dir   string
-	sdir  string
+	t       *testing.T
+	c       *projcache.Cache
+	st      *session.Store
+	dir     string
+	sdir    string
 	x       *projcache.Index
 	opens   atomic.Int64
 	headers map[string]session.Header
