@@ -112,4 +112,3 @@ func TestCatalogIndexRescansWhenALiveChildSettles(t *testing.T) {
 		t.Fatalf("%d scans; want 3", x.scans.Load())
 	}
 }
-
