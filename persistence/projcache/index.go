@@ -15,12 +15,12 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/acp-agent/acp-agent/agent/session"
@@ -68,6 +68,14 @@ type indexRow struct {
 	unitsSize int64 // log size the units are valid for; -1 when none
 	asOfSeq   int64
 	units     map[string]UnitValue
+	// served memoizes the units filtered to one set of unit versions
+	// (rows are shared by the scans of a loaded file, never modified).
+	served atomic.Pointer[servedValues]
+}
+
+type servedValues struct {
+	versions string
+	values   map[string]json.RawMessage
 }
 
 // Index is the catalog index of one data directory. It is safe for
@@ -85,6 +93,15 @@ type Index struct {
 	RacyWindow time.Duration
 
 	mu sync.Mutex // serializes rewrites of the file by this process
+	// loaded is the last parse of the file, reused while the file's own
+	// witness is unchanged (it is only ever appended to or replaced).
+	loaded atomic.Pointer[loadedIndex]
+}
+
+type loadedIndex struct {
+	seen    witness
+	rows    map[string]*indexRow
+	records int
 }
 
 // Index returns the catalog index stored next to c's rows, over the
@@ -104,7 +121,8 @@ func (x *Index) Path() string { return x.path }
 // A session whose row is missing, stale or damaged costs one header read
 // (readHeader) and one cache row read, and the rebuilt row is written back,
 // so the next scan is cheap. Sessions for which skip returns true (the
-// caller has them live) get neither stat nor read and are left out. A
+// caller has them live; skip may be called concurrently) get neither stat
+// nor read and are left out. A
 // session whose header cannot be read is left out, as List leaves it out.
 // Only a failure to read the sessions directory is an error.
 func (x *Index) Scan(ctx context.Context, skip func(id string) bool) ([]Indexed, error) {
@@ -115,21 +133,24 @@ func (x *Index) Scan(ctx context.Context, skip func(id string) bool) ([]Indexed,
 	}
 	rows, records := x.load()
 	versions := x.cache.proj.Versions()
+	fingerprint := versionsKey(versions)
 	out := make([]Indexed, 0, len(names))
 	next := make(map[string]*indexRow, len(names))
 	dirty := false
-	for _, id := range names {
+	stats := statAll(x.sessionsDir, names, skip)
+	for i, id := range names {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if skip != nil && skip(id) {
+		st := stats[i]
+		if st.skipped {
 			if r := rows[id]; r != nil {
 				next[id] = r // kept as is: not validated, not served
 			}
 			continue
 		}
-		w, regular, err := statLog(filepath.Join(x.sessionsDir, id+".jsonl"))
-		if err != nil || !regular {
+		w := st.w
+		if st.err != nil || !st.regular {
 			continue // vanished, unreadable or not a file: List skips it too
 		}
 		r := rows[id]
@@ -147,7 +168,7 @@ func (x *Index) Scan(ctx context.Context, skip func(id string) bool) ([]Indexed,
 		}
 		e := Indexed{Header: r.header, Size: w.size, ModTime: w.mtime / int64(time.Millisecond)}
 		if r.unitsSize == w.size {
-			e.Values = currentValues(r.units, versions)
+			e.Values = r.values(versions, fingerprint)
 		}
 		out = append(out, e)
 	}
@@ -156,6 +177,45 @@ func (x *Index) Scan(ctx context.Context, skip func(id string) bool) ([]Indexed,
 		x.rewrite(next)
 	}
 	return out, nil
+}
+
+// logStat is the stat of one log in a scan.
+type logStat struct {
+	w       witness
+	regular bool
+	skipped bool
+	err     error
+}
+
+// statParallelism bounds the goroutines that stat the logs of one scan
+// (stat calls are independent; on a large directory they dominate).
+const statParallelism = 4
+
+// statAll stats the log of every id for which skip is false.
+func statAll(dir string, ids []string, skip func(string) bool) []logStat {
+	out := make([]logStat, len(ids))
+	work := func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			if skip != nil && skip(ids[i]) {
+				out[i].skipped = true
+				continue
+			}
+			st := &out[i]
+			st.w, st.regular, st.err = statLog(filepath.Join(dir, ids[i]+".jsonl"))
+		}
+	}
+	workers := min(statParallelism, len(ids)/128)
+	if workers <= 1 {
+		work(0, len(ids))
+		return out
+	}
+	var wg sync.WaitGroup
+	per := (len(ids) + workers - 1) / workers
+	for lo := 0; lo < len(ids); lo += per {
+		wg.Go(func() { work(lo, min(lo+per, len(ids))) })
+	}
+	wg.Wait()
+	return out
 }
 
 // rebuild reads the header of id and its cache row, making a fresh row
@@ -200,18 +260,37 @@ func (x *Index) record(h session.Header, row Row) error {
 	return nil
 }
 
-// load parses the index file into its last row per id and counts its
-// records. A missing or damaged file yields what could be read before the
-// damage: every row lost only costs a rebuild.
+// load returns the index file's last row per id and its record count. A
+// missing or damaged file yields what could be read before the damage:
+// every row lost only costs a rebuild. The returned map is shared: read
+// it, never modify it.
 func (x *Index) load() (map[string]*indexRow, int) {
+	w, _, err := statLog(x.path)
+	if err != nil || w.size == 0 {
+		return map[string]*indexRow{}, 0
+	}
+	if l := x.loaded.Load(); l != nil && l.seen == w {
+		return l.rows, l.records
+	}
 	data, err := os.ReadFile(x.path)
 	if err != nil {
 		return map[string]*indexRow{}, 0
 	}
+	rows, n := parseIndex(data)
+	// Remembered only if the file did not change while it was read.
+	if again, _, err := statLog(x.path); err == nil && again == w && int64(len(data)) == w.size {
+		x.loaded.Store(&loadedIndex{seen: w, rows: rows, records: n})
+	}
+	return rows, n
+}
+
+// parseIndex parses the records of an index file.
+func parseIndex(data []byte) (map[string]*indexRow, int) {
 	rows := make(map[string]*indexRow)
 	n := 0
+	in := interner{}
 	for len(data) > 0 {
-		r, rest, ok := decodeRow(data)
+		r, rest, ok := decodeRow(data, in)
 		if !ok {
 			break
 		}
@@ -267,17 +346,29 @@ func readNames(dir string) ([]string, error) {
 	return ids, nil
 }
 
-// statLog stats one log (without opening it: a FIFO planted in the
-// directory must not block a listing).
-func statLog(path string) (w witness, regular bool, err error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return witness{}, false, nil
-		}
-		return witness{}, false, err
+// values returns the row's units filtered to versions (whose
+// versionsKey is fingerprint), memoized.
+func (r *indexRow) values(versions map[string]int, fingerprint string) map[string]json.RawMessage {
+	if m := r.served.Load(); m != nil && m.versions == fingerprint {
+		return m.values
 	}
-	return witness{size: st.Size(), mtime: st.ModTime().UnixNano(), ino: inode(st)}, st.Mode().IsRegular(), nil
+	v := currentValues(r.units, versions)
+	r.served.Store(&servedValues{versions: fingerprint, values: v})
+	return v
+}
+
+// versionsKey renders unit versions as one comparable string.
+func versionsKey(versions map[string]int) string {
+	keys := make([]string, 0, len(versions))
+	for k := range versions {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s=%d;", k, versions[k])
+	}
+	return b.String()
 }
 
 // currentValues keeps the units whose stateVersion is the registered one.
@@ -348,8 +439,22 @@ func appendString(p []byte, s string) []byte {
 	return append(binary.AppendUvarint(p, uint64(len(s))), s...)
 }
 
-// decodeRow parses the record at the start of data.
-func decodeRow(data []byte) (*indexRow, []byte, bool) {
+// interner shares the strings that repeat across rows (parents, working
+// directories, unit keys): a listing decodes every row.
+type interner map[string]string
+
+func (in interner) str(b []byte) string {
+	if s, ok := in[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	in[s] = s
+	return s
+}
+
+// decodeRow parses the record at the start of data. Unit values alias
+// data.
+func decodeRow(data []byte, in interner) (*indexRow, []byte, bool) {
 	n, k := binary.Uvarint(data)
 	if k <= 0 || n > maxRecord || uint64(len(data)-k) < n+4 {
 		return nil, nil, false
@@ -359,7 +464,7 @@ func decodeRow(data []byte) (*indexRow, []byte, bool) {
 	if binary.LittleEndian.Uint32(data[k+int(n):]) != crc32.Checksum(p, crcTable) {
 		return nil, nil, false
 	}
-	d := decoder{b: p}
+	d := decoder{b: p, in: in}
 	if d.uvarint() != indexFormat {
 		return nil, nil, false
 	}
@@ -368,10 +473,10 @@ func decodeRow(data []byte) (*indexRow, []byte, bool) {
 	h.ID = d.str()
 	h.Version = int(d.varint())
 	h.CreatedAt = d.varint()
-	h.Cwd = d.str()
-	h.ParentSession = d.str()
+	h.Cwd = d.shared()
+	h.ParentSession = d.shared()
 	h.SeedLength = int(d.varint())
-	h.Origin = d.str()
+	h.Origin = d.shared()
 	h.DelegationDepth = int(d.varint())
 	r.seen.size = d.varint()
 	r.seen.mtime = d.varint()
@@ -386,9 +491,9 @@ func decodeRow(data []byte) (*indexRow, []byte, bool) {
 		r.units = make(map[string]UnitValue, nu)
 	}
 	for range nu {
-		key := d.str()
+		key := d.shared()
 		ver := int(d.varint())
-		val := d.str()
+		val := d.bytes()
 		r.units[key] = UnitValue{StateVersion: ver, Value: json.RawMessage(val)}
 	}
 	if d.bad || len(d.b) != 0 || session.ValidateID(h.ID) != nil {
@@ -401,6 +506,7 @@ func decodeRow(data []byte) (*indexRow, []byte, bool) {
 type decoder struct {
 	b   []byte
 	bad bool
+	in  interner
 }
 
 func (d *decoder) uvarint() uint64 {
@@ -423,16 +529,20 @@ func (d *decoder) varint() int64 {
 	return v
 }
 
-func (d *decoder) str() string {
+func (d *decoder) bytes() []byte {
 	n := d.uvarint()
 	if n > uint64(len(d.b)) {
 		d.bad, d.b = true, nil
-		return ""
+		return nil
 	}
-	s := string(d.b[:n])
+	b := d.b[:n:n]
 	d.b = d.b[n:]
-	return s
+	return b
 }
+
+func (d *decoder) str() string { return string(d.bytes()) }
+
+func (d *decoder) shared() string { return d.in.str(d.bytes()) }
 
 // forget drops the row of id (its cache row was removed).
 func (x *Index) forget(id string) {
