@@ -17,8 +17,10 @@ import (
 	"time"
 
 	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/agent/projection"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/persistence"
+	"github.com/acp-agent/acp-agent/persistence/projcache"
 )
 
 func sessionsCommand() Command {
@@ -49,7 +51,7 @@ func runSessions(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer st.Close()
-	entries, err := st.List(ctx)
+	entries, titles, err := indexedSessions(ctx, st)
 	if err != nil {
 		return err
 	}
@@ -72,16 +74,55 @@ func runSessions(ctx context.Context, env *Env, args []string) error {
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tTITLE\tCREATED\tUPDATED\tPARENT")
 	for _, e := range entries {
-		title := ""
-		if snap, err := st.Inspect(ctx, e.Header.ID); err == nil {
-			title = acp.LatestTitle(snap.Events)
-		} else {
-			title = "(unreadable: " + err.Error() + ")"
+		title, indexed := titles[e.Header.ID]
+		if !indexed {
+			if snap, err := st.Inspect(ctx, e.Header.ID); err == nil {
+				title = acp.LatestTitle(snap.Events)
+			} else {
+				title = "(unreadable: " + err.Error() + ")"
+			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.Header.ID, oneLine(title, 48),
 			humanTime(e.Header.CreatedAt), humanTime(e.ModTime), orDash(e.Header.ParentSession))
 	}
 	return tw.Flush()
+}
+
+// indexedSessions lists the stored sessions through the catalog index,
+// with the titles its valid rows hold (a session without one is read by
+// the caller). Without a usable index it is persistence's List.
+func indexedSessions(ctx context.Context, st *persistence.Store) ([]persistence.Entry, map[string]string, error) {
+	reg := projection.New()
+	cache, err := func() (*projcache.Cache, error) {
+		if _, err := reg.Register(projection.Title()); err != nil {
+			return nil, err
+		}
+		return projcache.Open(filepath.Dir(st.Dir()), reg)
+	}()
+	if err != nil {
+		entries, err := st.List(ctx)
+		return entries, nil, err
+	}
+	rows, err := cache.Index(st.Dir(), headerReader(st)).Scan(ctx, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	entries := make([]persistence.Entry, len(rows))
+	titles := make(map[string]string, len(rows))
+	for i, r := range rows {
+		entries[i] = persistence.Entry{Header: r.Header, Size: r.Size, ModTime: r.ModTime}
+		// The unit's view is the last title event's title; acp.LatestTitle
+		// skips empty titles. They agree except on an empty last title,
+		// which is left to the log.
+		var t *string
+		if raw, ok := r.Values[projection.KeyTitle]; ok && json.Unmarshal(raw, &t) == nil && (t == nil || *t != "") {
+			titles[r.Header.ID] = ""
+			if t != nil {
+				titles[r.Header.ID] = *t
+			}
+		}
+	}
+	return entries, titles, nil
 }
 
 func runSessionsShow(ctx context.Context, env *Env, args []string) error {

@@ -7,7 +7,13 @@ package persistence
 import (
 	"context"
 	"fmt"
+	"sync"
 )
+
+// headerBufs holds MaxHeaderLine buffers: an index rebuild reads many
+// headers, one at a time per goroutine. The header parsed from a buffer
+// copies what it keeps.
+var headerBufs = sync.Pool{New: func() any { b := make([]byte, MaxHeaderLine); return &b }}
 
 // Entry returns the header and file facts of one stored session, read as
 // List reads them (one open, one stat, the header line). Errors: ctx's,
@@ -23,7 +29,9 @@ func (s *Store) Entry(ctx context.Context, id string) (Entry, error) {
 	if err := ctx.Err(); err != nil {
 		return Entry{}, err
 	}
-	e, err := readEntry(path, id, make([]byte, MaxHeaderLine))
+	buf := headerBufs.Get().(*[]byte)
+	e, err := readEntry(path, id, *buf)
+	headerBufs.Put(buf)
 	if err != nil {
 		return Entry{}, fmt.Errorf("persistence: entry %s: %w", id, err)
 	}
