@@ -106,8 +106,9 @@ func agentsCommand() Command {
 }
 
 // runAgents prints the catalog of one session from disk. It opens storage
-// read-only in effect: it lists headers, reads cache rows and inspects
-// logs, and never locks, repairs or resumes a session.
+// read-only in effect: it scans the catalog index, reads cache rows and
+// inspects logs, and never locks, repairs or resumes a session (the only
+// file it may write is the derived index, when it had to rebuild rows).
 func runAgents(ctx context.Context, env *Env, args []string) error {
 	fs := flag.NewFlagSet("acp-agent agents", flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
