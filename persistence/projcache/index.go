@@ -119,12 +119,12 @@ func (x *Index) Path() string { return x.path }
 // Scan enumerates the stored sessions like persistence's List, in id
 // order: one directory read, the index file, and one stat per session.
 // A session whose row is missing, stale or damaged costs one header read
-// (readHeader) and one cache row read, and the rebuilt row is written back,
-// so the next scan is cheap. Sessions for which skip returns true (the
-// caller has them live; skip may be called concurrently) get neither stat
-// nor read and are left out. A
-// session whose header cannot be read is left out, as List leaves it out.
-// Only a failure to read the sessions directory is an error.
+// (readHeader) and one cache row read, and the rebuilt row is written
+// back, so the next scan is cheap. Sessions for which skip returns true
+// (the caller has them live; skip may be called concurrently) get neither
+// stat nor read and are left out. A session whose header cannot be read is
+// left out, as List leaves it out. Only a failure to read the sessions
+// directory (or ctx) is an error. The returned Values must not be modified.
 func (x *Index) Scan(ctx context.Context, skip func(id string) bool) ([]Indexed, error) {
 	began := time.Now()
 	names, err := readNames(x.sessionsDir)
@@ -547,8 +547,14 @@ func (d *decoder) shared() string { return d.in.str(d.bytes()) }
 // forget drops the row of id (its cache row was removed).
 func (x *Index) forget(id string) {
 	rows, _ := x.load()
-	if _, ok := rows[id]; ok {
-		delete(rows, id)
-		x.rewrite(rows)
+	if _, ok := rows[id]; !ok {
+		return
 	}
+	keep := make(map[string]*indexRow, len(rows))
+	for k, r := range rows {
+		if k != id {
+			keep[k] = r
+		}
+	}
+	x.rewrite(keep)
 }

@@ -296,3 +296,22 @@ func FuzzIndexFile(f *testing.F) {
 		}
 	})
 }
+
+// Removing a cache row removes the index's values for it too.
+func TestCacheRemoveForgetsIndexedValues(t *testing.T) {
+	f := newIndexFix(t)
+	f.write("a", "p", 1)
+	f.write("b", "p", 1)
+	f.checkpoint("a")
+	f.checkpoint("b")
+	if rows, _ := f.scan(nil); rows[0].Values == nil || rows[1].Values == nil {
+		t.Fatalf("values not indexed: %+v", rows)
+	}
+	if err := f.c.Remove("a"); err != nil {
+		t.Fatal(err)
+	}
+	rows, opens := f.scan(nil)
+	if rows[0].Values != nil || rows[1].Values == nil || opens != 1 {
+		t.Fatalf("after Remove: %d opens, rows %+v", opens, rows)
+	}
+}
