@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -105,8 +106,9 @@ func agentsCommand() Command {
 }
 
 // runAgents prints the catalog of one session from disk. It opens storage
-// read-only in effect: it lists headers, reads cache rows and inspects
-// logs, and never locks, repairs or resumes a session.
+// read-only in effect: it scans the catalog index, reads cache rows and
+// inspects logs, and never locks, repairs or resumes a session (the only
+// file it may write is the derived index, when it had to rebuild rows).
 func runAgents(ctx context.Context, env *Env, args []string) error {
 	fs := flag.NewFlagSet("acp-agent agents", flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
@@ -131,7 +133,8 @@ func runAgents(ctx context.Context, env *Env, args []string) error {
 	if _, err := subagent.RegisterProjections(reg); err != nil {
 		return err
 	}
-	cache, err := projcache.Open(st.Dir(), reg)
+	// The cache lives in the data directory, next to sessions/.
+	cache, err := projcache.Open(filepath.Dir(st.Dir()), reg)
 	if err != nil {
 		return err
 	}
@@ -140,6 +143,7 @@ func runAgents(ctx context.Context, env *Env, args []string) error {
 		Projections: reg,
 		Persisted:   persistedReader{st},
 		Cache:       cache,
+		Index:       catalogIndex{cache.Index(st.Dir(), headerReader(st))},
 	}
 	if *descendants {
 		entries, err := cat.ListDescendants(ctx, id)

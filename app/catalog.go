@@ -2,7 +2,7 @@ package app
 
 // This file wires the durable catalog: the projection registry (subagent
 // identity, timing and title units) kept live over the session store, the
-// derived projection cache, and the subagent Catalog that lists children
+// derived projection cache and catalog index, and the subagent Catalog that lists children
 // live or from disk.
 
 import (
@@ -11,6 +11,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/agent/projection"
 	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/persistence"
 	"github.com/acp-agent/acp-agent/persistence/projcache"
 	"github.com/acp-agent/acp-agent/subagent"
 )
@@ -32,6 +33,7 @@ func wireCatalog(a *App) error {
 		return err
 	}
 	a.Cache = cache
+	index := catalogIndex{cache.Index(a.Persist.Dir(), headerReader(a.Persist))}
 	// Registered before the projection registry attaches, so on removal it
 	// runs while the session's projection state still exists.
 	unobserve := a.Sessions.Observe(&session.Observer{Removed: func(s *session.Session) {
@@ -44,8 +46,35 @@ func wireCatalog(a *App) error {
 		Projections: a.Projections,
 		Persisted:   persistedReader{a.Persist},
 		Cache:       a.Cache,
+		Index:       index,
 	}
 	return nil
+}
+
+// catalogIndex adapts the projection cache's catalog index to the
+// subagent catalog.
+type catalogIndex struct{ x *projcache.Index }
+
+var _ subagent.CatalogIndex = catalogIndex{}
+
+func (c catalogIndex) Scan(ctx context.Context, skip func(id string) bool) ([]subagent.PersistedEntry, error) {
+	rows, err := c.x.Scan(ctx, skip)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]subagent.PersistedEntry, len(rows))
+	for i, r := range rows {
+		out[i] = subagent.PersistedEntry{Header: r.Header, Size: r.Size, Values: r.Values}
+	}
+	return out, nil
+}
+
+// headerReader is the index's fallback: persistence's own header read.
+func headerReader(p *persistence.Store) projcache.HeaderReader {
+	return func(ctx context.Context, id string) (session.Header, error) {
+		e, err := p.Entry(ctx, id)
+		return e.Header, err
+	}
 }
 
 // checkpointCache flushes s and records its projection values in the

@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,8 +18,10 @@ import (
 	"time"
 
 	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/agent/projection"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/persistence"
+	"github.com/acp-agent/acp-agent/persistence/projcache"
 )
 
 func sessionsCommand() Command {
@@ -49,7 +52,11 @@ func runSessions(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer st.Close()
-	entries, bad, err := st.Scan(ctx)
+	entries, titles, err := indexedSessions(ctx, st)
+	if err != nil {
+		return err
+	}
+	bad, err := unlistedSessions(ctx, st, entries)
 	if err != nil {
 		return err
 	}
@@ -74,8 +81,11 @@ func runSessions(ctx context.Context, env *Env, args []string) error {
 	rows := make([]row, 0, len(entries)+len(bad))
 	for _, e := range entries {
 		r := row{id: e.Header.ID, created: humanTime(e.Header.CreatedAt), parent: orDash(e.Header.ParentSession), mod: e.ModTime}
+		title, indexed := titles[e.Header.ID]
 		if why, ok := corrupt[e.Header.ID]; ok {
 			r.title = "(corrupt: " + why + ")"
+		} else if indexed {
+			r.title = oneLine(title, 48)
 		} else if snap, err := st.Inspect(ctx, e.Header.ID); err == nil {
 			r.title = oneLine(acp.LatestTitle(snap.Events), 48)
 		} else {
@@ -101,6 +111,68 @@ func runSessions(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.id, r.title, r.created, humanTime(r.mod), r.parent)
 	}
 	return tw.Flush()
+}
+
+// unlistedSessions reports the session files of the data dir that a
+// listing left out because their header cannot be read (a FIFO, a
+// directory, an empty file, a bad header...), one row each.
+func unlistedSessions(ctx context.Context, st *persistence.Store, listed []persistence.Entry) ([]persistence.Unreadable, error) {
+	names, err := os.ReadDir(st.Dir())
+	if err != nil {
+		return nil, err
+	}
+	seen := make(map[string]bool, len(listed))
+	for _, e := range listed {
+		seen[e.Header.ID] = true
+	}
+	var bad []persistence.Unreadable
+	for _, de := range names {
+		id, ok := strings.CutSuffix(de.Name(), ".jsonl")
+		if !ok || seen[id] || session.ValidateID(id) != nil {
+			continue
+		}
+		if u, ok := st.Check(ctx, id); ok {
+			bad = append(bad, u)
+		}
+	}
+	return bad, ctx.Err()
+}
+
+// indexedSessions lists the stored sessions through the catalog index,
+// with the titles its valid rows hold (a session without one is read by
+// the caller). Without a usable index it is persistence's List.
+func indexedSessions(ctx context.Context, st *persistence.Store) ([]persistence.Entry, map[string]string, error) {
+	reg := projection.New()
+	cache, err := func() (*projcache.Cache, error) {
+		if _, err := reg.Register(projection.Title()); err != nil {
+			return nil, err
+		}
+		return projcache.Open(filepath.Dir(st.Dir()), reg)
+	}()
+	if err != nil {
+		entries, err := st.List(ctx)
+		return entries, nil, err
+	}
+	rows, err := cache.Index(st.Dir(), headerReader(st)).Scan(ctx, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	entries := make([]persistence.Entry, len(rows))
+	titles := make(map[string]string, len(rows))
+	for i, r := range rows {
+		entries[i] = persistence.Entry{Header: r.Header, Size: r.Size, ModTime: r.ModTime}
+		// The unit's view is the last title event's title; acp.LatestTitle
+		// skips empty titles. They agree except on an empty last title,
+		// which is left to the log.
+		var t *string
+		if raw, ok := r.Values[projection.KeyTitle]; ok && json.Unmarshal(raw, &t) == nil && (t == nil || *t != "") {
+			titles[r.Header.ID] = ""
+			if t != nil {
+				titles[r.Header.ID] = *t
+			}
+		}
+	}
+	return entries, titles, nil
 }
 
 func runSessionsShow(ctx context.Context, env *Env, args []string) error {

@@ -137,26 +137,53 @@ func (s *Store) Scan(ctx context.Context) ([]Entry, []Unreadable, error) {
 		path := filepath.Join(s.dir, name)
 		e, err := readEntry(path, id, buf)
 		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				continue // removed since the directory was read
+			if u, ok := unreadable(id, path, err); ok {
+				bad = append(bad, u)
 			}
-			u := Unreadable{ID: id, Path: path, Problem: ProblemUnreachable, Err: err}
-			var ue *UnreadableError
-			if errors.As(err, &ue) {
-				u.Problem = ue.Problem
-			}
-			// Stat follows a symlink as the open did; it never blocks.
-			if st, serr := os.Stat(path); serr == nil {
-				u.ModTime = st.ModTime().UnixMilli()
-			} else if st, lerr := os.Lstat(path); lerr == nil {
-				u.ModTime = st.ModTime().UnixMilli()
-			}
-			bad = append(bad, u)
 			continue
 		}
 		out = append(out, e)
 	}
 	return out, bad, nil
+}
+
+// Check reads the header of session id the way Scan does and reports the
+// session as Unreadable if that fails; ok is false when the header reads
+// fine or the file no longer exists. Listings served from a derived index
+// (which skips what it cannot list) use it for the names they left out.
+func (s *Store) Check(ctx context.Context, id string) (Unreadable, bool) {
+	path, err := s.path(id)
+	if err != nil {
+		return Unreadable{}, false
+	}
+	if ctx.Err() != nil {
+		return Unreadable{}, false
+	}
+	_, err = readEntry(path, id, make([]byte, MaxHeaderLine))
+	if err == nil {
+		return Unreadable{}, false
+	}
+	return unreadable(id, path, err)
+}
+
+// unreadable turns a header read failure into a row; a file removed since
+// the directory was read is no row at all.
+func unreadable(id, path string, err error) (Unreadable, bool) {
+	if errors.Is(err, fs.ErrNotExist) {
+		return Unreadable{}, false
+	}
+	u := Unreadable{ID: id, Path: path, Problem: ProblemUnreachable, Err: err}
+	var ue *UnreadableError
+	if errors.As(err, &ue) {
+		u.Problem = ue.Problem
+	}
+	// Stat follows a symlink as the open did; it never blocks.
+	if st, serr := os.Stat(path); serr == nil {
+		u.ModTime = st.ModTime().UnixMilli()
+	} else if st, lerr := os.Lstat(path); lerr == nil {
+		u.ModTime = st.ModTime().UnixMilli()
+	}
+	return u, true
 }
 
 // headerProblem classifies a header read failure of a regular file.

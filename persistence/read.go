@@ -28,7 +28,8 @@ type logView struct {
 
 // decodeLog parses a whole session file. Only the final line may be torn
 // (unterminated, or terminated but not parsable as an event envelope); any
-// other defect is a *CorruptError naming the line.
+// other defect is a *CorruptError naming the line. Each line is validated
+// and decoded in one pass (decodeEnvelope); event payloads alias data.
 func decodeLog(id, path string, data []byte) (logView, error) {
 	corrupt := func(line int, off int, err error) error {
 		return &CorruptError{ID: id, Path: path, Line: line, Offset: int64(off), Err: err}
@@ -44,8 +45,12 @@ func decodeLog(id, path string, data []byte) (logView, error) {
 	if err != nil {
 		return logView{}, corrupt(1, 0, err)
 	}
-	v := logView{header: h}
 	off := nl + 1
+	// One event per remaining line: a SIMD count saves the slice regrowth.
+	v := logView{header: h}
+	if n := bytes.Count(data[off:], []byte{'\n'}); n > 0 {
+		v.events = make([]session.Event, 0, n)
+	}
 	for line := 2; off < len(data); line++ {
 		rest := data[off:]
 		i := bytes.IndexByte(rest, '\n')
@@ -56,8 +61,8 @@ func decodeLog(id, path string, data []byte) (logView, error) {
 			break
 		}
 		final := off+i+1 == len(data)
-		var ev session.Event
-		if err := json.Unmarshal(rest[:i], &ev); err != nil {
+		ev, err := decodeEnvelope(rest[:i])
+		if err != nil {
 			if final {
 				v.torn = true
 				break
@@ -71,6 +76,9 @@ func decodeLog(id, path string, data []byte) (logView, error) {
 		off += i + 1
 	}
 	v.good = int64(off)
+	if len(v.events) == 0 {
+		v.events = nil // as the streaming reader leaves it
+	}
 	return v, nil
 }
 

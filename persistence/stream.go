@@ -12,7 +12,6 @@ package persistence
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -108,14 +107,17 @@ func streamLog(id, path string, f *os.File, sizeHint int64) (logView, error) {
 			v.torn = true
 			break
 		}
-		var ev session.Event
-		if err := json.Unmarshal(line, &ev); err != nil {
+		// The line is in the reader's reused buffer: the payload, which
+		// decodeEnvelope leaves aliasing it, is copied out.
+		ev, err := decodeEnvelope(line)
+		if err != nil {
 			if lr.atEOF() {
 				v.torn = true
 				break
 			}
 			return logView{}, corrupt(lineNo, off, err)
 		}
+		ev.Data = bytes.Clone(ev.Data)
 		if err := session.ValidateEvent(ev, int64(len(v.events))); err != nil {
 			return logView{}, corrupt(lineNo, off, err)
 		}

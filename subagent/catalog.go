@@ -21,10 +21,22 @@ import (
 const DefaultConcurrency = 4
 
 // PersistedEntry is one persisted session as enumerated by storage: its
-// header and the current size of its log file in bytes.
+// header and the current size of its log file in bytes. An index may add
+// Values: checkpointed projection values valid for exactly Size bytes of
+// log, used like a projection cache hit (never an authorization source).
 type PersistedEntry struct {
 	Header session.Header
 	Size   int64
+	Values map[string]json.RawMessage
+}
+
+// CatalogIndex is a derived index of the persisted corpus. Scan returns
+// what SessionReader.List would (every stored session with a readable
+// header, each validated against its log), leaving out the sessions for
+// which skip returns true, so that live sessions cost nothing. Deleting or
+// damaging the index must only make Scan slower, never different.
+type CatalogIndex interface {
+	Scan(ctx context.Context, skip func(id string) bool) ([]PersistedEntry, error)
 }
 
 // SessionReader is what the catalog needs from session persistence. List
@@ -57,6 +69,9 @@ type Catalog struct {
 	Projections *projection.Registry
 	Persisted   SessionReader
 	Cache       ProjectionCache
+	// Index, when set, replaces Persisted.List as the source of the
+	// persisted corpus (Persisted is still used to read cold logs).
+	Index CatalogIndex
 	// Concurrency bounds the cold reads of one listing (DefaultConcurrency
 	// when 0 or negative).
 	Concurrency int
@@ -65,8 +80,9 @@ type Catalog struct {
 // record is one session of the merged corpus.
 type record struct {
 	header session.Header
-	size   int64            // persisted log size (persisted-only records)
-	live   *session.Session // nil when only persisted
+	size   int64                      // persisted log size (persisted-only records)
+	values map[string]json.RawMessage // indexed projection values (persisted-only records)
+	live   *session.Session           // nil when only persisted
 }
 
 // corpus is the live-preferred merge of persisted and live sessions.
@@ -100,26 +116,21 @@ func (c *Catalog) prepare(ctx context.Context) (*corpus, error) {
 	if err := cancelled(ctx); err != nil {
 		return nil, err
 	}
-	var persisted []PersistedEntry
-	if c.Persisted != nil {
-		var err error
-		persisted, err = c.Persisted.List(ctx)
-		if err != nil {
-			if cerr := cancelled(ctx); cerr != nil {
-				return nil, cerr
-			}
-			// Without a trustworthy candidate set there is no listing: the
-			// backend's own error goes out unwrapped.
-			return nil, err
+	persisted, live, err := c.enumerate(ctx)
+	if err != nil {
+		if cerr := cancelled(ctx); cerr != nil {
+			return nil, cerr
 		}
-		if err := cancelled(ctx); err != nil {
-			return nil, err
-		}
+		// Without a trustworthy candidate set there is no listing: the
+		// backend's own error goes out unwrapped.
+		return nil, err
 	}
-	live := c.Sessions.List()
+	if err := cancelled(ctx); err != nil {
+		return nil, err
+	}
 	co := &corpus{records: make(map[string]*record, len(persisted)+len(live)), subagentParents: make(map[string]bool)}
 	for _, e := range persisted {
-		co.records[e.Header.ID] = &record{header: e.Header, size: e.Size}
+		co.records[e.Header.ID] = &record{header: e.Header, size: e.Size, values: e.Values}
 	}
 	// Live sessions override persisted records wholesale (no header
 	// reconciliation; subagent-contract.md §3.7 item 3).
@@ -135,6 +146,46 @@ func (c *Catalog) prepare(ctx context.Context) (*corpus, error) {
 	}
 	co.corrupt = session.CorruptParents(parentOf)
 	return co, nil
+}
+
+// enumerate returns the persisted corpus and then the live sessions. With
+// an index, the sessions live before the scan are skipped by it; if one of
+// them has left the live store by the time the live list is taken, its
+// persisted record is needed after all, and the scan is repeated in full.
+func (c *Catalog) enumerate(ctx context.Context) ([]PersistedEntry, []*session.Session, error) {
+	switch {
+	case c.Persisted == nil:
+		return nil, c.Sessions.List(), nil
+	case c.Index == nil:
+		persisted, err := c.Persisted.List(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		return persisted, c.Sessions.List(), nil
+	}
+	before := c.Sessions.List()
+	wasLive := make(map[string]bool, len(before))
+	for _, s := range before {
+		wasLive[s.ID()] = true
+	}
+	persisted, err := c.Index.Scan(ctx, func(id string) bool { return wasLive[id] })
+	if err != nil {
+		return nil, nil, err
+	}
+	live := c.Sessions.List()
+	stillLive := 0
+	for _, s := range live {
+		if wasLive[s.ID()] {
+			stillLive++
+		}
+	}
+	if stillLive == len(before) {
+		return persisted, live, nil
+	}
+	if persisted, err = c.Index.Scan(ctx, nil); err != nil {
+		return nil, nil, err
+	}
+	return persisted, c.Sessions.List(), nil
 }
 
 // byCreation orders records by createdAt, then by id in plain byte order.
@@ -368,8 +419,14 @@ func (c *Catalog) resolveCold(ctx context.Context, r *record, hasChildren bool) 
 	return child(r, id, ActivityInactive, hasChildren), nil
 }
 
-// cachedIdentity is rung 2. Every cache failure, panic included, is a miss.
+// cachedIdentity is rung 2: the indexed values of the record, then the
+// projection cache. Every failure, panic included, is a miss.
 func (c *Catalog) cachedIdentity(r *record) (id *Identity) {
+	if r.values != nil {
+		if id, err := DecodeIdentity(r.values[KeyIdentity]); err == nil && id != nil {
+			return id
+		}
+	}
 	if c.Cache == nil {
 		return nil
 	}

@@ -17,7 +17,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/persistence/projcache"
@@ -76,29 +78,34 @@ func (r *realStack) fileSizeNow(id string) int64 {
 	return info.Size()
 }
 
-// cloneChildren writes d children of "parent" sharing the template body.
-// With warm set, it also writes each child's cache row.
-func cloneChildren(b *testing.B, r *realStack, body []byte, d int, warm bool) {
+// cloneChildren writes d children of "parent" sharing the template body,
+// each with its warm cache row written the way Checkpoint does, and dates
+// the logs an hour back (settled children; outside the index's racy
+// window, so the first scan records every row).
+func cloneChildren(b *testing.B, r *realStack, body []byte, d int) {
 	snapValues, err := r.reg.Restore(decodeBody(b, body))
 	if err != nil {
 		b.Fatal(err)
 	}
 	versions := r.reg.Versions()
+	old := time.Now().Add(-time.Hour)
 	for i := range d {
 		h := session.Header{ID: fmt.Sprintf("child-%05d", i), CreatedAt: int64(100 + i), ParentSession: "parent", Origin: session.OriginSubagent, DelegationDepth: 1}
 		line, _ := session.MarshalHeaderLine(h)
 		file := append(append(line, '\n'), body...)
-		if err := os.WriteFile(filepath.Join(r.p.Dir(), h.ID+".jsonl"), file, 0o600); err != nil {
+		path := filepath.Join(r.p.Dir(), h.ID+".jsonl")
+		if err := os.WriteFile(path, file, 0o600); err != nil {
 			b.Fatal(err)
 		}
-		if warm {
-			row := projcache.Row{ID: h.ID, CreatedAt: h.CreatedAt, Size: int64(len(file)), AsOfSeq: snapValues.AsOfSeq, Units: map[string]projcache.UnitValue{}}
-			for k, v := range snapValues.Values {
-				row.Units[k] = projcache.UnitValue{StateVersion: versions[k], Value: v}
-			}
-			if err := r.cache.Put(row); err != nil {
-				b.Fatal(err)
-			}
+		if err := os.Chtimes(path, old, old); err != nil {
+			b.Fatal(err)
+		}
+		row := projcache.Row{ID: h.ID, CreatedAt: h.CreatedAt, Size: int64(len(file)), AsOfSeq: snapValues.AsOfSeq, Units: map[string]projcache.UnitValue{}}
+		for k, v := range snapValues.Values {
+			row.Units[k] = projcache.UnitValue{StateVersion: versions[k], Value: v}
+		}
+		if err := r.cache.Put(row); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
@@ -115,69 +122,152 @@ func decodeBody(b *testing.B, body []byte) []session.Event {
 	return out
 }
 
+// benchCorpus is one generated data directory: d children of "parent"
+// with logs of one size, their cache rows, and the stack over it.
+type benchCorpus struct {
+	r    *realStack
+	body []byte
+}
+
+// corpora are generated once per benchmark process (they are reused by
+// every mode and every -count round) under one directory removed when
+// the process ends... or left in the OS temp dir if it is killed.
+var (
+	corpora   = map[string]*benchCorpus{}
+	templates = map[int][]byte{}
+	corpusDir string
+)
+
+// corpus returns the corpus of d children with logs of about size bytes.
+// The stack's t is the first benchmark that asked; it is never cleaned up
+// by the testing package (the process exit takes the directory).
+func corpus(b *testing.B, d, size int) *benchCorpus {
+	key := fmt.Sprintf("%d/%d", d, size)
+	if c, ok := corpora[key]; ok {
+		return c
+	}
+	if corpusDir == "" {
+		dir, err := os.MkdirTemp("", "acp-agent-catalog-bench-")
+		if err != nil {
+			b.Fatal(err)
+		}
+		corpusDir = dir
+	}
+	dir := filepath.Join(corpusDir, strings.ReplaceAll(key, "/", "x"))
+	r := newRealStack(noCleanup{b}, dir)
+	body, ok := templates[size]
+	if !ok {
+		body = writeTemplate(b, r, size)
+		templates[size] = body
+	}
+	cloneChildren(b, r, body, d)
+	c := &benchCorpus{r: r, body: body}
+	corpora[key] = c
+	return c
+}
+
+// noCleanup keeps a corpus's stack alive past the benchmark that built it.
+type noCleanup struct{ *testing.B }
+
+func (noCleanup) Cleanup(func()) {}
+
+// BenchmarkListChildren is the catalog's comparison table: listing the
+// d persisted children of one parent whose logs have a given size,
+//
+//	live      every child live in the session store (projection snapshots; no log read)
+//	index     cold, served by a valid catalog index (one stat per child)
+//	warmcache cold, persisted listing plus one projection cache row per child
+//	nocache   cold, persisted listing plus one full log read per child
+//
+// reported with reads/child (log inspections) and opens/child (every log
+// opened: inspections, header reads, the persisted listing's opens).
+// 1,000 live children with 1 MiB logs are skipped (1 GiB of memory for a
+// listing that reads no log anyway). Run with:
+//
+//	go test ./subagent -run '^$' -bench 'ListChildren' -benchtime 3x -count 3 -benchmem
 func BenchmarkListChildren(b *testing.B) {
 	sizes := []struct {
 		name  string
 		bytes int
-	}{{"1KB", 1 << 10}, {"100KB", 100 << 10}, {"1MB", 1 << 20}}
-	templates := map[int][]byte{}
-	for _, d := range []int{10, 100, 1000} {
-		for _, sz := range sizes {
-			for _, warm := range []bool{true, false} {
-				cacheName := "nocache"
-				if warm {
-					cacheName = "warmcache"
-				}
-				b.Run(fmt.Sprintf("cold/D=%d/log=%s/%s", d, sz.name, cacheName), func(b *testing.B) {
-					r := newRealStack(b, b.TempDir())
-					body, ok := templates[sz.bytes]
-					if !ok {
-						body = writeTemplate(b, r, sz.bytes)
-						templates[sz.bytes] = body
+	}{{"1KB", 1 << 10}, {"4KB", 4 << 10}, {"100KB", 100 << 10}, {"1MB", 1 << 20}}
+	for _, mode := range []string{"live", "index", "warmcache", "nocache"} {
+		for _, d := range []int{10, 100, 1000} {
+			for _, sz := range sizes {
+				b.Run(fmt.Sprintf("%s/D=%d/log=%s", mode, d, sz.name), func(b *testing.B) {
+					if mode == "live" && d*sz.bytes > 512<<20 {
+						b.Skip("1 GiB of live logs: skipped (a live listing reads no log)")
 					}
-					cloneChildren(b, r, body, d, warm)
-					if !warm {
-						r.cat.Cache = nil
+					c := corpus(b, d, sz.bytes)
+					if mode == "live" {
+						benchLiveChildren(b, c, d)
+						return
 					}
-					ctx := context.Background()
-					rows, err := r.cat.ListChildren(ctx, "parent")
-					if err != nil || len(rows) != d || rows[0].Kind != subagent.KindChild {
-						b.Fatalf("rows %d %v", len(rows), err)
+					r := c.r
+					cat := *r.cat
+					switch mode {
+					case "index":
+						cat.Index = r.index
+					case "nocache":
+						cat.Cache = nil
 					}
-					r.disk.inspects.Store(0)
-					b.ReportAllocs()
-					b.ResetTimer()
-					for b.Loop() {
-						if _, err := r.cat.ListChildren(ctx, "parent"); err != nil {
-							b.Fatal(err)
-						}
-					}
-					b.StopTimer()
-					b.ReportMetric(float64(r.disk.inspects.Load())/float64(b.N)/float64(d), "reads/child")
-					b.ReportMetric(float64(len(body)), "logbytes")
+					benchCold(b, r, &cat, d, len(c.body))
 				})
 			}
 		}
 	}
-	b.Run("live/D=1000", func(b *testing.B) {
-		f := newCatFix(b)
-		f.cat.Persisted = nil
-		for i := range 1000 {
-			f.runChild(childHeader(fmt.Sprintf("live-%05d", i), "parent", int64(i)), "live child")
+}
+
+func benchCold(b *testing.B, r *realStack, cat *subagent.Catalog, d, logBytes int) {
+	ctx := context.Background()
+	// The first listing rebuilds whatever the index lacks.
+	rows, err := cat.ListChildren(ctx, "parent")
+	if err != nil || len(rows) != d || rows[0].Kind != subagent.KindChild {
+		b.Fatalf("rows %d %v", len(rows), err)
+	}
+	inspects, lists, headers := r.disk.inspects.Load(), r.disk.lists.Load(), r.index.headerReads.Load()
+	b.ReportAllocs()
+	cpu := processCPU()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := cat.ListChildren(ctx, "parent"); err != nil {
+			b.Fatal(err)
 		}
-		ctx := context.Background()
-		b.ReportAllocs()
-		for b.Loop() {
-			rows, err := f.cat.ListChildren(ctx, "parent")
-			if err != nil || len(rows) != 1000 {
-				b.Fatal(len(rows), err)
-			}
+	}
+	b.StopTimer()
+	reportCPU(b, cpu)
+	n := float64(b.N) * float64(d)
+	inspects = r.disk.inspects.Load() - inspects
+	opens := inspects + (r.disk.lists.Load()-lists)*int64(d) + r.index.headerReads.Load() - headers
+	b.ReportMetric(float64(inspects)/n, "reads/child")
+	b.ReportMetric(float64(opens)/n, "opens/child")
+	b.ReportMetric(float64(logBytes), "logbytes")
+}
+
+// benchLiveChildren lists d live children, each holding the corpus's log,
+// with the persisted corpus and the index in place (the children are
+// persisted too, as in the app; the index scan skips live sessions).
+func benchLiveChildren(b *testing.B, c *benchCorpus, d int) {
+	store := session.NewStore(&session.DeterministicSources{Epoch: 1_000_000})
+	detach := c.r.reg.Attach(store)
+	defer detach()
+	events := decodeBody(b, c.body)
+	for i := range d {
+		h := session.Header{ID: fmt.Sprintf("child-%05d", i), CreatedAt: int64(100 + i), ParentSession: "parent", Origin: session.OriginSubagent, DelegationDepth: 1}
+		if _, err := store.Create(h, session.CreateOptions{Seed: events}); err != nil {
+			b.Fatal(err)
 		}
-	})
+	}
+	cat := *c.r.cat
+	cat.Sessions = store
+	cat.Index = c.r.index
+	benchCold(b, c.r, &cat, d, len(c.body))
 }
 
 // BenchmarkListDescendants walks a 10,000-node tree (fan-out 10 under the
-// root, every node a continuable subagent), live and cold with a warm cache.
+// root, every node a continuable subagent), live, and cold with a valid
+// index, with a warm projection cache, and with no cache.
+//
+//	go test ./subagent -run '^$' -bench 'ListDescendants' -benchtime 3x -count 3 -benchmem
 func BenchmarkListDescendants(b *testing.B) {
 	const nodes = 10000
 	parentOf := func(i int) string {
@@ -194,29 +284,64 @@ func BenchmarkListDescendants(b *testing.B) {
 		}
 		benchDescendants(b, f.cat, nodes)
 	})
-	b.Run("cold-warmcache", func(b *testing.B) {
-		r := newRealStack(b, b.TempDir())
+	// One cold corpus (1 KiB logs, warm cache rows, logs dated an hour
+	// back) serves the three cold modes.
+	var cold *realStack
+	coldCorpus := func(b *testing.B) *realStack {
+		if cold != nil {
+			return cold
+		}
+		if corpusDir == "" {
+			dir, err := os.MkdirTemp("", "acp-agent-catalog-bench-")
+			if err != nil {
+				b.Fatal(err)
+			}
+			corpusDir = dir
+		}
+		r := newRealStack(noCleanup{b}, filepath.Join(corpusDir, "descendants"))
 		body := writeTemplate(b, r, 1<<10)
 		snapValues, _ := r.reg.Restore(decodeBody(b, body))
 		versions := r.reg.Versions()
+		old := time.Now().Add(-time.Hour)
 		for i := range nodes {
 			h := session.Header{ID: fmt.Sprintf("node-%05d", i), CreatedAt: int64(i), ParentSession: parentOf(i), Origin: session.OriginSubagent, DelegationDepth: 1}
 			line, _ := session.MarshalHeaderLine(h)
 			file := append(append(line, '\n'), body...)
-			os.WriteFile(filepath.Join(r.p.Dir(), h.ID+".jsonl"), file, 0o600)
+			path := filepath.Join(r.p.Dir(), h.ID+".jsonl")
+			os.WriteFile(path, file, 0o600)
+			os.Chtimes(path, old, old)
 			row := projcache.Row{ID: h.ID, CreatedAt: h.CreatedAt, Size: int64(len(file)), AsOfSeq: snapValues.AsOfSeq, Units: map[string]projcache.UnitValue{}}
 			for k, v := range snapValues.Values {
 				row.Units[k] = projcache.UnitValue{StateVersion: versions[k], Value: v}
 			}
 			r.cache.Put(row)
 		}
-		benchDescendants(b, r.cat, nodes)
-	})
+		cold = r
+		return r
+	}
+	for _, mode := range []string{"index", "warmcache", "nocache"} {
+		b.Run("cold-"+mode, func(b *testing.B) {
+			r := coldCorpus(b)
+			cat := *r.cat
+			switch mode {
+			case "index":
+				cat.Index = r.index
+			case "nocache":
+				cat.Cache = nil
+			}
+			// The first walk rebuilds whatever the index lacks.
+			if _, err := cat.ListDescendants(context.Background(), "root"); err != nil {
+				b.Fatal(err)
+			}
+			benchDescendants(b, &cat, nodes)
+		})
+	}
 }
 
 func benchDescendants(b *testing.B, c *subagent.Catalog, nodes int) {
 	ctx := context.Background()
 	b.ReportAllocs()
+	cpu := processCPU()
 	b.ResetTimer()
 	for b.Loop() {
 		rows, err := c.ListDescendants(ctx, "root")
@@ -224,4 +349,30 @@ func benchDescendants(b *testing.B, c *subagent.Catalog, nodes int) {
 			b.Fatal(len(rows), err)
 		}
 	}
+	b.StopTimer()
+	reportCPU(b, cpu)
+}
+
+// processCPU returns the user and system CPU time of the process so far.
+// On a shared machine wall time per op swings with the load; CPU time per
+// op (cpu-ns/op, all goroutines, kernel included) much less.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func reportCPU(b *testing.B, since time.Duration) {
+	b.ReportMetric(float64(processCPU()-since)/float64(b.N), "cpu-ns/op")
+}
+
+// TestMain removes the benchmark corpora, which outlive single benchmarks.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if corpusDir != "" {
+		os.RemoveAll(corpusDir)
+	}
+	os.Exit(code)
 }

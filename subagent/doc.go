@@ -15,8 +15,11 @@
 //
 // Layering: subagent imports agent, agent/session, agent/model,
 // agent/tool and agent/projection. It never imports persistence or acp: it
-// declares Durable (what cold resume needs) and SessionReader (what listing
-// needs) and the composition root adapts persistence.Store to them. Child
+// declares Durable (what cold resume needs), SessionReader, ProjectionCache
+// and CatalogIndex (what listing needs) and the composition root adapts
+// persistence.Store and persistence/projcache to them. The cache and the
+// index are derived hints for display: a child's identity from them is
+// used for a listing row only, never to authorize an action on the child. Child
 // agents are built by an injected AgentFactory; providers live in
 // driver/inprocess.
 //

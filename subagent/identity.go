@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/acp-agent/acp-agent/agent/projection"
 	"github.com/acp-agent/acp-agent/agent/session"
@@ -58,6 +59,9 @@ func DecodeIdentity(raw json.RawMessage) (*Identity, error) {
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		return nil, nil
 	}
+	if id := decodeCanonicalIdentity(raw); id != nil {
+		return id, nil
+	}
 	var w struct {
 		Mode  *string `json:"mode"`
 		Label *string `json:"label"`
@@ -77,6 +81,55 @@ func DecodeIdentity(raw json.RawMessage) (*Identity, error) {
 		id.Label = *w.Label
 	}
 	return id, nil
+}
+
+// decodeCanonicalIdentity decodes exactly the bytes MarshalJSON writes for
+// a label without escapes, {"mode":…[,"label":"…"],"seq":n}, or returns
+// nil (the caller then uses encoding/json). A listing decodes one identity
+// per cold child from the cache or the index; this skips reflection.
+func decodeCanonicalIdentity(raw []byte) *Identity {
+	var id Identity
+	rest, ok := bytes.CutPrefix(raw, []byte(`{"mode":"`))
+	if !ok {
+		return nil
+	}
+	switch {
+	case bytes.HasPrefix(rest, []byte(ModeContinuable+`"`)):
+		id.Mode, rest = ModeContinuable, rest[len(ModeContinuable)+1:]
+	case bytes.HasPrefix(rest, []byte(ModeOneShot+`"`)):
+		id.Mode, rest = ModeOneShot, rest[len(ModeOneShot)+1:]
+	default:
+		return nil
+	}
+	if label, ok := bytes.CutPrefix(rest, []byte(`,"label":"`)); ok {
+		end := bytes.IndexByte(label, '"')
+		if end < 0 || !utf8.Valid(label[:end]) {
+			return nil
+		}
+		for _, c := range label[:end] {
+			if c < 0x20 || c == '\\' {
+				return nil
+			}
+		}
+		id.Label, rest = string(label[:end]), label[end+1:]
+	} else if id.Mode == ModeContinuable {
+		return nil
+	}
+	digits, ok := bytes.CutPrefix(rest, []byte(`,"seq":`))
+	if !ok || len(digits) < 2 || len(digits) > 19 || digits[len(digits)-1] != '}' {
+		return nil
+	}
+	digits = digits[:len(digits)-1]
+	if len(digits) > 1 && digits[0] == '0' {
+		return nil
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return nil
+		}
+		id.Seq = id.Seq*10 + int64(c-'0')
+	}
+	return &id
 }
 
 // IdentityUnit returns the "subagent" projection unit. It is last-wins over

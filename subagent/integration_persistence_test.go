@@ -7,6 +7,7 @@ package subagent_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -56,6 +57,29 @@ type realStack struct {
 	cache *projcache.Cache
 	disk  *diskReader
 	cat   *subagent.Catalog
+	// index is the catalog index (updated by every checkpoint); the
+	// catalog uses it only when cat.Index is set to it.
+	index *indexReader
+}
+
+// indexReader adapts the projection cache's index to the catalog (the
+// lead's composition root has the same adapter), counting the header reads
+// its fallback costs: each one opens a log.
+type indexReader struct {
+	x           *projcache.Index
+	headerReads atomic.Int64
+}
+
+func (r *indexReader) Scan(ctx context.Context, skip func(id string) bool) ([]subagent.PersistedEntry, error) {
+	rows, err := r.x.Scan(ctx, skip)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]subagent.PersistedEntry, len(rows))
+	for i, e := range rows {
+		out[i] = subagent.PersistedEntry{Header: e.Header, Size: e.Size, Values: e.Values}
+	}
+	return out, nil
 }
 
 func newRealStack(t testing.TB, dir string) *realStack {
@@ -87,7 +111,15 @@ func newRealStack(t testing.TB, dir string) *realStack {
 		p.Close()
 	})
 	disk := &diskReader{st: p}
-	return &realStack{dir: dir, p: p, store: store, reg: reg, cache: cache, disk: disk,
+	index := &indexReader{}
+	index.x = cache.Index(p.Dir(), func(ctx context.Context, id string) (session.Header, error) {
+		index.headerReads.Add(1)
+		e, err := p.Entry(ctx, id)
+		return e.Header, err
+	})
+	// Logs written by the test are fresh; rows rebuilt for them are kept.
+	index.x.RacyWindow = 0
+	return &realStack{dir: dir, p: p, store: store, reg: reg, cache: cache, disk: disk, index: index,
 		cat: &subagent.Catalog{Sessions: store, Projections: reg, Persisted: disk, Cache: cache}}
 }
 
@@ -251,46 +283,132 @@ const corpusRows = `[
 	{"kind":"child","id":"c6-live","mode":"continuable","label":"still running","activity":"running","hasChildren":false},
 	{"kind":"diagnostic","id":"c7-damaged","reason":"unavailable"}]`
 
-// Rebuild: a fresh cache, a deleted cache, garbage rows and no cache at all
-// list the same corpus identically; only the number of reads differs.
+// Rebuild: a fresh cache, a valid, damaged or deleted index, garbage rows,
+// a deleted cache and no cache at all list the same corpus identically;
+// only the number of reads differs. Every step lists twice: the second
+// listing shows what the first one rebuilt.
 func TestCatalogOverRealPersistenceRebuildsIdenticallyFromAnyCacheState(t *testing.T) {
 	r := newRealStack(t, t.TempDir())
 	r.buildCorpus(t)
 	projDir := filepath.Join(r.dir, "projections")
-	steps := []struct {
-		name         string
-		prepare      func()
-		wantInspects int64
-	}{
-		// Cache hits for c1, c2, c4; c3 (null identity), c5 (ancestor
-		// identity, seq-gated) and c7 (size changed) are read.
-		{"fresh cache", func() {}, 3},
-		{"garbage rows", func() {
-			entries, _ := os.ReadDir(projDir)
-			for _, e := range entries {
+	indexFile := r.index.x.Path()
+	garbageRows := func() {
+		entries, _ := os.ReadDir(projDir)
+		for _, e := range entries {
+			if e.Name() != projcache.IndexFile {
 				os.WriteFile(filepath.Join(projDir, e.Name()), []byte(`{"id":`), 0o600)
 			}
-		}, 6},
-		{"deleted cache", func() { os.RemoveAll(projDir) }, 6},
-		{"no cache service", func() { r.cat.Cache = nil }, 6},
-	}
-	for _, step := range steps {
-		step.prepare()
-		before := r.disk.inspects.Load()
-		wantJSON(t, listChildren(t, r.cat, "parent"), corpusRows)
-		if got := r.disk.inspects.Load() - before; got != step.wantInspects {
-			t.Errorf("%s: %d inspections; want %d", step.name, got, step.wantInspects)
 		}
 	}
-	if r.disk.lists.Load() != int64(len(steps)) {
-		t.Errorf("List called %d times", r.disk.lists.Load())
+	// Six persisted-only children; parent and c6 are live. Cache hits for
+	// c1, c2, c4; c3 (null identity), c5 (ancestor identity, seq-gated)
+	// and c7 (size changed) are read.
+	const coldChildren = 6
+	steps := []struct {
+		name    string
+		index   bool
+		prepare func()
+		// inspections and header reads of the first and second listing
+		// (-1: some, but not all)
+		wantInspects, wantHeaders [2]int64
+	}{
+		{"fresh cache", false, func() {}, [2]int64{3, 3}, [2]int64{}},
+		// Checkpoints recorded c1..c5; c7's row failed its witness when
+		// its log was damaged, and is rebuilt once.
+		{"valid index", true, func() {}, [2]int64{3, 3}, [2]int64{1, 0}},
+		{"garbage index", true, func() { os.WriteFile(indexFile, []byte("\x01garbage\xff"), 0o600) }, [2]int64{3, 3}, [2]int64{coldChildren, 0}},
+		{"truncated index", true, func() {
+			data, _ := os.ReadFile(indexFile)
+			os.WriteFile(indexFile, data[:len(data)/2], 0o600)
+		}, [2]int64{3, 3}, [2]int64{-1, 0}},
+		{"deleted index", true, func() { os.Remove(indexFile) }, [2]int64{3, 3}, [2]int64{coldChildren, 0}},
+		// The index holds the projection values itself.
+		{"valid index, garbage rows", true, garbageRows, [2]int64{3, 3}, [2]int64{}},
+		{"deleted index, garbage rows", true, func() { os.Remove(indexFile) }, [2]int64{6, 6}, [2]int64{coldChildren, 0}},
+		{"garbage rows", false, func() {}, [2]int64{6, 6}, [2]int64{}},
+		{"deleted cache and index", true, func() { os.RemoveAll(projDir) }, [2]int64{6, 6}, [2]int64{coldChildren, coldChildren}},
+		{"deleted cache", false, func() {}, [2]int64{6, 6}, [2]int64{}},
+		{"no cache service", false, func() { r.cat.Cache = nil }, [2]int64{6, 6}, [2]int64{}},
 	}
-	rows, err := r.cat.ListDescendants(t.Context(), "root")
+	var wantLists int64
+	for _, step := range steps {
+		step.prepare()
+		r.cat.Index = nil
+		if step.index {
+			r.cat.Index = r.index
+		} else {
+			wantLists += 2
+		}
+		for pass := range 2 {
+			inspects, headers := r.disk.inspects.Load(), r.index.headerReads.Load()
+			wantJSON(t, listChildren(t, r.cat, "parent"), corpusRows)
+			if got := r.disk.inspects.Load() - inspects; got != step.wantInspects[pass] {
+				t.Errorf("%s, listing %d: %d inspections; want %d", step.name, pass+1, got, step.wantInspects[pass])
+			}
+			got := r.index.headerReads.Load() - headers
+			if want := step.wantHeaders[pass]; got != want && (want != -1 || got <= 0 || got >= coldChildren) {
+				t.Errorf("%s, listing %d: %d header reads; want %d", step.name, pass+1, got, step.wantHeaders[pass])
+			}
+		}
+	}
+	if r.disk.lists.Load() != wantLists {
+		t.Errorf("List called %d times; want %d (never with an index)", r.disk.lists.Load(), wantLists)
+	}
+	for _, index := range []subagent.CatalogIndex{nil, r.index} {
+		r.cat.Index = index
+		rows, err := r.cat.ListDescendants(t.Context(), "root")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) != 8 || rows[0].ID != "parent" || !rows[0].HasChildren || rows[1].Depth != 2 {
+			t.Fatalf("descendants (index %v) %+v", index != nil, rows)
+		}
+	}
+}
+
+// With a valid index, N settled children list with no log opened at all:
+// no persisted listing (which opens every log for its header), no header
+// read and no inspection. A child that is live costs nothing either, and a
+// settled one that grew since its checkpoint costs exactly one header read
+// and one inspection.
+func TestCatalogWithValidIndexOpensNoLog(t *testing.T) {
+	r := newRealStack(t, t.TempDir())
+	r.cat.Index = r.index
+	const n = 40
+	for i := range n {
+		s, err := r.store.Create(session.Header{ID: fmt.Sprintf("c%03d", i), CreatedAt: int64(i + 1), ParentSession: "p", Origin: session.OriginSubagent, DelegationDepth: 1},
+			session.CreateOptions{Seed: []session.Event{descriptorSeed(t, subagent.Descriptor{Mode: subagent.ModeContinuable, Provider: "spawn", Label: "child"}, 0)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		appendTurn(t, s, "work")
+		if i == 0 {
+			if err := r.p.Flush(t.Context(), s.ID()); err != nil {
+				t.Fatal(err)
+			}
+			continue // stays live
+		}
+		r.settle(t, s)
+	}
+	rows := listChildren(t, r.cat, "p")
+	if len(rows) != n || rows[0].Activity != subagent.ActivityRunning || rows[1].Activity != subagent.ActivityInactive {
+		t.Fatalf("rows %+v", rows)
+	}
+	if l, h, i := r.disk.lists.Load(), r.index.headerReads.Load(), r.disk.inspects.Load(); l+h+i != 0 {
+		t.Fatalf("valid index: %d lists, %d header reads, %d inspections; want none", l, h, i)
+	}
+	// c001 grows behind the index's back (another process resumed it).
+	f, err := os.OpenFile(filepath.Join(r.p.Dir(), "c001.jsonl"), os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 8 || rows[0].ID != "parent" || !rows[0].HasChildren || rows[1].Depth != 2 {
-		t.Fatalf("descendants %+v", rows)
+	f.WriteString(`{"type":"turn/start","seq":5,"time":1,"data":{"turn":2}}` + "\n")
+	f.Close()
+	if again := listChildren(t, r.cat, "p"); len(again) != n {
+		t.Fatalf("rows %+v", again)
+	}
+	if h, i := r.index.headerReads.Load(), r.disk.inspects.Load(); h != 1 || i != 1 {
+		t.Fatalf("grown child: %d header reads, %d inspections; want 1, 1", h, i)
 	}
 }
 

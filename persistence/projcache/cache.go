@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 
 	"github.com/acp-agent/acp-agent/agent/session"
 )
@@ -39,8 +40,9 @@ type UnitValue struct {
 
 // Cache is the projection cache rooted at <dataDir>/projections.
 type Cache struct {
-	dir  string
-	proj Projector
+	dir   string
+	proj  Projector
+	index atomic.Pointer[Index] // set by Index; updated by Checkpoint
 }
 
 // Open returns the cache of dataDir, creating its directory.
@@ -63,6 +65,20 @@ func (c *Cache) path(id string) (string, error) {
 		return "", err
 	}
 	return filepath.Join(c.dir, id+".json"), nil
+}
+
+// row reads the stored row of id; ok is false for a missing or garbage
+// row.
+func (c *Cache) row(id string) (row Row, ok bool) {
+	p, err := c.path(id)
+	if err != nil {
+		return Row{}, false
+	}
+	data, err := os.ReadFile(p)
+	if err != nil || json.Unmarshal(data, &row) != nil || row.ID != id {
+		return Row{}, false
+	}
+	return row, true
 }
 
 // Get returns the checkpointed values of the session with header h whose
@@ -140,6 +156,9 @@ func (c *Cache) Remove(id string) error {
 	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("projcache: %w", err)
 	}
+	if x := c.index.Load(); x != nil {
+		x.forget(id)
+	}
 	return nil
 }
 
@@ -168,6 +187,11 @@ func (c *Cache) Checkpoint(ctx context.Context, s *session.Session, storedNextSe
 	}
 	if err := c.Put(row); err != nil {
 		return false, err
+	}
+	if x := c.index.Load(); x != nil {
+		if err := x.record(h, row); err != nil {
+			return true, err
+		}
 	}
 	return true, nil
 }
