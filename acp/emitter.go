@@ -22,6 +22,9 @@ type item struct {
 	again     bool            // replay with a fresh translator (session already streaming)
 	closeOpen bool            // close every open tool call as failed
 	barrier   chan struct{}   // closed once everything before it was sent
+	// direct updates are sent as they are, not derived from the log
+	// (slash-command answers, notices, available commands).
+	direct []acpsdk.SessionUpdate
 }
 
 // sendFunc delivers one update of the emitter's session to the client.
@@ -152,6 +155,8 @@ func (e *emitter) process(it item) {
 		// calls open; live events that follow will close them.
 	case it.closeOpen:
 		updates = e.tr.closeOpen()
+	case it.direct != nil:
+		updates = it.direct
 	}
 	for _, u := range updates {
 		if err := e.send(context.Background(), u); err != nil {

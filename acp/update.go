@@ -54,6 +54,8 @@ type translator struct {
 	// chunked records the (turn, step) pairs whose text was streamed as
 	// assistant/chunk events, so their assistant/message is not shown twice.
 	chunked map[[2]int]bool
+	// planCalls holds the open todo calls (plan.go).
+	planCalls map[string]bool
 }
 
 func newTranslator(tools ToolLookup) *translator {
@@ -132,6 +134,7 @@ func (t *translator) event(ev session.Event, replay bool) []acpsdk.SessionUpdate
 			return nil
 		}
 		t.open = append(t.open, d.CallID)
+		t.notePlanCall(d)
 		kind, title := t.describe(d.Name, json.RawMessage(d.Arguments))
 		return []acpsdk.SessionUpdate{acpsdk.StartToolCall(acpsdk.ToolCallId(d.CallID), title,
 			acpsdk.WithStartKind(kind),
@@ -143,7 +146,7 @@ func (t *translator) event(ev session.Event, replay bool) []acpsdk.SessionUpdate
 		if err != nil {
 			return nil
 		}
-		return t.toolResult(d)
+		return append(t.toolResult(d), t.planUpdate(d)...)
 
 	case session.TypeSessionTitle:
 		d, err := session.DecodeData[session.TitleData](ev)

@@ -239,9 +239,14 @@ func (c *wireCounter) promptDone(sessionID string, ticket int64) {
 type countingWriter struct {
 	w io.Writer
 	c *wireCounter
+	// before, when set, sees each message before it is written.
+	before func(p []byte)
 }
 
 func (cw *countingWriter) Write(p []byte) (int, error) {
+	if cw.before != nil {
+		cw.before(p)
+	}
 	n, err := cw.w.Write(p)
 	if isResponse(p) {
 		cw.c.add(0, 1, false)
