@@ -19,6 +19,8 @@ type client struct {
 
 	mu      sync.Mutex
 	pending map[string][]*pendingPrompt // by session id, in send order
+
+	commands commandsSeen // mcp.go
 }
 
 type pendingPrompt struct {
@@ -80,6 +82,7 @@ func newClient(ctx context.Context, rwc io.ReadWriteCloser, track promptTracker)
 // keeps them.
 func (c *client) handle(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Request) (any, error) {
 	if req.Notif {
+		c.commands.note(req)
 		return nil, nil
 	}
 	switch req.Method {

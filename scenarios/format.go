@@ -31,6 +31,9 @@ type Scenario struct {
 	Model []byte
 	// Steps are the client's actions, run strictly in order.
 	Steps []Step
+	// MCPServers are HTTP MCP servers the runner serves on loopback and
+	// names in every session/new and session/load (mcp.go).
+	MCPServers []MCPServer
 }
 
 // SeedSession is a session persisted before the run.
@@ -198,8 +201,10 @@ func Parse(file, name string, data []byte) (*Scenario, error) {
 			sc.Fences, err = p.fences(v)
 		case "steps":
 			sc.Steps, err = p.steps(v)
+		case "mcp_servers":
+			sc.MCPServers, err = p.mcpServers(v)
 		default:
-			err = p.errf(k, "", "unknown key %q (want description, seed, faults, fences, model, steps)", k.Value)
+			err = p.errf(k, "", "unknown key %q (want description, seed, faults, fences, model, mcp_servers, steps)", k.Value)
 		}
 		if err != nil {
 			return nil, err
