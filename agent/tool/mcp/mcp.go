@@ -205,7 +205,12 @@ func connect(ctx context.Context, client *mcpsdk.Client, cfg ServerConfig, opts 
 		if cfg.Transport == TransportHTTP {
 			transport = &mcpsdk.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: hc, DisableStandaloneSSE: true, MaxRetries: -1}
 		} else {
-			transport = &mcpsdk.SSEClientTransport{Endpoint: cfg.URL, HTTPClient: hc}
+			// The SSE stream lives as long as the context of its GET:
+			// that must be the server's life, not the start timeout.
+			life, stop := context.WithCancel(context.Background())
+			closeIdle := srv.closeIdle
+			srv.closeIdle = func() { stop(); closeIdle() }
+			transport = detached{inner: &mcpsdk.SSEClientTransport{Endpoint: cfg.URL, HTTPClient: hc}, life: life, stop: stop}
 		}
 	}
 	cs, err := client.Connect(ctx, transport, nil)
@@ -298,6 +303,20 @@ func (srv *server) close() error {
 	}
 	srv.log.Info("mcp server stopped")
 	return nil
+}
+
+// detached connects inner under life instead of the start context, while
+// still giving up (cancelling life) if the start context ends first.
+type detached struct {
+	inner mcpsdk.Transport
+	life  context.Context
+	stop  context.CancelFunc
+}
+
+func (d detached) Connect(ctx context.Context) (mcpsdk.Connection, error) {
+	release := context.AfterFunc(ctx, d.stop)
+	defer release()
+	return d.inner.Connect(d.life)
 }
 
 // headerTransport adds configured headers to every request.

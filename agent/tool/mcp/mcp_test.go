@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 
 	"github.com/acp-agent/acp-agent/agent/session"
@@ -90,6 +93,12 @@ func TestServers(t *testing.T) {
 		{"stdio", func(t *testing.T) mcp.ServerConfig { return self(t, "stdio") }},
 		{"http", func(t *testing.T) mcp.ServerConfig {
 			return mcp.ServerConfig{Name: "demo", Transport: mcp.TransportHTTP, URL: hs.URL + "/demo", Headers: map[string]string{"X-Test": "1"}}
+		}},
+		{"sse", func(t *testing.T) mcp.ServerConfig {
+			srv := mcptest.NewServer()
+			sse := httptest.NewServer(mcpsdk.NewSSEHandler(func(*http.Request) *mcpsdk.Server { return srv }, nil))
+			t.Cleanup(sse.Close)
+			return mcp.ServerConfig{Name: "demo", Transport: mcp.TransportSSE, URL: sse.URL}
 		}},
 	}
 	for _, tt := range tests {
