@@ -6,6 +6,10 @@
 // the tool registry and the ACP server. Main is the command line
 // (flags, environment variables, subcommands, exit codes).
 //
+// commands.go adds the todo tool (plans) to top-level agents, the /agents
+// slash command, and NewAgentWithTools, which gives a session's agent the
+// tools of its MCP servers (Config.MCPStartTimeout bounds their start).
+//
 // Wiring hooks for later components: wireSubagents (subagents.go) and
 // providerModel (provider.go) are the marked places where the subagent
 // runtime and the real model providers are attached; Config.Wire lets a
