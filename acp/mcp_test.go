@@ -219,3 +219,66 @@ func awaitCommands(t *testing.T, ctx context.Context, e *env, id string) acpsdk.
 	}
 	return got
 }
+
+// TestCancelDuringMCPToolCall: session/cancel while an MCP tool runs
+// cancels the call on the server (the demo "wait" tool returns only when
+// its call is cancelled), the prompt answers cancelled with the call
+// closed as failed, and the session stays usable.
+func TestCancelDuringMCPToolCall(t *testing.T) {
+	ctx := ctxFor(t)
+	// The stateless demo server cannot route the client's cancellation
+	// to the running call; its Close releases it.
+	hs, err := mcptest.StartHTTP()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hs.Close()
+	e := start(t, t.TempDir(), loadScript(t, `
+model:
+  main:
+    - tool_calls:
+        - {id: call-wait, name: mcp__web__wait, arguments: '{}'}
+    - text: "after"
+`))
+	e.initialize(ctx)
+	r, err := e.cs.NewSession(ctx, acpsdk.NewSessionRequest{Cwd: tempCwd(t), McpServers: []acpsdk.McpServer{
+		{Http: &acpsdk.McpServerHttpInline{Type: "http", Name: "web", Url: hs.URL + "/web", Headers: []acpsdk.HttpHeader{}}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := string(r.SessionId)
+	type result struct {
+		resp acpsdk.PromptResponse
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		resp, err := e.prompt(ctx, id, "wait")
+		done <- result{resp, err}
+	}()
+	if err := e.rec.await(ctx, func(ns []acpsdk.SessionNotification) bool {
+		for _, n := range ns {
+			if n.Update.ToolCall != nil && n.Update.ToolCall.ToolCallId == "call-wait" {
+				return true
+			}
+		}
+		return false
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.cs.Cancel(ctx, acpsdk.CancelNotification{SessionId: r.SessionId}); err != nil {
+		t.Fatal(err)
+	}
+	res := <-done
+	if res.err != nil || res.resp.StopReason != acpsdk.StopReasonCancelled {
+		t.Fatalf("prompt = %+v, %v; want cancelled", res.resp, res.err)
+	}
+	got := strings.Join(transcript(e.rec.snapshot(id)), "\n")
+	if !strings.Contains(got, "tool_call_update call-wait status=failed") {
+		t.Errorf("the cancelled MCP call was not closed as failed:\n%s", got)
+	}
+	if resp, err := e.prompt(ctx, id, "go on"); err != nil || resp.StopReason != acpsdk.StopReasonEndTurn {
+		t.Errorf("prompt after the cancel = %+v, %v; want end_turn", resp, err)
+	}
+}

@@ -24,7 +24,7 @@ import (
 const MCPURLPlaceholder = "$MCP_URL"
 
 // MCPServer is one MCP server of a scenario: the demo server (tools echo,
-// add, fail, image) under Name, or, with Broken, an endpoint that answers
+// add, fail, image, wait) under Name, or, with Broken, an endpoint that answers
 // every request with HTTP 503.
 type MCPServer struct {
 	Name   string

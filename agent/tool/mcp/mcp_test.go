@@ -115,7 +115,7 @@ func TestServers(t *testing.T) {
 				names = append(names, tl.Spec().Name)
 				kinds[tl.Spec().Name] = tl.(tool.Kind).Kind()
 			}
-			if got, want := strings.Join(names, ","), "mcp__demo__add,mcp__demo__echo,mcp__demo__fail,mcp__demo__image"; got != want {
+			if got, want := strings.Join(names, ","), "mcp__demo__add,mcp__demo__echo,mcp__demo__fail,mcp__demo__image,mcp__demo__wait"; got != want {
 				t.Fatalf("tools = %s, want %s", got, want)
 			}
 			if kinds["mcp__demo__echo"] != "read" || kinds["mcp__demo__add"] != "other" {

@@ -7,11 +7,15 @@
 //   - echo {text}: returns "echo: <text>" (annotated read-only);
 //   - add {a, b}: returns the sum as text and as structuredContent {sum};
 //   - fail {}: reports a tool error (isError) "the tool failed on purpose";
-//   - image {}: returns a one-pixel PNG and a caption.
+//   - image {}: returns a one-pixel PNG and a caption;
+//   - wait {}: blocks until the call is cancelled or the serving
+//     HTTPServer closes (for cancellation tests; a stateless HTTP server
+//     cannot route a client's cancellation to the running call).
 package mcptest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -22,7 +26,11 @@ import (
 )
 
 // NewServer returns a fresh demo server.
-func NewServer() *mcpsdk.Server {
+func NewServer() *mcpsdk.Server { return newServer(nil) }
+
+// newServer returns a demo server whose wait tool also returns when
+// release closes.
+func newServer(release <-chan struct{}) *mcpsdk.Server {
 	s := mcpsdk.NewServer(&mcpsdk.Implementation{Name: "demo", Version: "1.0.0"}, nil)
 	type echoIn struct {
 		Text string `json:"text" jsonschema:"the text to echo"`
@@ -55,6 +63,15 @@ func NewServer() *mcpsdk.Server {
 				&mcpsdk.TextContent{Text: "a single pixel"},
 			}}, nil, nil
 		})
+	mcpsdk.AddTool(s, &mcpsdk.Tool{Name: "wait", Description: "Block until cancelled."},
+		func(ctx context.Context, req *mcpsdk.CallToolRequest, in struct{}) (*mcpsdk.CallToolResult, any, error) {
+			select {
+			case <-ctx.Done():
+				return nil, nil, ctx.Err()
+			case <-release:
+				return nil, nil, errors.New("the server is shutting down")
+			}
+		})
 	return s
 }
 
@@ -69,8 +86,10 @@ func ServeStdio(ctx context.Context) error {
 
 // Handler serves the demo server over streamable HTTP (stateless, JSON
 // responses, so no connection outlives its request).
-func Handler() http.Handler {
-	srv := NewServer()
+func Handler() http.Handler { return handler(nil) }
+
+func handler(release <-chan struct{}) http.Handler {
+	srv := newServer(release)
 	return mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return srv },
 		&mcpsdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
 }
@@ -79,10 +98,12 @@ func Handler() http.Handler {
 // server for every name, and "/broken/<name>" answers every request with
 // 503. Close stops it and waits for its goroutines.
 type HTTPServer struct {
-	URL string // http://127.0.0.1:PORT
-	srv *http.Server
-	ln  net.Listener
-	wg  sync.WaitGroup
+	URL     string // http://127.0.0.1:PORT
+	srv     *http.Server
+	ln      net.Listener
+	wg      sync.WaitGroup
+	release chan struct{}
+	once    sync.Once
 }
 
 // StartHTTP listens on a random loopback port.
@@ -91,7 +112,8 @@ func StartHTTP() (*HTTPServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	demo := Handler()
+	release := make(chan struct{})
+	demo := handler(release)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/broken/") {
@@ -100,13 +122,14 @@ func StartHTTP() (*HTTPServer, error) {
 		}
 		demo.ServeHTTP(w, r)
 	})
-	h := &HTTPServer{URL: "http://" + ln.Addr().String(), srv: &http.Server{Handler: mux}, ln: ln}
+	h := &HTTPServer{URL: "http://" + ln.Addr().String(), srv: &http.Server{Handler: mux}, ln: ln, release: release}
 	h.wg.Go(func() { _ = h.srv.Serve(ln) })
 	return h, nil
 }
 
 // Close stops the server, closing open connections.
 func (h *HTTPServer) Close() error {
+	h.once.Do(func() { close(h.release) })
 	err := h.srv.Close()
 	h.wg.Wait()
 	return err
