@@ -38,7 +38,7 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-func self(t *testing.T, mode string) mcp.ServerConfig {
+func self(t testing.TB, mode string) mcp.ServerConfig {
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
