@@ -6,13 +6,15 @@
 // Supported methods:
 //   - initialize: protocolVersion 1, agentInfo {name "acp-agent", version},
 //     loadSession, sessionCapabilities.list and .close, promptCapabilities
-//     {embeddedContext: true, image: false, audio: false}, authMethods [];
+//     {embeddedContext: true, image: false, audio: false}, mcpCapabilities
+//     {http: true, sse: true}, authMethods [];
 //     extension methods are advertised under agentCapabilities._meta
 //     ["acp-agent"] (for example {"subagents/list": true}). The client's
 //     capabilities are kept (ClientCapabilities).
-//   - session/new (absolute cwd; mcpServers accepted and ignored; modes),
+//   - session/new (absolute cwd; mcpServers started, see MCP below; modes),
 //     session/prompt, session/cancel (notification), session/load (replay
-//     before the answer; a subagent child id replays read-only),
+//     before the answer; a subagent child id replays read-only; mcpServers
+//     started when the load builds the session's agent),
 //     session/list (stored top-level sessions, newest first, cwd filter,
 //     title, updatedAt, opaque cursor, 50 per page; children too with
 //     _meta["acp-agent/includeChildren"]: true), session/close.
@@ -22,6 +24,24 @@
 //     "session/mode" event (so it survives session/load) and announced as
 //     current_mode_update, live and on replay.
 //   - "_acp-agent/..." extension methods registered in Options.Extensions.
+//
+// MCP (mcp.go): the servers a client names (stdio, http, sse) are started
+// per session by package agent/tool/mcp before the session's agent is
+// built (Options.NewAgentWithTools adds their tools, named
+// "mcp__<server>__<tool>"), and stopped when the session is released
+// (session/close, shutdown). A server that fails to start does not fail the
+// request: the user gets an agent_message_chunk naming it and the error.
+//
+// Plans (plan.go): a successful call of the todo tool becomes a "plan"
+// update with the whole list; it is derived from the logged result, so
+// session/load replays it.
+//
+// Slash commands (commands.go): Options.Commands are announced with
+// available_commands_update after the session/new response (respond.go
+// queues it when that response is written, so the client knows the
+// session) and after a session/load replay. A prompt whose first word is
+// "/name" runs the command instead of a model turn (an unknown name gets
+// the list of known ones); the exchange is not recorded in the log.
 //
 // Everything else (authenticate, session/resume,
 // session/set_config_option, unstable methods, unknown methods) answers

@@ -22,8 +22,9 @@ type item struct {
 	again     bool            // replay with a fresh translator (session already streaming)
 	closeOpen bool            // close every open tool call as failed
 	barrier   chan struct{}   // closed once everything before it was sent
-	// direct updates are sent as they are (not from the log): the tool
-	// call of a child's permission request shown on the root session.
+	// direct updates are sent as they are, not derived from the log: the
+	// tool call of a child's permission request shown on the root session,
+	// slash-command answers, notices, available commands.
 	direct []acpsdk.SessionUpdate
 }
 

@@ -27,7 +27,10 @@ import (
 	"github.com/acp-agent/acp-agent/app"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	serveMCPIfAsked() // the test binary doubles as a stdio MCP server (mcp_test.go)
+	goleak.VerifyTestMain(m)
+}
 
 // recorder is the test client: it records every session/update and
 // refuses every client-side request (the agent must not make any it was
@@ -281,9 +284,14 @@ func render(n acpsdk.SessionNotification) string {
 
 // transcript renders updates, merging runs of message or thought chunks
 // (how the model's text is split into chunks is the model's business).
+// available_commands_update (sent with every new or loaded session) is
+// left out; commands_test.go checks it.
 func transcript(ns []acpsdk.SessionNotification) []string {
 	var out []string
 	for _, n := range ns {
+		if n.Update.AvailableCommandsUpdate != nil {
+			continue
+		}
 		line := render(n)
 		if len(out) > 0 {
 			for _, kind := range []string{"agent_message_chunk ", "agent_thought_chunk "} {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/session"
+	mcptool "github.com/acp-agent/acp-agent/agent/tool/mcp"
 )
 
 // Initialize answers with protocol version 1 and our honest capabilities,
@@ -29,6 +30,7 @@ func (s *Server) Initialize(ctx context.Context, p acpsdk.InitializeRequest) (re
 	caps := acpsdk.AgentCapabilities{
 		LoadSession:        true,
 		PromptCapabilities: acpsdk.PromptCapabilities{EmbeddedContext: true},
+		McpCapabilities:    mcpCapabilities,
 		SessionCapabilities: acpsdk.SessionCapabilities{
 			List:  &acpsdk.SessionListCapabilities{},
 			Close: &acpsdk.SessionCloseCapabilities{},
@@ -64,8 +66,9 @@ func (s *Server) ClientCapabilities() acpsdk.ClientCapabilities {
 	return s.clientCaps
 }
 
-// NewSession creates a top-level session in an absolute cwd. mcpServers
-// are accepted and ignored (no MCP support yet).
+// NewSession creates a top-level session in an absolute cwd and starts its
+// MCP servers (mcp.go); servers that fail are reported to the user once
+// the response is out, with the available commands.
 func (s *Server) NewSession(ctx context.Context, p acpsdk.NewSessionRequest) (resp acpsdk.NewSessionResponse, err error) {
 	defer s.recoverTo("session/new", &err)
 	if err := checkCwd(p.Cwd); err != nil {
@@ -74,32 +77,35 @@ func (s *Server) NewSession(ctx context.Context, p acpsdk.NewSessionRequest) (re
 	if err := s.admitting(); err != nil {
 		return resp, toRequestError(err)
 	}
-	if len(p.McpServers) > 0 {
-		s.log.Info("mcp servers ignored", "count", len(p.McpServers))
-	}
+	set, notices := s.startMCP(ctx, filepath.Clean(p.Cwd), p.McpServers)
 	sess, err := s.opts.Sessions.Create(session.Header{Cwd: filepath.Clean(p.Cwd)}, session.CreateOptions{})
 	if err != nil {
+		_ = set.Close()
 		return resp, toRequestError(fmt.Errorf("create session: %w", err))
 	}
-	b, err := s.attachNew(sess, true, false)
+	b, err := s.attachNew(sess, true, false, set)
 	if err != nil {
 		_ = s.opts.Sessions.Remove(sess.ID())
 		return resp, toRequestError(err)
 	}
+	s.afterResponse.add(b.id, func() { s.sessionReady(b, notices) })
 	s.log.Info("session created", "session_id", b.id)
 	return acpsdk.NewSessionResponse{SessionId: acpsdk.SessionId(b.id), Modes: s.modeState(b)}, nil
 }
 
 // attachNew builds the agent of a live session and binds both. ownSession
 // says whether the server made the session live (and removes it on close).
-func (s *Server) attachNew(sess *session.Session, ownSession, replay bool) (*bound, error) {
-	ag, err := s.opts.NewAgent(sess)
+// The bound session owns set (its MCP servers), also when binding fails.
+func (s *Server) attachNew(sess *session.Session, ownSession, replay bool, set *mcptool.Set) (*bound, error) {
+	ag, err := s.newAgent(sess, set)
 	if err != nil {
+		_ = set.Close()
 		return nil, fmt.Errorf("create agent for session %s: %w", sess.ID(), err)
 	}
 	if s.opts.Agents != nil {
 		if err := s.opts.Agents.Register(ag); err != nil {
 			_ = ag.Close(context.Background())
+			_ = set.Close()
 			return nil, fmt.Errorf("register agent of session %s: %w", sess.ID(), err)
 		}
 	}
@@ -109,8 +115,10 @@ func (s *Server) attachNew(sess *session.Session, ownSession, replay bool) (*bou
 		if s.opts.Agents != nil {
 			s.opts.Agents.Unregister(ag)
 		}
+		_ = set.Close()
 		return nil, err
 	}
+	b.mcp = set
 	return b, nil
 }
 
@@ -134,9 +142,12 @@ func (s *Server) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (
 	}
 	s.bindMu.Lock()
 	defer s.bindMu.Unlock()
-	b, err := s.loadLocked(ctx, id)
+	b, notices, err := s.loadLocked(ctx, id, p.Cwd, p.McpServers)
 	if err != nil {
 		return resp, toRequestError(err)
+	}
+	if !b.readOnly {
+		s.sessionReady(b, notices)
 	}
 	if err := s.flush(ctx, b); err != nil {
 		return resp, toRequestError(err)
@@ -145,27 +156,40 @@ func (s *Server) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (
 	return resp, nil
 }
 
-// loadLocked finds or restores session id and queues its replay.
-func (s *Server) loadLocked(ctx context.Context, id string) (*bound, error) {
+// loadLocked finds or restores session id and queues its replay. When it
+// builds the session's agent, it starts the session's MCP servers first
+// (in cwd, else the session's own cwd) and returns their failure notices.
+// A session already bound or driven by a live agent keeps its tools.
+func (s *Server) loadLocked(ctx context.Context, id, cwd string, servers []acpsdk.McpServer) (*bound, []acpsdk.SessionUpdate, error) {
 	s.mu.Lock()
 	b, ok := s.sessions[id]
 	s.mu.Unlock()
 	if ok {
-		return b, s.replayAgain(b)
+		return b, nil, s.replayAgain(b)
+	}
+	startMCP := func(sess *session.Session) (*mcptool.Set, []acpsdk.SessionUpdate) {
+		dir := cwd
+		if dir == "" {
+			dir = sess.Header().Cwd
+		}
+		return s.startMCP(ctx, filepath.Clean(dir), servers)
 	}
 	if sess, ok := s.opts.Sessions.Get(id); ok {
 		if sess.Header().Origin == session.OriginSubagent {
-			return s.readOnly(id, sess.Header().DelegationDepth, sess.Events()), nil
+			return s.readOnly(id, sess.Header().DelegationDepth, sess.Events()), nil, nil
 		}
 		if s.opts.Agents != nil {
 			if ag, ok := s.opts.Agents.Get(id); ok {
-				return s.bindAgent(sess, ag, false, false, true)
+				b, err := s.bindAgent(sess, ag, false, false, true)
+				return b, nil, err
 			}
 		}
-		return s.attachNew(sess, false, true)
+		set, notices := startMCP(sess)
+		b, err := s.attachNew(sess, false, true, set)
+		return b, notices, err
 	}
 	if s.opts.Stored == nil {
-		return nil, errorf(CodeUnknownSession, "unknown session: %s", id)
+		return nil, nil, errorf(CodeUnknownSession, "unknown session: %s", id)
 	}
 	var (
 		h      session.Header
@@ -180,35 +204,36 @@ func (s *Server) loadLocked(ctx context.Context, id string) (*bound, error) {
 		h, events, err = s.opts.Stored.Inspect(ctx, id)
 	}
 	if errors.Is(err, ErrNotFound) {
-		return nil, &Error{Code: CodeUnknownSession, Message: "unknown session: " + id, Err: err}
+		return nil, nil, &Error{Code: CodeUnknownSession, Message: "unknown session: " + id, Err: err}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read session %s: %w", id, err)
+		return nil, nil, fmt.Errorf("read session %s: %w", id, err)
 	}
 	if h.Origin == session.OriginSubagent {
 		if events == nil {
 			if h, events, err = s.opts.Stored.Inspect(ctx, id); err != nil {
-				return nil, fmt.Errorf("read session %s: %w", id, err)
+				return nil, nil, fmt.Errorf("read session %s: %w", id, err)
 			}
 		}
-		return s.readOnly(id, h.DelegationDepth, events), nil
+		return s.readOnly(id, h.DelegationDepth, events), nil, nil
 	}
 	h, events, err = s.opts.Stored.Load(ctx, id)
 	if err != nil {
-		return nil, fmt.Errorf("load session %s: %w", id, err)
+		return nil, nil, fmt.Errorf("load session %s: %w", id, err)
 	}
 	sess, err := s.opts.Sessions.Adopt(h, events)
 	if err != nil {
 		_ = s.opts.Stored.Release(id)
-		return nil, fmt.Errorf("restore session %s: %w", id, err)
+		return nil, nil, fmt.Errorf("restore session %s: %w", id, err)
 	}
-	b, err = s.attachNew(sess, true, true)
+	set, notices := startMCP(sess)
+	b, err = s.attachNew(sess, true, true, set)
 	if err != nil {
 		_ = s.opts.Sessions.Remove(id)
-		return nil, err
+		return nil, nil, err
 	}
 	s.log.Info("session loaded", "session_id", id, "events", len(events))
-	return b, nil
+	return b, notices, nil
 }
 
 // replayAgain replays an already bound session's log once more (a client

@@ -30,6 +30,9 @@ func (s *Server) Prompt(ctx context.Context, p acpsdk.PromptRequest) (resp acpsd
 		return resp, toRequestError(errorf(CodeReadOnlySession,
 			"session %s is a subagent session: it can be loaded for viewing but not prompted", b.id))
 	}
+	if name, input, ok := slashCommand(p.Prompt); ok {
+		return s.runCommand(ctx, b, ticket, name, input)
+	}
 	if s.opts.ModelError != nil {
 		return resp, toRequestError(&Error{Code: CodeModelNotConfigured, Message: s.opts.ModelError.Error(), Err: s.opts.ModelError})
 	}

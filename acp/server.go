@@ -18,6 +18,8 @@ import (
 
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/agent/tool"
+	mcptool "github.com/acp-agent/acp-agent/agent/tool/mcp"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace"
 )
 
@@ -92,6 +94,15 @@ type Options struct {
 	// PanicOnBug makes handler panics crash instead of being answered as
 	// internal errors (tests turn it on so bugs fail loudly).
 	PanicOnBug bool
+
+	// NewAgentWithTools, when set, builds the agent of a top-level session
+	// that has session tools (the tools of the MCP servers named in
+	// session/new or session/load) on top of what NewAgent would offer.
+	NewAgentWithTools func(s *session.Session, extra []tool.Tool) (*agent.Agent, error)
+	// MCP configures how those servers are started (timeouts); see mcp.go.
+	MCP mcptool.Options
+	// Commands are the slash commands offered to clients (commands.go).
+	Commands []Command
 }
 
 // Server is the ACP agent side: it implements acpsdk.Agent (plus
@@ -120,6 +131,8 @@ type Server struct {
 
 	prompts  sync.WaitGroup // running Prompt handlers
 	emitters sync.WaitGroup // emitter drain goroutines
+
+	afterResponse responseHooks // see respond.go
 }
 
 // bound is a session attached to this connection.
@@ -135,6 +148,8 @@ type bound struct {
 	// ownAgent/ownSession: the server created the agent / made the
 	// session live, and so closes / removes it.
 	ownAgent, ownSession bool
+	// mcp is the session's MCP servers, stopped on release (mcp.go).
+	mcp *mcptool.Set
 
 	mu     sync.Mutex              // guards cancel
 	cancel context.CancelCauseFunc // the in-flight prompt, if any
@@ -187,7 +202,7 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	// The reader holds the SDK's receive loop until the logger is set: the
 	// SDK reads its logger field unsynchronized (a data race otherwise).
 	watched := newWatchedWriter(out)
-	s.out = &countingWriter{w: watched, c: s.wire}
+	s.out = &countingWriter{w: watched, c: s.wire, before: s.afterResponse.beforeWrite}
 	conn := acpsdk.NewAgentSideConnection(s, s.out, &countingReader{r: in, c: s.wire, gate: s.ready})
 	conn.SetLogger(s.log)
 	s.conn = conn
@@ -303,6 +318,10 @@ func (s *Server) release(ctx context.Context, b *bound) error {
 	if b.unsub != nil {
 		b.unsub()
 	}
+	s.afterResponse.remove(b.id)
+	if err := b.mcp.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("stop MCP servers of session %s: %w", b.id, err))
+	}
 	if b.sess != nil && b.ownSession {
 		if err := s.opts.Sessions.Remove(b.id); err != nil {
 			errs = append(errs, fmt.Errorf("release session %s: %w", b.id, err))
@@ -384,7 +403,7 @@ func (s *Server) lookup(id string) (*bound, error) {
 // before any live update; the caller flushes.
 func (s *Server) bindAgent(sess *session.Session, ag *agent.Agent, ownAgent, ownSession, replay bool) (*bound, error) {
 	b := &bound{id: sess.ID(), sess: sess, agent: ag, ownAgent: ownAgent, ownSession: ownSession}
-	tr := newTranslator(s.opts.Tools).withDepth(sess.Header().DelegationDepth)
+	tr := newTranslator(s.toolLookup(ag)).withDepth(sess.Header().DelegationDepth)
 	tr.cwd = sess.Header().Cwd
 	b.em = newEmitter(tr, s.sendTo(b.id), &s.emitters, s.log.With("session_id", b.id))
 	b.em.sendText = s.sendTextTo(b.id)

@@ -60,6 +60,8 @@ type translator struct {
 	// delegation depth (see subagent_link.go).
 	names map[string]string
 	depth int
+	// planCalls holds the open todo calls (plan.go).
+	planCalls map[string]bool
 }
 
 func newTranslator(tools ToolLookup) *translator {
@@ -152,6 +154,7 @@ func (t *translator) event(ev session.Event, replay bool) []acpsdk.SessionUpdate
 		}
 		t.open = append(t.open, d.CallID)
 		t.noteCall(d.CallID, d.Name)
+		t.notePlanCall(d)
 		kind, title := t.describe(d.Name, json.RawMessage(d.Arguments))
 		u := acpsdk.StartToolCall(acpsdk.ToolCallId(d.CallID), title,
 			acpsdk.WithStartKind(kind),
@@ -165,7 +168,7 @@ func (t *translator) event(ev session.Event, replay bool) []acpsdk.SessionUpdate
 		if err != nil {
 			return nil
 		}
-		return t.toolResult(d)
+		return append(t.toolResult(d), t.planUpdate(d)...)
 
 	case session.TypeSessionTitle:
 		d, err := session.DecodeData[session.TitleData](ev)

@@ -237,12 +237,17 @@ func (c *wireCounter) promptDone(sessionID string, ticket int64) {
 // countingWriter passes the agent's messages through (the SDK writes each
 // as one Write) and counts the responses among them.
 type countingWriter struct {
-	w  io.Writer
-	c  *wireCounter
-	mu sync.Mutex // one message at a time: the SDK's writes and the replay's raw lines (replay.go)
+	w io.Writer
+	c *wireCounter
+	// before, when set, sees each message before it is written.
+	before func(p []byte)
+	mu     sync.Mutex // one message at a time: the SDK's writes and the replay's raw lines (replay.go)
 }
 
 func (cw *countingWriter) Write(p []byte) (int, error) {
+	if cw.before != nil {
+		cw.before(p)
+	}
 	cw.mu.Lock()
 	n, err := cw.w.Write(p)
 	cw.mu.Unlock()

@@ -24,6 +24,8 @@ import (
 	"github.com/acp-agent/acp-agent/agent/projection"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/agent/tool"
+	"github.com/acp-agent/acp-agent/agent/tool/mcp"
+	"github.com/acp-agent/acp-agent/agent/tool/todo"
 	"github.com/acp-agent/acp-agent/driver/inprocess"
 	"github.com/acp-agent/acp-agent/persistence"
 	"github.com/acp-agent/acp-agent/persistence/projcache"
@@ -83,6 +85,9 @@ type Config struct {
 	// Wire, when set, runs after the core is built and before the ACP
 	// server is created: it may add tools, extensions and drainers.
 	Wire func(a *App) error
+	// MCPStartTimeout bounds the start of each MCP server a client names
+	// in session/new or session/load; 0 means mcp.DefaultStartTimeout.
+	MCPStartTimeout time.Duration
 }
 
 // App is one agent process's composition: session store, persistence,
@@ -147,7 +152,7 @@ func New(cfg Config) (*App, error) {
 	a := &App{Config: cfg, Log: cfg.Logger, Agents: agent.NewRegistry(), Extensions: map[string]acp.ExtensionFunc{}}
 
 	var err error
-	a.Tools, err = tool.NewRegistry(cfg.Tools...)
+	a.Tools, err = tool.NewRegistry(append([]tool.Tool{todo.New()}, cfg.Tools...)...)
 	if err != nil {
 		return nil, fmt.Errorf("app: tools: %w", err)
 	}
@@ -205,6 +210,10 @@ func New(cfg Config) (*App, error) {
 		LocalCommands: localCommands,
 		Logger:        a.Log,
 		PanicOnBug:    cfg.PanicOnBug,
+
+		NewAgentWithTools: a.NewAgentWithTools,
+		MCP:               mcp.Options{StartTimeout: cfg.MCPStartTimeout, Logger: a.Log},
+		Commands:          a.commands(),
 	})
 	if err != nil {
 		a.Close()

@@ -11,6 +11,10 @@
 // filter); they resolve a session's workspace through the ACP server
 // (acp.Server.Env), which falls back on the local implementations.
 //
+// commands.go adds the todo tool (plans) to top-level agents, the /agents
+// slash command, and NewAgentWithTools, which gives a session's agent the
+// tools of its MCP servers (Config.MCPStartTimeout bounds their start).
+//
 // Wiring hooks for later components: wireSubagents (subagents.go) and
 // providerModel (provider.go) are the marked places where the subagent
 // runtime and the real model providers are attached; Config.Wire lets a

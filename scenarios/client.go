@@ -20,6 +20,8 @@ type client struct {
 
 	mu      sync.Mutex
 	pending map[string][]*pendingPrompt // by session id, in send order
+
+	commands commandsSeen // mcp.go
 }
 
 type pendingPrompt struct {
@@ -81,6 +83,7 @@ func newClient(ctx context.Context, rwc io.ReadWriteCloser, track promptTracker,
 // no answer: the wire recorder already keeps them.
 func (c *client) handle(ctx context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Request) (any, error) {
 	if req.Notif {
+		c.commands.note(req)
 		return nil, nil
 	}
 	if res, err, ok := c.ws.handle(ctx, req); ok {

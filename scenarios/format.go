@@ -36,6 +36,9 @@ type Scenario struct {
 	// (workspace.go).
 	Client ClientCaps
 	Files  []WorkspaceFile
+	// MCPServers are HTTP MCP servers the runner serves on loopback and
+	// names in every session/new and session/load (mcp.go).
+	MCPServers []MCPServer
 }
 
 // SeedSession is a session persisted before the run.
@@ -212,8 +215,10 @@ func Parse(file, name string, data []byte) (*Scenario, error) {
 			sc.Client, err = p.client(v)
 		case "files":
 			sc.Files, err = p.files(v)
+		case "mcp_servers":
+			sc.MCPServers, err = p.mcpServers(v)
 		default:
-			err = p.errf(k, "", "unknown key %q (want description, seed, faults, fences, model, steps, client, files)", k.Value)
+			err = p.errf(k, "", "unknown key %q (want description, seed, faults, fences, model, mcp_servers, steps, client, files)", k.Value)
 		}
 		if err != nil {
 			return nil, err

@@ -126,6 +126,9 @@ func TestParseErrorsNameFileLineAndStep(t *testing.T) {
 		{"fence without until", "fences:\n  - {session: c}\nsteps: [initialize]\n", "fences[0]: needs an until condition"},
 		{"model not mapping", "model: 3\nsteps: [initialize]\n", "model: must be a mapping"},
 		{"two documents", "steps: [initialize]\n---\nsteps: [initialize]\n", "more than one YAML document"},
+		{"mcp not a list", "mcp_servers: demo\nsteps: [initialize]\n", "mcp_servers: must be a list"},
+		{"mcp without name", "mcp_servers:\n  - {broken: true}\nsteps: [initialize]\n", "x.yaml:2: mcp_servers[0]: needs a name"},
+		{"mcp bad key", "mcp_servers:\n  - {name: a, url: x}\nsteps: [initialize]\n", `mcp_servers[0]: unknown key "url"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -69,6 +69,9 @@ func (r *runner) names() map[string]string {
 // placeholders replaces the run's directories, the only volatile strings
 // of a scenario recording.
 func (r *runner) placeholders(b []byte) []byte {
+	if r.mcp != nil {
+		b = bytes.ReplaceAll(b, []byte(r.mcp.URL), []byte(MCPURLPlaceholder))
+	}
 	for _, p := range []struct{ path, ph string }{{r.dataDir, DataPlaceholder}, {r.cwd, CwdPlaceholder}} {
 		b = bytes.ReplaceAll(b, []byte(p.path), []byte(p.ph))
 		if q := strconv.Quote(p.path); q[1:len(q)-1] != p.path {

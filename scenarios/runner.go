@@ -15,6 +15,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/agent/tool/mcp/mcptest"
 	"github.com/acp-agent/acp-agent/persistence"
 )
 
@@ -103,6 +104,8 @@ type runner struct {
 	mu      sync.Mutex
 	refs    map[string]string
 	results []stepResult
+
+	mcp *mcptest.HTTPServer // the scenario's MCP servers, if any (mcp.go)
 }
 
 type instance struct {
@@ -158,6 +161,11 @@ func execute(ctx context.Context, sc *Scenario, factory Factory, root string, lo
 	if err := r.writeFiles(); err != nil {
 		return nil, err
 	}
+	stopMCP, err := r.startMCP()
+	if err != nil {
+		return nil, err
+	}
+	defer stopMCP()
 	if err := r.start(ctx); err != nil {
 		return nil, err
 	}
@@ -335,7 +343,7 @@ func (r *runner) step(ctx context.Context, st Step) (stepResult, error) {
 		_ = json.Unmarshal(raw, &ir)
 		res.Detail = fmt.Sprintf("protocol %d, agent %s", ir.ProtocolVersion, ir.AgentInfo.Name)
 	case OpNewSession:
-		raw, err := c.call(ctx, "session/new", map[string]any{"cwd": r.cwd, "mcpServers": []any{}})
+		raw, err := c.call(ctx, "session/new", map[string]any{"cwd": r.cwd, "mcpServers": r.mcpServers()})
 		if err != nil {
 			return res, err
 		}
@@ -348,6 +356,9 @@ func (r *runner) step(ctx context.Context, st Step) (stepResult, error) {
 		r.mu.Lock()
 		r.refs[st.As] = nr.SessionID
 		r.mu.Unlock()
+		if err := r.afterNewSession(ctx, nr.SessionID); err != nil {
+			return res, err
+		}
 		res.Session = nr.SessionID
 		res.Detail = fmt.Sprintf("session %s as %q", nr.SessionID, st.As)
 	case OpLoadSession:
@@ -355,7 +366,7 @@ func (r *runner) step(ctx context.Context, st Step) (stepResult, error) {
 		if err != nil {
 			return res, err
 		}
-		if _, err := c.call(ctx, "session/load", map[string]any{"sessionId": id, "cwd": r.cwd, "mcpServers": []any{}}); err != nil {
+		if _, err := c.call(ctx, "session/load", map[string]any{"sessionId": id, "cwd": r.cwd, "mcpServers": r.mcpServers()}); err != nil {
 			return res, err
 		}
 		r.mu.Lock()

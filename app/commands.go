@@ -1,0 +1,59 @@
+package app
+
+// This file wires the session features added on top of the core: the todo
+// tool (plans), the slash commands offered to editors, and the per-session
+// tools of MCP servers (acp.Options.NewAgentWithTools).
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/agent/tool"
+	"github.com/acp-agent/acp-agent/subagent"
+)
+
+// commands returns the slash commands of this composition. There is no
+// /compact: nothing compacts a session's history yet.
+func (a *App) commands() []acp.Command {
+	return []acp.Command{{
+		Name:        "agents",
+		Description: "show the subagent tree of this session (from the durable catalog, without asking the model)",
+		Run: func(ctx context.Context, sessionID, _ string) (string, error) {
+			return agentsText(ctx, a.Catalog, sessionID)
+		},
+	}}
+}
+
+// agentsText renders the subagent tree of a session as Markdown: the same
+// rows as the "agents --descendants" command and the subagents/list
+// extension.
+func agentsText(ctx context.Context, cat *subagent.Catalog, id string) (string, error) {
+	entries, err := cat.ListDescendants(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	if err := writeTree(&b, id, entries); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("Subagents of this session (%d):\n\n```text\n%s```\n", len(entries), b.String()), nil
+}
+
+// NewAgentWithTools builds the agent of a top-level session with extra
+// session tools (its MCP servers' tools) next to the configured ones. A
+// tool whose name is taken is left out (logged).
+func (a *App) NewAgentWithTools(s *session.Session, extra []tool.Tool) (*agent.Agent, error) {
+	opts := a.AgentOptions(s)
+	reg := opts.Tools.Clone()
+	for _, t := range extra {
+		if err := reg.Add(t); err != nil {
+			a.Log.Warn("session tool not offered", "session_id", s.ID(), "tool", t.Spec().Name, "err", err)
+		}
+	}
+	opts.Tools = reg
+	return agent.New(s, opts), nil
+}
