@@ -140,54 +140,6 @@ func TestStartBindsTheOneShotDescriptorToTheChild(t *testing.T) {
 	}
 }
 
-// hostDriver is a second driver written only against driver.Host: it
-// creates its child through the host and releases it on dispose.
-type hostDriver struct{ stub }
-
-func (d *hostDriver) StartOneShot(ctx context.Context, host driver.Host, req driver.Request) (*driver.Run, error) {
-	child, err := host.CreateChild(ctx, nil, nil)
-	if err != nil {
-		return nil, err
-	}
-	run := driver.NewRun(child.SessionID(), child, child.Session().Header().DelegationDepth, func(ctx context.Context) error {
-		return host.ReleaseChild(ctx, child)
-	})
-	run.Settle(driver.Result{StopReason: driver.StopCompleted}, nil)
-	return run, nil
-}
-
-func TestADriverCreatesAndReleasesItsChildThroughTheHost(t *testing.T) {
-	ctx := testCtx(t)
-	st := subagenttest.New(t, subagenttest.Config{})
-	parent := st.NewParent(t, "parent")
-	d := &hostDriver{stub{name: "remote", caps: driver.Capabilities{DepthLimit: true}}}
-	unreg, _ := st.Runtime.RegisterProvider(d)
-	defer unreg()
-	if _, err := st.Runtime.Start(ctx, "remote", subagent.OneShotRequest{Parent: parent, MaxDepth: subagent.Depth(0)}); !errors.As(err, new(*subagent.SubagentDepthError)) {
-		t.Fatalf("depth cap through the host: %v", err)
-	}
-	run, err := st.Runtime.Start(ctx, "remote", subagent.OneShotRequest{Parent: parent, Label: "r"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := run.LocalAgent.Session().Header()
-	if h.ParentSession != parent.SessionID() || h.DelegationDepth != 1 || h.Origin != session.OriginSubagent || run.Depth != 1 {
-		t.Errorf("child header = %+v, run depth %d", h, run.Depth)
-	}
-	if _, ok := st.Agents.Get(run.ID); !ok {
-		t.Error("the host did not register the child")
-	}
-	if err := run.Dispose(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := st.Sessions.Get(run.ID); ok {
-		t.Error("child session still live after the driver released it")
-	}
-	if _, ok := st.Agents.Get(run.ID); ok {
-		t.Error("child agent still registered after the driver released it")
-	}
-}
-
 func TestOneShotLifecyclePairsStartBeforeEnd(t *testing.T) {
 	ctx := testCtx(t)
 	st := subagenttest.New(t, subagenttest.Config{})
