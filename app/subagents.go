@@ -41,7 +41,7 @@ func wireSubagents(a *App) error {
 	if a.Config.Faults != (inprocess.Faults{}) {
 		opts = append(opts, inprocess.WithFaults(a.Config.Faults))
 	}
-	unregister, err := inprocess.Register(rt, opts...)
+	unregister, err := rt.RegisterProviders(inprocess.Drivers(opts...)...)
 	if err != nil {
 		return err
 	}

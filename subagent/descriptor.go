@@ -304,32 +304,40 @@ func ParseDescriptor(raw json.RawMessage) (*Descriptor, error) {
 		}
 	}
 	if fraw, present := obj.get("toolFilter"); present {
-		fobj, isObj, err := decodeObject(fraw)
-		if err != nil || !isObj {
-			return nil, descErr("toolFilter must be an object")
+		if d.ToolFilter, err = parseToolFilter(fraw); err != nil {
+			return nil, err
 		}
-		for _, m := range fobj {
-			if m.key != "allow" && m.key != "deny" {
-				return nil, descErr("toolFilter has unknown field %q", m.key)
-			}
-		}
-		tf := &ToolFilter{}
-		for _, f := range []struct {
-			key string
-			dst *[]string
-		}{{"allow", &tf.Allow}, {"deny", &tf.Deny}} {
-			if raw, present := fobj.get(f.key); present {
-				if *f.dst, ok = stringList(raw); !ok {
-					return nil, descErr("toolFilter.%s must be an array of strings", f.key)
-				}
-			}
-		}
-		if tf.Allow == nil && tf.Deny == nil {
-			return nil, descErr("toolFilter must declare allow and/or deny")
-		}
-		d.ToolFilter = tf
 	}
 	return d, nil
+}
+
+// parseToolFilter decodes a continuable descriptor's toolFilter.
+func parseToolFilter(raw json.RawMessage) (*ToolFilter, error) {
+	fobj, isObj, err := decodeObject(raw)
+	if err != nil || !isObj {
+		return nil, descErr("toolFilter must be an object")
+	}
+	for _, m := range fobj {
+		if m.key != "allow" && m.key != "deny" {
+			return nil, descErr("toolFilter has unknown field %q", m.key)
+		}
+	}
+	tf := &ToolFilter{}
+	for _, f := range []struct {
+		key string
+		dst *[]string
+	}{{"allow", &tf.Allow}, {"deny", &tf.Deny}} {
+		if raw, present := fobj.get(f.key); present {
+			var ok bool
+			if *f.dst, ok = stringList(raw); !ok {
+				return nil, descErr("toolFilter.%s must be an array of strings", f.key)
+			}
+		}
+	}
+	if tf.Allow == nil && tf.Deny == nil {
+		return nil, descErr("toolFilter must declare allow and/or deny")
+	}
+	return tf, nil
 }
 
 func isNumber(raw json.RawMessage) bool {

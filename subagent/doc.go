@@ -1,27 +1,38 @@
 // Package subagent is the subagent runtime of acp-agent: delegation from a
-// parent agent to child agents that run in this process, each on its own
-// durable session (../shared/spec/subagent-contract.md §1.4, §2, §4).
+// parent agent to child agents, each on its own durable session
+// (../shared/spec/subagent-contract.md §1.4, §2, §4). It is the host side
+// of the driver seam: drivers (driver/inprocess, later a remote one) start
+// children through the driver.Host values the runtime hands them.
 //
-// What it owns:
-//   - Runtime: the provider registry, one-shot starts (Start → Run), the
-//     continuation manager for continuable children (StartContinuable,
-//     Followup with cold resume, Interrupt, Report, Drain,
-//     DrainDescendants), lifecycle events (OnLifecycle) and, through the
-//     catalog, ListChildren/ListDescendants.
+// What it owns, one type per concern (Runtime only composes them):
+//   - Service (service.go, resume.go): one-shot starts (Start → a driver's
+//     StartOneShot → driver.Run), continuable starts (StartContinuable → a
+//     driver's StartContinuable), Followup with cold resume, Interrupt and
+//     Report. It resolves a child's id, depth, route and descriptor and
+//     binds them to the driver.Host of the start (children.go).
+//   - Continuations (continuations.go, settle.go): the continuation
+//     manager — the resident Activations, their per-child locks, admission
+//     while draining, settlement, the settlement notice, Drain and
+//     DrainDescendants.
+//   - Listing (listing.go): the read side, ListChildren/ListDescendants over
+//     the Catalog and the live status of list_agents.
+//   - ProviderRegistry and Lifecycle: the registered drivers and the
+//     lifecycle listeners (OnLifecycle).
 //   - the durable descriptor (descriptor.go), the catalog and list_agents
 //     (catalog.go, list_agents.go), settlement notices (notice.go) and the
 //     model-facing tools: subagent, subagent_fork, send_message,
-//     interrupt_agent, report.
+//     interrupt_agent, report (they call the Service).
 //
-// Layering: subagent imports agent, agent/session, agent/model,
-// agent/tool and agent/projection. It never imports persistence or acp: it
-// declares Durable (what cold resume needs), SessionReader, ProjectionCache
-// and CatalogIndex (what listing needs) and the composition root adapts
-// persistence.Store and persistence/projcache to them. The cache and the
-// index are derived hints for display: a child's identity from them is
-// used for a listing row only, never to authorize an action on the child. Child
-// agents are built by an injected AgentFactory; providers live in
-// driver/inprocess.
+// Layering: subagent imports driver (the seam), agent, agent/session,
+// agent/model, agent/tool and agent/projection. It must not import
+// driver/inprocess or any other driver, persistence, acp or app
+// (internal/layering enforces this): it declares Durable (what cold resume
+// needs), SessionReader, ProjectionCache and CatalogIndex (what listing
+// needs) and the composition root adapts persistence.Store and
+// persistence/projcache to them, and registers the drivers. The cache and
+// the index are derived hints for display: a child's identity from them is
+// used for a listing row only, never to authorize an action on the child.
+// Child agents are built by an injected AgentFactory.
 //
 // Durability and residency: a continuable child is resident (an Activation:
 // a registered Agent and a live session) only while it has work or owns a
@@ -32,7 +43,8 @@
 // memory. A later Followup cold-resumes it: Durable.Load (lock + repair),
 // session.Store.Adopt, a new Agent from the FIRST descriptor of the child's
 // own suffix. A child locked by another process fails with SESSION_LOCKED
-// instead of being activated twice.
+// instead of being activated twice. Cold resume needs no driver: the
+// descriptor in the child's own log is enough.
 //
 // Concurrency: Runtime is safe for concurrent use. Settlement is triggered
 // by the child's OnIdle callback and runs on a short-lived goroutine (the

@@ -194,24 +194,11 @@ func turnEnds(events []session.Event) []string {
 	return out
 }
 
-func indexOf(events []session.Event, typ string) int {
-	for i, ev := range events {
-		if ev.Type == typ {
-			return i
-		}
-	}
-	return -1
-}
-
-func count(events []session.Event, typ string) int {
-	n := 0
-	for _, ev := range events {
-		if ev.Type == typ {
-			n++
-		}
-	}
-	return n
-}
+// Event lookups shared with the other subagent test packages.
+var (
+	indexOf = subagenttest.IndexOf
+	count   = subagenttest.Count
+)
 
 // waitIdle waits for a to be idle.
 func waitIdle(t *testing.T, ctx context.Context, a *agent.Agent) {

@@ -62,6 +62,12 @@ func DecodeIdentity(raw json.RawMessage) (*Identity, error) {
 	if id := decodeCanonicalIdentity(raw); id != nil {
 		return id, nil
 	}
+	return decodeIdentityJSON(raw)
+}
+
+// decodeIdentityJSON is DecodeIdentity through encoding/json, without the
+// canonical fast path (the fuzz test holds the two to the same answers).
+func decodeIdentityJSON(raw []byte) (*Identity, error) {
 	var w struct {
 		Mode  *string `json:"mode"`
 		Label *string `json:"label"`

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acp-agent/acp-agent/driver"
 	"github.com/acp-agent/acp-agent/subagent"
 )
 
@@ -38,7 +39,7 @@ func TestInterruptRightAfterStartStopsThePromptsTurn(t *testing.T) {
 				t.Fatal(err)
 			}
 			ends := lc.waitEnds(t, ctx, id, 1)
-			if ends[0].StopReason != subagent.StopAborted {
+			if ends[0].StopReason != driver.StopAborted {
 				t.Errorf("stop reason = %q", ends[0].StopReason)
 			}
 			waitIdle(t, ctx, parent)

@@ -8,6 +8,7 @@ import (
 	"unicode/utf16"
 
 	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/driver"
 )
 
 // Notice texts.
@@ -19,15 +20,15 @@ const (
 // noticeSummary returns the first line of a settlement notice.
 func noticeSummary(childID, stop string) string {
 	switch stop {
-	case StopCompleted:
+	case driver.StopCompleted:
 		return fmt.Sprintf("Background subagent %s finished and will do no further work unless you send it more.", childID)
-	case StopAborted:
+	case driver.StopAborted:
 		return fmt.Sprintf("Background subagent %s was stopped before it finished.", childID)
-	case StopMaxTokens:
+	case driver.StopMaxTokens:
 		return fmt.Sprintf("Background subagent %s ran out of room before it finished.", childID)
-	case StopRefusal:
+	case driver.StopRefusal:
 		return fmt.Sprintf("Background subagent %s declined the task.", childID)
-	case StopError:
+	case driver.StopError:
 		return fmt.Sprintf("Background subagent %s failed before it finished.", childID)
 	}
 	return fmt.Sprintf("Background subagent %s ended abnormally (%s) before it finished.", childID, stop)

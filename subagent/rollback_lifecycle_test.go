@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/acp-agent/acp-agent/driver"
 	"github.com/acp-agent/acp-agent/subagent"
 )
 
@@ -30,7 +31,7 @@ func TestRollbackAfterPublishedStartEmitsTheMatchingEnd(t *testing.T) {
 	if len(evs) != 2 || evs[0].Type != subagent.EventStart || evs[1].Type != subagent.EventEnd {
 		t.Fatalf("lifecycle = %+v, want start then end", evs)
 	}
-	if evs[0].RunID != evs[1].RunID || evs[1].StopReason != subagent.StopAborted || len(evs[1].LastAssistantMessage) != 0 {
+	if evs[0].RunID != evs[1].RunID || evs[1].StopReason != driver.StopAborted || len(evs[1].LastAssistantMessage) != 0 {
 		t.Fatalf("end %+v does not close start %+v as aborted without output", evs[1], evs[0])
 	}
 	if st.Live(evs[0].ID) != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/driver"
 	"github.com/acp-agent/acp-agent/subagent"
 	"github.com/acp-agent/acp-agent/subagent/subagenttest"
 )
@@ -15,24 +16,24 @@ import (
 // stub is a provider with fixed behaviour.
 type stub struct {
 	name    string
-	caps    subagent.Capabilities
+	caps    driver.Capabilities
 	starts  int
-	req     subagent.StartRequest
-	result  subagent.Result
+	req     driver.Request
+	result  driver.Result
 	runErr  error
-	startFn func() (*subagent.Run, error)
+	startFn func() (*driver.Run, error)
 }
 
-func (s *stub) Name() string                        { return s.name }
-func (s *stub) Capabilities() subagent.Capabilities { return s.caps }
-func (s *stub) InheritsParentContext() bool         { return false }
-func (s *stub) Start(ctx context.Context, req subagent.StartRequest) (*subagent.Run, error) {
+func (s *stub) Name() string                      { return s.name }
+func (s *stub) Capabilities() driver.Capabilities { return s.caps }
+func (s *stub) InheritsParentContext() bool       { return false }
+func (s *stub) StartOneShot(ctx context.Context, host driver.Host, req driver.Request) (*driver.Run, error) {
 	s.starts++
 	s.req = req
 	if s.startFn != nil {
 		return s.startFn()
 	}
-	run := subagent.NewRun("stub-child", nil, 1, nil)
+	run := driver.NewRun("stub-child", nil, 1, nil)
 	run.Settle(s.result, s.runErr)
 	return run, nil
 }
@@ -98,7 +99,7 @@ func TestStartChecksBeforeCallingTheProvider(t *testing.T) {
 			}
 		})
 	}
-	full := &stub{name: "full", caps: subagent.Capabilities{DepthLimit: true, ToolFilter: true, Persona: true}}
+	full := &stub{name: "full", caps: driver.Capabilities{DepthLimit: true, ToolFilter: true, Persona: true}}
 	unreg2, _ := st.Runtime.RegisterProvider(full)
 	defer unreg2()
 	if _, err := st.Runtime.Start(ctx, "full", subagent.OneShotRequest{Parent: parent, MaxDepth: subagent.Depth(-1)}); err == nil ||
@@ -110,26 +111,32 @@ func TestStartChecksBeforeCallingTheProvider(t *testing.T) {
 	}
 }
 
-func TestStartPassesTheOneShotDescriptorToTheProvider(t *testing.T) {
+func TestStartBindsTheOneShotDescriptorToTheChild(t *testing.T) {
 	ctx := testCtx(t)
 	st := subagenttest.New(t, subagenttest.Config{})
 	parent := st.NewParent(t, "parent")
-	p := &stub{name: "one-shot", result: subagent.Result{StopReason: "completed"}}
-	unreg, _ := st.Runtime.RegisterProvider(p)
-	defer unreg()
-	if _, err := st.Runtime.Start(ctx, "one-shot", subagent.OneShotRequest{Parent: parent, Prompt: text("x")}); err != nil {
-		t.Fatal(err)
+	tests := []struct{ label, want string }{
+		{"", `{"version":2,"mode":"one-shot","provider":"spawn"}`},
+		{"lbl", `{"version":2,"mode":"one-shot","provider":"spawn","label":"lbl"}`},
 	}
-	raw, _ := p.req.Descriptor.Snapshot()
-	if string(raw) != `{"version":2,"mode":"one-shot","provider":"one-shot"}` {
-		t.Errorf("descriptor = %s", raw)
-	}
-	if _, err := st.Runtime.Start(ctx, "one-shot", subagent.OneShotRequest{Parent: parent, Label: "lbl"}); err != nil {
-		t.Fatal(err)
-	}
-	raw, _ = p.req.Descriptor.Snapshot()
-	if string(raw) != `{"version":2,"mode":"one-shot","provider":"one-shot","label":"lbl"}` {
-		t.Errorf("labelled descriptor = %s", raw)
+	for _, tt := range tests {
+		run, err := st.Runtime.Start(ctx, "spawn", subagent.OneShotRequest{Parent: parent, Label: tt.label, Prompt: text("x")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := run.Result(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, ev := range run.LocalAgent.Session().Events() {
+			if ev.Type == session.TypeDescriptor {
+				got = append(got, string(ev.Data))
+			}
+		}
+		if len(got) != 1 || got[0] != tt.want {
+			t.Errorf("label %q: descriptors = %v, want [%s]", tt.label, got, tt.want)
+		}
+		_ = run.Dispose(ctx)
 	}
 }
 
@@ -139,14 +146,14 @@ func TestOneShotLifecyclePairsStartBeforeEnd(t *testing.T) {
 	parent := st.NewParent(t, "parent")
 	tests := []struct {
 		name   string
-		result subagent.Result
+		result driver.Result
 		runErr error
 		stop   string
 		last   []session.Block
 	}{
-		{"completed", subagent.Result{StopReason: "completed", Output: text("answer")}, nil, "completed", text("answer")},
-		{"empty output", subagent.Result{StopReason: "completed", Output: []session.Block{}}, nil, "completed", nil},
-		{"transport failure", subagent.Result{}, errors.New("transport"), "error", nil},
+		{"completed", driver.Result{StopReason: "completed", Output: text("answer")}, nil, "completed", text("answer")},
+		{"empty output", driver.Result{StopReason: "completed", Output: []session.Block{}}, nil, "completed", nil},
+		{"transport failure", driver.Result{}, errors.New("transport"), "error", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -171,7 +178,7 @@ func TestOneShotLifecyclePairsStartBeforeEnd(t *testing.T) {
 		})
 	}
 	t.Run("distinct run ids for identical children", func(t *testing.T) {
-		p := &stub{name: "twice", result: subagent.Result{StopReason: "completed"}}
+		p := &stub{name: "twice", result: driver.Result{StopReason: "completed"}}
 		unreg, _ := st.Runtime.RegisterProvider(p)
 		defer unreg()
 		lc := record(st.Runtime)
@@ -186,7 +193,7 @@ func TestOneShotLifecyclePairsStartBeforeEnd(t *testing.T) {
 		}
 	})
 	t.Run("provider rejection emits nothing", func(t *testing.T) {
-		p := &stub{name: "reject", startFn: func() (*subagent.Run, error) { return nil, errors.New("setup rolled back") }}
+		p := &stub{name: "reject", startFn: func() (*driver.Run, error) { return nil, errors.New("setup rolled back") }}
 		unreg, _ := st.Runtime.RegisterProvider(p)
 		defer unreg()
 		lc := record(st.Runtime)
@@ -232,43 +239,5 @@ func TestSettlementNoticeSummaryIsBoundTo120UTF16Units(t *testing.T) {
 	m := subagent.SettlementNotice("c1", "weird", nil)
 	if got := session.JoinText(m.Content, "\n"); got != "Background subagent c1 ended abnormally (weird) before it finished.\nIt left no closing message." {
 		t.Errorf("abnormal notice = %q", got)
-	}
-}
-
-func TestEpochStopReasonFoldsConsumedWork(t *testing.T) {
-	ev := func(typ string, data any) session.Event {
-		return session.Event{Type: typ, Data: session.MustData(data)}
-	}
-	one, zero := 1, 0
-	start := ev(session.TypeTurnStart, session.TurnData{Turn: 1})
-	step := ev(session.TypeStepStart, session.StepData{Turn: 1, Step: 1})
-	claim := ev(session.TypeInboxSpliced, session.InboxSplicedData{Target: "next-turn", RemovedCount: &one, Inserted: []session.Message{}})
-	cancel := ev(session.TypeInboxSpliced, session.InboxSplicedData{Target: "next-turn", RemovedCount: &one, Inserted: []session.Message{}, Outcome: "canceled"})
-	_ = zero
-	end := func(kind string) session.Event {
-		return ev(session.TypeTurnEnd, session.TurnEndData{Turn: 1, Reason: session.TurnEndReason{Kind: kind}})
-	}
-	tests := []struct {
-		name   string
-		events []session.Event
-		want   string
-	}{
-		{"no turn", nil, "completed"},
-		{"completed", []session.Event{start, claim, step, end("completed")}, "completed"},
-		{"max tokens", []session.Event{start, claim, step, end("max-tokens")}, "max-tokens"},
-		{"blocked", []session.Event{start, claim, step, end("blocked")}, "refusal"},
-		{"interrupted", []session.Event{start, claim, end("interrupted")}, "aborted"},
-		{"aborted before a step", []session.Event{start, claim, end("aborted")}, "aborted"},
-		{"error", []session.Event{start, claim, step, end("error")}, "error"},
-		{"work dropped after completion", []session.Event{start, claim, step, end("completed"), cancel}, "aborted"},
-		{"dropped with no turn", []session.Event{cancel}, "aborted"},
-		{"unknown kind", []session.Event{start, step, end("max-steps")}, "error"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := subagent.EpochStopReason(tt.events); got != tt.want {
-				t.Errorf("EpochStopReason = %s, want %s", got, tt.want)
-			}
-		})
 	}
 }

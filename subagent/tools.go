@@ -15,6 +15,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/agent/tool"
+	"github.com/acp-agent/acp-agent/driver"
 )
 
 // Tool names.
@@ -51,7 +52,7 @@ type DelegationConfig struct {
 
 // Delegation is the `subagent` / `subagent_fork` tool.
 type Delegation struct {
-	rt  *Runtime
+	svc *Service
 	cfg DelegationConfig
 }
 
@@ -68,7 +69,7 @@ func NewDelegation(rt *Runtime, cfg DelegationConfig) *Delegation {
 	if cfg.MaxDepth == nil {
 		cfg.MaxDepth = Depth(DefaultMaxDepth)
 	}
-	return &Delegation{rt: rt, cfg: cfg}
+	return &Delegation{svc: rt.Service, cfg: cfg}
 }
 
 // NewSubagentTool is the shipped `subagent` tool: provider "spawn",
@@ -161,7 +162,7 @@ func (d *Delegation) Execute(ctx context.Context, inv tool.Invocation) (tool.Res
 	}
 	prompt := []session.Block{session.Text(args.Prompt)}
 	if d.cfg.Background && (args.RunInBackground == nil || *args.RunInBackground) {
-		childID, _, err := d.rt.StartContinuable(ctx, ContinuableSpec{
+		childID, _, err := d.svc.StartContinuable(ctx, ContinuableSpec{
 			Provider: d.cfg.Provider, Label: args.Description, Prompt: prompt, Parent: caller,
 			Route: d.cfg.Route, MaxDepth: d.cfg.MaxDepth, ToolFilter: d.cfg.ToolFilter, Persona: d.cfg.Persona,
 		})
@@ -184,7 +185,7 @@ func (d *Delegation) foreground(ctx context.Context, inv tool.Invocation, caller
 	if inv.Progress != nil {
 		onUpdate = progressReporter(inv.Progress)
 	}
-	run, err := d.rt.Start(ctx, d.cfg.Provider, OneShotRequest{
+	run, err := d.svc.Start(ctx, d.cfg.Provider, OneShotRequest{
 		Label: label, Prompt: prompt, Parent: caller, Route: d.cfg.Route, MaxDepth: d.cfg.MaxDepth,
 		ToolFilter: d.cfg.ToolFilter, Persona: d.cfg.Persona, OnUpdate: onUpdate,
 	})
@@ -215,7 +216,7 @@ func (d *Delegation) foreground(ctx context.Context, inv tool.Invocation, caller
 	case disposeErr != nil:
 		return fail(&tool.Error{Code: CodeSubagentRunFailed, Message: fmt.Sprintf("dispose failed: %v", disposeErr), Err: disposeErr})
 	}
-	if res.StopReason == StopCompleted {
+	if res.StopReason == driver.StopCompleted {
 		out := tool.TextResult(session.JoinText(res.Output, ""), map[string]any{"kind": "foreground", "runId": run.ID, "output": res.Output})
 		out.Display = display
 		return out, nil
@@ -225,16 +226,16 @@ func (d *Delegation) foreground(ctx context.Context, inv tool.Invocation, caller
 
 // ForegroundFailure renders a non-completed foreground result:
 // headline, optional diagnostic, optional partial output.
-func ForegroundFailure(res Result) string {
+func ForegroundFailure(res driver.Result) string {
 	var b strings.Builder
 	switch res.StopReason {
-	case StopAborted:
+	case driver.StopAborted:
 		b.WriteString("subagent run was cancelled")
-	case StopError:
+	case driver.StopError:
 		b.WriteString("subagent run failed")
-	case StopMaxTokens:
+	case driver.StopMaxTokens:
 		b.WriteString("subagent run hit its token limit before finishing")
-	case StopRefusal:
+	case driver.StopRefusal:
 		b.WriteString("subagent declined the task")
 	default:
 		fmt.Fprintf(&b, "subagent run ended abnormally (%s)", res.StopReason)

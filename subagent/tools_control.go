@@ -37,13 +37,13 @@ const (
 )
 
 // SendMessage is the `send_message` tool.
-type SendMessage struct{ rt *Runtime }
+type SendMessage struct{ svc *Service }
 
 // Interrupt is the `interrupt_agent` tool.
-type Interrupt struct{ rt *Runtime }
+type Interrupt struct{ svc *Service }
 
 // ReportTool is the child-side `report` tool.
-type ReportTool struct{ rt *Runtime }
+type ReportTool struct{ svc *Service }
 
 var (
 	_ tool.Tool = (*SendMessage)(nil)
@@ -52,13 +52,13 @@ var (
 )
 
 // NewSendMessageTool returns `send_message` over rt.
-func NewSendMessageTool(rt *Runtime) *SendMessage { return &SendMessage{rt} }
+func NewSendMessageTool(rt *Runtime) *SendMessage { return &SendMessage{rt.Service} }
 
 // NewInterruptTool returns `interrupt_agent` over rt.
-func NewInterruptTool(rt *Runtime) *Interrupt { return &Interrupt{rt} }
+func NewInterruptTool(rt *Runtime) *Interrupt { return &Interrupt{rt.Service} }
 
 // NewReportTool returns the child-side `report` tool over rt.
-func NewReportTool(rt *Runtime) *ReportTool { return &ReportTool{rt} }
+func NewReportTool(rt *Runtime) *ReportTool { return &ReportTool{rt.Service} }
 
 // Spec returns the tool's name, description and parameter schema.
 func (t *SendMessage) Spec() model.ToolSpec {
@@ -81,7 +81,7 @@ func (t *SendMessage) Execute(ctx context.Context, inv tool.Invocation) (tool.Re
 	if err := json.Unmarshal(inv.Arguments, &args); err != nil {
 		return tool.Result{}, &tool.Error{Code: tool.CodeInvalidArgs, Message: "invalid arguments: " + err.Error()}
 	}
-	id, err := t.rt.Followup(ctx, caller, args.SubagentID, []session.Block{session.Text(args.Message)})
+	id, err := t.svc.Followup(ctx, caller, args.SubagentID, []session.Block{session.Text(args.Message)})
 	if err != nil {
 		return tool.Result{}, err
 	}
@@ -108,7 +108,7 @@ func (t *Interrupt) Execute(ctx context.Context, inv tool.Invocation) (tool.Resu
 	if err := json.Unmarshal(inv.Arguments, &args); err != nil {
 		return tool.Result{}, &tool.Error{Code: tool.CodeInvalidArgs, Message: "invalid arguments: " + err.Error()}
 	}
-	if err := t.rt.Interrupt(args.AgentID, AncestorAuthority(caller)); err != nil {
+	if err := t.svc.Interrupt(args.AgentID, AncestorAuthority(caller)); err != nil {
 		return tool.Result{}, err
 	}
 	return tool.TextResult("interrupt requested for agent "+args.AgentID, map[string]any{"accepted": true}), nil
@@ -134,7 +134,7 @@ func (t *ReportTool) Execute(ctx context.Context, inv tool.Invocation) (tool.Res
 	if err := json.Unmarshal(inv.Arguments, &args); err != nil {
 		return tool.Result{}, &tool.Error{Code: tool.CodeInvalidArgs, Message: "invalid arguments: " + err.Error()}
 	}
-	id, err := t.rt.Report(ctx, caller, []session.Block{session.Text(args.Output)}, DeliveryNextStep)
+	id, err := t.svc.Report(ctx, caller, []session.Block{session.Text(args.Output)}, DeliveryNextStep)
 	if err != nil {
 		return tool.Result{}, err
 	}

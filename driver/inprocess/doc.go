@@ -1,17 +1,24 @@
-// Package inprocess implements the in-process subagent providers: "spawn"
-// (a fresh child with an empty history) and "fork" (a child seeded with the
-// parent's completed turns). A one-shot child runs as an Agent in this
-// process on its own live session; continuable children are created by the
-// subagent runtime's continuation manager, which asks the provider only for
-// the seed (PrepareContinuable).
+// Package inprocess implements the in-process drivers: "spawn" (a fresh
+// child with an empty history) and "fork" (a child seeded with the
+// parent's completed turns). Their children run as Agents in this process,
+// created and released through the driver.Host the subagent runtime hands
+// to each start.
 //
-// Layering: inprocess imports subagent, agent and agent/session. It must not
-// import persistence or acp.
+// What it owns: the choice of a child's seed, and for a one-shot child its
+// run — delivering the prompt, cancelling it when the start's context ends,
+// settling it from the child's own log when the child first becomes idle,
+// and disposing it. A continuable child is handed back to the host right
+// after creation; the host delivers its prompt and owns its activation.
 //
-// Concurrency and ownership: a Run owns its child agent and session until
-// Dispose, which closes the agent, unregisters it and removes the session
-// from the live store (flushing and unlocking it in persistence). The run
-// settles from the child's OnIdle callback, so no goroutine waits on a
-// child; cancellation of the Start context is hooked with
-// context.AfterFunc and released at Dispose.
+// Layering: inprocess imports driver, agent and agent/session only. It must
+// not import subagent (it knows its host only as driver.Host), persistence,
+// acp or app; internal/layering enforces this.
+//
+// Concurrency and ownership: a one-shot Run owns its child agent and
+// session until Dispose, which closes the agent and releases it through the
+// host (unregistering it and removing the session from the live store,
+// which flushes and unlocks it in persistence). The run settles from the
+// child's OnIdle callback, so no goroutine waits on a child; cancellation
+// of the start's context is hooked with context.AfterFunc and released at
+// Dispose.
 package inprocess

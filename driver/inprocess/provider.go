@@ -1,19 +1,20 @@
 package inprocess
 
-// This file defines the spawn and fork providers and the in-process
-// one-shot run (subagent-contract.md §2.2 "In-process driver").
+// This file defines the spawn and fork drivers and the in-process one-shot
+// run (subagent-contract.md §2.2 "In-process driver").
 
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync/atomic"
 
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/session"
-	"github.com/acp-agent/acp-agent/subagent"
+	"github.com/acp-agent/acp-agent/driver"
 )
 
-// Provider names.
+// Driver names.
 const (
 	SpawnName = "spawn"
 	ForkName  = "fork"
@@ -29,126 +30,108 @@ type Faults struct {
 	DisposeError      string
 }
 
-// Option configures a provider.
+// Option configures a driver.
 type Option func(*Provider)
 
 // WithFaults injects f.
 func WithFaults(f Faults) Option { return func(p *Provider) { p.faults = f } }
 
-// Provider is an in-process provider.
+// Provider is an in-process driver.
 type Provider struct {
-	rt     *subagent.Runtime
 	name   string
 	fork   bool
 	faults Faults
 }
 
-var _ subagent.ContinuableProvider = (*Provider)(nil)
+var _ driver.Continuable = (*Provider)(nil)
 
-// Spawn returns the "spawn" provider: fresh children.
-func Spawn(rt *subagent.Runtime, opts ...Option) *Provider {
-	return newProvider(rt, SpawnName, false, opts)
-}
+// Spawn returns the "spawn" driver: fresh children.
+func Spawn(opts ...Option) *Provider { return newProvider(SpawnName, false, opts) }
 
-// Fork returns the "fork" provider: children seeded with the parent's
+// Fork returns the "fork" driver: children seeded with the parent's
 // completed turns.
-func Fork(rt *subagent.Runtime, opts ...Option) *Provider {
-	return newProvider(rt, ForkName, true, opts)
-}
+func Fork(opts ...Option) *Provider { return newProvider(ForkName, true, opts) }
 
-func newProvider(rt *subagent.Runtime, name string, fork bool, opts []Option) *Provider {
-	p := &Provider{rt: rt, name: name, fork: fork}
+func newProvider(name string, fork bool, opts []Option) *Provider {
+	p := &Provider{name: name, fork: fork}
 	for _, o := range opts {
 		o(p)
 	}
 	return p
 }
 
-// Register registers the spawn and fork providers on rt.
-func Register(rt *subagent.Runtime, opts ...Option) (unregister func(), err error) {
-	u1, err := rt.RegisterProvider(Spawn(rt, opts...))
-	if err != nil {
-		return nil, err
-	}
-	u2, err := rt.RegisterProvider(Fork(rt, opts...))
-	if err != nil {
-		u1()
-		return nil, err
-	}
-	return func() { u2(); u1() }, nil
+// Drivers returns the spawn and fork drivers, for the host's registry.
+func Drivers(opts ...Option) []driver.Driver {
+	return []driver.Driver{Spawn(opts...), Fork(opts...)}
 }
 
-// Name returns the provider name.
+// Name returns the driver name.
 func (p *Provider) Name() string { return p.name }
 
 // Capabilities: everything but structured output.
-func (p *Provider) Capabilities() subagent.Capabilities {
-	return subagent.Capabilities{DepthLimit: true, ToolFilter: true, Persona: true}
+func (p *Provider) Capabilities() driver.Capabilities {
+	return driver.Capabilities{DepthLimit: true, ToolFilter: true, Persona: true}
 }
 
 // InheritsParentContext is true for fork.
 func (p *Provider) InheritsParentContext() bool { return p.fork }
 
-// PrepareContinuable returns the seed of a continuable child: none for
-// spawn, the parent's completed-turn prefix for fork.
-func (p *Provider) PrepareContinuable(ctx context.Context, req subagent.ContinuableRequest) ([]session.Event, error) {
+// seed returns a new child's seed: none for spawn, the parent's
+// completed-turn prefix for fork.
+func (p *Provider) seed(parent *agent.Agent) []session.Event {
 	if !p.fork {
-		return nil, nil
+		return nil
 	}
-	return subagent.ForkSeed(req.Parent.Session().Events()), nil
+	return forkSeed(parent.Session().Events())
 }
 
-// ErrAbortedBeforePublication is returned by Start when its context ended
-// before the child was published.
+// forkSeed returns the completed-turn prefix of events: everything up to
+// and including the last turn/end (nil when no turn completed).
+func forkSeed(events []session.Event) []session.Event {
+	for i := len(events) - 1; i >= 0; i-- {
+		if events[i].Type == session.TypeTurnEnd {
+			return slices.Clone(events[:i+1])
+		}
+	}
+	return nil
+}
+
+// StartContinuable creates a continuable child through host; the host
+// delivers its prompt and owns its activation.
+func (p *Provider) StartContinuable(ctx context.Context, host driver.Host, req driver.Request) (*agent.Agent, error) {
+	return host.CreateChild(ctx, p.seed(req.Parent), nil)
+}
+
+// ErrAbortedBeforePublication is returned by StartOneShot when its context
+// ended before the child was published.
 var ErrAbortedBeforePublication = errors.New("subagent request was aborted before child publication")
 
-// Start publishes a one-shot child, delivers its prompt and returns its
-// run. The run settles when the child first becomes quiescent.
-func (p *Provider) Start(ctx context.Context, req subagent.StartRequest) (*subagent.Run, error) {
-	if err := subagent.ValidateMaxDepth(req.MaxDepth); err != nil {
-		return nil, err
-	}
+// StartOneShot publishes a one-shot child, delivers its prompt and returns
+// its run. The run settles when the child first becomes quiescent.
+func (p *Provider) StartOneShot(ctx context.Context, host driver.Host, req driver.Request) (*driver.Run, error) {
 	if ctx.Err() != nil {
 		return nil, ErrAbortedBeforePublication
 	}
-	parent := req.Parent
-	depth, err := subagent.ChildDepth(parent, req.MaxDepth)
-	if err != nil {
-		return nil, err
-	}
-	var seed []session.Event
-	if p.fork {
-		seed = subagent.ForkSeed(parent.Session().Events())
-	}
-	maxTokens := req.MaxTokens
-	if maxTokens == 0 {
-		maxTokens = parent.Options().MaxTokens
-	}
-	r := &oneShot{p: p, seedLength: len(seed)}
-	spec := subagent.ChildSpec{
-		Mode: subagent.ModeOneShot, Label: req.Label, Route: subagent.ResolveRoute(parent, req.Route),
-		MaxTokens: maxTokens, Persona: req.Persona, ToolFilter: req.ToolFilter, Depth: depth, Parent: parent,
-		Fresh: true, PreStep: []agent.PreStepHook{subagent.DescriptorHook(req.Descriptor)}, OnIdle: r.onIdle,
-	}
-	id := parent.Session().NewID()
-	child, err := p.rt.CreateChild(subagent.ChildHeader(parent, id, depth, len(seed)), seed, spec)
+	seed := p.seed(req.Parent)
+	r := &oneShot{p: p, host: host, seedLength: len(seed)}
+	child, err := host.CreateChild(ctx, seed, r.onIdle)
 	if err != nil {
 		return nil, err
 	}
 	// Published.
 	r.child = child
-	r.run = subagent.NewRun(id, child, depth, r.dispose)
+	r.run = driver.NewRun(child.SessionID(), child, child.Session().Header().DelegationDepth, r.dispose)
 	if req.OnUpdate != nil {
 		r.unsubscribe = child.Subscribe(func(u agent.Update) { req.OnUpdate(child, u) })
 	}
 	if p.faults.PublishedRunError != "" {
-		r.run.Settle(subagent.Result{}, errors.New(p.faults.PublishedRunError))
+		r.run.Settle(driver.Result{}, errors.New(p.faults.PublishedRunError))
 		return r.run, nil
 	}
 	if _, err := child.Followup(session.Message{
 		Role: session.RoleUser, Content: req.Prompt, Source: session.Source{Kind: session.SourceUser},
 	}); err != nil {
-		r.run.Settle(subagent.Result{}, err)
+		r.run.Settle(driver.Result{}, err)
 		return r.run, nil
 	}
 	// Registered only once the prompt is queued: a signal that ended
@@ -165,8 +148,9 @@ func (p *Provider) Start(ctx context.Context, req subagent.StartRequest) (*subag
 // oneShot is the state of one in-process one-shot run.
 type oneShot struct {
 	p          *Provider
+	host       driver.Host
 	child      *agent.Agent
-	run        *subagent.Run
+	run        *driver.Run
 	seedLength int
 	cancelled  atomic.Bool
 
@@ -181,11 +165,11 @@ func (r *oneShot) onIdle(*agent.Agent) {
 	}
 }
 
-func (r *oneShot) result() subagent.Result {
+func (r *oneShot) result() driver.Result {
 	events := r.child.Session().EventsFrom(r.seedLength)
-	return subagent.Result{
+	return driver.Result{
 		Output:     agent.FinalOutput(events),
-		StopReason: subagent.OneShotStopReason(events, r.cancelled.Load()),
+		StopReason: driver.OneShotStopReason(events, r.cancelled.Load()),
 	}
 }
 
@@ -202,7 +186,7 @@ func (r *oneShot) dispose(ctx context.Context) error {
 	if r.unsubscribe != nil {
 		r.unsubscribe()
 	}
-	releaseErr := r.p.rt.ReleaseChild(ctx, r.child)
+	releaseErr := r.host.ReleaseChild(ctx, r.child)
 	if err := errors.Join(closeErr, releaseErr); err != nil {
 		return err
 	}

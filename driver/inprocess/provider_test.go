@@ -12,6 +12,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/agent/tool"
+	"github.com/acp-agent/acp-agent/driver"
 	"github.com/acp-agent/acp-agent/driver/inprocess"
 	"github.com/acp-agent/acp-agent/subagent"
 	"github.com/acp-agent/acp-agent/subagent/subagenttest"
@@ -39,7 +40,7 @@ func say(s string) subagenttest.Responder {
 	return func(context.Context, model.Request) ([]session.Chunk, error) { return subagenttest.Text(s), nil }
 }
 
-func start(t *testing.T, ctx context.Context, st *subagenttest.Stack, provider string, req subagent.OneShotRequest) *subagent.Run {
+func start(t *testing.T, ctx context.Context, st *subagenttest.Stack, provider string, req subagent.OneShotRequest) *driver.Run {
 	t.Helper()
 	run, err := st.Runtime.Start(ctx, provider, req)
 	if err != nil {
@@ -362,21 +363,8 @@ func TestForegroundDelegationReportsProgressWithTheChildLink(t *testing.T) {
 	}
 }
 
-func indexOf(events []session.Event, typ string) int {
-	for i, ev := range events {
-		if ev.Type == typ {
-			return i
-		}
-	}
-	return -1
-}
-
-func count(events []session.Event, typ string) int {
-	n := 0
-	for _, ev := range events {
-		if ev.Type == typ {
-			n++
-		}
-	}
-	return n
-}
+// Event lookups shared with the other subagent test packages.
+var (
+	indexOf = subagenttest.IndexOf
+	count   = subagenttest.Count
+)

@@ -1,5 +1,6 @@
 // Package layering holds no code: its test enforces the one-way package
 // dependencies described in the house style (agent and subagent never
 // depend on the ACP SDK, on acp or on persistence; persistence depends only
-// on agent/session and the standard library).
+// on agent/session and the standard library), and that the subagent
+// runtime and its drivers meet only at package driver (seams_test.go).
 package layering

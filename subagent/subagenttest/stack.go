@@ -125,7 +125,7 @@ func New(t testing.TB, cfg Config) *Stack {
 	s.Runtime = subagent.New(subagent.Options{
 		Sessions: st, Agents: s.Agents, Durable: cfg.Durable, Factory: s.Factory(),
 	})
-	if _, err := inprocess.Register(s.Runtime, inprocess.WithFaults(cfg.Faults)); err != nil {
+	if _, err := s.Runtime.RegisterProviders(inprocess.Drivers(inprocess.WithFaults(cfg.Faults))...); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })

@@ -1,0 +1,49 @@
+package layering
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// imports returns the module-internal packages pkg imports directly.
+func imports(t *testing.T, pkg string) []string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-f", `{{join .Imports " "}}`, pkg).Output()
+	if err != nil {
+		t.Fatalf("go list %s: %v", pkg, err)
+	}
+	var own []string
+	for _, imp := range strings.Fields(string(out)) {
+		if strings.HasPrefix(imp, module+"/") {
+			own = append(own, strings.TrimPrefix(imp, module+"/"))
+		}
+	}
+	return own
+}
+
+// The subagent runtime and its drivers meet only at package driver: the
+// driver declares what it needs from its host (driver.Host) and the
+// runtime implements it, so a second driver can be written against the
+// same seam. Neither side imports the other, and the runtime reaches the
+// rest of the program only through agent interfaces and the persistence
+// interfaces it declares itself.
+func TestRuntimeAndDriversMeetOnlyAtTheDriverSeam(t *testing.T) {
+	tests := []struct {
+		pkg     string
+		allowed func(imp string) bool
+	}{
+		{"driver", func(imp string) bool { return imp == "agent" || imp == "agent/session" }},
+		{"driver/inprocess", func(imp string) bool { return imp == "driver" || imp == "agent" || imp == "agent/session" }},
+		{"subagent", func(imp string) bool { return imp == "driver" || imp == "agent" || strings.HasPrefix(imp, "agent/") }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.pkg, func(t *testing.T) {
+			for _, imp := range imports(t, module+"/"+tt.pkg) {
+				if !tt.allowed(imp) {
+					t.Errorf("%s imports %s", tt.pkg, imp)
+				}
+			}
+		})
+	}
+}

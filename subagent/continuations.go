@@ -1,0 +1,320 @@
+package subagent
+
+// This file is the continuation manager: the Activations of continuable
+// children (subagent-contract.md §2.3–2.7, §2.10). Settlement, disposal and
+// drains are in settle.go.
+//
+// An Activation is one residency epoch of a continuable child: its live
+// Agent (registered), its live session, the set of continuable children it
+// owns and the materialization-time ancestry used for interrupt authority.
+// A settled child holds nothing: its Agent is closed and unregistered, its
+// session removed from the live store (flushed and unlocked in
+// persistence), and its Activation dropped. The next send_message
+// cold-resumes it from disk.
+//
+// Locking: Continuations.mu guards the activation table and every
+// activation's mutable fields; it is never held while calling into an
+// Agent. A per-child lock (lockChild) serializes materialization,
+// submission and disposal of one child; lock order is parent before child.
+// Settlement runs on a short-lived goroutine started from the child's
+// OnIdle callback (the callback runs on the agent's loop goroutine, which
+// Close waits for); work counts those goroutines and in-flight
+// materializations so that drains can wait for them.
+
+import (
+	"context"
+	"log/slog"
+	"maps"
+	"sync"
+
+	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/driver"
+)
+
+type activation struct {
+	id       string
+	agent    *agent.Agent
+	provider string
+	parentID string
+	depth    int
+	runID    string
+	startSeq int
+	// owner is the parent's activation when the parent is itself a
+	// resident continuable child.
+	owner    *activation
+	owned    map[string]*activation
+	ancestry map[*agent.Agent]bool
+
+	disposing bool
+	announced bool
+	// started records that the epoch's subagent/start edge was published,
+	// so a rollback must close it with a subagent/end.
+	started bool
+}
+
+// Continuations is the continuation manager: it owns the resident
+// activations, their locks, admission (drains) and settlement.
+type Continuations struct {
+	live     liveAgents
+	kids     *children
+	durable  Durable
+	lc       *Lifecycle
+	log      *slog.Logger
+	newRunID func() string
+
+	mu         sync.Mutex
+	acts       map[string]*activation
+	draining   bool
+	drainRoots map[string]*agent.Agent
+	// work counts settlement goroutines and in-flight materializations.
+	work     int
+	workDone *sync.Cond
+
+	locksMu sync.Mutex
+	locks   map[string]*childLock
+}
+
+type childLock struct {
+	mu   sync.Mutex
+	refs int
+}
+
+func newContinuations(live liveAgents, kids *children, durable Durable, lc *Lifecycle, log *slog.Logger, newRunID func() string) *Continuations {
+	c := &Continuations{
+		live: live, kids: kids, durable: durable, lc: lc, log: log, newRunID: newRunID,
+		acts:       make(map[string]*activation),
+		drainRoots: make(map[string]*agent.Agent),
+		locks:      make(map[string]*childLock),
+	}
+	c.workDone = sync.NewCond(&c.mu)
+	return c
+}
+
+// lockChild takes the per-child lock of id and returns its release.
+func (c *Continuations) lockChild(id string) (unlock func()) {
+	c.locksMu.Lock()
+	l := c.locks[id]
+	if l == nil {
+		l = &childLock{}
+		c.locks[id] = l
+	}
+	l.refs++
+	c.locksMu.Unlock()
+	l.mu.Lock()
+	return func() {
+		l.mu.Unlock()
+		c.locksMu.Lock()
+		l.refs--
+		if l.refs == 0 {
+			delete(c.locks, id)
+		}
+		c.locksMu.Unlock()
+	}
+}
+
+func (c *Continuations) beginWork() {
+	c.mu.Lock()
+	c.work++
+	c.mu.Unlock()
+}
+
+func (c *Continuations) endWork() {
+	c.mu.Lock()
+	c.work--
+	if c.work == 0 {
+		c.workDone.Broadcast()
+	}
+	c.mu.Unlock()
+}
+
+// waitWork waits until no settlement or materialization is in flight.
+func (c *Continuations) waitWork() {
+	c.mu.Lock()
+	for c.work > 0 {
+		c.workDone.Wait()
+	}
+	c.mu.Unlock()
+}
+
+// admit reports DRAINING when the manager or a live lineage root of a is
+// draining.
+func (c *Continuations) admit(a *agent.Agent) error {
+	c.mu.Lock()
+	draining := c.draining
+	roots := maps.Clone(c.drainRoots)
+	c.mu.Unlock()
+	if draining {
+		return NewError(CodeDraining, "continuable subagents are draining; the operation was not admitted")
+	}
+	if len(roots) == 0 || a == nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	for cur := a; cur != nil && !seen[cur.ID()]; {
+		id := cur.ID()
+		seen[id] = true
+		if root, ok := roots[id]; ok {
+			if c.live.get(id) == root {
+				return Errorf(CodeDraining, "continuable subagents below parent %q are draining; the operation was not admitted", id)
+			}
+			c.mu.Lock()
+			if c.drainRoots[id] == root {
+				delete(c.drainRoots, id) // the root left the registry
+			}
+			c.mu.Unlock()
+		}
+		parent := cur.Session().Header().ParentSession
+		if parent == "" {
+			break
+		}
+		cur = c.live.get(parent)
+	}
+	return nil
+}
+
+// lookup returns id's resident activation (nil when none) and whether it
+// is being disposed.
+func (c *Continuations) lookup(id string) (act *activation, disposing bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	act = c.acts[id]
+	if act != nil {
+		disposing = act.disposing
+	}
+	return act, disposing
+}
+
+// Resident reports whether childID has a resident activation.
+func (c *Continuations) Resident(childID string) bool {
+	act, _ := c.lookup(childID)
+	return act != nil
+}
+
+// ResidentCount returns the number of resident activations.
+func (c *Continuations) ResidentCount() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.acts)
+}
+
+// idleHook returns the OnIdle callback of act's agent: it schedules a
+// settlement attempt off the loop goroutine.
+func (c *Continuations) idleHook(act *activation) func(*agent.Agent) {
+	return func(*agent.Agent) {
+		c.beginWork()
+		go func() {
+			defer c.endWork()
+			c.trySettle(act)
+		}()
+	}
+}
+
+// install records act as resident, owned by the parent's activation when
+// there is one, and publishes the start edge.
+func (c *Continuations) install(ctx context.Context, act *activation, parent *agent.Agent) error {
+	act.ancestry = c.live.ancestry(parent)
+	act.ancestry[act.agent] = true
+	act.owned = map[string]*activation{}
+	act.startSeq = act.agent.Session().Len()
+	act.runID = c.newRunID()
+	c.mu.Lock()
+	if owner := c.acts[parent.ID()]; owner != nil && owner.agent == parent {
+		if owner.disposing {
+			c.mu.Unlock()
+			return Errorf(CodeActivationClosing, "subagent parent %q is being disposed; the child was not established", parent.ID())
+		}
+		act.owner = owner
+		owner.owned[act.id] = act
+	}
+	c.acts[act.id] = act
+	c.mu.Unlock()
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	if err := c.admit(parent); err != nil {
+		return err
+	}
+	act.started = true
+	c.lc.emit(c.lifecycle(act, EventStart))
+	return nil
+}
+
+func (c *Continuations) lifecycle(act *activation, typ string) LifecycleEvent {
+	return LifecycleEvent{
+		Type: typ, RunID: act.runID, Provider: act.provider, ID: act.id, ParentID: act.parentID,
+		Mode: ModeContinuable, Depth: act.depth, Local: true,
+	}
+}
+
+// rollback undoes a start or resume that failed before acceptance: no
+// notice, and a subagent/end (stop reason aborted, no output) only when
+// the epoch's start edge was published, so every published start is paired
+// (subagent-contract.md §2.3: no end for an unpublished start edge).
+func (c *Continuations) rollback(act *activation) {
+	if act.started {
+		defer func() {
+			end := c.lifecycle(act, EventEnd)
+			end.StopReason = driver.StopAborted
+			c.lc.emit(end)
+		}()
+	}
+	c.mu.Lock()
+	if c.acts[act.id] == act {
+		delete(c.acts, act.id)
+	}
+	if act.owner != nil {
+		delete(act.owner.owned, act.id)
+	}
+	act.disposing = true
+	c.mu.Unlock()
+	if err := c.kids.ReleaseChild(context.Background(), act.agent); err != nil {
+		c.log.Warn("subagent: rolling back a child failed", "session", act.id, "err", err)
+	}
+}
+
+// submit delivers msg as one later turn of act's agent, at the final
+// admission span (subagent-contract.md §2.4 step 3). Caller holds the
+// child lock.
+func (c *Continuations) submit(ctx context.Context, act *activation, parent *agent.Agent, msg session.Message) (string, error) {
+	if ctx.Err() != nil {
+		return "", context.Cause(ctx)
+	}
+	if err := c.admit(parent); err != nil {
+		return "", err
+	}
+	c.mu.Lock()
+	disposing := act.disposing
+	c.mu.Unlock()
+	if disposing {
+		return "", Errorf(CodeActivationClosing, "subagent %q activation is being disposed; the message was not accepted", act.id)
+	}
+	if !c.live.exact(parent) {
+		return "", Errorf(CodeUnauthorized, "subagent %q delivery requires the exact live parent agent", act.id)
+	}
+	if act.agent.Session().Header().ParentSession != parent.ID() {
+		return "", Errorf(CodeUnauthorized, "subagent %q belongs to another parent session", act.id)
+	}
+	id, err := act.agent.Followup(msg)
+	if err != nil {
+		return "", err
+	}
+	c.mu.Lock()
+	act.announced = true
+	c.mu.Unlock()
+	return id, nil
+}
+
+// lookupFor is lookup plus whether caller was in the activation's
+// materialization-time ancestry (interrupt authority), read under the
+// same lock.
+func (c *Continuations) lookupFor(id string, caller *agent.Agent) (act *activation, disposing, inAncestry bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	act = c.acts[id]
+	if act != nil {
+		disposing = act.disposing
+		inAncestry = act.ancestry[caller]
+	}
+	return act, disposing, inAncestry
+}

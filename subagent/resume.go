@@ -1,0 +1,118 @@
+package subagent
+
+// This file is cold resume: materializing a settled continuable child from
+// its own durable log (subagent-contract.md §2.4 step 2).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/model"
+	"github.com/acp-agent/acp-agent/agent/session"
+)
+
+func unavailable(childID string, cause error) error {
+	return &SubagentError{Code: CodeNotResumable, Message: fmt.Sprintf("subagent %q is unavailable", childID), Err: cause}
+}
+
+// resume materializes a cold continuable child and installs its
+// activation. Caller holds the child lock.
+func (s *Service) resume(ctx context.Context, parent *agent.Agent, childID string) (*activation, error) {
+	desc, err := s.resumable(ctx, parent, childID)
+	if err != nil {
+		return nil, err
+	}
+	h, events, err := s.durable.Load(ctx, childID)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, context.Cause(ctx)
+		}
+		if errors.Is(err, ErrSessionLocked) {
+			return nil, &SubagentError{Code: CodeSessionLocked, Message: fmt.Sprintf("subagent %q is held by another process; the message was not accepted", childID), Err: err}
+		}
+		return nil, unavailable(childID, err)
+	}
+	sess, err := s.kids.sessions.Adopt(h, events)
+	if err != nil {
+		if rerr := s.durable.Release(childID); rerr != nil {
+			s.kids.log.Warn("subagent: releasing a child after a failed adoption failed", "session", childID, "err", rerr)
+		}
+		return nil, unavailable(childID, err)
+	}
+	act := &activation{id: childID, provider: desc.Provider, parentID: parent.ID(), depth: h.DelegationDepth}
+	spec := ChildSpec{
+		Mode: ModeContinuable, Label: desc.Label,
+		Route:   model.Route{Provider: desc.AgentProvider, Model: desc.AgentModel},
+		Persona: desc.Persona, ToolFilter: desc.ToolFilter, Depth: h.DelegationDepth, Parent: parent,
+		OnIdle: s.cont.idleHook(act),
+	}
+	child, err := s.kids.build(sess, spec)
+	if err != nil {
+		var se *SubagentError
+		if errors.As(err, &se) || ctx.Err() != nil {
+			return nil, err
+		}
+		return nil, unavailable(childID, err)
+	}
+	act.agent = child
+	if err := s.cont.install(ctx, act, parent); err != nil {
+		s.cont.rollback(act)
+		return nil, err
+	}
+	return act, nil
+}
+
+// resumable reads childID without locking it and returns the descriptor
+// it resumes from, once parent is authorized and the child is neither
+// live nor unsupported.
+func (s *Service) resumable(ctx context.Context, parent *agent.Agent, childID string) (*Descriptor, error) {
+	if s.durable == nil {
+		return nil, NewError(CodePersistenceUnavailable, "continuable subagents require session persistence (load a dsh-session-persistence backend)")
+	}
+	var (
+		h      session.Header
+		events []session.Event
+	)
+	sess, live := s.kids.sessions.Get(childID)
+	if live {
+		h, events = sess.Header(), sess.Events()
+	} else {
+		var err error
+		h, events, err = s.durable.Inspect(ctx, childID)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, context.Cause(ctx)
+			}
+			return nil, unavailable(childID, err)
+		}
+	}
+	if ctx.Err() != nil {
+		return nil, context.Cause(ctx)
+	}
+	if err := s.cont.admit(parent); err != nil {
+		return nil, err
+	}
+	if !s.live.exact(parent) {
+		return nil, Errorf(CodeUnauthorized, "subagent %q delivery requires the exact live parent agent", childID)
+	}
+	if h.ParentSession != parent.ID() {
+		return nil, Errorf(CodeUnauthorized, "subagent %q belongs to another parent session", childID)
+	}
+	own := events
+	if h.SeedLength <= len(events) {
+		own = events[h.SeedLength:]
+	}
+	desc, err := FoldFirst(own)
+	if err != nil {
+		return nil, err // a malformed own descriptor propagates as-is (§6 item 3)
+	}
+	if desc == nil || desc.Mode != ModeContinuable {
+		return nil, Errorf(CodeNotResumable, "subagent %q has no supported continuation state and cannot be resumed; do not retry send_message with this id", childID)
+	}
+	if live || s.live.get(childID) != nil {
+		return nil, Errorf(CodeDuplicateChild, "subagent %q is live outside the continuation manager; the message was not accepted", childID)
+	}
+	return desc, nil
+}

@@ -1,0 +1,420 @@
+package subagent
+
+// This file defines Service: one-shot starts (subagent-contract.md §2.2),
+// continuable starts (§2.3), follow-ups (§2.4, cold resume in resume.go),
+// interrupts (§2.5) and reports (§2.6). Every child start goes through a
+// driver and the driver.Host the Service binds to it (children.go).
+
+import (
+	"context"
+
+	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/model"
+	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/driver"
+)
+
+// OneShotRequest is a one-shot delegation (subagent-contract.md §2.2).
+type OneShotRequest struct {
+	Label  string
+	Prompt []session.Block
+	Parent *agent.Agent
+	// Route overrides the parent's model route (nil: inherit).
+	Route *model.Route
+	// MaxTokens overrides the parent's limit (0: inherit).
+	MaxTokens int
+	// MaxDepth caps the child's delegation depth (nil: no cap).
+	MaxDepth   *int
+	ToolFilter *ToolFilter
+	Persona    string
+	// OnUpdate, when set, receives every update of the child agent from
+	// before its prompt is delivered until the run is disposed (used for
+	// tool progress). It runs on the child's loop goroutine: keep it quick.
+	OnUpdate func(child *agent.Agent, u agent.Update)
+}
+
+// ContinuableSpec is a continuable start (subagent-contract.md §2.3).
+type ContinuableSpec struct {
+	Provider string
+	Label    string
+	// ChildID reserves the child's id (empty: minted).
+	ChildID string
+	Prompt  []session.Block
+	Parent  *agent.Agent
+	// Route overrides the parent's route; the resolved route is recorded
+	// in the descriptor and reused on cold resume.
+	Route      *model.Route
+	MaxTokens  int
+	MaxDepth   *int
+	ToolFilter *ToolFilter
+	Persona    string
+}
+
+// Depth returns a pointer to n, for OneShotRequest.MaxDepth and
+// ContinuableSpec.MaxDepth.
+func Depth(n int) *int { return &n }
+
+// Authority is who asks for an interrupt (subagent-contract.md §2.5).
+type Authority struct {
+	// Kind is "user" or "ancestor".
+	Kind string
+	// ParentSessionID addresses the durable direct parent (user kind).
+	ParentSessionID string
+	// Agent is the calling ancestor (ancestor kind).
+	Agent *agent.Agent
+}
+
+// UserAuthority is an interrupt by the user of parentSessionID.
+func UserAuthority(parentSessionID string) Authority {
+	return Authority{Kind: "user", ParentSessionID: parentSessionID}
+}
+
+// AncestorAuthority is an interrupt by a live ancestor agent.
+func AncestorAuthority(a *agent.Agent) Authority { return Authority{Kind: "ancestor", Agent: a} }
+
+// Report deliveries.
+const (
+	DeliveryNextStep = "next-step"
+	DeliveryQuiet    = "quiet"
+)
+
+// Service starts children and talks to them: the write side of the
+// runtime. It owns no state of its own; activations belong to the
+// continuation manager.
+type Service struct {
+	providers *ProviderRegistry
+	cont      *Continuations
+	kids      *children
+	live      liveAgents
+	lc        *Lifecycle
+	durable   Durable
+	newRunID  func() string
+}
+
+// Start starts a one-shot child through the named driver
+// (subagent-contract.md §2.2). Every check runs before the driver is
+// called; a driver error means no child and no lifecycle events.
+func (s *Service) Start(ctx context.Context, providerName string, req OneShotRequest) (*driver.Run, error) {
+	p, ok := s.providers.GetProvider(providerName)
+	if !ok {
+		return nil, Errorf(CodeNoProvider, "no subagent provider registered for %q", providerName)
+	}
+	if err := checkCapabilities(p, req.MaxDepth != nil, req.ToolFilter != nil, req.Persona != ""); err != nil {
+		return nil, err
+	}
+	if err := validateMaxDepth(req.MaxDepth); err != nil {
+		return nil, err
+	}
+	if req.Parent == nil {
+		return nil, NewError(CodeInvalidRequest, "subagent request has no parent agent")
+	}
+	desc := Descriptor{Version: DescriptorVersion, Mode: ModeOneShot, Provider: providerName, Label: req.Label}
+	if _, err := desc.Snapshot(); err != nil {
+		return nil, err
+	}
+	host := &oneShotHost{children: s.kids, req: req, desc: desc}
+	run, err := p.StartOneShot(ctx, host, driver.Request{Parent: req.Parent, Prompt: req.Prompt, OnUpdate: req.OnUpdate})
+	if err != nil {
+		return nil, err
+	}
+	s.publishOneShot(run, providerName, req.Parent.ID())
+	return run, nil
+}
+
+// publishOneShot emits run's start edge and, once it settles, its end.
+func (s *Service) publishOneShot(run *driver.Run, providerName, parentID string) {
+	info := LifecycleEvent{
+		RunID: s.newRunID(), Provider: providerName, ID: run.ID, ParentID: parentID,
+		Mode: ModeOneShot, Depth: run.Depth, Local: run.LocalAgent != nil,
+	}
+	start := info
+	start.Type = EventStart
+	s.lc.emit(start)
+	run.Observe(func(res driver.Result, err error) {
+		end := info
+		end.Type = EventEnd
+		if err != nil {
+			end.StopReason = driver.StopError
+		} else {
+			end.StopReason = res.StopReason
+			if len(res.Output) > 0 {
+				end.LastAssistantMessage = res.Output
+			}
+		}
+		s.lc.emit(end)
+	})
+}
+
+func checkCapabilities(p driver.Driver, depth, filter, persona bool) error {
+	c := p.Capabilities()
+	missing := ""
+	switch {
+	case depth && !c.DepthLimit:
+		missing = "depthLimit"
+	case filter && !c.ToolFilter:
+		missing = "toolFilter"
+	case persona && !c.Persona:
+		missing = "persona"
+	}
+	if missing != "" {
+		return Errorf(CodeUnsupportedCapability, "subagent provider %q does not support the %q capability", p.Name(), missing)
+	}
+	return nil
+}
+
+func (s *Service) requireManager() error {
+	if s.live.reg == nil {
+		return NewError(CodeContinuationUnavailable, "continuable subagents require the agents service")
+	}
+	return nil
+}
+
+// continuablePlan is a continuable start resolved before its driver runs.
+type continuablePlan struct {
+	spec       ContinuableSpec
+	childID    string
+	depth      int
+	route      model.Route
+	descriptor []byte
+	driver     driver.Continuable
+}
+
+// StartContinuable starts a continuable child and returns once its prompt
+// was accepted into the child's inbox (subagent-contract.md §2.3).
+func (s *Service) StartContinuable(ctx context.Context, spec ContinuableSpec) (childID, messageID string, err error) {
+	plan, err := s.planContinuable(spec)
+	if err != nil {
+		return "", "", err
+	}
+	s.cont.beginWork()
+	defer s.cont.endWork()
+	unlock := s.cont.lockChild(plan.childID)
+	defer unlock()
+	parent := spec.Parent
+	act := &activation{id: plan.childID, provider: spec.Provider, parentID: parent.ID(), depth: plan.depth}
+	host := &continuableHost{children: s.kids, svc: s, plan: plan, act: act}
+	child, err := plan.driver.StartContinuable(ctx, host, driver.Request{Parent: parent})
+	if err != nil {
+		return "", "", err
+	}
+	act.agent = child
+	if err := s.cont.install(ctx, act, parent); err != nil {
+		s.cont.rollback(act)
+		return "", "", err
+	}
+	msgID, err := s.cont.submit(ctx, act, parent, session.Message{
+		Role: session.RoleUser, Content: spec.Prompt, Source: session.Source{Kind: session.SourceUser},
+	})
+	if err != nil {
+		s.cont.rollback(act)
+		return "", "", err
+	}
+	return plan.childID, msgID, nil
+}
+
+// planContinuable runs every check of a continuable start that needs no
+// lock and resolves the child's id, depth, route, descriptor and driver.
+func (s *Service) planContinuable(spec ContinuableSpec) (continuablePlan, error) {
+	var plan continuablePlan
+	if err := s.requireManager(); err != nil {
+		return plan, err
+	}
+	parent := spec.Parent
+	if parent == nil {
+		return plan, NewError(CodeInvalidRequest, "continuable subagent request has no parent agent")
+	}
+	if err := s.cont.admit(parent); err != nil {
+		return plan, err
+	}
+	if s.durable == nil {
+		return plan, NewError(CodePersistenceUnavailable, "continuable subagents require session persistence (load a dsh-session-persistence backend)")
+	}
+	if err := validateMaxDepth(spec.MaxDepth); err != nil {
+		return plan, err
+	}
+	plan.spec, plan.childID = spec, spec.ChildID
+	if plan.childID == "" {
+		plan.childID = parent.Session().NewID()
+	}
+	if err := s.checkAbsent(plan.childID); err != nil {
+		return plan, err
+	}
+	depth, err := childDepth(parent, spec.MaxDepth)
+	if err != nil {
+		return plan, err
+	}
+	plan.depth, plan.route = depth, resolveRoute(parent, spec.Route)
+	desc := Descriptor{
+		Version: DescriptorVersion, Mode: ModeContinuable, Provider: spec.Provider, Label: spec.Label,
+		AgentProvider: plan.route.Provider, AgentModel: plan.route.Model, Persona: spec.Persona, ToolFilter: spec.ToolFilter,
+	}
+	if plan.descriptor, err = desc.Snapshot(); err != nil {
+		return plan, err
+	}
+	p, ok := s.providers.GetProvider(spec.Provider)
+	if !ok {
+		return plan, Errorf(CodeNoProvider, "no subagent provider registered for %q", spec.Provider)
+	}
+	if plan.driver, ok = p.(driver.Continuable); !ok {
+		return plan, Errorf(CodeUnsupportedCapability, "subagent provider %q does not support continuable children (no prepareContinuable capability)", spec.Provider)
+	}
+	return plan, nil
+}
+
+// checkCreatable re-checks a planned continuable start under its child
+// lock, right before the child's session is created.
+func (s *Service) checkCreatable(ctx context.Context, plan continuablePlan) error {
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	if err := s.cont.admit(plan.spec.Parent); err != nil {
+		return err
+	}
+	if err := s.checkAbsent(plan.childID); err != nil {
+		return err
+	}
+	if plan.spec.ChildID == "" {
+		return nil
+	}
+	entries, err := s.durable.List(ctx)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.Header.ID == plan.childID {
+			return Errorf(CodeDuplicateChild, "subagent %q already exists", plan.childID)
+		}
+	}
+	return nil
+}
+
+func (s *Service) checkAbsent(id string) error {
+	_, live := s.kids.sessions.Get(id)
+	if live || s.live.get(id) != nil {
+		return Errorf(CodeDuplicateChild, "subagent %q already exists", id)
+	}
+	return nil
+}
+
+// Followup delivers content to a continuable child as one later turn,
+// cold-resuming it from persistence when it is not resident
+// (subagent-contract.md §2.4). The source is the coordinator relay of
+// parent.
+func (s *Service) Followup(ctx context.Context, parent *agent.Agent, childID string, content []session.Block) (string, error) {
+	if err := s.requireManager(); err != nil {
+		return "", err
+	}
+	if parent == nil {
+		return "", NewError(CodeInvalidRequest, "a follow-up needs a parent agent")
+	}
+	return s.FollowupFrom(ctx, parent, childID, content, session.Source{
+		Kind: session.SourceCoordinator, Form: "relay", SenderSessionID: parent.ID(),
+	})
+}
+
+// FollowupFrom is Followup with an explicit message source (the source
+// grants no authority).
+func (s *Service) FollowupFrom(ctx context.Context, parent *agent.Agent, childID string, content []session.Block, src session.Source) (string, error) {
+	if err := s.requireManager(); err != nil {
+		return "", err
+	}
+	if parent == nil {
+		return "", NewError(CodeInvalidRequest, "a follow-up needs a parent agent")
+	}
+	if err := s.cont.admit(parent); err != nil {
+		return "", err
+	}
+	msg := session.Message{Role: session.RoleUser, Content: content, Source: src}
+	s.cont.beginWork()
+	defer s.cont.endWork()
+	unlock := s.cont.lockChild(childID)
+	defer unlock()
+	if act, _ := s.cont.lookup(childID); act != nil {
+		return s.cont.submit(ctx, act, parent, msg)
+	}
+	act, err := s.resume(ctx, parent, childID)
+	if err != nil {
+		return "", err
+	}
+	id, err := s.cont.submit(ctx, act, parent, msg)
+	if err != nil {
+		s.cont.rollback(act)
+		return "", err
+	}
+	return id, nil
+}
+
+// Interrupt stops the current turn of a resident continuable child,
+// keeping its queued messages parked (subagent-contract.md §2.5). An
+// absent, one-shot or settled target is an accepted no-op.
+func (s *Service) Interrupt(targetID string, auth Authority) error {
+	if s.live.reg == nil {
+		return nil
+	}
+	cause := session.AbortReason{Kind: "user"}
+	if auth.Kind == "ancestor" {
+		caller := auth.Agent
+		if !s.live.exact(caller) {
+			return Errorf(CodeUnauthorized, "interrupting %q requires the exact live ancestor agent", targetID)
+		}
+		if caller.ID() == targetID {
+			return Errorf(CodeUnauthorized, "agent %q cannot interrupt itself", caller.ID())
+		}
+		cause = session.AbortReason{Kind: "parent"}
+	}
+	act, disposing, inAncestry := s.cont.lookupFor(targetID, auth.Agent)
+	if act == nil {
+		return nil
+	}
+	if auth.Kind == "ancestor" {
+		if !inAncestry {
+			return Errorf(CodeUnauthorized, "subagent %q is not a live descendant of agent %q", targetID, auth.Agent.ID())
+		}
+	} else if act.agent.Session().Header().ParentSession != auth.ParentSessionID {
+		return Errorf(CodeUnauthorized, "subagent %q belongs to another parent session", targetID)
+	}
+	if disposing {
+		return nil
+	}
+	act.agent.Cancel(cause, true)
+	return nil
+}
+
+// Report delivers a continuable child's report to its live direct parent
+// (subagent-contract.md §2.6) and returns the parent-side message id.
+func (s *Service) Report(ctx context.Context, child *agent.Agent, content []session.Block, delivery string) (string, error) {
+	if err := s.requireManager(); err != nil {
+		return "", err
+	}
+	if ctx.Err() != nil {
+		return "", context.Cause(ctx)
+	}
+	if err := s.cont.admit(child); err != nil {
+		return "", err
+	}
+	act, disposing := s.cont.lookup(child.ID())
+	if act == nil || act.agent != child {
+		return "", Errorf(CodeUnauthorized, "agent %q is not a live continuable subagent and cannot report", child.ID())
+	}
+	if disposing {
+		return "", Errorf(CodeActivationClosing, "subagent %q activation is being disposed; the report was not accepted", child.ID())
+	}
+	parent := s.live.get(child.Session().Header().ParentSession)
+	if parent == nil {
+		return "", NewError(CodeParentUnavailable, "direct parent is not live; report was not delivered")
+	}
+	msg := ReportMessage(child.ID(), content)
+	var (
+		id  string
+		err error
+	)
+	if delivery == DeliveryQuiet {
+		id, err = parent.Inject(msg)
+	} else {
+		id, err = parent.Steer(msg)
+	}
+	if err != nil {
+		return "", &SubagentError{Code: CodeParentUnavailable, Message: "direct parent rejected the report: " + err.Error(), Err: err}
+	}
+	return id, nil
+}

@@ -1,0 +1,257 @@
+package subagent
+
+// This file is the continuation manager's way out: settlement of a
+// quiescent activation, disposal of an activation tree, the settlement
+// notice and drains (subagent-contract.md §2.7, §2.10).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/driver"
+)
+
+// quiescent reports whether a has no work: idle and nothing parked.
+func quiescent(a *agent.Agent) bool {
+	return a.Status() == agent.StatusIdle && a.ParkedCount() == 0
+}
+
+// trySettle disposes act if it is quiescent and owns no resident child.
+func (c *Continuations) trySettle(act *activation) {
+	unlock := c.lockChild(act.id)
+	defer unlock()
+	c.mu.Lock()
+	if c.acts[act.id] != act || act.disposing || len(act.owned) > 0 {
+		c.mu.Unlock()
+		return
+	}
+	c.mu.Unlock()
+	if !quiescent(act.agent) {
+		return
+	}
+	c.mu.Lock()
+	act.disposing = true
+	c.mu.Unlock()
+	if err := c.dispose(act, false); err != nil {
+		c.log.Warn(fmt.Sprintf("subagent %q activation teardown failed: %v", act.id, err))
+	}
+}
+
+// disposeTree disposes act (cancelling its turn) after its owned children.
+// It takes act's child lock.
+func (c *Continuations) disposeTree(act *activation) error {
+	unlock := c.lockChild(act.id)
+	defer unlock()
+	c.mu.Lock()
+	if c.acts[act.id] != act || act.disposing {
+		c.mu.Unlock()
+		return nil
+	}
+	act.disposing = true
+	c.mu.Unlock()
+	return c.dispose(act, true)
+}
+
+// dispose tears act down (subagent-contract.md §2.7 "Disposal of one
+// Activation"). Caller holds act's child lock and has set disposing.
+func (c *Continuations) dispose(act *activation, cancel bool) error {
+	ctx := context.Background()
+	a := act.agent
+	if cancel {
+		a.Cancel(session.AbortReason{Kind: "parent"}, false)
+	}
+	var errs []error
+	c.mu.Lock()
+	owned := slices.Collect(maps.Values(act.owned))
+	c.mu.Unlock()
+	slices.SortFunc(owned, func(x, y *activation) int { return strings.Compare(x.id, y.id) })
+	for _, child := range owned {
+		if err := c.disposeTree(child); err != nil {
+			errs = append(errs, fmt.Errorf("subagent %q child teardown failed: %w", act.id, err))
+		}
+	}
+	if err := a.WaitIdle(ctx); err != nil && !errors.Is(err, agent.ErrClosed) {
+		errs = append(errs, err)
+	}
+	if c.durable != nil {
+		if err := c.durable.Flush(ctx, act.id); err != nil {
+			c.log.Warn(fmt.Sprintf("subagent %q best-effort final session flush failed; the persisted state may be unavailable or stale on resume: %v", act.id, err))
+		}
+	}
+	events := a.Session().EventsFrom(act.startSeq)
+	stop := driver.EpochStopReason(events)
+	output := agent.FinalOutput(events)
+	if err := c.kids.ReleaseChild(ctx, a); err != nil {
+		errs = append(errs, fmt.Errorf("subagent %q activation handle disposal failed: %w", act.id, err))
+	}
+	if len(errs) > 0 {
+		stop, output = driver.StopError, nil
+	}
+	c.retire(act, stop, output)
+	if len(errs) > 0 {
+		return &SubagentError{Code: CodeActivationTeardownFailed, Message: fmt.Sprintf("subagent %q activation teardown failed: %v", act.id, errors.Join(errs...)), Err: errors.Join(errs...)}
+	}
+	return nil
+}
+
+// retire drops a released act from the table, sends its notice, lets its
+// owner settle when act was its last resident child and publishes the
+// end edge.
+func (c *Continuations) retire(act *activation, stop string, output []session.Block) {
+	c.mu.Lock()
+	delete(c.acts, act.id)
+	announced := act.announced
+	owner := act.owner
+	c.mu.Unlock()
+	if announced {
+		c.notify(act, stop, output)
+	}
+	if owner != nil {
+		c.mu.Lock()
+		delete(owner.owned, act.id)
+		settleOwner := len(owner.owned) == 0 && !owner.disposing && c.acts[owner.id] == owner
+		c.mu.Unlock()
+		if settleOwner {
+			c.idleHook(owner)(owner.agent)
+		}
+	}
+	end := c.lifecycle(act, EventEnd)
+	end.StopReason = stop
+	if len(output) > 0 {
+		end.LastAssistantMessage = output
+	}
+	c.lc.emit(end)
+}
+
+// notify sends the settlement notice to act's direct parent when it is
+// live (subagent-contract.md §2.10): injected without a wake while the
+// parent's lineage drains, otherwise a new turn for an idle parent and the
+// next step of a running one.
+func (c *Continuations) notify(act *activation, stop string, output []session.Block) {
+	parent := c.live.get(act.parentID)
+	if parent == nil {
+		return
+	}
+	msg := SettlementNotice(act.id, stop, output)
+	var err error
+	switch {
+	case c.admit(parent) != nil:
+		_, err = parent.Inject(msg)
+	case parent.Status() == agent.StatusRunning:
+		_, err = parent.Steer(msg)
+	default:
+		_, err = parent.Followup(msg)
+	}
+	if err != nil {
+		c.log.Warn(fmt.Sprintf("subagent %q settlement notice was not delivered to its parent: %v", act.id, err))
+	}
+}
+
+// Drain closes admission for the whole manager, waits for in-flight
+// materializations and disposes every resident activation child-first,
+// flushing each child (subagent-contract.md §2.7, manager-wide drain).
+// Notices go to live parents by injection (no new turn).
+func (c *Continuations) Drain(ctx context.Context) error {
+	c.mu.Lock()
+	c.draining = true
+	c.mu.Unlock()
+	return c.drainWhere(ctx, func(*activation) bool { return true }, "activation(s)")
+}
+
+// DrainDescendants closes admission below each exact live root and
+// disposes the roots' strict descendant activations child-first. Stale
+// roots (not the registry's current entry) are ignored.
+func (c *Continuations) DrainDescendants(ctx context.Context, roots ...*agent.Agent) error {
+	if c.live.reg == nil {
+		return nil
+	}
+	var live []*agent.Agent
+	c.mu.Lock()
+	for _, r := range roots {
+		if c.live.exact(r) {
+			c.drainRoots[r.ID()] = r
+			live = append(live, r)
+		}
+	}
+	c.mu.Unlock()
+	if len(live) == 0 {
+		return nil
+	}
+	below := func(act *activation) bool {
+		for _, r := range live {
+			if act.agent != r && act.ancestry[r] {
+				return true
+			}
+		}
+		return false
+	}
+	// Cancel synchronously first so no descendant starts new work while
+	// the tree is taken down.
+	c.mu.Lock()
+	var targets []*activation
+	for _, act := range c.acts {
+		if below(act) && !act.disposing {
+			targets = append(targets, act)
+		}
+	}
+	c.mu.Unlock()
+	slices.SortFunc(targets, func(x, y *activation) int { return x.depth - y.depth })
+	for _, act := range targets {
+		act.agent.Cancel(session.AbortReason{Kind: "parent"}, false)
+	}
+	return c.drainWhere(ctx, below, "scoped activation(s)")
+}
+
+func (c *Continuations) drainWhere(ctx context.Context, match func(*activation) bool, noun string) error {
+	var errs []error
+	for {
+		// Wait for materializations and settlements in flight, then take
+		// down the topmost matching activations; repeat until none is left
+		// (a settlement may have released an owner meanwhile).
+		c.waitWork()
+		tops := c.topmost(match)
+		if len(tops) == 0 {
+			break
+		}
+		for _, act := range tops {
+			if err := c.disposeTree(act); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if ctx.Err() != nil {
+			errs = append(errs, context.Cause(ctx))
+			break
+		}
+	}
+	c.waitWork()
+	if len(errs) > 0 {
+		joined := errors.Join(errs...)
+		return &SubagentError{Code: CodeActivationTeardownFailed, Message: fmt.Sprintf("continuable subagent teardown failed for %d %s: %v", len(errs), noun, joined), Err: joined}
+	}
+	return nil
+}
+
+// topmost returns the matching activations whose owner does not match, in
+// id order.
+func (c *Continuations) topmost(match func(*activation) bool) []*activation {
+	c.mu.Lock()
+	var tops []*activation
+	for _, act := range c.acts {
+		if !match(act) || act.disposing {
+			continue
+		}
+		if act.owner != nil && match(act.owner) && c.acts[act.owner.id] == act.owner {
+			continue
+		}
+		tops = append(tops, act)
+	}
+	c.mu.Unlock()
+	slices.SortFunc(tops, func(x, y *activation) int { return strings.Compare(x.id, y.id) })
+	return tops
+}
