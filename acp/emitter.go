@@ -22,9 +22,9 @@ type item struct {
 	again     bool            // replay with a fresh translator (session already streaming)
 	closeOpen bool            // close every open tool call as failed
 	barrier   chan struct{}   // closed once everything before it was sent
-	// direct updates are sent as they are (not from the log): the tool
-	// call of a child's permission request shown on the root session.
-	direct []acpsdk.SessionUpdate
+	// hold blocks the queue until it is closed: what follows it waits
+	// until a record appended behind it is durable (child_permission.go).
+	hold <-chan struct{}
 }
 
 // sendFunc delivers one update of the emitter's session to the client.
@@ -102,6 +102,14 @@ func (e *emitter) kickLocked() {
 	e.wg.Go(e.drain)
 }
 
+// hold queues a stop: nothing queued after it is sent until release is
+// called. release is idempotent and must be called.
+func (e *emitter) hold() (release func()) {
+	ch := make(chan struct{})
+	e.push(item{hold: ch})
+	return sync.OnceFunc(func() { close(ch) })
+}
+
 // barrier queues a marker and returns a channel closed once every item
 // queued before it has been sent.
 func (e *emitter) barrier() <-chan struct{} {
@@ -155,8 +163,8 @@ func (e *emitter) process(it item) {
 		// calls open; live events that follow will close them.
 	case it.closeOpen:
 		updates = e.tr.closeOpen()
-	case it.direct != nil:
-		updates = it.direct
+	case it.hold != nil:
+		<-it.hold
 	}
 	for _, u := range updates {
 		if err := e.send(context.Background(), u); err != nil {
