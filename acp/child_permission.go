@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sync"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
@@ -71,6 +72,35 @@ type childAsk struct {
 	data ChildPermissionData
 }
 
+// childAsks is the set of children's permission requests in flight (by
+// root session id and tool call id), so that closing the dangling ones
+// of a log (settleDangling) never closes a request still being asked.
+type childAsks struct {
+	mu     sync.Mutex
+	flying map[[2]string]bool
+}
+
+func (c *childAsks) add(root, callID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.flying == nil {
+		c.flying = map[[2]string]bool{}
+	}
+	c.flying[[2]string{root, callID}] = true
+}
+
+func (c *childAsks) done(root, callID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.flying, [2]string{root, callID})
+}
+
+func (c *childAsks) inFlight(root, callID string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.flying[[2]string{root, callID}]
+}
+
 // recordChildAsk appends the "asked" record of req to the root session's
 // log and makes it durable before the pending tool_call it renders is
 // sent. It returns the tool call the session/request_permission refers to,
@@ -79,8 +109,10 @@ type childAsk struct {
 // with a non-nil ask the caller settles it.
 func (g *gate) recordChildAsk(ctx context.Context, b *bound, req workspace.PermissionRequest) (*childAsk, acpsdk.ToolCallUpdate, error) {
 	d := g.childAskData(req)
+	g.s.asks.add(b.id, d.ToolCallID)
 	ev, err := g.s.recordDurably(ctx, b, d)
 	if ev.Type == "" {
+		g.s.asks.done(b.id, d.ToolCallID)
 		return nil, acpsdk.ToolCallUpdate{}, err
 	}
 	ask := &childAsk{b: b, data: d}
@@ -97,15 +129,8 @@ func (g *gate) recordChildAsk(ctx context.Context, b *bound, req workspace.Permi
 // settle records the outcome of the request; the closing update follows
 // once it is durable. A failure is logged: the request itself was decided.
 func (a *childAsk) settle(ctx context.Context, s *Server, allowed bool) {
-	d := ChildPermissionData{
-		ToolCallID:     a.data.ToolCallID,
-		ChildSessionID: a.data.ChildSessionID,
-		Depth:          a.data.Depth,
-		Status:         ChildPermissionRefused,
-	}
-	if allowed {
-		d.Status = ChildPermissionAllowed
-	}
+	defer s.asks.done(a.b.id, a.data.ToolCallID)
+	d := a.data.outcome(allowed)
 	// The outcome must be recorded even when the prompt was cancelled.
 	if _, err := s.recordDurably(context.WithoutCancel(ctx), a.b, d); err != nil {
 		s.log.Warn("record the outcome of a child's permission request", "session_id", a.b.id,
@@ -211,4 +236,76 @@ func childPermissionUpdate(ev session.Event) []acpsdk.SessionUpdate {
 		return []acpsdk.SessionUpdate{acpsdk.UpdateToolCall(id, acpsdk.WithUpdateStatus(acpsdk.ToolCallStatusFailed))}
 	}
 	return nil
+}
+
+// outcome is the record settling the request d asked.
+func (d ChildPermissionData) outcome(allowed bool) ChildPermissionData {
+	o := ChildPermissionData{
+		ToolCallID:     d.ToolCallID,
+		ChildSessionID: d.ChildSessionID,
+		Depth:          d.Depth,
+		Status:         ChildPermissionRefused,
+	}
+	if allowed {
+		o.Status = ChildPermissionAllowed
+	}
+	return o
+}
+
+// settleDangling records a refusal for every child permission request of
+// b's log that has no outcome and is not in flight: the process that
+// asked ended (crash, kill) before recording the answer, so the user's
+// decision, if any, was never applied. A session bound without a replay
+// of such a log shows the request closed as failed, as the child's own
+// log shows its call interrupted. It passes err through; a failure to
+// record is logged (the load itself succeeded).
+func (s *Server) settleDangling(ctx context.Context, b *bound, err error) (*bound, error) {
+	if err != nil || b == nil || b.sess == nil || b.readOnly {
+		return b, err
+	}
+	for _, d := range danglingAsks(b.sess.Events()) {
+		if s.asks.inFlight(b.id, d.ToolCallID) {
+			continue
+		}
+		if _, rerr := s.recordDurably(ctx, b, d.outcome(false)); rerr != nil {
+			s.log.Warn("close an interrupted permission request of a child", "session_id", b.id,
+				"tool_call_id", d.ToolCallID, "err", rerr)
+			break
+		}
+	}
+	return b, nil
+}
+
+// danglingAsks returns the "asked" records of events without an outcome,
+// in log order.
+func danglingAsks(events []session.Event) []ChildPermissionData {
+	var (
+		order []string
+		asked = map[string]ChildPermissionData{}
+	)
+	for _, ev := range events {
+		if ev.Type != TypeChildPermission {
+			continue
+		}
+		d, err := session.DecodeData[ChildPermissionData](ev)
+		if err != nil || d.ToolCallID == "" {
+			continue
+		}
+		if d.Status == ChildPermissionAsked {
+			if _, ok := asked[d.ToolCallID]; !ok {
+				order = append(order, d.ToolCallID)
+			}
+			asked[d.ToolCallID] = d
+			continue
+		}
+		delete(asked, d.ToolCallID)
+	}
+	var out []ChildPermissionData
+	for _, id := range order {
+		if d, ok := asked[id]; ok {
+			out = append(out, d)
+			delete(asked, id)
+		}
+	}
+	return out
 }

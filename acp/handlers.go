@@ -159,10 +159,12 @@ func (s *Server) loadLocked(ctx context.Context, id string) (*bound, error) {
 		}
 		if s.opts.Agents != nil {
 			if ag, ok := s.opts.Agents.Get(id); ok {
-				return s.bindAgent(sess, ag, false, false, true)
+				b, err := s.bindAgent(sess, ag, false, false, true)
+				return s.settleDangling(ctx, b, err)
 			}
 		}
-		return s.attachNew(sess, false, true)
+		b, err := s.attachNew(sess, false, true)
+		return s.settleDangling(ctx, b, err)
 	}
 	if s.opts.Stored == nil {
 		return nil, errorf(CodeUnknownSession, "unknown session: %s", id)
@@ -192,7 +194,7 @@ func (s *Server) loadLocked(ctx context.Context, id string) (*bound, error) {
 		return nil, err
 	}
 	s.log.Info("session loaded", "session_id", id, "events", len(events))
-	return b, nil
+	return s.settleDangling(ctx, b, nil)
 }
 
 // replayAgain replays an already bound session's log once more (a client
