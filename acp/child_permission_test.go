@@ -8,8 +8,13 @@ package acp_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -230,5 +235,64 @@ func TestDanglingChildPermissionClosedOnLoad(t *testing.T) {
 			t.Errorf("round %d: records = %+v", round, recs)
 		}
 		e2.stop()
+	}
+}
+
+// TestChildPermissionDurableBeforeShown: when the client receives the
+// pending tool_call of a child's request, and when it receives the update
+// closing it, the root's session file already holds the record it renders.
+func TestChildPermissionDurableBeforeShown(t *testing.T) {
+	ctx := ctxFor(t)
+	c := newWSClient(true, true, "allow-once")
+	e := startWS(t, loadScript(t, childWriteScript), c)
+	cwd := tempCwd(t)
+	id := e.newSession(ctx, cwd)
+	var (
+		mu   sync.Mutex
+		seen []string
+	)
+	c.recorder.mu.Lock()
+	c.recorder.onUpdate = func(n acpsdk.SessionNotification) {
+		var call, status string
+		switch u := n.Update; {
+		case u.ToolCall != nil:
+			call, status = string(u.ToolCall.ToolCallId), string(u.ToolCall.Status)
+		case u.ToolCallUpdate != nil && u.ToolCallUpdate.Status != nil:
+			call, status = string(u.ToolCallUpdate.ToolCallId), string(*u.ToolCallUpdate.Status)
+		}
+		if !strings.HasSuffix(call, "/call-w") {
+			return
+		}
+		raw, err := os.ReadFile(filepath.Join(e.app.Persist.Dir(), id+".jsonl"))
+		var stored []string
+		for line := range strings.SplitSeq(string(raw), "\n") {
+			var ev session.Event
+			if json.Unmarshal([]byte(line), &ev) != nil || ev.Type != acp.TypeChildPermission {
+				continue
+			}
+			d, _ := session.DecodeData[acp.ChildPermissionData](ev)
+			stored = append(stored, d.Status)
+		}
+		mu.Lock()
+		seen = append(seen, fmt.Sprintf("%s: stored %v %v", status, stored, err))
+		mu.Unlock()
+	}
+	c.recorder.mu.Unlock()
+	if _, err := e.prompt(ctx, id, "delegate"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.rec.await(ctx, func(ns []acpsdk.SessionNotification) bool {
+		return slices.ContainsFunc(ns, func(n acpsdk.SessionNotification) bool {
+			return n.Update.ToolCallUpdate != nil && strings.HasSuffix(string(n.Update.ToolCallUpdate.ToolCallId), "/call-w") &&
+				n.Update.ToolCallUpdate.Status != nil
+		})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{"pending: stored [asked] <nil>", "completed: stored [asked allowed] <nil>"}
+	if !slices.Equal(seen, want) {
+		t.Errorf("shown vs stored:\n got %q\nwant %q", seen, want)
 	}
 }
