@@ -3,6 +3,7 @@ package acp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"slices"
 	"sync"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/agent/tool/workspace"
 )
 
 // TestRecordDurablyHoldsUpdatesUntilCheckpointed: while the checkpoint
@@ -117,5 +119,45 @@ func TestChildPermissionRendering(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestChildAskOnReleasedRoot: a root session released between the gate's
+// lookup and the record is not written to; the caller gets ErrClosed (a
+// clean rejection) and the root's emitter is not left held.
+func TestChildAskOnReleasedRoot(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	st := session.NewStore(session.WallSources{})
+	sess, err := st.Create(session.Header{Cwd: t.TempDir()}, session.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ag := agent.New(sess, agent.Options{})
+	var wg sync.WaitGroup
+	log := slog.New(slog.DiscardHandler)
+	b := &bound{id: sess.ID(), sess: sess, agent: ag}
+	b.em = newEmitter(newTranslator(nil), func(context.Context, acpsdk.SessionUpdate) error { return nil }, &wg, log)
+	b.em.resume()
+	defer func() {
+		_ = ag.Close(ctx)
+		wg.Wait()
+	}()
+	if err := st.Remove(sess.ID()); err != nil {
+		t.Fatal(err)
+	}
+	g := &gate{s: &Server{log: log}, requester: "child-1", root: sess.ID(), cwd: "/w",
+		child: &childIdentity{id: "child-1", label: "Writer", depth: 1}}
+	ask, _, err := g.recordChildAsk(ctx, b, workspace.PermissionRequest{CallID: "call-1", Tool: "write", Kind: workspace.KindEdit})
+	if ask != nil || !errors.Is(err, session.ErrClosed) {
+		t.Fatalf("ask = %v, err = %v; want no ask and ErrClosed", ask, err)
+	}
+	if g.s.asks.inFlight(sess.ID(), "child-1/call-1") {
+		t.Error("the failed request is still in flight")
+	}
+	select {
+	case <-b.em.barrier():
+	case <-ctx.Done():
+		t.Fatal("the emitter stayed held")
 	}
 }
