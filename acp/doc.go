@@ -57,7 +57,13 @@
 // child (subagent) session's permission requests are asked on its root
 // session: the child's call is first shown there as a pending tool_call
 // with id "<child id>/<call id>", a "[<label>] " title prefix and
-// _meta["acp-agent/subagent"] {childSessionId, depth}. Every client
+// _meta["acp-agent/subagent"] {childSessionId, depth}. The question and
+// its outcome are recorded in the root's log as ignorable
+// "subagent/permission" events (child_permission.go), each durable
+// (checkpointed, the root's updates held meanwhile) before the update it
+// renders is sent, so session/load replays the call as it was shown; a
+// question left without outcome by a dead process is closed as failed
+// when the root is bound again. Every client
 // request made for a tool call first flushes the session's queued
 // updates, so it never overtakes its tool_call.
 //
@@ -68,8 +74,9 @@
 // Titler; locations from the optional tool.Locator at the start; a result's
 // or progress report's session.ToolDisplay as diff and terminal content,
 // locations and _meta, display.go), session_info_update for titles,
-// current_mode_update for session/mode events, user_message_chunk on
-// replay.
+// current_mode_update for session/mode events, a child's tool_call and
+// its closing update for subagent/permission events, user_message_chunk
+// on replay.
 // A finished call's _meta comes from its logged result (the tool's display
 // meta; for delegations logged without one, a child link derived from the
 // raw output), so a replay shows the same links as the live stream.

@@ -22,10 +22,12 @@ type item struct {
 	again     bool            // replay with a fresh translator (session already streaming)
 	closeOpen bool            // close every open tool call as failed
 	barrier   chan struct{}   // closed once everything before it was sent
-	// direct updates are sent as they are, not derived from the log: the
-	// tool call of a child's permission request shown on the root session,
-	// slash-command answers, notices, available commands.
+	// direct updates are sent as they are, not derived from the log
+	// (slash-command answers, notices, available commands).
 	direct []acpsdk.SessionUpdate
+	// hold blocks the queue until it is closed: what follows it waits
+	// until a record appended behind it is durable (child_permission.go).
+	hold <-chan struct{}
 }
 
 // sendFunc delivers one update of the emitter's session to the client.
@@ -108,6 +110,14 @@ func (e *emitter) kickLocked() {
 	}
 	e.running = true
 	e.wg.Go(e.drain)
+}
+
+// hold queues a stop: nothing queued after it is sent until release is
+// called. release is idempotent and must be called.
+func (e *emitter) hold() (release func()) {
+	ch := make(chan struct{})
+	e.push(item{hold: ch})
+	return sync.OnceFunc(func() { close(ch) })
 }
 
 // barrier queues a marker and returns a channel closed once every item
@@ -208,6 +218,8 @@ func (e *emitter) process(it item) {
 		updates = e.tr.closeOpen()
 	case it.direct != nil:
 		updates = it.direct
+	case it.hold != nil:
+		<-it.hold
 	}
 	sendAll(updates)
 }

@@ -39,6 +39,8 @@ type recorder struct {
 	mu      sync.Mutex
 	updates []acpsdk.SessionNotification
 	changed chan struct{}
+	// onUpdate, when set (under mu), sees each update as it arrives.
+	onUpdate func(acpsdk.SessionNotification)
 }
 
 func newRecorder() *recorder { return &recorder{changed: make(chan struct{})} }
@@ -48,7 +50,11 @@ func (r *recorder) SessionUpdate(ctx context.Context, n acpsdk.SessionNotificati
 	r.updates = append(r.updates, n)
 	close(r.changed)
 	r.changed = make(chan struct{})
+	hook := r.onUpdate
 	r.mu.Unlock()
+	if hook != nil {
+		hook(n)
+	}
 	return nil
 }
 

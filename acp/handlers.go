@@ -181,11 +181,13 @@ func (s *Server) loadLocked(ctx context.Context, id, cwd string, servers []acpsd
 		if s.opts.Agents != nil {
 			if ag, ok := s.opts.Agents.Get(id); ok {
 				b, err := s.bindAgent(sess, ag, false, false, true)
+				b, err = s.settleDangling(ctx, b, err)
 				return b, nil, err
 			}
 		}
 		set, notices := startMCP(sess)
 		b, err := s.attachNew(sess, false, true, set)
+		b, err = s.settleDangling(ctx, b, err)
 		return b, notices, err
 	}
 	if s.opts.Stored == nil {
@@ -233,7 +235,8 @@ func (s *Server) loadLocked(ctx context.Context, id, cwd string, servers []acpsd
 		return nil, nil, err
 	}
 	s.log.Info("session loaded", "session_id", id, "events", len(events))
-	return b, notices, nil
+	b, err = s.settleDangling(ctx, b, nil)
+	return b, notices, err
 }
 
 // replayAgain replays an already bound session's log once more (a client

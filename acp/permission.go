@@ -24,6 +24,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/agent/tool"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace"
 )
@@ -95,15 +96,34 @@ func (g *gate) ask(ctx context.Context, b *bound, req workspace.PermissionReques
 	if !g.s.connected() {
 		return rejected(req, "the editor disconnected")
 	}
-	call := g.toolCall(req)
+	var (
+		call acpsdk.ToolCallUpdate
+		ask  *childAsk
+	)
 	if g.child != nil {
-		// The root session's client has not seen the child's call: show
-		// it there first, pending.
-		b.em.push(item{direct: []acpsdk.SessionUpdate{childCallStart(call)}})
+		// The root session's client has not seen the child's call: it is
+		// recorded in the root's log and shown there first, pending.
+		var err error
+		ask, call, err = g.recordChildAsk(ctx, b, req)
+		if err != nil {
+			if ask != nil {
+				ask.settle(ctx, g.s, false)
+			}
+			g.s.log.Warn("a child's permission request could not be recorded", "session_id", b.id, "err", err)
+			if errors.Is(err, session.ErrClosed) {
+				return rejected(req, "the editor session was closed")
+			}
+			return rejected(req, "the request could not be recorded in the editor session")
+		}
+	} else {
+		call = g.toolCall(req)
 	}
 	// The request refers to the tool call: its tool_call update must be
 	// on the wire first.
 	if err := g.s.flush(ctx, b); err != nil {
+		if ask != nil {
+			ask.settle(ctx, g.s, false)
+		}
 		return cancelled(req, err)
 	}
 	resp, err := g.s.conn.RequestPermission(ctx, acpsdk.RequestPermissionRequest{
@@ -112,8 +132,8 @@ func (g *gate) ask(ctx context.Context, b *bound, req workspace.PermissionReques
 		Options:   permissionOptions(req.Kind),
 	})
 	derr := g.decide(ctx, req, resp, err)
-	if g.child != nil {
-		closeChildCall(b, call.ToolCallId, derr == nil)
+	if ask != nil {
+		ask.settle(ctx, g.s, derr == nil)
 	}
 	return derr
 }
@@ -145,10 +165,8 @@ func (g *gate) decide(ctx context.Context, req workspace.PermissionRequest, resp
 	return rejected(req, fmt.Sprintf("the editor answered with an unknown option %q", id))
 }
 
-// toolCall is the tool call a permission request refers to. A child's
-// call is named "<child session id>/<call id>" (the root session's own
-// calls use plain ids), titled with the child's label and tagged with
-// _meta["acp-agent/subagent"].
+// toolCall is the tool call a permission request of the root session's
+// own refers to (a child's is rendered from its record: childAskCall).
 func (g *gate) toolCall(req workspace.PermissionRequest) acpsdk.ToolCallUpdate {
 	title := req.Title
 	if title == "" {
@@ -162,18 +180,6 @@ func (g *gate) toolCall(req workspace.PermissionRequest) acpsdk.ToolCallUpdate {
 	if req.Display != nil {
 		call.Locations = acpLocations(req.Display.Locations, g.cwd)
 		call.Meta = mergeMeta(req.Display.Meta)
-	}
-	if g.child != nil {
-		name := g.child.label
-		if name == "" {
-			name = g.child.id
-		}
-		title = "[" + name + "] " + title
-		call.ToolCallId = acpsdk.ToolCallId(g.child.id + "/" + req.CallID)
-		call.Meta = mergeMeta(call.Meta, map[string]any{MetaSubagent: map[string]any{
-			"childSessionId": g.child.id,
-			"depth":          g.child.depth,
-		}})
 	}
 	call.Title = acpsdk.Ptr(title)
 	return call
@@ -194,18 +200,6 @@ func childCallStart(call acpsdk.ToolCallUpdate) acpsdk.SessionUpdate {
 		tc.Kind = *call.Kind
 	}
 	return acpsdk.SessionUpdate{ToolCall: tc}
-}
-
-// closeChildCall ends the tool call a child's permission request showed
-// on the root session (the child's own progress is in the child's
-// session, which the editor does not follow): completed when allowed,
-// failed otherwise.
-func closeChildCall(b *bound, id acpsdk.ToolCallId, allowed bool) {
-	status := acpsdk.ToolCallStatusFailed
-	if allowed {
-		status = acpsdk.ToolCallStatusCompleted
-	}
-	b.em.push(item{direct: []acpsdk.SessionUpdate{acpsdk.UpdateToolCall(id, acpsdk.WithUpdateStatus(status))}})
 }
 
 // permissionOptions are the four choices, named for the kind of call.

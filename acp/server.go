@@ -128,6 +128,7 @@ type Server struct {
 	served     bool
 
 	gate gateState // modes and remembered permission decisions (modes.go)
+	asks childAsks // children's permission requests in flight (child_permission.go)
 
 	prompts  sync.WaitGroup // running Prompt handlers
 	emitters sync.WaitGroup // emitter drain goroutines

@@ -183,6 +183,9 @@ func (t *translator) event(ev session.Event, replay bool) []acpsdk.SessionUpdate
 	case TypeSessionMode:
 		return modeUpdate(ev)
 
+	case TypeChildPermission:
+		return childPermissionUpdate(ev)
+
 	case session.TypeTurnEnd:
 		clear(t.chunked)
 		clear(t.names)
