@@ -175,7 +175,7 @@ func New(cfg Config) (*App, error) {
 		a.Close()
 		return nil, fmt.Errorf("app: wire catalog: %w", err)
 	}
-	a.Extensions[SubagentsListMethod] = subagentsListExtension(a.Catalog)
+	a.Extensions[acp.SubagentsListMethod] = acp.SubagentsListExtension(catalogRows{a.Catalog})
 	if err := wireSubagents(a); err != nil {
 		a.Close()
 		return nil, fmt.Errorf("app: wire subagents: %w", err)
