@@ -10,6 +10,18 @@ import (
 	"github.com/acp-agent/acp-agent/internal/errcode"
 )
 
+// SubagentError is a typed failure of the subagent runtime: the module's
+// one typed-error shape (errcode.Coded: stable Code, Message for people,
+// optional cause Err, ErrorCode) with the runtime's codes and a wire class
+// name. errors.Is(err, subagent.NewError(subagent.CodeCancelled, ""))
+// matches by code alone.
+//
+// tool.ErrorResult recognises it through ErrorCode and Name, so a tool that
+// returns it keeps {name:"SubagentError", code} in its error result.
+type SubagentError struct {
+	errcode.Coded[Code]
+}
+
 // Code is a stable, wire-visible error code. Callers branch on codes, never
 // on message text.
 type Code string
@@ -35,18 +47,6 @@ const (
 	CodeActivationSetupRevoked       Code = "ACTIVATION_SETUP_REVOKED"
 	CodeActivationSetupReleaseFailed Code = "ACTIVATION_SETUP_RELEASE_FAILED"
 )
-
-// SubagentError is a typed failure of the subagent runtime: the module's
-// one typed-error shape (errcode.Coded: stable Code, Message for people,
-// optional cause Err, ErrorCode) with the runtime's codes and a wire class
-// name. errors.Is(err, subagent.NewError(subagent.CodeCancelled, ""))
-// matches by code alone.
-//
-// tool.ErrorResult recognises it through ErrorCode and Name, so a tool that
-// returns it keeps {name:"SubagentError", code} in its error result.
-type SubagentError struct {
-	errcode.Coded[Code]
-}
 
 // NewError returns a *SubagentError with the given code and message.
 func NewError(code Code, message string) *SubagentError {

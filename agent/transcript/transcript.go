@@ -59,32 +59,32 @@ func Write(w io.Writer, events []session.Event, s Style) error {
 }
 
 func writeEvent(b *bytes.Buffer, ev session.Event, f formatter) {
-	switch ev.Type {
-	case session.TypeTurnStart:
-		with(ev, func(d session.TurnData) { f.turnStart(b, d) })
-	case session.TypeTurnEnd:
-		with(ev, func(d session.TurnEndData) { f.turnEnd(b, d) })
-	case session.TypeDescriptor:
-		f.descriptor(b, ev.Data)
-	case session.TypeSessionTitle:
-		with(ev, func(d session.TitleData) { f.title(b, d) })
-	case session.TypeInboxSpliced:
-		with(ev, func(d session.InboxSplicedData) { f.spliced(b, d) })
-	case session.TypeUserMessage:
-		with(ev, func(m session.Message) { f.user(b, m) })
-	case session.TypeAssistantMessage:
-		with(ev, func(d session.AssistantMessageData) { f.assistant(b, d) })
-	case session.TypeToolCall:
-		with(ev, func(d session.ToolCallData) { f.toolCall(b, d) })
-	case session.TypeToolResult:
-		with(ev, func(d session.ToolResultData) { f.toolResult(b, d) })
+	if show, ok := byType[ev.Type]; ok {
+		show(b, ev, f)
 	}
 }
 
-// with calls fn with ev's payload when it decodes as T.
-func with[T any](ev session.Event, fn func(T)) {
-	if d, err := session.DecodeData[T](ev); err == nil {
-		fn(d)
+// byType routes each shown event type to its formatter method, with the
+// payload decoded.
+var byType = map[string]func(*bytes.Buffer, session.Event, formatter){
+	session.TypeTurnStart:        decoded(formatter.turnStart),
+	session.TypeTurnEnd:          decoded(formatter.turnEnd),
+	session.TypeDescriptor:       func(b *bytes.Buffer, ev session.Event, f formatter) { f.descriptor(b, ev.Data) },
+	session.TypeSessionTitle:     decoded(formatter.title),
+	session.TypeInboxSpliced:     decoded(formatter.spliced),
+	session.TypeUserMessage:      decoded(formatter.user),
+	session.TypeAssistantMessage: decoded(formatter.assistant),
+	session.TypeToolCall:         decoded(formatter.toolCall),
+	session.TypeToolResult:       decoded(formatter.toolResult),
+}
+
+// decoded adapts a formatter method to an event: it is called with the
+// event's payload when that decodes as T, and not at all otherwise.
+func decoded[T any](show func(formatter, *bytes.Buffer, T)) func(*bytes.Buffer, session.Event, formatter) {
+	return func(b *bytes.Buffer, ev session.Event, f formatter) {
+		if d, err := session.DecodeData[T](ev); err == nil {
+			show(f, b, d)
+		}
 	}
 }
 
