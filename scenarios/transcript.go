@@ -13,6 +13,12 @@ import (
 	"github.com/acp-agent/acp-agent/agent/transcript"
 )
 
+// subagentsListMethod is the extension method the list_agents_via_ext
+// step calls. The scenario client spells the wire contract itself rather
+// than importing the server's acp.SubagentsListMethod, so a rename on the
+// server side fails the scenarios instead of following silently.
+const subagentsListMethod = "_acp-agent/subagents/list"
+
 // renderTranscript writes the human-readable account of a run: the client
 // steps with their outcomes, every session's conversation turn by turn,
 // the subagent tree, and every list_agents output.
@@ -99,7 +105,7 @@ func renderTranscript(sc *Scenario, results []stepResult, sessions []storedSessi
 	for _, res := range results {
 		if res.Step.Op == OpListAgentsEx {
 			found = true
-			fmt.Fprintf(&b, "  _acp-agent/subagents/list for %s, scope %s (step %d):\n", label(res.Session), res.Step.Scope, res.Step.Index)
+			fmt.Fprintf(&b, "  %s for %s, scope %s (step %d):\n", subagentsListMethod, label(res.Session), res.Step.Scope, res.Step.Index)
 			transcript.WriteIndented(&b, "    ", res.Output)
 		}
 	}
