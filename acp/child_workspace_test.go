@@ -206,7 +206,7 @@ func TestToolFilterHoldsAfterColdResume(t *testing.T) {
 	c := newWSClient(false, false, "allow-once")
 	seen := &toolsSeen{seen: map[string][][]string{}}
 	e := startWS(t, loadScript(t, filterScript), c, func(cfg *app.Config, _ workspace.Resolver) {
-		cfg.WrapModel = func(m model.Model) model.Model { seen.Model = m; return seen }
+		cfg.Testing.WrapModel = func(m model.Model) model.Model { seen.Model = m; return seen }
 		cfg.Wire = func(a *app.App) error {
 			return a.Tools.Add(subagent.NewDelegation(a.Subagents, subagent.DelegationConfig{
 				Provider: "spawn", Name: "subagent_ro", Background: true,

@@ -24,6 +24,11 @@
 //     "session/mode" event (so it survives session/load) and announced as
 //     current_mode_update, live and on replay.
 //   - "_acp-agent/..." extension methods registered in Options.Extensions.
+//     The protocol side of ours lives here: SubagentsListExtension
+//     ("_acp-agent/subagents/list", subagents_list.go) parses and checks
+//     its params (-32602 CodeInvalidParams) and reads the catalog through
+//     the SubagentCatalog interface it declares; app wires the subagent
+//     catalog into it.
 //
 // MCP (mcp.go): the servers a client names (stdio, http, sse) are started
 // per session by package agent/tool/mcp before the session's agent is
@@ -95,11 +100,18 @@
 // content; -32603 for faults, a failed turn and a missing model. Handler
 // panics are recovered, logged with their stack and answered -32603.
 //
+// Errors are errcode.Coded with acp's codes (type Error, errors.go), the
+// module's one typed-error shape; domain errors of other packages keep
+// their codes through ErrorCode.
+//
 // Layering: acp imports agent, agent/session, agent/tool (and its
-// agent/tool/workspace interfaces) and agent/model;
-// durable storage is reached through the SessionStore interface declared
-// here (package app adapts package persistence). Nothing imports acp except
-// the composition root (app) and tests.
+// agent/tool/workspace interfaces), agent/model, and the shared leaves
+// agent/delegation (delegation tool names, the child-link _meta key,
+// result keys) and internal/errcode. It must not import subagent, driver,
+// persistence, app or scenarios (internal/layering enforces this): durable
+// storage is reached through the SessionStore interface and the subagent
+// catalog through SubagentCatalog, both declared here and adapted by app.
+// Nothing imports acp except the composition root (app) and tests.
 //
 // Concurrency and ownership: a Server serves one connection (Serve, once)
 // and is safe for concurrent use; the SDK runs each request on its own

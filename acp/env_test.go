@@ -25,6 +25,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent/model/scripted"
 	"github.com/acp-agent/acp-agent/agent/tool"
 	"github.com/acp-agent/acp-agent/app"
+	"github.com/acp-agent/acp-agent/internal/testhooks"
 )
 
 func TestMain(m *testing.M) {
@@ -166,13 +167,11 @@ func loadScript(t testing.TB, yaml string) model.Model {
 func start(t testing.TB, dir string, m model.Model, tools ...tool.Tool) *env {
 	t.Helper()
 	a, err := app.New(app.Config{
-		DataDir:       dir,
-		ModelInstance: m,
-		Tools:         tools,
-		Version:       "test",
-		Logger:        testLogger(t),
-		NoSync:        true,
-		PanicOnBug:    true,
+		DataDir: dir,
+		Tools:   tools,
+		Version: "test",
+		Logger:  testLogger(t),
+		Testing: &testhooks.Hooks{Model: m, NoSync: true, PanicOnBug: true},
 	})
 	if err != nil {
 		t.Fatalf("app.New: %v", err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/internal/errcode"
 )
 
 // Code is a stable, wire-visible error code carried in the data of a
@@ -36,24 +37,11 @@ const (
 	CodeInternal           Code = "INTERNAL"
 )
 
-// Error is a typed failure of a request. Err, when set, is the cause.
-type Error struct {
-	Code    Code
-	Message string
-	Err     error
-}
-
-func (e *Error) Error() string { return e.Message }
-
-// Unwrap returns the cause.
-func (e *Error) Unwrap() error { return e.Err }
-
-// Is matches another *Error with the same code, so callers can test
+// Error is a typed failure of a request: the module's one typed-error
+// shape (errcode.Coded) with acp's codes. Err, when set, is the cause;
+// errors.Is matches by code, so callers can test
 // errors.Is(err, &acp.Error{Code: acp.CodeUnknownSession}).
-func (e *Error) Is(target error) bool {
-	t, ok := target.(*Error)
-	return ok && t.Code == e.Code
-}
+type Error = errcode.Coded[Code]
 
 // Sentinels that a SessionStore implementation wraps so that the server
 // classifies its failures without knowing the storage package.

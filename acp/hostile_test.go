@@ -16,6 +16,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/app"
+	"github.com/acp-agent/acp-agent/internal/testhooks"
 )
 
 // rawConn is a raw line-level client.
@@ -72,8 +73,8 @@ func (c *rawConn) answer(id int) rawMsg {
 // client side and checks that Serve ends cleanly.
 func serveRaw(t *testing.T, script string) (*rawConn, acpsdk.NewSessionResponse, *app.App) {
 	t.Helper()
-	a, err := app.New(app.Config{DataDir: t.TempDir(), Logger: testLogger(t), NoSync: true, PanicOnBug: true,
-		ModelInstance: loadScript(t, script)})
+	a, err := app.New(app.Config{DataDir: t.TempDir(), Logger: testLogger(t),
+		Testing: &testhooks.Hooks{Model: loadScript(t, script), NoSync: true, PanicOnBug: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/acp-agent/acp-agent/app"
+	"github.com/acp-agent/acp-agent/internal/testhooks"
 )
 
 // TestServeEndsWhenTheClientStopsReading: a client that closes its end of
@@ -16,8 +17,8 @@ import (
 // wait for an EOF that may never come: the first failed write ends it,
 // cleanly, as stdin EOF does.
 func TestServeEndsWhenTheClientStopsReading(t *testing.T) {
-	a, err := app.New(app.Config{DataDir: t.TempDir(), Logger: testLogger(t), NoSync: true, PanicOnBug: true,
-		ModelInstance: loadScript(t, echoScript)})
+	a, err := app.New(app.Config{DataDir: t.TempDir(), Logger: testLogger(t),
+		Testing: &testhooks.Hooks{Model: loadScript(t, echoScript), NoSync: true, PanicOnBug: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

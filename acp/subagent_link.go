@@ -5,6 +5,7 @@ package acp
 // session as the live stream did.
 
 import (
+	"github.com/acp-agent/acp-agent/agent/delegation"
 	"github.com/acp-agent/acp-agent/agent/session"
 )
 
@@ -37,24 +38,12 @@ func (t *translator) resultMeta(callID string, d session.ToolResultData) map[str
 	if d.Display != nil && len(d.Display.Meta) > 0 {
 		return d.Display.Meta
 	}
-	if name != toolSubagent && name != toolSubagentFork {
+	if !delegation.IsStart(name) {
 		return nil
 	}
-	raw, ok := d.Raw.(map[string]any)
+	id, mode, ok := delegation.ResultChild(d.Raw)
 	if !ok {
 		return nil
 	}
-	var id, mode string
-	switch raw["kind"] {
-	case "continuable":
-		id, _ = raw["subagentId"].(string)
-		mode = "continuable"
-	case "foreground":
-		id, _ = raw["runId"].(string)
-		mode = "one-shot"
-	}
-	if id == "" {
-		return nil
-	}
-	return map[string]any{MetaSubagent: map[string]any{"childSessionId": id, "mode": mode, "depth": t.depth + 1}}
+	return delegation.ChildLink(id, mode, t.depth+1)
 }

@@ -13,13 +13,14 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/delegation"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/agent/tool"
 )
 
 // MetaSubagent is the _meta key under which the subagent tools describe the
 // child behind a tool call: {childSessionId, mode, depth}.
-const MetaSubagent = "acp-agent/subagent"
+const MetaSubagent = delegation.MetaKey
 
 // Titler is an optional tool interface: a short, human title for one call
 // of the tool, shown by editors on the tool_call. Tools without it are
@@ -31,13 +32,6 @@ type Titler interface {
 // ToolLookup finds a tool by name; the translator asks it for the tool's
 // kind (tool.Kind) and title (Titler). It may be nil.
 type ToolLookup func(name string) (tool.Tool, bool)
-
-// Names of the delegation tools, shown with kind "think" even when the
-// tool itself is not registered in this process (replaying an old log).
-const (
-	toolSubagent     = "subagent"
-	toolSubagentFork = "subagent_fork"
-)
 
 // translator folds a session's events into session/update payloads. It is
 // deterministic: the same events (and progress reports) in the same order
@@ -284,7 +278,9 @@ func (t *translator) forget(id string) {
 // describe returns the ACP kind and title of a call to the named tool.
 func (t *translator) describe(name string, args json.RawMessage) (acpsdk.ToolKind, string) {
 	kind, title := acpsdk.ToolKindOther, name
-	if name == toolSubagent || name == toolSubagentFork {
+	// Delegation tools are shown with kind "think" even when the tool
+	// itself is not registered in this process (replaying an old log).
+	if delegation.IsStart(name) {
 		kind = acpsdk.ToolKindThink
 		title = subagentTitle(args)
 	}

@@ -29,6 +29,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent/tool"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace"
 	"github.com/acp-agent/acp-agent/app"
+	"github.com/acp-agent/acp-agent/internal/testhooks"
 )
 
 // resolverRef lets test tools reach the App's resolver, which exists only
@@ -346,13 +347,11 @@ func startWS(t testing.TB, m model.Model, c *wsClient, configure ...func(*app.Co
 	t.Helper()
 	ref := &resolverRef{}
 	cfg := app.Config{
-		DataDir:       t.TempDir(),
-		ModelInstance: m,
-		Tools:         []tool.Tool{writeTool{ref}, bashTool{ref}},
-		Version:       "test",
-		Logger:        testLogger(t),
-		NoSync:        true,
-		PanicOnBug:    true,
+		DataDir: t.TempDir(),
+		Tools:   []tool.Tool{writeTool{ref}, bashTool{ref}},
+		Version: "test",
+		Logger:  testLogger(t),
+		Testing: &testhooks.Hooks{Model: m, NoSync: true, PanicOnBug: true},
 	}
 	for _, f := range configure {
 		f(&cfg, ref)
@@ -773,7 +772,7 @@ func TestDisplayReplaysOnLoad(t *testing.T) {
 // is rejected, never allowed silently.
 func TestNoClientRejectsWhatNeedsAsking(t *testing.T) {
 	ctx := ctxFor(t)
-	a, err := app.New(app.Config{DataDir: t.TempDir(), Version: "test", Logger: testLogger(t), NoSync: true})
+	a, err := app.New(app.Config{DataDir: t.TempDir(), Version: "test", Logger: testLogger(t), Testing: &testhooks.Hooks{NoSync: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

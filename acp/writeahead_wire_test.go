@@ -13,6 +13,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/tool"
 	"github.com/acp-agent/acp-agent/app"
+	"github.com/acp-agent/acp-agent/internal/testhooks"
 )
 
 // teeReader records every byte the client reads from the agent.
@@ -63,18 +64,17 @@ func TestToolCallOnWireBeforeExecute(t *testing.T) {
 	probe := probeTool{wire: wire, seen: make(chan bool, 4)}
 	a, err := app.New(app.Config{
 		DataDir: dir,
-		ModelInstance: loadScript(t, `
+		Tools:   []tool.Tool{probe},
+		Version: "test",
+		Logger:  testLogger(t),
+		Testing: &testhooks.Hooks{PanicOnBug: true, Model: loadScript(t, `
 model:
   main:
     - tool_calls:
         - {id: call-a, name: probe, arguments: '{}'}
         - {id: call-b, name: probe, arguments: '{}'}
     - text: "Done."
-`),
-		Tools:      []tool.Tool{probe},
-		Version:    "test",
-		Logger:     testLogger(t),
-		PanicOnBug: true,
+`)},
 	})
 	if err != nil {
 		t.Fatal(err)

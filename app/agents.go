@@ -1,12 +1,12 @@
 package app
 
-// This file exposes the durable subagent catalog to UIs and people: the ACP
-// extension method "_acp-agent/subagents/list" and the "agents" subcommand,
-// which prints the same catalog from a data directory as a tree.
+// This file exposes the durable subagent catalog to UIs and people: it
+// wires the catalog into the ACP extension method acp.SubagentsListMethod,
+// and defines the "agents" subcommand, which prints the same catalog from
+// a data directory as a tree.
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -21,79 +21,27 @@ import (
 	"github.com/acp-agent/acp-agent/subagent"
 )
 
-// SubagentsListMethod is the ACP extension method listing a session's
-// subagents (both modes, with labels, activity and diagnostics).
-const SubagentsListMethod = "_acp-agent/subagents/list"
+// catalogRows is the subagent catalog seen through acp.SubagentCatalog.
+type catalogRows struct{ cat *subagent.Catalog }
 
-// subagentsListParams are the extension's parameters.
-type subagentsListParams struct {
-	SessionID string `json:"sessionId"`
-	// Scope is "children" (default) or "descendants".
-	Scope string `json:"scope,omitempty"`
+var _ acp.SubagentCatalog = catalogRows{}
+
+func (c catalogRows) ChildRows(ctx context.Context, id string) ([]any, error) {
+	entries, err := c.cat.ListChildren(ctx, id)
+	return anyRows(entries), err
 }
 
-// subagentsListResult is the extension's answer: catalog rows in order;
-// descendant rows carry parentId and depth.
-type subagentsListResult struct {
-	Entries []json.RawMessage `json:"entries"`
+func (c catalogRows) DescendantRows(ctx context.Context, id string) ([]any, error) {
+	entries, err := c.cat.ListDescendants(ctx, id)
+	return anyRows(entries), err
 }
 
-// invalidParams marks a bad extension request (-32602 through the acp
-// server's error mapping).
-func invalidParams(format string, args ...any) error {
-	return &acp.Error{Code: acp.CodeInvalidParams, Message: fmt.Sprintf(format, args...)}
-}
-
-// subagentsListExtension answers SubagentsListMethod from cat.
-func subagentsListExtension(cat *subagent.Catalog) acp.ExtensionFunc {
-	return func(ctx context.Context, raw json.RawMessage) (any, error) {
-		var p subagentsListParams
-		if err := json.Unmarshal(raw, &p); err != nil {
-			return nil, invalidParams("subagents/list params: %v", err)
-		}
-		if err := session.ValidateID(p.SessionID); err != nil {
-			return nil, invalidParams("subagents/list sessionId: %v", err)
-		}
-		rows, err := catalogRows(ctx, cat, p.SessionID, p.Scope)
-		if err != nil {
-			return nil, err
-		}
-		return subagentsListResult{Entries: rows}, nil
+func anyRows[T any](entries []T) []any {
+	rows := make([]any, len(entries))
+	for i, e := range entries {
+		rows[i] = e
 	}
-}
-
-// catalogRows lists the children or descendants of id as JSON rows.
-func catalogRows(ctx context.Context, cat *subagent.Catalog, id, scope string) ([]json.RawMessage, error) {
-	var rows []any
-	switch scope {
-	case "", "children":
-		entries, err := cat.ListChildren(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range entries {
-			rows = append(rows, e)
-		}
-	case "descendants":
-		entries, err := cat.ListDescendants(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range entries {
-			rows = append(rows, e)
-		}
-	default:
-		return nil, invalidParams(`subagents/list scope must be "children" or "descendants", got %q`, scope)
-	}
-	out := make([]json.RawMessage, 0, len(rows))
-	for _, r := range rows {
-		b, err := json.Marshal(r)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, b)
-	}
-	return out, nil
+	return rows
 }
 
 func agentsCommand() Command {

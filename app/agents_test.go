@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/persistence"
 	"github.com/acp-agent/acp-agent/subagent"
@@ -88,7 +89,7 @@ func TestSubagentsListExtension(t *testing.T) {
 	seedCatalog(t, dir)
 	a := newTestApp(t, dir, "model:\n  main:\n    - text: hi\n")
 	defer a.Close()
-	ext := a.Extensions[SubagentsListMethod]
+	ext := a.Extensions[acp.SubagentsListMethod]
 	if ext == nil {
 		t.Fatal("extension not registered")
 	}

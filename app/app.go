@@ -26,7 +26,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent/tool"
 	"github.com/acp-agent/acp-agent/agent/tool/mcp"
 	"github.com/acp-agent/acp-agent/agent/tool/todo"
-	"github.com/acp-agent/acp-agent/driver/inprocess"
+	"github.com/acp-agent/acp-agent/internal/testhooks"
 	"github.com/acp-agent/acp-agent/persistence"
 	"github.com/acp-agent/acp-agent/persistence/projcache"
 	"github.com/acp-agent/acp-agent/subagent"
@@ -50,12 +50,6 @@ type Config struct {
 	Model     string
 	BaseURL   string
 	APIKeyEnv string
-	// ModelInstance, when set, is used as is instead of resolving Model
-	// (tests and the scenario runner pass a scripted model).
-	ModelInstance model.Model
-	// WrapModel, when set, wraps the resolved model (the scenario runner
-	// observes model calls through it).
-	WrapModel func(model.Model) model.Model
 	// Provider resolves PROVIDER/MODEL specs; nil uses providerModel.
 	Provider ProviderFunc
 	// Tools are offered to every top-level agent (tests add their own).
@@ -70,24 +64,28 @@ type Config struct {
 	Logger  *slog.Logger
 	// Getenv reads the environment (API keys); nil means os.Getenv.
 	Getenv func(string) string
-	// NoSync skips fsync (tests and benchmarks only).
-	NoSync bool
-	// StorageFault is persistence.Options.Fault (crash tests only).
-	StorageFault func(persistence.FaultPoint)
 	// ShutdownTimeout bounds a graceful shutdown; 0 means the default.
 	ShutdownTimeout time.Duration
-	// PanicOnBug makes ACP handler panics crash (tests).
-	PanicOnBug bool
 	// MaxDepth bounds delegation depth; 0 means DefaultMaxDepth.
 	MaxDepth int
-	// Faults injects failures into in-process children (scenarios only).
-	Faults inprocess.Faults
 	// Wire, when set, runs after the core is built and before the ACP
 	// server is created: it may add tools, extensions and drainers.
 	Wire func(a *App) error
 	// MCPStartTimeout bounds the start of each MCP server a client names
 	// in session/new or session/load; 0 means mcp.DefaultStartTimeout.
 	MCPStartTimeout time.Duration
+	// Testing holds the knobs only this module's tests and scenario runner
+	// turn (a scripted model instance, no fsync, fault injection). Its type
+	// is internal, so programs outside the module leave it nil.
+	Testing *testhooks.Hooks
+}
+
+// hooks returns the test-only knobs; the zero value when none are set.
+func (c Config) hooks() testhooks.Hooks {
+	if c.Testing == nil {
+		return testhooks.Hooks{}
+	}
+	return *c.Testing
 }
 
 // App is one agent process's composition: session store, persistence,
@@ -160,11 +158,12 @@ func New(cfg Config) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	if a.Model != nil && cfg.WrapModel != nil {
-		a.Model = cfg.WrapModel(a.Model)
+	hooks := cfg.hooks()
+	if a.Model != nil && hooks.WrapModel != nil {
+		a.Model = hooks.WrapModel(a.Model)
 	}
 
-	a.Persist, err = persistence.Open(cfg.DataDir, persistence.Options{Logger: a.Log, NoSync: cfg.NoSync, Fault: cfg.StorageFault})
+	a.Persist, err = persistence.Open(cfg.DataDir, persistence.Options{Logger: a.Log, NoSync: hooks.NoSync, Fault: hooks.StorageFault})
 	if err != nil {
 		return nil, err
 	}
@@ -175,7 +174,7 @@ func New(cfg Config) (*App, error) {
 		a.Close()
 		return nil, fmt.Errorf("app: wire catalog: %w", err)
 	}
-	a.Extensions[SubagentsListMethod] = subagentsListExtension(a.Catalog)
+	a.Extensions[acp.SubagentsListMethod] = acp.SubagentsListExtension(catalogRows{a.Catalog})
 	if err := wireSubagents(a); err != nil {
 		a.Close()
 		return nil, fmt.Errorf("app: wire subagents: %w", err)
@@ -209,7 +208,7 @@ func New(cfg Config) (*App, error) {
 		LocalFiles:    localFiles,
 		LocalCommands: localCommands,
 		Logger:        a.Log,
-		PanicOnBug:    cfg.PanicOnBug,
+		PanicOnBug:    hooks.PanicOnBug,
 
 		NewAgentWithTools: a.NewAgentWithTools,
 		MCP:               mcp.Options{StartTimeout: cfg.MCPStartTimeout, Logger: a.Log},

@@ -8,6 +8,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/agent/model/scripted"
 	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/internal/testhooks"
 )
 
 func newTestApp(t *testing.T, dir, script string) *App {
@@ -16,7 +17,7 @@ func newTestApp(t *testing.T, dir, script string) *App {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := New(Config{DataDir: dir, ModelInstance: scripted.New(sc), NoSync: true, Sources: &session.DeterministicSources{}, Logger: slog.New(slog.DiscardHandler)})
+	a, err := New(Config{DataDir: dir, Testing: &testhooks.Hooks{Model: scripted.New(sc), NoSync: true}, Sources: &session.DeterministicSources{}, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,14 +15,27 @@
 // slash command, and NewAgentWithTools, which gives a session's agent the
 // tools of its MCP servers (Config.MCPStartTimeout bounds their start).
 //
+// agents.go wires the subagent catalog into acp.SubagentsListExtension
+// (the protocol side lives in acp) and defines the "agents" command;
+// sessions.go the "sessions" command, whose "show" frames a log rendered
+// by agent/transcript (Inspect style).
+//
+// Config is what a user (or a program embedding acp-agent) configures.
+// Knobs only this module's tests and scenario runner turn (a model
+// instance, a model observer, no fsync, storage and child fault injection,
+// crashing on handler panics) are in Config.Testing, whose type
+// (internal/testhooks.Hooks) cannot be named outside the module.
+//
 // Wiring hooks for later components: wireSubagents (subagents.go) and
 // providerModel (provider.go) are the marked places where the subagent
 // runtime and the real model providers are attached; Config.Wire lets a
 // caller add tools, extension methods (App.Extensions) and shutdown
 // drainers (App.Drainers) without editing this package.
 //
-// Layering: app imports everything below it (acp, agent/..., persistence)
-// and nothing imports app except cmd/acp-agent, scenarios and tests.
+// Layering: app imports everything below it (acp, agent/..., subagent,
+// driver/inprocess, persistence, internal/testhooks) and nothing imports
+// app except cmd/acp-agent, scenarios and tests. It adapts; protocol
+// knowledge (methods, params, error codes) belongs in acp, not here.
 //
 // Concurrency and ownership: an App is built and torn down by one
 // goroutine. Serve (or Run, which adds signal handling and the background

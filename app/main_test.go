@@ -9,6 +9,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/internal/testhooks"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -51,7 +52,7 @@ func TestFlagsOverrideEnvironment(t *testing.T) {
 
 func TestSessionsCommandListsAndShows(t *testing.T) {
 	dir := t.TempDir()
-	a, err := New(Config{DataDir: dir, NoSync: true})
+	a, err := New(Config{DataDir: dir, Testing: &testhooks.Hooks{NoSync: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

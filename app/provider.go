@@ -41,8 +41,8 @@ var errNoModel = fmt.Errorf("%w: start acp-agent with --model PROVIDER/MODEL "+
 // when none is configured. A bad spec or script is an error (the process
 // should not start with a broken configuration).
 func resolveModel(cfg Config) (model.Model, error, error) {
-	if cfg.ModelInstance != nil {
-		return cfg.ModelInstance, nil, nil
+	if m := cfg.hooks().Model; m != nil {
+		return m, nil, nil
 	}
 	spec := strings.TrimSpace(cfg.Model)
 	switch {

@@ -4,6 +4,7 @@ package app
 // and a readable transcript of one, for people inspecting a data directory.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,6 +21,7 @@ import (
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent/projection"
 	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/agent/transcript"
 	"github.com/acp-agent/acp-agent/persistence"
 	"github.com/acp-agent/acp-agent/persistence/projcache"
 )
@@ -85,11 +87,11 @@ func runSessions(ctx context.Context, env *Env, args []string) error {
 		if why, ok := corrupt[e.Header.ID]; ok {
 			r.title = "(corrupt: " + why + ")"
 		} else if indexed {
-			r.title = oneLine(title, 48)
+			r.title = transcript.OneLine(title, 48)
 		} else if snap, err := st.Inspect(ctx, e.Header.ID); err == nil {
-			r.title = oneLine(acp.LatestTitle(snap.Events), 48)
+			r.title = transcript.OneLine(acp.LatestTitle(snap.Events), 48)
 		} else {
-			r.title = oneLine("(unreadable: "+err.Error()+")", 48)
+			r.title = transcript.OneLine("(unreadable: "+err.Error()+")", 48)
 		}
 		rows = append(rows, r)
 	}
@@ -218,9 +220,10 @@ func parseError(err error) error {
 
 // WriteTranscript renders a session log for people: the header, then the
 // conversation (user messages, assistant text and reasoning, tool calls
-// with their results) with turn boundaries that did not complete normally.
+// with their results) with turn boundaries that did not complete normally
+// (transcript.Inspect).
 func WriteTranscript(w io.Writer, h session.Header, events []session.Event) error {
-	var b strings.Builder
+	var b bytes.Buffer
 	fmt.Fprintf(&b, "session %s\n", h.ID)
 	if h.Cwd != "" {
 		fmt.Fprintf(&b, "  cwd:     %s\n", h.Cwd)
@@ -235,112 +238,11 @@ func WriteTranscript(w io.Writer, h session.Header, events []session.Event) erro
 	if h.SeedLength > 0 {
 		fmt.Fprintf(&b, "  (the first %d events were inherited from the parent)\n", h.SeedLength)
 	}
-	for _, ev := range events {
-		writeEvent(&b, ev)
+	if err := transcript.Write(&b, events, transcript.Inspect); err != nil {
+		return err
 	}
-	_, err := io.WriteString(w, b.String())
+	_, err := w.Write(b.Bytes())
 	return err
-}
-
-func writeEvent(b *strings.Builder, ev session.Event) {
-	switch ev.Type {
-	case session.TypeUserMessage:
-		m, err := session.DecodeData[session.Message](ev)
-		if err != nil {
-			return
-		}
-		who := "user"
-		if m.Source.Kind != "" && m.Source.Kind != session.SourceUser {
-			who = m.Source.Kind
-		}
-		fmt.Fprintf(b, "\n[%s]\n%s\n", who, indentBlocks(m.Content))
-	case session.TypeAssistantMessage:
-		d, err := session.DecodeData[session.AssistantMessageData](ev)
-		if err != nil {
-			return
-		}
-		for _, blk := range d.Message.Content {
-			switch blk.Type {
-			case session.BlockReasoning:
-				fmt.Fprintf(b, "\n[thinking]\n%s\n", indent(blk.Text))
-			case session.BlockText:
-				if blk.Text != "" {
-					fmt.Fprintf(b, "\n[assistant]\n%s\n", indent(blk.Text))
-				}
-			}
-		}
-	case session.TypeToolCall:
-		d, err := session.DecodeData[session.ToolCallData](ev)
-		if err != nil {
-			return
-		}
-		fmt.Fprintf(b, "\n[tool call %s] %s %s\n", d.CallID, d.Name, oneLine(compactJSON(d.Arguments), 200))
-	case session.TypeToolResult:
-		d, err := session.DecodeData[session.ToolResultData](ev)
-		if err != nil {
-			return
-		}
-		for _, blk := range d.Message.Content {
-			if blk.Type != session.BlockToolResult {
-				continue
-			}
-			status := "ok"
-			if blk.IsError {
-				status = "failed"
-			}
-			fmt.Fprintf(b, "[tool result %s: %s]\n%s\n", blk.ToolCallID, status, indentBlocks(blk.Content))
-		}
-	case session.TypeTurnEnd:
-		d, err := session.DecodeData[session.TurnEndData](ev)
-		if err != nil || d.Reason.Kind == session.TurnEndCompleted {
-			return
-		}
-		detail := ""
-		if d.Reason.Error != nil {
-			detail = ": " + d.Reason.Error.Message
-		} else if d.Reason.Reason != nil {
-			detail = " (" + d.Reason.Reason.Kind + ")"
-		}
-		fmt.Fprintf(b, "\n[turn %d ended %s%s]\n", d.Turn, d.Reason.Kind, detail)
-	case session.TypeDescriptor:
-		fmt.Fprintf(b, "\n[subagent descriptor] %s\n", oneLine(string(ev.Data), 200))
-	}
-}
-
-func indentBlocks(blocks []session.Block) string {
-	var parts []string
-	for _, blk := range blocks {
-		switch blk.Type {
-		case session.BlockText:
-			parts = append(parts, blk.Text)
-		case session.BlockResourceLink:
-			parts = append(parts, fmt.Sprintf("(link %s %s)", blk.Name, blk.URI))
-		case session.BlockResource:
-			parts = append(parts, fmt.Sprintf("(resource %s, %d bytes)", blk.URI, len(blk.Text)))
-		}
-	}
-	return indent(strings.Join(parts, "\n"))
-}
-
-func indent(s string) string {
-	return "  " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  ")
-}
-
-func compactJSON(s string) string {
-	var v any
-	if json.Unmarshal([]byte(s), &v) != nil {
-		return s
-	}
-	b, _ := json.Marshal(v)
-	return string(b)
-}
-
-func oneLine(s string, max int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > max {
-		return string(r[:max-1]) + "…"
-	}
-	return s
 }
 
 func orDash(s string) string {

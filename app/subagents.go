@@ -38,8 +38,8 @@ func wireSubagents(a *App) error {
 	})
 	a.Subagents = rt
 	var opts []inprocess.Option
-	if a.Config.Faults != (inprocess.Faults{}) {
-		opts = append(opts, inprocess.WithFaults(a.Config.Faults))
+	if f := a.Config.hooks().Faults; f != (inprocess.Faults{}) {
+		opts = append(opts, inprocess.WithFaults(f))
 	}
 	unregister, err := rt.RegisterProviders(inprocess.Drivers(opts...)...)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/app"
 	"github.com/acp-agent/acp-agent/driver/inprocess"
+	"github.com/acp-agent/acp-agent/internal/testhooks"
 )
 
 // Composition builds the real agent process (package app) in scenario
@@ -24,17 +25,16 @@ func Composition(_ context.Context, cfg Config) (System, error) {
 			return nil, fmt.Errorf("model section: %w", err)
 		}
 	}
+	hooks := &testhooks.Hooks{WrapModel: cfg.ObserveModel, NoSync: true, PanicOnBug: true}
 	ac := app.Config{
-		DataDir:    cfg.DataDir,
-		Sources:    cfg.Sources,
-		WrapModel:  cfg.ObserveModel,
-		NoSync:     true,
-		PanicOnBug: true,
-		Version:    "scenario",
-		Logger:     cfg.Logger,
+		DataDir: cfg.DataDir,
+		Sources: cfg.Sources,
+		Version: "scenario",
+		Logger:  cfg.Logger,
+		Testing: hooks,
 	}
 	if m != nil {
-		ac.ModelInstance = scripted.New(m)
+		hooks.Model = scripted.New(m)
 	}
 	if err := applyFaults(&ac, cfg.Faults); err != nil {
 		return nil, err
@@ -49,7 +49,7 @@ func Composition(_ context.Context, cfg Config) (System, error) {
 // applyFaults passes the scenario's injected faults to the in-process
 // subagent driver.
 func applyFaults(ac *app.Config, f Faults) error {
-	ac.Faults = inprocess.Faults{PublishedRunError: f.ChildPublishedRunError, DisposeError: f.ChildDisposeError}
+	ac.Testing.Faults = inprocess.Faults{PublishedRunError: f.ChildPublishedRunError, DisposeError: f.ChildDisposeError}
 	return nil
 }
 

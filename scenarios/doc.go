@@ -3,11 +3,15 @@
 // file format (scenarios/<name>/scenario.yaml, embedded), its parser, the
 // runner that drives the agent as an ACP client written on
 // github.com/sourcegraph/jsonrpc2, the recorder (wire transcript, session
-// logs, model requests), the human-readable transcript renderer, and the
-// "acp-agent scenario" subcommand. Goldens live in snapshots/<name>/.
+// logs, model requests), the framing of the human-readable transcript
+// (client steps, subagent tree, list_agents outputs; each conversation is
+// rendered by agent/transcript in its Compact style, the one renderer
+// "sessions show" also uses), and the "acp-agent scenario" subcommand.
+// Goldens live in snapshots/<name>/.
 //
 // Layering: scenarios sits at the top with cmd/acp-agent. It imports app
-// (the composition), persistence (to seed sessions exactly as the agent
+// (the composition, with its test-only knobs through internal/testhooks),
+// agent/transcript, persistence (to seed sessions exactly as the agent
 // writes them), the agent session/model packages and the scripted model;
 // nothing imports scenarios except cmd/acp-agent. It never imports the ACP
 // SDK: the client side is jsonrpc2 so the wire is checked independently.

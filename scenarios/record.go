@@ -13,6 +13,8 @@ import (
 
 	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/session"
+
+	"github.com/acp-agent/acp-agent/agent/transcript"
 )
 
 // storedSession is one session file read back after the run.
@@ -239,15 +241,8 @@ func (l *requestLog) render() []byte {
 		if err != nil {
 			raw = []byte(fmt.Sprintf(`{"unencodable":%q}`, err.Error()))
 		}
-		b.Write(canonicalOrRaw(raw))
+		b.WriteString(transcript.CompactJSON(raw))
 		b.WriteByte('\n')
 	}
 	return b.Bytes()
-}
-
-func canonicalOrRaw(raw []byte) []byte {
-	if c, err := canonicalJSON(raw); err == nil {
-		return c
-	}
-	return raw
 }

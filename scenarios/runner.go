@@ -447,7 +447,7 @@ func (r *runner) step(ctx context.Context, st Step) (stepResult, error) {
 			return res, err
 		}
 		res.Session = id
-		raw, err := c.call(ctx, "_acp-agent/subagents/list", map[string]any{"sessionId": id, "scope": st.Scope})
+		raw, err := c.call(ctx, subagentsListMethod, map[string]any{"sessionId": id, "scope": st.Scope})
 		if err != nil {
 			return res, err
 		}

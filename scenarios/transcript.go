@@ -8,8 +8,16 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/acp-agent/acp-agent/agent/delegation"
 	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/agent/transcript"
 )
+
+// subagentsListMethod is the extension method the list_agents_via_ext
+// step calls. The scenario client spells the wire contract itself rather
+// than importing the server's acp.SubagentsListMethod, so a rename on the
+// server side fails the scenarios instead of following silently.
+const subagentsListMethod = "_acp-agent/subagents/list"
 
 // renderTranscript writes the human-readable account of a run: the client
 // steps with their outcomes, every session's conversation turn by turn,
@@ -18,7 +26,7 @@ func renderTranscript(sc *Scenario, results []stepResult, sessions []storedSessi
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "Scenario %s\n", sc.Name)
 	if d := strings.TrimSpace(sc.Description); d != "" {
-		writeIndented(&b, "  ", d)
+		transcript.WriteIndented(&b, "  ", d)
 	}
 	label := func(id string) string {
 		if n, ok := names[id]; ok {
@@ -46,7 +54,7 @@ func renderTranscript(sc *Scenario, results []stepResult, sessions []storedSessi
 		}
 		b.WriteString(line + "\n")
 		if res.Output != "" {
-			writeIndented(&b, "        ", res.Output)
+			transcript.WriteIndented(&b, "        ", res.Output)
 		}
 	}
 
@@ -76,7 +84,7 @@ func renderTranscript(sc *Scenario, results []stepResult, sessions []storedSessi
 		for _, ev := range s.Events {
 			switch ev.Type {
 			case session.TypeToolCall:
-				if d, err := session.DecodeData[session.ToolCallData](ev); err == nil && d.Name == "list_agents" {
+				if d, err := session.DecodeData[session.ToolCallData](ev); err == nil && d.Name == delegation.ToolListAgents {
 					calls[d.CallID] = d
 				}
 			case session.TypeToolResult:
@@ -90,27 +98,21 @@ func renderTranscript(sc *Scenario, results []stepResult, sessions []storedSessi
 				}
 				found = true
 				fmt.Fprintf(&b, "  %s, turn %d, call %s, arguments %s:\n", label(s.Header.ID), call.Turn, call.CallID, call.Arguments)
-				writeIndented(&b, "    ", resultText(d.Message))
+				transcript.WriteIndented(&b, "    ", transcript.ResultText(d.Message))
 			}
 		}
 	}
 	for _, res := range results {
 		if res.Step.Op == OpListAgentsEx {
 			found = true
-			fmt.Fprintf(&b, "  _acp-agent/subagents/list for %s, scope %s (step %d):\n", label(res.Session), res.Step.Scope, res.Step.Index)
-			writeIndented(&b, "    ", res.Output)
+			fmt.Fprintf(&b, "  %s for %s, scope %s (step %d):\n", subagentsListMethod, label(res.Session), res.Step.Scope, res.Step.Index)
+			transcript.WriteIndented(&b, "    ", res.Output)
 		}
 	}
 	if !found {
 		b.WriteString("  (not called)\n")
 	}
 	return b.Bytes()
-}
-
-func writeIndented(b *bytes.Buffer, pad, text string) {
-	for _, l := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
-		b.WriteString(strings.TrimRight(pad+l, " ") + "\n")
-	}
 }
 
 // describeNode summarises a session for the tree: its delegation identity
@@ -129,7 +131,7 @@ func describeNode(s storedSession) string {
 		if ev.Seq >= int64(s.Header.SeedLength) && ev.Type == session.TypeTurnEnd {
 			turns++
 			if d, err := session.DecodeData[session.TurnEndData](ev); err == nil {
-				last = describeEnd(d.Reason)
+				last = transcript.DescribeEnd(d.Reason)
 			}
 		}
 	}
@@ -165,21 +167,6 @@ func lastDescriptor(s storedSession) (descriptorView, bool) {
 	return d, ok
 }
 
-func describeEnd(r session.TurnEndReason) string {
-	s := r.Kind
-	if r.Reason != nil {
-		s += " (" + r.Reason.Kind
-		if r.Reason.Detail != "" {
-			s += ": " + r.Reason.Detail
-		}
-		s += ")"
-	}
-	if r.Error != nil {
-		s += ": " + r.Error.Message
-	}
-	return s
-}
-
 func writeSession(b *bytes.Buffer, s storedSession, label func(string) string) {
 	h := s.Header
 	fmt.Fprintf(b, "Session %s", label(h.ID))
@@ -190,125 +177,13 @@ func writeSession(b *bytes.Buffer, s storedSession, label func(string) string) {
 	if h.SeedLength > 0 {
 		fmt.Fprintf(b, "  inherits %d events of its parent's completed turns\n", h.SeedLength)
 	}
+	own := make([]session.Event, 0, len(s.Events))
 	for _, ev := range s.Events {
-		if ev.Seq < int64(h.SeedLength) {
-			continue
-		}
-		writeEvent(b, ev)
-	}
-}
-
-func writeEvent(b *bytes.Buffer, ev session.Event) {
-	const in = "    "
-	switch ev.Type {
-	case session.TypeTurnStart:
-		if d, err := session.DecodeData[session.TurnData](ev); err == nil {
-			fmt.Fprintf(b, "  turn %d\n", d.Turn)
-		}
-	case session.TypeTurnEnd:
-		if d, err := session.DecodeData[session.TurnEndData](ev); err == nil {
-			fmt.Fprintf(b, "%sturn %d ended: %s\n", in, d.Turn, describeEnd(d.Reason))
-		}
-	case session.TypeDescriptor:
-		writeIndented(b, "  ", "descriptor "+compactJSON(ev.Data))
-	case session.TypeSessionTitle:
-		if d, err := session.DecodeData[session.TitleData](ev); err == nil {
-			fmt.Fprintf(b, "%stitle: %q\n", in, d.Title)
-		}
-	case session.TypeInboxSpliced:
-		d, err := session.DecodeData[session.InboxSplicedData](ev)
-		if err != nil {
-			return
-		}
-		for _, m := range d.Inserted {
-			if m.Source.Kind == session.SourceUser {
-				continue // shown when its turn claims it
-			}
-			writeIndented(b, in, fmt.Sprintf("queued for %s (%s): %s", d.Target, sourceName(m.Source), firstLine(session.JoinText(m.Content, "\n"))))
-		}
-		if d.Outcome != "" && d.RemovedCount != nil {
-			fmt.Fprintf(b, "%s%d queued item(s) %s\n", in, *d.RemovedCount, d.Outcome)
-		}
-	case session.TypeUserMessage:
-		if m, err := session.DecodeData[session.Message](ev); err == nil {
-			writeIndented(b, in, sourceName(m.Source)+": "+session.JoinText(m.Content, "\n"))
-		}
-	case session.TypeAssistantMessage:
-		d, err := session.DecodeData[session.AssistantMessageData](ev)
-		if err != nil {
-			return
-		}
-		for _, blk := range d.Message.Content {
-			switch blk.Type {
-			case session.BlockText:
-				writeIndented(b, in, "agent: "+blk.Text)
-			case session.BlockReasoning:
-				writeIndented(b, in, "thought: "+blk.Text)
-			}
-		}
-		if d.Interrupted {
-			b.WriteString(in + "(agent message interrupted)\n")
-		}
-	case session.TypeToolCall:
-		if d, err := session.DecodeData[session.ToolCallData](ev); err == nil {
-			writeIndented(b, in, fmt.Sprintf("tool call %s %s %s", d.CallID, d.Name, d.Arguments))
-		}
-	case session.TypeToolResult:
-		if d, err := session.DecodeData[session.ToolResultData](ev); err == nil {
-			kind := "result"
-			for _, blk := range d.Message.Content {
-				if blk.IsError {
-					kind = "error result"
-				}
-			}
-			writeIndented(b, in+"  ", fmt.Sprintf("%s of %s: %s", kind, d.Message.Source.CallID, resultText(d.Message)))
+		if ev.Seq >= int64(h.SeedLength) {
+			own = append(own, ev)
 		}
 	}
-}
-
-// resultText flattens the text of a tool-result message.
-func resultText(m session.Message) string {
-	var parts []string
-	for _, blk := range m.Content {
-		if blk.Type == session.BlockToolResult {
-			parts = append(parts, session.JoinText(blk.Content, "\n"))
-		} else if blk.Type == session.BlockText {
-			parts = append(parts, blk.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
-}
-
-func sourceName(s session.Source) string {
-	switch s.Kind {
-	case session.SourceUser:
-		return "user"
-	case session.SourceSubagentSettled:
-		return "settlement notice from " + s.SenderSessionID
-	case session.SourceCoordinator:
-		return "message from " + s.SenderSessionID
-	case session.SourceSubagentReport:
-		return "report from " + s.SenderSessionID
-	case session.SourcePlugin:
-		return "context"
-	case "":
-		return "user"
-	}
-	return s.Kind
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i] + " …"
-	}
-	return s
-}
-
-func compactJSON(raw json.RawMessage) string {
-	if c, err := canonicalJSON(raw); err == nil {
-		return string(c)
-	}
-	return string(raw)
+	transcript.Write(b, own, transcript.Compact) // a bytes.Buffer does not fail
 }
 
 // renderExtList renders the answer of _acp-agent/subagents/list: one
@@ -325,7 +200,7 @@ func renderExtList(raw json.RawMessage) string {
 				}
 				var lines []string
 				for _, row := range rows {
-					lines = append(lines, compactJSON(row))
+					lines = append(lines, transcript.CompactJSON(row))
 				}
 				return key + ":\n" + strings.Join(lines, "\n")
 			}
@@ -335,14 +210,14 @@ func renderExtList(raw json.RawMessage) string {
 	if json.Unmarshal(raw, &rows) == nil && rows != nil {
 		var lines []string
 		for _, row := range rows {
-			lines = append(lines, compactJSON(row))
+			lines = append(lines, transcript.CompactJSON(row))
 		}
 		if len(lines) == 0 {
 			return "(none)"
 		}
 		return strings.Join(lines, "\n")
 	}
-	return compactJSON(raw)
+	return transcript.CompactJSON(raw)
 }
 
 func sortedKeys(m map[string]json.RawMessage) []string {

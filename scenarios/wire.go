@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"sync"
+
+	"github.com/acp-agent/acp-agent/agent/transcript"
 )
 
 // Directions of a recorded frame.
@@ -110,7 +112,7 @@ func (r *wireRecorder) frameLocked(dir int, line []byte) {
 		return
 	}
 	if id, ok := frame["id"]; ok && id != nil {
-		key := string(canonical(id))
+		key := string(transcript.Canonical(id))
 		if _, isRequest := frame["method"]; isRequest {
 			n, seen := r.ids[dir][key]
 			if !seen {
@@ -123,7 +125,7 @@ func (r *wireRecorder) frameLocked(dir int, line []byte) {
 			frame["id"] = n
 		}
 	}
-	r.lines = append(r.lines, canonical(map[string]any{dirKey[dir]: frame}))
+	r.lines = append(r.lines, transcript.Canonical(map[string]any{dirKey[dir]: frame}))
 }
 
 // transcript returns the recorded frames, one canonical JSON object per
@@ -137,27 +139,4 @@ func (r *wireRecorder) transcript() ([]byte, []string) {
 		b.WriteByte('\n')
 	}
 	return b.Bytes(), append([]string(nil), r.invalid...)
-}
-
-// canonical renders v as compact JSON with object keys sorted and no HTML
-// escaping.
-func canonical(v any) []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return []byte(fmt.Sprintf(`{"unencodable":%q}`, err.Error()))
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
-}
-
-// canonicalJSON re-encodes a JSON document canonically.
-func canonicalJSON(raw []byte) ([]byte, error) {
-	var v any
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	return canonical(v), nil
 }

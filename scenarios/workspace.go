@@ -24,6 +24,8 @@ import (
 
 	"github.com/sourcegraph/jsonrpc2"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/acp-agent/acp-agent/agent/transcript"
 )
 
 // ClientCaps are the capabilities the scenario client advertises and
@@ -404,7 +406,7 @@ func (r *runner) workspaceSection() ([]byte, error) {
 		}
 		rel, _ := filepath.Rel(r.cwd, f)
 		fmt.Fprintf(&b, "  %s:\n", rel)
-		writeIndented(&b, "    | ", string(data))
+		transcript.WriteIndented(&b, "    | ", string(data))
 	}
 	return b.Bytes(), nil
 }

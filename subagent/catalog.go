@@ -100,7 +100,7 @@ func cancelled(ctx context.Context) error {
 	if ctx.Err() == nil {
 		return nil
 	}
-	return &SubagentError{Code: CodeCancelled, Message: "subagent listing was cancelled", Err: context.Cause(ctx)}
+	return wrapError(CodeCancelled, "subagent listing was cancelled", context.Cause(ctx))
 }
 
 // prepare checks the configuration and builds the corpus, in the order of

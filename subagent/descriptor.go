@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/acp-agent/acp-agent/agent/delegation"
 	"github.com/acp-agent/acp-agent/agent/session"
 )
 
@@ -25,8 +26,8 @@ type Mode string
 
 // Modes.
 const (
-	ModeOneShot     Mode = "one-shot"
-	ModeContinuable Mode = "continuable"
+	ModeOneShot     Mode = delegation.ModeOneShot
+	ModeContinuable Mode = delegation.ModeContinuable
 )
 
 // Descriptor is the durable identity of a session-backed subagent, written

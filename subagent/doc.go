@@ -24,7 +24,10 @@
 //     interrupt_agent, report (they call the Service).
 //
 // Layering: subagent imports driver (the seam), agent, agent/session,
-// agent/model, agent/tool and agent/projection. It must not import
+// agent/model, agent/tool, agent/projection and the shared leaves
+// agent/delegation (its tool names, child-link _meta key and result keys,
+// which acp reads back) and internal/errcode (SubagentError embeds the
+// module's one typed-error shape). It must not import
 // driver/inprocess or any other driver, persistence, acp or app
 // (internal/layering enforces this): it declares Durable (what cold resume
 // needs), SessionReader, ProjectionCache and CatalogIndex (what listing

@@ -6,7 +6,21 @@ package subagent
 import (
 	"errors"
 	"fmt"
+
+	"github.com/acp-agent/acp-agent/internal/errcode"
 )
+
+// SubagentError is a typed failure of the subagent runtime: the module's
+// one typed-error shape (errcode.Coded: stable Code, Message for people,
+// optional cause Err, ErrorCode) with the runtime's codes and a wire class
+// name. errors.Is(err, subagent.NewError(subagent.CodeCancelled, ""))
+// matches by code alone.
+//
+// tool.ErrorResult recognises it through ErrorCode and Name, so a tool that
+// returns it keeps {name:"SubagentError", code} in its error result.
+type SubagentError struct {
+	errcode.Coded[Code]
+}
 
 // Code is a stable, wire-visible error code. Callers branch on codes, never
 // on message text.
@@ -34,44 +48,21 @@ const (
 	CodeActivationSetupReleaseFailed Code = "ACTIVATION_SETUP_RELEASE_FAILED"
 )
 
-// SubagentError is a typed failure of the subagent runtime. Code is stable;
-// Message is for people; Err is an optional cause.
-//
-// tool.ErrorResult recognises it through ErrorCode and Name, so a tool that
-// returns it keeps {name:"SubagentError", code} in its error result.
-type SubagentError struct {
-	Code    Code
-	Message string
-	Err     error
-}
-
 // NewError returns a *SubagentError with the given code and message.
 func NewError(code Code, message string) *SubagentError {
-	return &SubagentError{Code: code, Message: message}
+	return &SubagentError{*errcode.New(code, message)}
 }
 
 // Errorf returns a *SubagentError whose message is formatted; a %w verb
 // also becomes its cause.
 func Errorf(code Code, format string, args ...any) *SubagentError {
-	err := fmt.Errorf(format, args...)
-	return &SubagentError{Code: code, Message: err.Error(), Err: errors.Unwrap(err)}
+	return &SubagentError{*errcode.Errorf(code, format, args...)}
 }
 
-func (e *SubagentError) Error() string { return e.Message }
-
-// Unwrap returns the cause, if any.
-func (e *SubagentError) Unwrap() error { return e.Err }
-
-// Is reports whether target is a *SubagentError with the same code, so
-// errors.Is(err, subagent.NewError(subagent.CodeCancelled, "")) matches by
-// code alone.
-func (e *SubagentError) Is(target error) bool {
-	t, ok := target.(*SubagentError)
-	return ok && t.Code == e.Code
+// wrapError returns a *SubagentError with an explicit cause.
+func wrapError(code Code, message string, cause error) *SubagentError {
+	return &SubagentError{errcode.Coded[Code]{Code: code, Message: message, Err: cause}}
 }
-
-// ErrorCode returns the stable code as a string.
-func (e *SubagentError) ErrorCode() string { return string(e.Code) }
 
 // Name returns "SubagentError", the error's class name on the wire.
 func (e *SubagentError) Name() string { return "SubagentError" }

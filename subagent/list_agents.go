@@ -12,12 +12,13 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/acp-agent/acp-agent/agent/delegation"
 	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/tool"
 )
 
 // ListAgentsName is the tool name.
-const ListAgentsName = "list_agents"
+const ListAgentsName = delegation.ToolListAgents
 
 // Lister is the catalog as the list_agents tool consumes it (*Catalog
 // implements it).

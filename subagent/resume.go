@@ -14,7 +14,7 @@ import (
 )
 
 func unavailable(childID string, cause error) error {
-	return &SubagentError{Code: CodeNotResumable, Message: fmt.Sprintf("subagent %q is unavailable", childID), Err: cause}
+	return wrapError(CodeNotResumable, fmt.Sprintf("subagent %q is unavailable", childID), cause)
 }
 
 // resume materializes a cold continuable child and installs its
@@ -30,7 +30,7 @@ func (s *Service) resume(ctx context.Context, parent *agent.Agent, childID strin
 			return nil, context.Cause(ctx)
 		}
 		if errors.Is(err, ErrSessionLocked) {
-			return nil, &SubagentError{Code: CodeSessionLocked, Message: fmt.Sprintf("subagent %q is held by another process; the message was not accepted", childID), Err: err}
+			return nil, wrapError(CodeSessionLocked, fmt.Sprintf("subagent %q is held by another process; the message was not accepted", childID), err)
 		}
 		return nil, unavailable(childID, err)
 	}

@@ -414,7 +414,7 @@ func (s *Service) Report(ctx context.Context, child *agent.Agent, content []sess
 		id, err = parent.Steer(msg)
 	}
 	if err != nil {
-		return "", &SubagentError{Code: CodeParentUnavailable, Message: "direct parent rejected the report: " + err.Error(), Err: err}
+		return "", wrapError(CodeParentUnavailable, "direct parent rejected the report: "+err.Error(), err)
 	}
 	return id, nil
 }

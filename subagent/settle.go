@@ -95,7 +95,7 @@ func (c *Continuations) dispose(act *activation, cancel bool) error {
 	}
 	c.retire(act, stop, output)
 	if len(errs) > 0 {
-		return &SubagentError{Code: CodeActivationTeardownFailed, Message: fmt.Sprintf("subagent %q activation teardown failed: %v", act.id, errors.Join(errs...)), Err: errors.Join(errs...)}
+		return wrapError(CodeActivationTeardownFailed, fmt.Sprintf("subagent %q activation teardown failed: %v", act.id, errors.Join(errs...)), errors.Join(errs...))
 	}
 	return nil
 }
@@ -232,7 +232,7 @@ func (c *Continuations) drainWhere(ctx context.Context, match func(*activation) 
 	c.waitWork()
 	if len(errs) > 0 {
 		joined := errors.Join(errs...)
-		return &SubagentError{Code: CodeActivationTeardownFailed, Message: fmt.Sprintf("continuable subagent teardown failed for %d %s: %v", len(errs), noun, joined), Err: joined}
+		return wrapError(CodeActivationTeardownFailed, fmt.Sprintf("continuable subagent teardown failed for %d %s: %v", len(errs), noun, joined), joined)
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/delegation"
 	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/agent/tool"
@@ -20,13 +21,13 @@ import (
 
 // Tool names.
 const (
-	SubagentToolName      = "subagent"
-	ForkToolName          = "subagent_fork"
-	SendMessageToolName   = "send_message"
-	InterruptToolName     = "interrupt_agent"
-	ReportToolName        = "report"
+	SubagentToolName      = delegation.ToolSubagent
+	ForkToolName          = delegation.ToolFork
+	SendMessageToolName   = delegation.ToolSendMessage
+	InterruptToolName     = delegation.ToolInterrupt
+	ReportToolName        = delegation.ToolReport
 	DefaultMaxDepth       = 3
-	ProgressMetaKey       = "acp-agent/subagent"
+	ProgressMetaKey       = delegation.MetaKey
 	CodeSubagentRunFailed = "SUBAGENT_RUN_FAILED"
 )
 
@@ -173,7 +174,7 @@ func (d *Delegation) Execute(ctx context.Context, inv tool.Invocation) (tool.Res
 		if inv.Progress != nil {
 			inv.Progress(progress(fmt.Sprintf("started subagent %s", childID), childID, ModeContinuable, depth))
 		}
-		res := tool.TextResult("started subagent "+childID, map[string]any{"kind": "continuable", "subagentId": childID})
+		res := tool.TextResult("started subagent "+childID, delegation.ContinuableResult(childID))
 		res.Display = childDisplay(childID, ModeContinuable, depth)
 		return res, nil
 	}
@@ -217,7 +218,7 @@ func (d *Delegation) foreground(ctx context.Context, inv tool.Invocation, caller
 		return fail(&tool.Error{Code: CodeSubagentRunFailed, Message: fmt.Sprintf("dispose failed: %v", disposeErr), Err: disposeErr})
 	}
 	if res.StopReason == driver.StopCompleted {
-		out := tool.TextResult(session.JoinText(res.Output, ""), map[string]any{"kind": "foreground", "runId": run.ID, "output": res.Output})
+		out := tool.TextResult(session.JoinText(res.Output, ""), delegation.ForegroundResult(run.ID, res.Output))
 		out.Display = display
 		return out, nil
 	}
@@ -259,9 +260,7 @@ func progress(text, childID string, mode Mode, depth int) tool.Progress {
 // the call to its child session: {"acp-agent/subagent": {childSessionId,
 // mode, depth}}.
 func childLinkMeta(childID string, mode Mode, depth int) map[string]any {
-	return map[string]any{
-		ProgressMetaKey: map[string]any{"childSessionId": childID, "mode": string(mode), "depth": depth},
-	}
+	return delegation.ChildLink(childID, string(mode), depth)
 }
 
 // childDisplay records the child link with a delegation's result.

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/acp-agent/acp-agent/app"
+	"github.com/acp-agent/acp-agent/internal/testhooks"
 	"github.com/acp-agent/acp-agent/persistence"
 )
 
@@ -49,12 +50,12 @@ func crashServeCommand() app.Command {
 				Version: "crash-test",
 				Logger:  env.Logger,
 				Getenv:  env.Getenv,
-				StorageFault: func(persistence.FaultPoint) {
+				Testing: &testhooks.Hooks{StorageFault: func(persistence.FaultPoint) {
 					if n := steps.Add(1); n == at {
 						syscall.Kill(os.Getpid(), syscall.SIGKILL)
 						select {} // the signal is on its way
 					}
-				},
+				}},
 			})
 			if err != nil {
 				return err

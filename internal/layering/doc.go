@@ -3,4 +3,8 @@
 // depend on the ACP SDK, on acp or on persistence; persistence depends only
 // on agent/session and the standard library), and that the subagent
 // runtime and its drivers meet only at package driver (seams_test.go).
+// shared_test.go keeps the shared vocabularies leaves (internal/errcode,
+// agent/delegation, agent/transcript), keeps acp off the subagent runtime,
+// drivers, storage and the composition, and keeps internal/testhooks
+// reachable only from app and scenarios outside tests.
 package layering

@@ -28,8 +28,9 @@
 //
 // # Layering
 //
-// Imports agent/model, agent/session, the SDK and the standard library. It
-// must not import agent, subagent, acp or persistence.
+// Imports agent/model, agent/session, internal/errcode (ProviderError
+// embeds the module's one typed-error shape), the SDK and the standard
+// library. It must not import agent, subagent, acp or persistence.
 //
 // # Concurrency and ownership
 //

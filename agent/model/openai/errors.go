@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/acp-agent/acp-agent/internal/errcode"
 )
 
 // Code classifies a provider failure. The spellings are stable and may be
@@ -37,23 +39,26 @@ const (
 )
 
 // ProviderError is a failed model call. It never contains the API key.
+//
+// It embeds the module's one typed-error shape (errcode.Coded): Code is
+// the stable classification, Message the provider's own error text (when
+// its error body carried one) and Err the underlying error, if any;
+// ErrorCode and errors.Is by code come with it. Error is its own: the
+// text for people is built from all the fields.
 type ProviderError struct {
+	errcode.Coded[Code]
 	Provider string
 	// Status is the HTTP status, 0 when no response was received.
 	Status int
-	Code   Code
-	// ProviderCode and Message are the provider's own error code and text,
-	// when its error body carried them.
+	// ProviderCode is the provider's own error code, when its error body
+	// carried one.
 	ProviderCode string
-	Message      string
 	// KeyEnv names the variable the key came from (for CodeAuth hints).
 	KeyEnv string
 	// Attempts counts the HTTP requests made.
 	Attempts int
 	// RetryAfter is the server-requested delay that was too long to wait.
 	RetryAfter time.Duration
-	// Err is the underlying error, if any.
-	Err error
 }
 
 // Error implements error.
@@ -98,15 +103,9 @@ func (e *ProviderError) Error() string {
 	return s
 }
 
-// Unwrap returns the underlying error.
-func (e *ProviderError) Unwrap() error { return e.Err }
-
-// ErrorCode returns the stable code, for the ACP error mapping.
-func (e *ProviderError) ErrorCode() string { return string(e.Code) }
-
 // errRoute reports a request route this model cannot serve.
 func errRoute(provider, format string, args ...any) error {
-	return &ProviderError{Provider: provider, Code: CodeRoute, Message: fmt.Sprintf(format, args...)}
+	return &ProviderError{Provider: provider, Coded: errcode.Coded[Code]{Code: CodeRoute, Message: fmt.Sprintf(format, args...)}}
 }
 
 // ErrBadRequest marks a model.Request that cannot be mapped to the wire

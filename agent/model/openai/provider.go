@@ -16,6 +16,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/internal/errcode"
 )
 
 // Model is a model.Model speaking the chat-completions wire format. It is
@@ -88,7 +89,7 @@ func (m *Model) pick(r model.Route) (*client, error) {
 		cfg.Provider, cfg.Model, cfg.BaseURL, cfg.APIKey, cfg.APIKeyEnv = r.Provider, r.Model, "", "", ""
 		ce.c, ce.err = newClient(cfg)
 		if ce.err != nil {
-			ce.err = &ProviderError{Provider: r.Provider, Code: CodeRoute, Err: ce.err, Message: ce.err.Error()}
+			ce.err = &ProviderError{Provider: r.Provider, Coded: errcode.Coded[Code]{Code: CodeRoute, Err: ce.err, Message: ce.err.Error()}}
 		}
 	default:
 		ce.err = errRoute(r.Provider, "this agent is configured for %s and cannot serve provider %q", m.own.provider, r.Provider)

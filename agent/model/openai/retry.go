@@ -23,6 +23,8 @@ import (
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/ssestream"
+
+	"github.com/acp-agent/acp-agent/internal/errcode"
 )
 
 // open sends the request until it gets a 2xx response, a non-retryable
@@ -68,7 +70,7 @@ func (c *client) open(ctx context.Context, p oai.ChatCompletionNewParams) (*sses
 // message is kept except for auth failures, whose text can echo part of
 // the key.
 func (c *client) classify(err error, resp *http.Response) *ProviderError {
-	pe := &ProviderError{Provider: c.provider, Err: err}
+	pe := &ProviderError{Provider: c.provider, Coded: errcode.Coded[Code]{Err: err}}
 	if resp != nil {
 		pe.Status = resp.StatusCode
 	}

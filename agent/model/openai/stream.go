@@ -12,6 +12,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/internal/errcode"
 )
 
 // maxToolCalls bounds the tool-call index a stream may use, so a hostile
@@ -75,7 +76,7 @@ func (c *client) stream(ctx context.Context, modelID string, req model.Request, 
 }
 
 func (c *client) streamError(code Code, attempts int, err error) error {
-	pe := &ProviderError{Provider: c.provider, Status: 200, Code: code, Err: err}
+	pe := &ProviderError{Provider: c.provider, Status: 200, Coded: errcode.Coded[Code]{Code: code, Err: err}}
 	if attempts > 1 {
 		pe.Attempts = attempts
 	}

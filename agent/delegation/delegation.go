@@ -1,0 +1,73 @@
+// Package delegation owns the names that the subagent runtime writes and
+// that other packages read back: the delegation tool names, the _meta key
+// that links a tool call to its child session, the child modes, and the
+// keys of a delegation's structured result. The subagent runtime (which
+// writes them), the ACP adapter and the transcript renderer (which read
+// them) import this one leaf instead of repeating the strings, so the
+// adapter never needs to import the runtime.
+//
+// It is a leaf: it must not import any package of this module.
+package delegation
+
+// Tool names of the delegation tools (subagent-contract.md).
+const (
+	ToolSubagent    = "subagent"
+	ToolFork        = "subagent_fork"
+	ToolSendMessage = "send_message"
+	ToolInterrupt   = "interrupt_agent"
+	ToolReport      = "report"
+	ToolListAgents  = "list_agents"
+)
+
+// IsStart reports whether name is a tool that starts a child (subagent or
+// subagent_fork).
+func IsStart(name string) bool { return name == ToolSubagent || name == ToolFork }
+
+// Child modes.
+const (
+	ModeOneShot     = "one-shot"
+	ModeContinuable = "continuable"
+)
+
+// MetaKey is the _meta key under which a delegation's tool call names its
+// child: {"childSessionId", "mode", "depth"}.
+const MetaKey = "acp-agent/subagent"
+
+// ChildLink returns the _meta that links a tool call to its child session.
+func ChildLink(childID, mode string, depth int) map[string]any {
+	return map[string]any{MetaKey: map[string]any{"childSessionId": childID, "mode": mode, "depth": depth}}
+}
+
+// Result kinds of a start tool's structured (raw) output.
+const (
+	ResultContinuable = "continuable" // {"kind", "subagentId"}
+	ResultForeground  = "foreground"  // {"kind", "runId", "output"}
+)
+
+// ContinuableResult is the raw output of a started continuable child.
+func ContinuableResult(childID string) map[string]any {
+	return map[string]any{"kind": ResultContinuable, "subagentId": childID}
+}
+
+// ForegroundResult is the raw output of a finished one-shot run.
+func ForegroundResult(runID string, output any) map[string]any {
+	return map[string]any{"kind": ResultForeground, "runId": runID, "output": output}
+}
+
+// ResultChild reads the child id and mode back from a start tool's raw
+// output (as decoded from the log); ok is false when raw names no child.
+func ResultChild(raw any) (childID, mode string, ok bool) {
+	m, isMap := raw.(map[string]any)
+	if !isMap {
+		return "", "", false
+	}
+	switch m["kind"] {
+	case ResultContinuable:
+		childID, _ = m["subagentId"].(string)
+		mode = ModeContinuable
+	case ResultForeground:
+		childID, _ = m["runId"].(string)
+		mode = ModeOneShot
+	}
+	return childID, mode, childID != ""
+}

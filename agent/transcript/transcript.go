@@ -1,0 +1,168 @@
+// Package transcript owns the one readable rendering of a session log:
+// a single walk that decodes each event once and hands it to a Style,
+// which decides only how that event reads. Two styles exist because two
+// readers with different needs exist, and both are kept byte-stable:
+//
+//   - Inspect, the "acp-agent sessions show" view for people: bracketed
+//     headings, blank-line separated, completed turns silent;
+//   - Compact, the scenarios' transcript.golden view: one line per event,
+//     indented under "turn N", every turn boundary, title and queue
+//     change shown.
+//
+// The header or framing around the events stays with each caller. It
+// imports only agent/session and the standard library, and must not
+// import acp, app, persistence, subagent or scenarios.
+package transcript
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/acp-agent/acp-agent/agent/session"
+)
+
+// Style is how each kind of event reads; see Inspect and Compact.
+type Style struct{ f formatter }
+
+// Inspect is the "sessions show" style.
+var Inspect = Style{inspect{}}
+
+// Compact is the scenario transcript style.
+var Compact = Style{compact{}}
+
+// formatter writes one decoded event. A style that does not show a kind
+// of event writes nothing for it.
+type formatter interface {
+	turnStart(b *bytes.Buffer, d session.TurnData)
+	turnEnd(b *bytes.Buffer, d session.TurnEndData)
+	descriptor(b *bytes.Buffer, raw json.RawMessage)
+	title(b *bytes.Buffer, d session.TitleData)
+	spliced(b *bytes.Buffer, d session.InboxSplicedData)
+	user(b *bytes.Buffer, m session.Message)
+	assistant(b *bytes.Buffer, d session.AssistantMessageData)
+	toolCall(b *bytes.Buffer, d session.ToolCallData)
+	toolResult(b *bytes.Buffer, d session.ToolResultData)
+}
+
+// Write renders events to w in style s. Events whose payload does not
+// decode are skipped (a transcript is for reading, not for validating).
+func Write(w io.Writer, events []session.Event, s Style) error {
+	var b bytes.Buffer
+	for _, ev := range events {
+		writeEvent(&b, ev, s.f)
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+func writeEvent(b *bytes.Buffer, ev session.Event, f formatter) {
+	if show, ok := byType[ev.Type]; ok {
+		show(b, ev, f)
+	}
+}
+
+// byType routes each shown event type to its formatter method, with the
+// payload decoded.
+var byType = map[string]func(*bytes.Buffer, session.Event, formatter){
+	session.TypeTurnStart:        decoded(formatter.turnStart),
+	session.TypeTurnEnd:          decoded(formatter.turnEnd),
+	session.TypeDescriptor:       func(b *bytes.Buffer, ev session.Event, f formatter) { f.descriptor(b, ev.Data) },
+	session.TypeSessionTitle:     decoded(formatter.title),
+	session.TypeInboxSpliced:     decoded(formatter.spliced),
+	session.TypeUserMessage:      decoded(formatter.user),
+	session.TypeAssistantMessage: decoded(formatter.assistant),
+	session.TypeToolCall:         decoded(formatter.toolCall),
+	session.TypeToolResult:       decoded(formatter.toolResult),
+}
+
+// decoded adapts a formatter method to an event: it is called with the
+// event's payload when that decodes as T, and not at all otherwise.
+func decoded[T any](show func(formatter, *bytes.Buffer, T)) func(*bytes.Buffer, session.Event, formatter) {
+	return func(b *bytes.Buffer, ev session.Event, f formatter) {
+		if d, err := session.DecodeData[T](ev); err == nil {
+			show(f, b, d)
+		}
+	}
+}
+
+// WriteIndented writes text line by line, each prefixed with pad and
+// without trailing spaces.
+func WriteIndented(b *bytes.Buffer, pad, text string) {
+	for _, l := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+		b.WriteString(strings.TrimRight(pad+l, " ") + "\n")
+	}
+}
+
+// DescribeEnd reads a turn's end reason: its kind, the nested reason and
+// detail in parentheses, and the error message.
+func DescribeEnd(r session.TurnEndReason) string {
+	s := r.Kind
+	if r.Reason != nil {
+		s += " (" + r.Reason.Kind
+		if r.Reason.Detail != "" {
+			s += ": " + r.Reason.Detail
+		}
+		s += ")"
+	}
+	if r.Error != nil {
+		s += ": " + r.Error.Message
+	}
+	return s
+}
+
+// ResultText flattens the text of a tool-result message.
+func ResultText(m session.Message) string {
+	var parts []string
+	for _, blk := range m.Content {
+		if blk.Type == session.BlockToolResult {
+			parts = append(parts, session.JoinText(blk.Content, "\n"))
+		} else if blk.Type == session.BlockText {
+			parts = append(parts, blk.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// OneLine collapses whitespace and cuts s to max runes (with "…").
+func OneLine(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > max {
+		return string(r[:max-1]) + "…"
+	}
+	return s
+}
+
+// Canonical renders v as compact JSON with object keys sorted and no HTML
+// escaping.
+func Canonical(v any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return []byte(fmt.Sprintf(`{"unencodable":%q}`, err.Error()))
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+// CanonicalJSON re-encodes a JSON document canonically (numbers kept as
+// written).
+func CanonicalJSON(raw []byte) ([]byte, error) {
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return Canonical(v), nil
+}
+
+// CompactJSON is CanonicalJSON, or raw itself when it is not JSON.
+func CompactJSON(raw []byte) string {
+	if c, err := CanonicalJSON(raw); err == nil {
+		return string(c)
+	}
+	return string(raw)
+}

@@ -1,0 +1,70 @@
+package layering
+
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The shared vocabularies are leaves: the typed-error shape
+// (internal/errcode) and the delegation names (agent/delegation) import
+// nothing of the module, and the transcript renderer (agent/transcript)
+// only the session vocabulary, so every package can use them without a
+// new dependency edge. The test-only knobs (internal/testhooks) carry
+// hook types only.
+func TestSharedPackagesStayLeaves(t *testing.T) {
+	tests := []struct {
+		pkg     string
+		allowed []string
+	}{
+		{"internal/errcode", nil},
+		{"agent/delegation", nil},
+		{"agent/transcript", []string{"agent/session"}},
+		{"internal/testhooks", []string{"agent/model", "driver/inprocess", "persistence"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.pkg, func(t *testing.T) {
+			for _, imp := range imports(t, module+"/"+tt.pkg) {
+				if !slices.Contains(tt.allowed, imp) {
+					t.Errorf("%s imports %s", tt.pkg, imp)
+				}
+			}
+		})
+	}
+}
+
+// The ACP adapter knows the subagent runtime only through what it
+// declares itself (acp.SubagentCatalog) and the shared delegation names:
+// it never depends on the runtime, its drivers, storage or the
+// composition.
+func TestProtocolAdapterDependsOnlyOnTheAgentSide(t *testing.T) {
+	forbidden := []string{module + "/subagent", module + "/driver", module + "/persistence", module + "/app", module + "/scenarios", module + "/internal/testhooks"}
+	for _, d := range deps(t, module+"/acp") {
+		for _, f := range forbidden {
+			if d == f || strings.HasPrefix(d, f+"/") {
+				t.Errorf("acp depends on %s", d)
+			}
+		}
+	}
+}
+
+// Test-only knobs reach a process only through app.Config.Testing: outside
+// test files, only the composition (app) and the scenario runner import
+// internal/testhooks.
+func TestOnlyTheCompositionAndScenariosImportTestHooks(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	allowed := []string{module + "/app", module + "/scenarios"}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) == 0 || slices.Contains(allowed, fields[0]) {
+			continue
+		}
+		if slices.Contains(fields[1:], module+"/internal/testhooks") {
+			t.Errorf("%s imports internal/testhooks outside its tests", fields[0])
+		}
+	}
+}

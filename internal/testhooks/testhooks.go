@@ -1,0 +1,39 @@
+// Package testhooks owns the knobs of an agent process that only this
+// module's tests, benchmarks and scenario runner turn: a model instance
+// instead of a --model spec, a model observer, no fsync, storage and
+// child fault injection, and crashing on handler panics. They reach the
+// process through app.Config.Testing, whose type lives here: being
+// internal, it keeps them out of what a program embedding acp-agent (or a
+// person configuring it) can set, so app.Config is what a user configures.
+//
+// It declares plain data only; it may import the packages whose hook
+// types it carries (agent/model, persistence, driver/inprocess) and must
+// not import app, acp or scenarios.
+package testhooks
+
+import (
+	"github.com/acp-agent/acp-agent/agent/model"
+	"github.com/acp-agent/acp-agent/driver/inprocess"
+	"github.com/acp-agent/acp-agent/persistence"
+)
+
+// Hooks are the test-only knobs of one agent process. The zero value
+// changes nothing.
+type Hooks struct {
+	// Model, when set, is used as is instead of resolving Config.Model
+	// (tests and the scenario runner pass a scripted model).
+	Model model.Model
+	// WrapModel, when set, wraps the resolved model (the scenario runner
+	// observes model calls through it).
+	WrapModel func(model.Model) model.Model
+	// NoSync skips fsync (tests, benchmarks and scenarios: they test
+	// behaviour, not durability).
+	NoSync bool
+	// StorageFault is persistence.Options.Fault (crash tests).
+	StorageFault func(persistence.FaultPoint)
+	// PanicOnBug makes ACP handler panics crash instead of answering an
+	// internal error.
+	PanicOnBug bool
+	// Faults injects failures into in-process children (scenarios).
+	Faults inprocess.Faults
+}
