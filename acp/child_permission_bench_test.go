@@ -44,7 +44,7 @@ func BenchmarkChildPermissionTurn(b *testing.B) {
 			}
 			c := newWSClient(true, false, answers...)
 			e := startWS(b, loadScript(b, childForegroundWriteScript), c, func(cfg *app.Config, _ workspace.Resolver) {
-				cfg.NoSync = !fsync
+				cfg.Testing.NoSync = !fsync
 			})
 			b.ReportAllocs()
 			b.ResetTimer()
