@@ -46,13 +46,17 @@ type Config struct {
 	// DataDir holds sessions/ and projections/ (see README).
 	DataDir string
 	// Model is the --model value: "" (none), "script:PATH", or
-	// PROVIDER/MODEL for the provider hook.
+	// PROVIDER/MODEL for the provider hook; several, comma-separated, offer
+	// the model picker (models.go), the first being the default.
 	Model     string
 	BaseURL   string
 	APIKeyEnv string
 	// ModelInstance, when set, is used as is instead of resolving Model
 	// (tests and the scenario runner pass a scripted model).
 	ModelInstance model.Model
+	// ModelChoices, when set, are the models used as is (tests and
+	// scenarios offer the model picker with two): the first is the default.
+	ModelChoices []ModelChoice
 	// WrapModel, when set, wraps the resolved model (the scenario runner
 	// observes model calls through it).
 	WrapModel func(model.Model) model.Model
@@ -104,7 +108,10 @@ type App struct {
 	// how to configure one, and prompts are refused with it.
 	Model    model.Model
 	ModelErr error
-	Tools    *tool.Registry
+	// Models are the configured models, the default first; with two or
+	// more, Model dispatches by route and clients get the model picker.
+	Models []ModelChoice
+	Tools  *tool.Registry
 	// Projections folds every live session incrementally (subagent
 	// identity, timing, title); Cache checkpoints them for cold sessions;
 	// Catalog lists subagents live or from disk (see catalog.go).
@@ -156,9 +163,16 @@ func New(cfg Config) (*App, error) {
 	if err != nil {
 		return nil, fmt.Errorf("app: tools: %w", err)
 	}
-	a.Model, a.ModelErr, err = resolveModel(cfg)
+	a.Models, a.ModelErr, err = resolveModels(cfg)
 	if err != nil {
 		return nil, err
+	}
+	switch len(a.Models) {
+	case 0:
+	case 1:
+		a.Model = a.Models[0].Model
+	default:
+		a.Model = routedModel{choices: a.Models}
 	}
 	if a.Model != nil && cfg.WrapModel != nil {
 		a.Model = cfg.WrapModel(a.Model)
@@ -214,6 +228,7 @@ func New(cfg Config) (*App, error) {
 		NewAgentWithTools: a.NewAgentWithTools,
 		MCP:               mcp.Options{StartTimeout: cfg.MCPStartTimeout, Logger: a.Log},
 		Commands:          a.commands(),
+		Models:            pickerOptions(a.Models),
 	})
 	if err != nil {
 		a.Close()
@@ -233,7 +248,8 @@ func (a *App) AgentOptions(s *session.Session) agent.Options {
 	id := s.ID()
 	return agent.Options{
 		Model:     a.Model,
-		Route:     routeOf(a.Config.Model),
+		Route:     a.defaultRoute(),
+		RouteNow:  a.sessionRoute(id),
 		ScriptKey: "main",
 		Tools:     a.Tools,
 		System:    a.Config.System,
