@@ -255,3 +255,72 @@ func TestSetConfigOptionRejectsBadInput(t *testing.T) {
 		}
 	}
 }
+
+// gatedModel holds its first request until release is closed, after
+// signalling entered.
+type gatedModel struct {
+	model.Model
+	once    sync.Once
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (m *gatedModel) Stream(ctx context.Context, req model.Request) iter.Seq2[session.Chunk, error] {
+	first := false
+	m.once.Do(func() { first = true })
+	if first {
+		close(m.entered)
+		select {
+		case <-m.release:
+		case <-ctx.Done():
+		}
+	}
+	return m.Model.Stream(ctx, req)
+}
+
+const midTurnScript = `
+model:
+  main:
+    - tool_calls:
+        - id: call-plan
+          name: todo
+          arguments: '{"todos": [{"content": "Look", "status": "pending"}]}'
+    - text: DONE
+`
+
+// A switch while a turn runs is answered at once and applies from the
+// turn's next model request; the request in flight keeps its model.
+func TestSetConfigOptionDuringATurnAppliesToTheNextRequest(t *testing.T) {
+	ctx := ctxFor(t)
+	gate := &gatedModel{Model: loadScript(t, midTurnScript), entered: make(chan struct{}), release: make(chan struct{})}
+	fast := &routesSeen{Model: gate}
+	smart := &routesSeen{Model: loadScript(t, midTurnScript)}
+	e := startModels(t, t.TempDir(),
+		app.ModelChoice{Route: routeFast, Model: fast},
+		app.ModelChoice{Route: routeSmart, Model: smart})
+	e.initialize(ctx)
+	id := e.newSession(ctx, tempCwd(t))
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.prompt(ctx, id, "plan")
+		done <- err
+	}()
+	select {
+	case <-gate.entered:
+	case <-ctx.Done():
+		t.Fatal("first model request never started")
+	}
+	if _, err := setModel(ctx, e, id, "script/smart"); err != nil {
+		t.Fatalf("set_config_option during a turn: %v", err)
+	}
+	close(gate.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fast.calls(), []string{"main@script/fast"}; !slices.Equal(got, want) {
+		t.Errorf("fast model saw %v, want %v", got, want)
+	}
+	if got, want := smart.calls(), []string{"main@script/smart"}; !slices.Equal(got, want) {
+		t.Errorf("smart model saw %v, want %v", got, want)
+	}
+}
