@@ -174,12 +174,22 @@ func (s *Server) setConfigOption(ctx context.Context, p acpsdk.SetSessionConfigO
 	if configID != ConfigModel {
 		return resp, toRequestError(errorf(CodeInvalidParams, "unknown config option %q (available: %s)", configID, ConfigModel))
 	}
+	if err := s.chooseModel(ctx, b, value); err != nil {
+		return resp, err
+	}
+	resp.ConfigOptions = s.configOptionsFor(value)
+	return resp, nil
+}
+
+// chooseModel records and announces model value as session b's model;
+// errors are already mapped for the client.
+func (s *Server) chooseModel(ctx context.Context, b *bound, value string) error {
 	if !s.knownModel(value) {
 		ids := make([]string, len(s.opts.Models))
 		for i, m := range s.opts.Models {
 			ids[i] = m.ID
 		}
-		return resp, toRequestError(errorf(CodeInvalidParams, "unknown model %q (available: %s)", value, strings.Join(ids, ", ")))
+		return toRequestError(errorf(CodeInvalidParams, "unknown model %q (available: %s)", value, strings.Join(ids, ", ")))
 	}
 	s.SessionModel(b.id) // fill the cache from the log first
 	s.modelChoice.mu.Lock()
@@ -189,19 +199,55 @@ func (s *Server) setConfigOption(ctx context.Context, p acpsdk.SetSessionConfigO
 	_, aerr := b.sess.Append(TypeSessionModel, SessionModelData{ModelID: value}, session.Ignorable())
 	s.modelChoice.mu.Unlock()
 	if aerr != nil {
-		return resp, toRequestError(fmt.Errorf("record model of session %s: %w", b.id, aerr))
+		return toRequestError(fmt.Errorf("record model of session %s: %w", b.id, aerr))
 	}
 	if cp := b.agent.Options().Checkpoint; cp != nil {
 		if err := cp(ctx); err != nil {
-			return resp, toRequestError(fmt.Errorf("record model of session %s: %w", b.id, err))
+			return toRequestError(fmt.Errorf("record model of session %s: %w", b.id, err))
 		}
 	}
 	s.log.Info("session model set", "session_id", b.id, "model", value)
 	if err := s.flush(ctx, b); err != nil {
+		return toRequestError(err)
+	}
+	return nil
+}
+
+// legacyModels is the legacy (unstable) models field of a session/new or
+// session/load answer, for clients that predate configOptions; nil when
+// configOptions are not offered.
+func (s *Server) legacyModels(b *bound) *acpsdk.SessionModelState {
+	if !s.offersModels() || b.readOnly {
+		return nil
+	}
+	st := &acpsdk.SessionModelState{CurrentModelId: acpsdk.ModelId(s.SessionModel(b.id))}
+	for _, m := range s.opts.Models {
+		info := acpsdk.ModelInfo{ModelId: acpsdk.ModelId(m.ID), Name: m.Name}
+		if m.Description != "" {
+			info.Description = acpsdk.Ptr(m.Description)
+		}
+		st.AvailableModels = append(st.AvailableModels, info)
+	}
+	return st
+}
+
+// UnstableSetSessionModel is the legacy session/set_model: the same choice
+// as session/set_config_option of the model option (recorded, announced as
+// config_option_update). -32601 when no model picker is offered.
+func (s *Server) UnstableSetSessionModel(ctx context.Context, p acpsdk.UnstableSetSessionModelRequest) (resp acpsdk.UnstableSetSessionModelResponse, err error) {
+	if !s.offersModels() {
+		return resp, acpsdk.NewMethodNotFound(acpsdk.AgentMethodSessionSetModel)
+	}
+	defer s.recoverTo("session/set_model", &err)
+	b, err := s.lookup(string(p.SessionId))
+	if err != nil {
 		return resp, toRequestError(err)
 	}
-	resp.ConfigOptions = s.configOptionsFor(value)
-	return resp, nil
+	if b.readOnly {
+		return resp, toRequestError(errorf(CodeReadOnlySession,
+			"session %s is a subagent session: its model is fixed when it is delegated", b.id))
+	}
+	return resp, s.chooseModel(ctx, b, string(p.ModelId))
 }
 
 // modelUpdate renders a session/model event as config_option_update; nil

@@ -324,3 +324,46 @@ func TestSetConfigOptionDuringATurnAppliesToTheNextRequest(t *testing.T) {
 		t.Errorf("smart model saw %v, want %v", got, want)
 	}
 }
+
+// The legacy (unstable) models field and session/set_model make the same
+// choice; with one model the method stays unsupported.
+func TestLegacySetModel(t *testing.T) {
+	ctx := ctxFor(t)
+	one := start(t, t.TempDir(), loadScript(t, pickerScript))
+	one.initialize(ctx)
+	oneID := one.newSession(ctx, tempCwd(t))
+	_, err := one.cs.UnstableSetSessionModel(ctx, acpsdk.UnstableSetSessionModelRequest{SessionId: acpsdk.SessionId(oneID), ModelId: "script/fast"})
+	wantRPCError(t, err, -32601, "")
+
+	fast, smart, choices := twoModels(t)
+	e := startModels(t, t.TempDir(), choices...)
+	e.initialize(ctx)
+	r, err := e.cs.NewSession(ctx, acpsdk.NewSessionRequest{Cwd: tempCwd(t), McpServers: []acpsdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Models == nil || r.Models.CurrentModelId != "script/fast" || len(r.Models.AvailableModels) != 2 || r.Models.AvailableModels[1].ModelId != "script/smart" {
+		t.Fatalf("legacy models = %+v", r.Models)
+	}
+	id := string(r.SessionId)
+	_, err = e.cs.UnstableSetSessionModel(ctx, acpsdk.UnstableSetSessionModelRequest{SessionId: r.SessionId, ModelId: "nope"})
+	wantRPCError(t, err, -32602, `unknown model "nope"`)
+	if _, err := e.cs.UnstableSetSessionModel(ctx, acpsdk.UnstableSetSessionModelRequest{SessionId: r.SessionId, ModelId: "script/smart"}); err != nil {
+		t.Fatalf("session/set_model: %v", err)
+	}
+	if _, err := e.prompt(ctx, id, "one"); err != nil {
+		t.Fatal(err)
+	}
+	if len(fast.calls()) != 0 || !slices.Equal(smart.calls(), []string{"main@script/smart"}) {
+		t.Errorf("fast %v, smart %v", fast.calls(), smart.calls())
+	}
+	updates := 0
+	for _, n := range e.rec.snapshot(id) {
+		if n.Update.ConfigOptionUpdate != nil {
+			updates++
+		}
+	}
+	if updates != 1 {
+		t.Errorf("%d config_option_update after session/set_model, want 1", updates)
+	}
+}

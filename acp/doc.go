@@ -32,7 +32,9 @@
 //     live and on replay; the agent asks Server.SessionModel before each
 //     model request, so it applies from the next one. Bad values and
 //     unknown config ids answer -32602. With fewer models no configOptions
-//     are offered and session/set_config_option answers -32601.
+//     are offered and session/set_config_option answers -32601. For
+//     clients that predate configOptions the same choice is offered as the
+//     legacy (unstable) models field and session/set_model.
 //   - "_acp-agent/..." extension methods registered in Options.Extensions.
 //
 // MCP (mcp.go): the servers a client names (stdio, http, sse) are started
@@ -53,9 +55,8 @@
 // "/name" runs the command instead of a model turn (an unknown name gets
 // the list of known ones); the exchange is not recorded in the log.
 //
-// Everything else (authenticate, session/resume, unstable methods
-// including the legacy session/set_model, unknown methods) answers -32601
-// and its capability stays off.
+// Everything else (authenticate, session/resume, other unstable methods,
+// unknown methods) answers -32601 and its capability stays off.
 //
 // Client methods the agent calls: session/request_permission (the
 // permission gate, permission.go), and — only when the client advertised

@@ -90,7 +90,7 @@ func (s *Server) NewSession(ctx context.Context, p acpsdk.NewSessionRequest) (re
 	}
 	s.afterResponse.add(b.id, func() { s.sessionReady(b, notices) })
 	s.log.Info("session created", "session_id", b.id)
-	return acpsdk.NewSessionResponse{SessionId: acpsdk.SessionId(b.id), Modes: s.modeState(b), ConfigOptions: s.configOptions(b)}, nil
+	return acpsdk.NewSessionResponse{SessionId: acpsdk.SessionId(b.id), Modes: s.modeState(b), ConfigOptions: s.configOptions(b), Models: s.legacyModels(b)}, nil
 }
 
 // attachNew builds the agent of a live session and binds both. ownSession
@@ -154,6 +154,7 @@ func (s *Server) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (
 	}
 	resp.Modes = s.modeState(b)
 	resp.ConfigOptions = s.configOptions(b)
+	resp.Models = s.legacyModels(b)
 	return resp, nil
 }
 
