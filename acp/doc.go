@@ -23,6 +23,18 @@
 //     accept-edits, plan, bypass. A change is logged as an ignorable
 //     "session/mode" event (so it survives session/load) and announced as
 //     current_mode_update, live and on replay.
+//   - configOptions and session/set_config_option when Options.Models
+//     holds two or more models (config_options.go): one select option,
+//     id "model", category "model", values the models' ids, current value
+//     the session's model (the first model until one is chosen). A choice
+//     is logged as an ignorable "session/model" event (so it survives
+//     session/load and a restart) and announced as config_option_update,
+//     live and on replay; the agent asks Server.SessionModel before each
+//     model request, so it applies from the next one. Bad values and
+//     unknown config ids answer -32602. With fewer models no configOptions
+//     are offered and session/set_config_option answers -32601. For
+//     clients that predate configOptions the same choice is offered as the
+//     legacy (unstable) models field and session/set_model.
 //   - "_acp-agent/..." extension methods registered in Options.Extensions.
 //     The protocol side of ours lives here: SubagentsListExtension
 //     ("_acp-agent/subagents/list", subagents_list.go) parses and checks
@@ -48,9 +60,8 @@
 // "/name" runs the command instead of a model turn (an unknown name gets
 // the list of known ones); the exchange is not recorded in the log.
 //
-// Everything else (authenticate, session/resume,
-// session/set_config_option, unstable methods, unknown methods) answers
-// -32601 and its capability stays off.
+// Everything else (authenticate, session/resume, other unstable methods,
+// unknown methods) answers -32601 and its capability stays off.
 //
 // Client methods the agent calls: session/request_permission (the
 // permission gate, permission.go), and — only when the client advertised
@@ -79,7 +90,8 @@
 // Titler; locations from the optional tool.Locator at the start; a result's
 // or progress report's session.ToolDisplay as diff and terminal content,
 // locations and _meta, display.go), session_info_update for titles,
-// current_mode_update for session/mode events, a child's tool_call and
+// current_mode_update for session/mode events, config_option_update for
+// session/model events, a child's tool_call and
 // its closing update for subagent/permission events, user_message_chunk
 // on replay.
 // A finished call's _meta comes from its logged result (the tool's display

@@ -90,7 +90,7 @@ func (s *Server) NewSession(ctx context.Context, p acpsdk.NewSessionRequest) (re
 	}
 	s.afterResponse.add(b.id, func() { s.sessionReady(b, notices) })
 	s.log.Info("session created", "session_id", b.id)
-	return acpsdk.NewSessionResponse{SessionId: acpsdk.SessionId(b.id), Modes: s.modeState(b)}, nil
+	return acpsdk.NewSessionResponse{SessionId: acpsdk.SessionId(b.id), Modes: s.modeState(b), ConfigOptions: s.configOptions(b), Models: s.legacyModels(b)}, nil
 }
 
 // attachNew builds the agent of a live session and binds both. ownSession
@@ -153,6 +153,8 @@ func (s *Server) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (
 		return resp, toRequestError(err)
 	}
 	resp.Modes = s.modeState(b)
+	resp.ConfigOptions = s.configOptions(b)
+	resp.Models = s.legacyModels(b)
 	return resp, nil
 }
 
@@ -256,7 +258,7 @@ func (s *Server) replayAgain(b *bound) error {
 // prompts are refused.
 func (s *Server) readOnly(id string, depth int, events []session.Event) *bound {
 	b := &bound{id: id, readOnly: true, replayLog: events}
-	b.em = newEmitter(newTranslator(s.opts.Tools).withDepth(depth), s.sendTo(id), &s.emitters, s.log.With("session_id", id))
+	b.em = newEmitter(newTranslator(s.opts.Tools).withDepth(depth).withModels(s.opts.Models), s.sendTo(id), &s.emitters, s.log.With("session_id", id))
 	b.em.sendText = s.sendTextTo(id)
 	b.em.push(item{replay: events})
 	b.em.resume()
@@ -318,9 +320,14 @@ func (s *Server) ResumeSession(ctx context.Context, p acpsdk.ResumeSessionReques
 	return acpsdk.ResumeSessionResponse{}, acpsdk.NewMethodNotFound(acpsdk.AgentMethodSessionResume)
 }
 
-// SetSessionConfigOption is not supported (no config options are offered).
-func (s *Server) SetSessionConfigOption(ctx context.Context, p acpsdk.SetSessionConfigOptionRequest) (acpsdk.SetSessionConfigOptionResponse, error) {
-	return acpsdk.SetSessionConfigOptionResponse{}, acpsdk.NewMethodNotFound(acpsdk.AgentMethodSessionSetConfigOption)
+// SetSessionConfigOption switches a session's model when the model picker
+// is offered (config_options.go); otherwise it is not supported.
+func (s *Server) SetSessionConfigOption(ctx context.Context, p acpsdk.SetSessionConfigOptionRequest) (resp acpsdk.SetSessionConfigOptionResponse, err error) {
+	if !s.offersModels() {
+		return resp, acpsdk.NewMethodNotFound(acpsdk.AgentMethodSessionSetConfigOption)
+	}
+	defer s.recoverTo("session/set_config_option", &err)
+	return s.setConfigOption(ctx, p)
 }
 
 // HandleExtensionMethod dispatches "_..." methods to Options.Extensions.

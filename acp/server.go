@@ -103,6 +103,10 @@ type Options struct {
 	MCP mcptool.Options
 	// Commands are the slash commands offered to clients (commands.go).
 	Commands []Command
+	// Models are the models a session can be switched to, the default
+	// first; with two or more the model picker is offered
+	// (config_options.go).
+	Models []ModelOption
 }
 
 // Server is the ACP agent side: it implements acpsdk.Agent (plus
@@ -127,8 +131,9 @@ type Server struct {
 	closed     bool // Close began: no new sessions
 	served     bool
 
-	gate gateState // modes and remembered permission decisions (modes.go)
-	asks childAsks // children's permission requests in flight (child_permission.go)
+	gate        gateState  // modes and remembered permission decisions (modes.go)
+	modelChoice modelState // each session's model (config_options.go)
+	asks        childAsks  // children's permission requests in flight (child_permission.go)
 
 	prompts  sync.WaitGroup // running Prompt handlers
 	emitters sync.WaitGroup // emitter drain goroutines
@@ -302,6 +307,7 @@ func (s *Server) Close(ctx context.Context) error {
 func (s *Server) release(ctx context.Context, b *bound) error {
 	b.cancelPrompt(errClosed, nil)
 	s.gate.forget(b.id)
+	s.forgetModel(b.id)
 	var errs []error
 	if b.agent != nil && b.ownAgent && s.opts.BeforeRelease != nil {
 		if err := s.opts.BeforeRelease(ctx, b.agent); err != nil {
@@ -405,6 +411,7 @@ func (s *Server) lookup(id string) (*bound, error) {
 func (s *Server) bindAgent(sess *session.Session, ag *agent.Agent, ownAgent, ownSession, replay bool) (*bound, error) {
 	b := &bound{id: sess.ID(), sess: sess, agent: ag, ownAgent: ownAgent, ownSession: ownSession}
 	tr := newTranslator(s.toolLookup(ag)).withDepth(sess.Header().DelegationDepth)
+	tr = tr.withModels(s.opts.Models)
 	tr.cwd = sess.Header().Cwd
 	b.em = newEmitter(tr, s.sendTo(b.id), &s.emitters, s.log.With("session_id", b.id))
 	b.em.sendText = s.sendTextTo(b.id)

@@ -56,6 +56,8 @@ type translator struct {
 	depth int
 	// planCalls holds the open todo calls (plan.go).
 	planCalls map[string]bool
+	// models renders session/model events (config_options.go).
+	models modelList
 }
 
 func newTranslator(tools ToolLookup) *translator {
@@ -66,6 +68,7 @@ func newTranslator(tools ToolLookup) *translator {
 func (t *translator) fresh() *translator {
 	n := newTranslator(t.tools).withDepth(t.depth)
 	n.cwd = t.cwd
+	n.models = t.models
 	return n
 }
 
@@ -176,6 +179,9 @@ func (t *translator) event(ev session.Event, replay bool) []acpsdk.SessionUpdate
 
 	case TypeSessionMode:
 		return modeUpdate(ev)
+
+	case TypeSessionModel:
+		return modelUpdate(t.models, ev)
 
 	case TypeChildPermission:
 		return childPermissionUpdate(ev)

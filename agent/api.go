@@ -30,6 +30,10 @@ type Options struct {
 	Model model.Model
 	// Route is passed on every request (for example a child's recorded route).
 	Route model.Route
+	// RouteNow, when set, is asked before each model request for the
+	// session's current route (a model the user can switch per session);
+	// its zero value means Route. A change applies from the next request.
+	RouteNow func() model.Route
 	// ScriptKey keys the scripted model: "main" for top-level sessions, the
 	// delegation label for children. Defaults to "main".
 	ScriptKey string

@@ -293,6 +293,7 @@ func (a *Agent) runStep(t *turnState, step, call int, steer []*item) stepOutcome
 	if err != nil {
 		return fail(err, CodeSessionWrite)
 	}
+	reply.route = req.Route
 	if t.ctx.Err() != nil || reply.err != nil {
 		if reply.streamed() {
 			if _, err := a.appendAssistant(t, step, reply, true); err != nil {
@@ -441,7 +442,7 @@ func (a *Agent) request(call int) (model.Request, error) {
 	}
 	return model.Request{
 		Caller:    model.Caller{SessionID: a.sess.ID(), ScriptKey: a.opts.ScriptKey, Call: call},
-		Route:     a.opts.Route,
+		Route:     a.CurrentRoute(),
 		System:    a.opts.System,
 		Messages:  msgs,
 		Tools:     a.opts.Tools.Specs(),
@@ -498,7 +499,8 @@ type reply struct {
 	usage           *session.Usage
 	finish          string
 	chunkSeqs       []int64
-	err             error // the stream's error, if it failed
+	err             error       // the stream's error, if it failed
+	route           model.Route // the route the request was sent with
 }
 
 func (r *reply) streamed() bool { return len(r.chunkSeqs) > 0 }
@@ -605,7 +607,7 @@ func (a *Agent) appendAssistant(t *turnState, step int, r *reply, interrupted bo
 		Message: session.Message{
 			ID: a.sess.NewID(), Role: session.RoleAssistant,
 			Content: r.content(interrupted),
-			Source:  session.Source{Kind: session.SourceModel, Provider: a.opts.Route.Provider, Model: a.opts.Route.Model},
+			Source:  session.Source{Kind: session.SourceModel, Provider: r.route.Provider, Model: r.route.Model},
 		},
 		Usage:       r.usage,
 		Interrupted: interrupted,

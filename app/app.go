@@ -46,10 +46,15 @@ type Config struct {
 	// DataDir holds sessions/ and projections/ (see README).
 	DataDir string
 	// Model is the --model value: "" (none), "script:PATH", or
-	// PROVIDER/MODEL for the provider hook.
+	// PROVIDER/MODEL for the provider hook; several, comma-separated, offer
+	// the model picker (models.go), the first being the default.
 	Model     string
 	BaseURL   string
 	APIKeyEnv string
+	// ModelChoices, when set, are the models used as is (embedders, tests
+	// and scenarios offer the model picker with two): the first is the
+	// default.
+	ModelChoices []ModelChoice
 	// Provider resolves PROVIDER/MODEL specs; nil uses providerModel.
 	Provider ProviderFunc
 	// Tools are offered to every top-level agent (tests add their own).
@@ -102,7 +107,10 @@ type App struct {
 	// how to configure one, and prompts are refused with it.
 	Model    model.Model
 	ModelErr error
-	Tools    *tool.Registry
+	// Models are the configured models, the default first; with two or
+	// more, Model dispatches by route and clients get the model picker.
+	Models []ModelChoice
+	Tools  *tool.Registry
 	// Projections folds every live session incrementally (subagent
 	// identity, timing, title); Cache checkpoints them for cold sessions;
 	// Catalog lists subagents live or from disk (see catalog.go).
@@ -154,11 +162,18 @@ func New(cfg Config) (*App, error) {
 	if err != nil {
 		return nil, fmt.Errorf("app: tools: %w", err)
 	}
-	a.Model, a.ModelErr, err = resolveModel(cfg)
+	a.Models, a.ModelErr, err = resolveModels(cfg)
 	if err != nil {
 		return nil, err
 	}
 	hooks := cfg.hooks()
+	switch len(a.Models) {
+	case 0:
+	case 1:
+		a.Model = a.Models[0].Model
+	default:
+		a.Model = routedModel{choices: a.Models}
+	}
 	if a.Model != nil && hooks.WrapModel != nil {
 		a.Model = hooks.WrapModel(a.Model)
 	}
@@ -213,6 +228,7 @@ func New(cfg Config) (*App, error) {
 		NewAgentWithTools: a.NewAgentWithTools,
 		MCP:               mcp.Options{StartTimeout: cfg.MCPStartTimeout, Logger: a.Log},
 		Commands:          a.commands(),
+		Models:            pickerOptions(a.Models),
 	})
 	if err != nil {
 		a.Close()
@@ -232,7 +248,8 @@ func (a *App) AgentOptions(s *session.Session) agent.Options {
 	id := s.ID()
 	return agent.Options{
 		Model:     a.Model,
-		Route:     routeOf(a.Config.Model),
+		Route:     a.defaultRoute(),
+		RouteNow:  a.sessionRoute(id),
 		ScriptKey: "main",
 		Tools:     a.Tools,
 		System:    a.Config.System,

@@ -2,7 +2,8 @@
 // the tests and the scenario runner. New builds one agent process from a
 // Config: the live session store with persistence attached (write-behind
 // JSONL under <DataDir>/sessions), the agent registry, the model (scripted
-// from script:PATH, a real provider through the Provider hook, or none),
+// from script:PATH, a real provider through the Provider hook, or none;
+// several --model values offer the model picker, models.go),
 // the tool registry and the ACP server. Main is the command line
 // (flags, environment variables, subcommands, exit codes).
 //

@@ -92,8 +92,8 @@ type Flags struct {
 func (f *Flags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.DataDir, "data-dir", f.DataDir,
 		"data directory holding sessions/ and projections/ (env "+EnvDataDir+"; default $XDG_STATE_HOME/acp-agent or ~/.local/state/acp-agent)")
-	fs.StringVar(&f.Model, "model", f.Model,
-		"model: script:PATH (scripted, no key), deepseek/MODEL, openai/MODEL or openai-compatible/MODEL (env "+EnvModel+")")
+	fs.Var(&modelsFlag{f: f}, "model",
+		"model `SPEC`: script:PATH (scripted, no key), deepseek/MODEL, openai/MODEL or openai-compatible/MODEL; repeat it to offer several in the editor's model picker, the first being the default (env "+EnvModel+", comma-separated)")
 	fs.StringVar(&f.BaseURL, "base-url", f.BaseURL,
 		"API base URL of the provider; required for openai-compatible/ (env "+EnvBaseURL+")")
 	fs.StringVar(&f.APIKeyEnv, "api-key-env", f.APIKeyEnv,
@@ -268,7 +268,7 @@ Usage:
 	b.WriteString(`
 Environment:
   ` + EnvDataDir + `      default for --data-dir
-  ` + EnvModel + `         default for --model
+  ` + EnvModel + `         default for --model (several comma-separated)
   ` + EnvBaseURL + `      default for --base-url
   ` + EnvAPIKeyEnv + `   default for --api-key-env
   ` + EnvLogLevel + `     default for --log-level

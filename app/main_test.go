@@ -26,7 +26,7 @@ func TestHelpDocumentsEveryFlagAndEnvVar(t *testing.T) {
 		"--data-dir", "--model", "--base-url", "--api-key-env", "--log-level", "--version",
 		EnvDataDir, EnvModel, EnvBaseURL, EnvAPIKeyEnv, EnvLogLevel,
 		"DEEPSEEK_API_KEY", "OPENAI_API_KEY", "XDG_STATE_HOME", DeterministicEnv,
-		"script:PATH", "sessions",
+		"script:PATH", "sessions", "repeat it",
 	} {
 		if !strings.Contains(help, want) {
 			t.Errorf("--help does not mention %q", want)

@@ -81,10 +81,11 @@ func (a *App) childFactory(s *session.Session, spec subagent.ChildSpec) (*agent.
 	}
 	route := spec.Route
 	if route.Provider == "" && route.Model == "" {
-		route = routeOf(a.Config.Model)
+		route = a.defaultRoute()
 	}
 	opts := a.AgentOptions(s)
 	opts.Route = route
+	opts.RouteNow = nil // a child keeps the route it was delegated with
 	opts.ScriptKey = spec.Label
 	opts.Tools = reg
 	opts.System = system

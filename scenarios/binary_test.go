@@ -42,6 +42,17 @@ func (p *processSystem) Serve(ctx context.Context, in io.Reader, out io.Writer) 
 			return err
 		}
 		args = append(args, "--model", "script:"+script)
+		if len(p.cfg.Models) > 1 {
+			// One file per model, named so that its route is script/NAME.
+			args = args[:len(args)-2]
+			for _, name := range p.cfg.Models {
+				script := filepath.Join(filepath.Dir(p.cfg.DataDir), name+".yaml")
+				if err := os.WriteFile(script, p.cfg.Script, 0o600); err != nil {
+					return err
+				}
+				args = append(args, "--model", "script:"+script)
+			}
+		}
 	}
 	cmd := exec.CommandContext(ctx, p.bin, args...)
 	cmd.Dir = p.cfg.Cwd
@@ -71,28 +82,30 @@ func TestScenarioThroughBinary(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	const name = "subagent-fork"
-	sc, err := Load(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	viaBinary, err := Record(t.Context(), sc, binaryFactory(bin), t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	inProcess, err := Record(t.Context(), sc, Composition, t.TempDir(), testLogger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []struct {
-		what      string
-		got, want []byte
-	}{
-		{"wire", viaBinary.Wire, inProcess.Wire},
-		{"sessions", viaBinary.Sessions, inProcess.Sessions},
-	} {
-		if !bytes.Equal(c.got, c.want) {
-			t.Errorf("%s through the binary differs from the in-process run:\n%s", c.what, goldie.Diff(goldie.ClassicDiff, string(c.got), string(c.want)))
+	// model-picker passes two --model flags (the model picker).
+	for _, name := range []string{"subagent-fork", "model-picker"} {
+		sc, err := Load(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		viaBinary, err := Record(t.Context(), sc, binaryFactory(bin), t.TempDir(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inProcess, err := Record(t.Context(), sc, Composition, t.TempDir(), testLogger(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			what      string
+			got, want []byte
+		}{
+			{"wire", viaBinary.Wire, inProcess.Wire},
+			{"sessions", viaBinary.Sessions, inProcess.Sessions},
+		} {
+			if !bytes.Equal(c.got, c.want) {
+				t.Errorf("%s: %s through the binary differs from the in-process run:\n%s", name, c.what, goldie.Diff(goldie.ClassicDiff, string(c.got), string(c.want)))
+			}
 		}
 	}
 }

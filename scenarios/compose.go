@@ -35,6 +35,7 @@ func Composition(_ context.Context, cfg Config) (System, error) {
 	}
 	if m != nil {
 		hooks.Model = scripted.New(m)
+		ac.ModelChoices = modelChoices(m, cfg.Models)
 	}
 	if err := applyFaults(&ac, cfg.Faults); err != nil {
 		return nil, err

@@ -29,6 +29,10 @@ type Scenario struct {
 	// Model is the scripted model's section, re-encoded as a standalone YAML
 	// document with the single top-level key "model". Nil when absent.
 	Model []byte
+	// Models, when two or more, name the models the agent offers in its
+	// model picker (models.go): each runs the same script and its route is
+	// script/NAME; the first is the default.
+	Models []string
 	// Steps are the client's actions, run strictly in order.
 	Steps []Step
 	// Client is what the scenario client advertises and serves (fs,
@@ -93,6 +97,8 @@ type Step struct {
 	Wait *Wait
 	// Mode is the mode set by OpSetMode.
 	Mode string
+	// Model is the model name chosen by OpSetModel.
+	Model string
 	// Permissions are the answers to the permission requests that come
 	// after this prompt step is sent, in order (workspace.go).
 	Permissions []string
@@ -207,6 +213,8 @@ func Parse(file, name string, data []byte) (*Scenario, error) {
 			sc.Faults, err = p.faults(v)
 		case "model":
 			sc.Model, err = p.model(k, v)
+		case "models":
+			sc.Models, err = p.models(v)
 		case "fences":
 			sc.Fences, err = p.fences(v)
 		case "steps":
@@ -218,7 +226,7 @@ func Parse(file, name string, data []byte) (*Scenario, error) {
 		case "mcp_servers":
 			sc.MCPServers, err = p.mcpServers(v)
 		default:
-			err = p.errf(k, "", "unknown key %q (want description, seed, faults, fences, model, mcp_servers, steps, client, files)", k.Value)
+			err = p.errf(k, "", "unknown key %q (want description, seed, faults, fences, model, models, mcp_servers, steps, client, files)", k.Value)
 		}
 		if err != nil {
 			return nil, err
@@ -596,8 +604,10 @@ func (p parser) step(idx int, n *yaml.Node) (Step, error) {
 		allowed, shorthand = []string{"session", "scope"}, "session"
 	case OpSetMode:
 		allowed, shorthand = []string{"mode", "session"}, "mode"
+	case OpSetModel:
+		allowed, shorthand = []string{"model", "session"}, "model"
 	default:
-		return st, p.errf(n, where(), "unknown operation %q (want initialize, new_session, load_session, prompt, await_prompt, cancel, wait, restart, list_agents_via_ext, set_mode)", st.Op)
+		return st, p.errf(n, where(), "unknown operation %q (want initialize, new_session, load_session, prompt, await_prompt, cancel, wait, restart, list_agents_via_ext, set_mode, set_model)", st.Op)
 	}
 	f := map[string]*yaml.Node{}
 	if args != nil {
@@ -635,6 +645,9 @@ func (p parser) step(idx int, n *yaml.Node) (Step, error) {
 	if st.Mode, err = get("mode"); err != nil {
 		return st, err
 	}
+	if st.Model, err = get("model"); err != nil {
+		return st, err
+	}
 	if v, ok := f["permissions"]; ok {
 		if st.Permissions, err = p.answers(v, where()+".permissions"); err != nil {
 			return st, err
@@ -661,6 +674,10 @@ func (p parser) step(idx int, n *yaml.Node) (Step, error) {
 	case OpSetMode:
 		if st.Mode == "" {
 			return st, p.errf(n, where(), "needs the mode to set")
+		}
+	case OpSetModel:
+		if st.Model == "" {
+			return st, p.errf(n, where(), "needs the model to choose")
 		}
 	case OpListAgentsEx:
 		switch st.Scope {

@@ -40,6 +40,9 @@ type Config struct {
 	// Script is the scenario's model section (a YAML document with the
 	// top-level key "model"); nil when the scenario has none.
 	Script []byte
+	// Models are the scenario's model names (two or more offer the model
+	// picker; see Scenario.Models).
+	Models []string
 	// ObserveModel must wrap the model the composition uses, so the runner
 	// sees model calls start (model_call waits).
 	ObserveModel func(model.Model) model.Model
@@ -224,6 +227,7 @@ func (r *runner) start(ctx context.Context) error {
 		Cwd:     r.cwd,
 		Sources: &session.DeterministicSources{Epoch: Epoch, Step: 1000},
 		Script:  r.sc.Model,
+		Models:  r.sc.Models,
 		ObserveModel: func(m model.Model) model.Model {
 			return observedModel{inner: m, r: r, sys: &sys}
 		},
@@ -463,6 +467,16 @@ func (r *runner) step(ctx context.Context, st Step) (stepResult, error) {
 			return res, err
 		}
 		res.Detail = "mode " + st.Mode
+	case OpSetModel:
+		id, err := r.sessionID(st.Session)
+		if err != nil {
+			return res, err
+		}
+		res.Session = id
+		if _, err := c.call(ctx, "session/set_config_option", map[string]any{"sessionId": id, "configId": "model", "value": ScriptModelID(st.Model)}); err != nil {
+			return res, err
+		}
+		res.Detail = "model " + ScriptModelID(st.Model)
 	default:
 		return res, fmt.Errorf("unknown operation %q", st.Op)
 	}

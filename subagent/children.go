@@ -167,9 +167,9 @@ func childDepth(parent *agent.Agent, maxDepth *int) (int, error) {
 }
 
 // resolveRoute returns the child route: the override's fields, else the
-// parent's.
+// parent's current route (the model its session uses now).
 func resolveRoute(parent *agent.Agent, override *model.Route) model.Route {
-	r := parent.Options().Route
+	r := parent.CurrentRoute()
 	if override != nil {
 		if override.Provider != "" {
 			r.Provider = override.Provider

@@ -1,0 +1,272 @@
+package acp
+
+// This file defines the model picker: when more than one model is
+// configured (Options.Models), session/new and session/load answer with
+// configOptions holding one select option of category "model",
+// session/set_config_option switches a session's model, the choice is
+// recorded in the session log as an ignorable "session/model" event (so it
+// survives session/load and a restart) and announced as
+// config_option_update, live and on replay. With one model or none, no
+// configOptions are offered and session/set_config_option answers -32601.
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/acp-agent/acp-agent/agent/session"
+)
+
+// ModelOption is a model a session can use: Options.Models lists them, the
+// first being the default.
+type ModelOption struct {
+	// ID is the value of the model option (its route, PROVIDER/MODEL).
+	ID string
+	// Name is what editors show; Description is optional.
+	Name        string
+	Description string
+}
+
+// ConfigModel is the id of the model config option.
+const ConfigModel = "model"
+
+// TypeSessionModel is the log event recording a model choice. It is
+// appended ignorable, so builds that do not know it still read the log;
+// the last one naming a configured model is the session's model.
+const TypeSessionModel = "session/model"
+
+// SessionModelData is the payload of a session/model event.
+type SessionModelData struct {
+	ModelID string `json:"modelId"`
+}
+
+// modelState caches each top-level session's model choice (read from its
+// log the first time).
+type modelState struct {
+	mu     sync.Mutex
+	models map[string]string
+}
+
+// offersModels reports whether the model picker is offered.
+func (s *Server) offersModels() bool { return len(s.opts.Models) > 1 }
+
+// modelList is the configured models, the first being the default.
+type modelList []ModelOption
+
+func (l modelList) known(id string) bool {
+	for _, m := range l {
+		if m.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Server) knownModel(id string) bool { return modelList(s.opts.Models).known(id) }
+
+// SessionModel returns the id of the model top-level session id uses now:
+// its last recorded choice, else the default (the first of Options.Models).
+// It returns "" when no model picker is offered. The agent asks it before
+// each model request, so a switch applies from the next request.
+func (s *Server) SessionModel(id string) string {
+	if !s.offersModels() {
+		return ""
+	}
+	s.modelChoice.mu.Lock()
+	defer s.modelChoice.mu.Unlock()
+	if m, ok := s.modelChoice.models[id]; ok {
+		return m
+	}
+	m := s.opts.Models[0].ID
+	if sess, ok := s.opts.Sessions.Get(id); ok {
+		m = s.modelFromLog(sess.Events())
+	}
+	if s.modelChoice.models == nil {
+		s.modelChoice.models = map[string]string{}
+	}
+	s.modelChoice.models[id] = m
+	return m
+}
+
+// forgetModel drops the cached choice of a released session.
+func (s *Server) forgetModel(id string) {
+	s.modelChoice.mu.Lock()
+	defer s.modelChoice.mu.Unlock()
+	delete(s.modelChoice.models, id)
+}
+
+// modelFromLog returns the last recorded model still configured, or the
+// default.
+func (s *Server) modelFromLog(events []session.Event) string {
+	for i := len(events) - 1; i >= 0; i-- {
+		if events[i].Type != TypeSessionModel {
+			continue
+		}
+		d, err := session.DecodeData[SessionModelData](events[i])
+		if err == nil && s.knownModel(d.ModelID) {
+			return d.ModelID
+		}
+	}
+	return s.opts.Models[0].ID
+}
+
+// configOptionsFor renders the full configOptions with current as the
+// model's value.
+func (s *Server) configOptionsFor(current string) []acpsdk.SessionConfigOption {
+	return modelList(s.opts.Models).configOptions(current)
+}
+
+func (l modelList) configOptions(current string) []acpsdk.SessionConfigOption {
+	opts := make(acpsdk.SessionConfigSelectOptionsUngrouped, len(l))
+	for i, m := range l {
+		opts[i] = acpsdk.SessionConfigSelectOption{Value: acpsdk.SessionConfigValueId(m.ID), Name: m.Name}
+		if m.Description != "" {
+			opts[i].Description = acpsdk.Ptr(m.Description)
+		}
+	}
+	category := acpsdk.SessionConfigOptionCategoryModel
+	return []acpsdk.SessionConfigOption{{Select: &acpsdk.SessionConfigOptionSelect{
+		Id:           ConfigModel,
+		Name:         "Model",
+		Description:  acpsdk.Ptr("The model answering this session's next requests"),
+		Category:     &category,
+		CurrentValue: acpsdk.SessionConfigValueId(current),
+		Options:      acpsdk.SessionConfigSelectOptions{Ungrouped: &opts},
+	}}}
+}
+
+// configOptions is the configOptions field of a session/new or
+// session/load answer: nil without a model picker and for a read-only
+// (subagent) session.
+func (s *Server) configOptions(b *bound) []acpsdk.SessionConfigOption {
+	if !s.offersModels() || b.readOnly {
+		return nil
+	}
+	return s.configOptionsFor(s.SessionModel(b.id))
+}
+
+// setConfigOption switches a session's model. The choice is recorded in
+// the session log (durable before the answer) and announced as
+// config_option_update; the answer carries the full configOptions. A
+// running turn keeps going: the change applies from its next model request.
+func (s *Server) setConfigOption(ctx context.Context, p acpsdk.SetSessionConfigOptionRequest) (resp acpsdk.SetSessionConfigOptionResponse, err error) {
+	var sid, configID, value string
+	switch {
+	case p.ValueId != nil:
+		sid, configID, value = string(p.ValueId.SessionId), string(p.ValueId.ConfigId), string(p.ValueId.Value)
+	case p.Boolean != nil:
+		return resp, toRequestError(errorf(CodeInvalidParams,
+			"config option %q is not a boolean option (the only config option is %q, a select)", p.Boolean.ConfigId, ConfigModel))
+	default:
+		return resp, toRequestError(errorf(CodeInvalidParams, "missing config option value"))
+	}
+	b, err := s.lookup(sid)
+	if err != nil {
+		return resp, toRequestError(err)
+	}
+	if b.readOnly {
+		return resp, toRequestError(errorf(CodeReadOnlySession,
+			"session %s is a subagent session: its model is fixed when it is delegated", b.id))
+	}
+	if configID != ConfigModel {
+		return resp, toRequestError(errorf(CodeInvalidParams, "unknown config option %q (available: %s)", configID, ConfigModel))
+	}
+	if err := s.chooseModel(ctx, b, value); err != nil {
+		return resp, err
+	}
+	resp.ConfigOptions = s.configOptionsFor(value)
+	return resp, nil
+}
+
+// chooseModel records and announces model value as session b's model;
+// errors are already mapped for the client.
+func (s *Server) chooseModel(ctx context.Context, b *bound, value string) error {
+	if !s.knownModel(value) {
+		ids := make([]string, len(s.opts.Models))
+		for i, m := range s.opts.Models {
+			ids[i] = m.ID
+		}
+		return toRequestError(errorf(CodeInvalidParams, "unknown model %q (available: %s)", value, strings.Join(ids, ", ")))
+	}
+	s.SessionModel(b.id) // fill the cache from the log first
+	s.modelChoice.mu.Lock()
+	s.modelChoice.models[b.id] = value
+	// Appended under the lock so concurrent switches are logged in the
+	// order they take effect.
+	_, aerr := b.sess.Append(TypeSessionModel, SessionModelData{ModelID: value}, session.Ignorable())
+	s.modelChoice.mu.Unlock()
+	if aerr != nil {
+		return toRequestError(fmt.Errorf("record model of session %s: %w", b.id, aerr))
+	}
+	if cp := b.agent.Options().Checkpoint; cp != nil {
+		if err := cp(ctx); err != nil {
+			return toRequestError(fmt.Errorf("record model of session %s: %w", b.id, err))
+		}
+	}
+	s.log.Info("session model set", "session_id", b.id, "model", value)
+	if err := s.flush(ctx, b); err != nil {
+		return toRequestError(err)
+	}
+	return nil
+}
+
+// legacyModels is the legacy (unstable) models field of a session/new or
+// session/load answer, for clients that predate configOptions; nil when
+// configOptions are not offered.
+func (s *Server) legacyModels(b *bound) *acpsdk.SessionModelState {
+	if !s.offersModels() || b.readOnly {
+		return nil
+	}
+	st := &acpsdk.SessionModelState{CurrentModelId: acpsdk.ModelId(s.SessionModel(b.id))}
+	for _, m := range s.opts.Models {
+		info := acpsdk.ModelInfo{ModelId: acpsdk.ModelId(m.ID), Name: m.Name}
+		if m.Description != "" {
+			info.Description = acpsdk.Ptr(m.Description)
+		}
+		st.AvailableModels = append(st.AvailableModels, info)
+	}
+	return st
+}
+
+// UnstableSetSessionModel is the legacy session/set_model: the same choice
+// as session/set_config_option of the model option (recorded, announced as
+// config_option_update). -32601 when no model picker is offered.
+func (s *Server) UnstableSetSessionModel(ctx context.Context, p acpsdk.UnstableSetSessionModelRequest) (resp acpsdk.UnstableSetSessionModelResponse, err error) {
+	if !s.offersModels() {
+		return resp, acpsdk.NewMethodNotFound(acpsdk.AgentMethodSessionSetModel)
+	}
+	defer s.recoverTo("session/set_model", &err)
+	b, err := s.lookup(string(p.SessionId))
+	if err != nil {
+		return resp, toRequestError(err)
+	}
+	if b.readOnly {
+		return resp, toRequestError(errorf(CodeReadOnlySession,
+			"session %s is a subagent session: its model is fixed when it is delegated", b.id))
+	}
+	return resp, s.chooseModel(ctx, b, string(p.ModelId))
+}
+
+// modelUpdate renders a session/model event as config_option_update; nil
+// without a model picker or for a model no longer configured.
+func modelUpdate(models modelList, ev session.Event) []acpsdk.SessionUpdate {
+	if len(models) < 2 {
+		return nil
+	}
+	d, err := session.DecodeData[SessionModelData](ev)
+	if err != nil || !models.known(d.ModelID) {
+		return nil
+	}
+	return []acpsdk.SessionUpdate{{ConfigOptionUpdate: &acpsdk.SessionConfigOptionUpdate{
+		ConfigOptions: models.configOptions(d.ModelID),
+	}}}
+}
+
+// withModels sets the models t renders session/model events with.
+func (t *translator) withModels(models []ModelOption) *translator {
+	t.models = models
+	return t
+}
