@@ -338,10 +338,10 @@ func (s *Store) Load(ctx context.Context, id string) (Snapshot, error) {
 	if err != nil {
 		return Snapshot{}, err
 	}
-	cl, err := closers(id, v.events)
+	cl, err := repair(id, hd.path, v)
 	if err != nil {
 		hd.close()
-		return Snapshot{}, closerError(id, hd.path, v, err)
+		return Snapshot{}, err
 	}
 	if len(cl) > 0 {
 		hd.pending = cl

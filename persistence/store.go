@@ -270,9 +270,9 @@ func coldView(id, path string, data []byte) (Snapshot, error) {
 	if err != nil {
 		return Snapshot{}, err
 	}
-	cl, err := closers(id, v.events)
+	cl, err := repair(id, path, v)
 	if err != nil {
-		return Snapshot{}, closerError(id, path, v, err)
+		return Snapshot{}, err
 	}
 	return Snapshot{
 		Header:    v.header,
@@ -281,17 +281,6 @@ func coldView(id, path string, data []byte) (Snapshot, error) {
 		Torn:      v.torn,
 		Synthetic: len(cl),
 	}, nil
-}
-
-// closerError wraps a payload decoding failure met while building closers
-// as corruption of the offending line.
-func closerError(id, path string, v logView, err error) error {
-	line := 0
-	var fe *session.FormatError
-	if errors.As(err, &fe) {
-		line = int(fe.Seq) + 2
-	}
-	return &CorruptError{ID: id, Path: path, Line: line, Offset: -1, Err: err}
 }
 
 // heldView is the in-memory view of a held session: the file up to the
