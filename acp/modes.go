@@ -152,14 +152,14 @@ func (s *Server) SetSessionMode(ctx context.Context, p acpsdk.SetSessionModeRequ
 	s.gate.modes[b.id] = id
 	// Appended under the lock so concurrent switches are logged in the
 	// order they take effect.
-	_, aerr := b.sess.Append(TypeSessionMode, SessionModeData{ModeID: id}, session.Ignorable())
+	ev, aerr := b.sess.Append(TypeSessionMode, SessionModeData{ModeID: id}, session.Ignorable())
 	s.gate.mu.Unlock()
 	if aerr != nil {
 		return resp, toRequestError(fmt.Errorf("record mode of session %s: %w", b.id, aerr))
 	}
-	// Durable before the answer: the agent's checkpoint flushes the log.
-	if cp := b.agent.Options().Checkpoint; cp != nil {
-		if err := cp(ctx); err != nil {
+	// Durable before the answer (Options.Durable).
+	if d := s.opts.Durable; d != nil {
+		if err := d(ctx, b.id, ev.Seq); err != nil {
 			return resp, toRequestError(fmt.Errorf("record mode of session %s: %w", b.id, err))
 		}
 	}

@@ -61,11 +61,11 @@ func TestTurnEventSequence(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newSession(t)
-			var checkpoints int
+			d := &durableLog{s: s}
 			a := newAgent(t, s, agent.Options{
 				Model: mustScript(t, tt.script), Tools: registry(t, echoTool()),
-				Route:      model.Route{Provider: "scripted", Model: "m1"},
-				Checkpoint: func(context.Context) error { checkpoints++; return nil },
+				Route:   model.Route{Provider: "scripted", Model: "m1"},
+				Journal: d,
 			})
 			res, err := a.Prompt(t.Context(), userMsg("Please say hello to the entire wide world"))
 			if err != nil {
@@ -124,8 +124,8 @@ func TestTurnEventSequence(t *testing.T) {
 					t.Errorf("tool/result = %+v", d)
 				}
 			}
-			if want := len(ofType(evs, sStart)) + len(ofType(evs, tcall)) + 1; checkpoints != want {
-				t.Errorf("checkpoints = %d, want %d (one per model request, one per tool call and one at turn end)", checkpoints, want)
+			if want := len(ofType(evs, sStart)) + len(ofType(evs, tcall)) + 1; d.syncs != want {
+				t.Errorf("checkpoints = %d, want %d (one per model request, one per tool call and one at turn end)", d.syncs, want)
 			}
 		})
 	}

@@ -154,15 +154,21 @@ func (a *Agent) runTurn(t *turnState) {
 	}
 }
 
-func (a *Agent) checkpoint(ctx context.Context) error {
-	if a.opts.Checkpoint == nil {
+// syncTo makes the log durable up to seq (a write-ahead point).
+func (a *Agent) syncTo(ctx context.Context, seq int64) error {
+	if a.opts.Journal == nil {
 		return nil
 	}
-	err := a.opts.Checkpoint(ctx)
+	err := a.opts.Journal.SyncTo(ctx, a.sess.ID(), seq)
 	if err != nil {
-		a.log.Warn("checkpoint failed", "err", err)
+		a.log.Warn("checkpoint failed", "seq", seq, "err", err)
 	}
 	return err
+}
+
+// checkpoint makes everything appended so far durable.
+func (a *Agent) checkpoint(ctx context.Context) error {
+	return a.syncTo(ctx, int64(a.sess.Len())-1)
 }
 
 // abortReason returns the aborted turn-end reason of t's cancellation.
@@ -353,11 +359,11 @@ func (a *Agent) recordCall(t *turnState, step int, c *toolCall, run func() tool.
 	// Not cancelled with the turn: a cancelled call still runs (and sees the
 	// cancellation itself), as before, and its record must be durable first.
 	var cpErr error
-	if cpErr = a.checkpoint(context.WithoutCancel(t.ctx)); cpErr != nil {
+	if cpErr = a.syncTo(context.WithoutCancel(t.ctx), callEv.Seq); cpErr != nil {
 		res := tool.ErrorResult(&tool.Error{Code: tool.CodeToolNotStarted, Message: "tool call not started: the session log could not be made durable"})
 		run = func() tool.Result { return res }
-	} else if a.opts.ShowCall != nil {
-		if err := a.opts.ShowCall(t.ctx, callEv.Seq); err != nil {
+	} else if a.opts.Journal != nil {
+		if err := a.opts.Journal.Shown(t.ctx, a.sess.ID(), callEv.Seq); err != nil {
 			a.log.Debug("tool call not shown before running", "call_id", c.id, "err", err)
 		}
 	}

@@ -217,8 +217,8 @@ func New(cfg Config) (*App, error) {
 func (a *App) Store() *session.Store { return a.Sessions }
 
 // AgentOptions returns the options of a top-level agent on session s:
-// the configured model and tools, the system prompt, and a checkpoint that
-// makes the session durable. The subagent runtime derives children's
+// the configured model and tools, the system prompt, and the journal that
+// makes the session durable (store.go). The subagent runtime derives children's
 // options from it.
 func (a *App) AgentOptions(s *session.Session) agent.Options {
 	id := s.ID()
@@ -229,24 +229,8 @@ func (a *App) AgentOptions(s *session.Session) agent.Options {
 		Tools:     a.Tools,
 		System:    a.Config.System,
 		MaxSteps:  a.Config.MaxSteps,
-		Checkpoint: func(ctx context.Context) error {
-			if err := a.Persist.Checkpoint(ctx, id); err != nil {
-				return err
-			}
-			if turnEnded(s) {
-				a.checkpointCache(ctx, s)
-			}
-			return nil
-		},
-		// Write-ahead, as the client sees it: a tool runs only after its
-		// tool_call is on the wire (the emitter sends it once durable).
-		ShowCall: func(ctx context.Context, _ int64) error {
-			if a.Server == nil {
-				return nil
-			}
-			return a.Server.Shown(ctx, id)
-		},
-		Logger: a.Log.With("session_id", id),
+		Journal:   journal{a},
+		Logger:    a.Log.With("session_id", id),
 	}
 }
 

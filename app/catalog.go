@@ -44,7 +44,7 @@ func wireCatalog(a *App) error {
 	a.Catalog = &subagent.Catalog{
 		Sessions:    a.Sessions,
 		Projections: a.Projections,
-		Persisted:   persistedReader{a.Persist},
+		Persisted:   durableStore{a.Persist},
 		Cache:       a.Cache,
 		Index:       index,
 	}

@@ -23,7 +23,7 @@ func TestRoundTrip(t *testing.T) {
 		finish func(t *testing.T, ps *Store, st *session.Store)
 	}{
 		{"checkpoint then remove", func(t *testing.T, ps *Store, st *session.Store) {
-			if err := ps.Checkpoint(t.Context(), "s1"); err != nil {
+			if err := ps.Flush(t.Context(), "s1"); err != nil {
 				t.Fatal(err)
 			}
 			if err := st.Remove("s1"); err != nil {
@@ -202,7 +202,7 @@ func TestInspectHeldIncludesBuffered(t *testing.T) {
 	if cold.Synthetic != 0 || len(cold.Events) != flushed {
 		t.Fatalf("cold view has %d events (%d synthetic), want the %d flushed", len(cold.Events), cold.Synthetic, flushed)
 	}
-	if err := ps.Checkpoint(t.Context(), "s1"); err != nil {
+	if err := ps.Flush(t.Context(), "s1"); err != nil {
 		t.Fatal(err)
 	}
 	cold, err = openStore(t, dir).Inspect(t.Context(), "s1")
