@@ -309,8 +309,9 @@ func (s *Store) acquire(id string) (*handle, logView, error) {
 
 // Load returns the same view as Inspect but commits it: it takes the
 // session's write lock (*LockedError if another Store or process holds
-// it), cuts a torn tail, appends the synthetic closers durably, and keeps
-// the session held for writing until Release, so a following
+// it), cuts a torn tail, appends the closing events of
+// session.CloseInterruptedTurn durably, and keeps the session held for
+// writing until Release, so a following
 // session.Store.Adopt (Open with restored=true) needs no second lock.
 // Loading a session this Store already holds flushes it and returns its
 // current view (which may end inside a live turn).

@@ -264,7 +264,7 @@ func (s *Store) Inspect(ctx context.Context, id string) (Snapshot, error) {
 }
 
 // coldView decodes the bytes of a session file that no live writer of this
-// Store feeds, adding the synthetic closers of an interrupted final turn.
+// Store feeds, adding the closing events of an interrupted final turn (repair).
 func coldView(id, path string, data []byte) (Snapshot, error) {
 	v, err := decodeLog(id, path, data)
 	if err != nil {
