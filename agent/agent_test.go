@@ -98,36 +98,42 @@ func TestTurnEventSequence(t *testing.T) {
 			if td.Title != "Please say hello to the" || !slices.Equal(td.MessageSeqs, []int64{4}) || td.Source.Kind != "fallback" {
 				t.Errorf("title = %+v", td)
 			}
-			// assistant/message is sourced by exactly the chunks before it.
-			for _, ev := range ofType(evs, amsg) {
-				var want []int64
-				for j := ev.Seq - 1; j >= 0 && evs[j].Type == chunk; j-- {
-					want = append([]int64{j}, want...)
-				}
-				if !slices.Equal(ev.SourceEventSeqs, want) {
-					t.Errorf("assistant/message %d sources %v, want %v", ev.Seq, ev.SourceEventSeqs, want)
-				}
-				d := decode[session.AssistantMessageData](t, ev)
-				if d.Message.Source != (session.Source{Kind: "model", Provider: "scripted", Model: "m1"}) || d.Message.ID == "" {
-					t.Errorf("assistant source = %+v", d.Message.Source)
-				}
-			}
-			for _, ev := range ofType(evs, tresult) {
-				call := ofType(evs, tcall)[0]
-				if !slices.Equal(ev.SourceEventSeqs, []int64{call.Seq}) {
-					t.Errorf("tool/result sources %v, want [%d]", ev.SourceEventSeqs, call.Seq)
-				}
-				d := decode[session.ToolResultData](t, ev)
-				b := d.Message.Content[0]
-				if d.Message.Source.Kind != "tool" || d.Message.Source.CallID != "call_1" || b.Type != "tool-result" ||
-					b.ToolCallID != "call_1" || b.IsError || session.JoinText(b.Content, "") != "echo: hi" {
-					t.Errorf("tool/result = %+v", d)
-				}
-			}
+			checkSources(t, evs)
 			if want := len(ofType(evs, sStart)) + len(ofType(evs, tcall)) + 1; d.syncs != want {
 				t.Errorf("checkpoints = %d, want %d (one per model request, one per tool call and one at turn end)", d.syncs, want)
 			}
 		})
+	}
+}
+
+// checkSources checks that each assistant/message is sourced by exactly
+// the chunks before it and each tool/result by its tool/call.
+func checkSources(t *testing.T, evs []session.Event) {
+	t.Helper()
+	for _, ev := range ofType(evs, amsg) {
+		var want []int64
+		for j := ev.Seq - 1; j >= 0 && evs[j].Type == chunk; j-- {
+			want = append([]int64{j}, want...)
+		}
+		if !slices.Equal(ev.SourceEventSeqs, want) {
+			t.Errorf("assistant/message %d sources %v, want %v", ev.Seq, ev.SourceEventSeqs, want)
+		}
+		d := decode[session.AssistantMessageData](t, ev)
+		if d.Message.Source != (session.Source{Kind: "model", Provider: "scripted", Model: "m1"}) || d.Message.ID == "" {
+			t.Errorf("assistant source = %+v", d.Message.Source)
+		}
+	}
+	for _, ev := range ofType(evs, tresult) {
+		call := ofType(evs, tcall)[0]
+		if !slices.Equal(ev.SourceEventSeqs, []int64{call.Seq}) {
+			t.Errorf("tool/result sources %v, want [%d]", ev.SourceEventSeqs, call.Seq)
+		}
+		d := decode[session.ToolResultData](t, ev)
+		b := d.Message.Content[0]
+		if d.Message.Source.Kind != "tool" || d.Message.Source.CallID != "call_1" || b.Type != "tool-result" ||
+			b.ToolCallID != "call_1" || b.IsError || session.JoinText(b.Content, "") != "echo: hi" {
+			t.Errorf("tool/result = %+v", d)
+		}
 	}
 }
 

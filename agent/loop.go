@@ -234,75 +234,34 @@ func (a *Agent) runSteps(t *turnState) session.TurnEndReason {
 // runStep runs one open step: delivers messages, runs hooks, calls the
 // model and the tools it asked for.
 func (a *Agent) runStep(t *turnState, step, call int, steer []*item) stepOutcome {
-	fail := func(err error, code string) stepOutcome {
-		if t.ctx.Err() != nil {
-			return stepOutcome{reason: abortedReason(t)}
-		}
-		return stepOutcome{reason: errorReason(err, code)}
+	if err := a.deliver(t, step, steer); err != nil {
+		return failed(t, err, CodeSessionWrite)
 	}
-
-	// Deliver: the turn's claimed messages in its first step, then steering.
-	var deliver []*item
-	if step == 1 {
-		deliver = append(deliver, t.claimed...)
+	if out, enter := a.runHooks(t, step); !enter {
+		return out
 	}
-	deliver = append(deliver, steer...)
-	titleSeq, title := int64(-1), ""
-	for _, it := range deliver {
-		ev, err := a.sess.Append(session.TypeUserMessage, it.msg, session.WithSurface(session.AppendOp))
-		if err != nil {
-			return fail(err, CodeSessionWrite)
-		}
-		if titleSeq < 0 && t.first && step == 1 && it.msg.Source.Kind == session.SourceUser {
-			titleSeq, title = ev.Seq, FallbackTitle(it.msg.Content)
-		}
-	}
-	if title != "" {
-		if _, err := a.sess.Append(session.TypeSessionTitle, session.TitleData{
-			Title: title, MessageSeqs: []int64{titleSeq}, Source: session.Source{Kind: "fallback"},
-		}); err != nil {
-			return fail(err, CodeSessionWrite)
-		}
-	}
-
-	// Pre-step hooks.
-	info := StepInfo{Turn: t.num, Step: step, FirstEnter: !a.entered.Load()}
-	for _, h := range a.opts.PreStep {
-		d, err := h(t.ctx, a, info)
-		if err != nil {
-			return fail(err, CodeHookFailed)
-		}
-		if t.ctx.Err() != nil {
-			return stepOutcome{reason: abortedReason(t)}
-		}
-		if d == Reject {
-			return stepOutcome{reason: session.TurnEndReason{Kind: session.TurnEndBlocked}}
-		}
-	}
-	a.entered.Store(true)
-
 	if err := a.checkpoint(t.ctx); err != nil {
-		return fail(err, CodeCheckpointFailed)
+		return failed(t, err, CodeCheckpointFailed)
 	}
 	if t.ctx.Err() != nil {
 		return stepOutcome{reason: abortedReason(t)}
 	}
 	if a.opts.Model == nil {
-		return fail(model.ErrNotConfigured, CodeModelNotConfigured)
+		return failed(t, model.ErrNotConfigured, CodeModelNotConfigured)
 	}
 
 	req, err := a.request(call)
 	if err != nil {
-		return fail(err, CodeSessionWrite)
+		return failed(t, err, CodeSessionWrite)
 	}
 	reply, err := a.stream(t, step, req)
 	if err != nil {
-		return fail(err, CodeSessionWrite)
+		return failed(t, err, CodeSessionWrite)
 	}
 	if t.ctx.Err() != nil || reply.err != nil {
 		if reply.streamed() {
 			if _, err := a.appendAssistant(t, step, reply, true); err != nil {
-				return fail(err, CodeSessionWrite)
+				return failed(t, err, CodeSessionWrite)
 			}
 		}
 		if t.ctx.Err() != nil {
@@ -311,18 +270,80 @@ func (a *Agent) runStep(t *turnState, step, call int, steer []*item) stepOutcome
 		return stepOutcome{reason: errorReason(reply.err, CodeModelFailed)}
 	}
 	if _, err := a.appendAssistant(t, step, reply, false); err != nil {
-		return fail(err, CodeSessionWrite)
+		return failed(t, err, CodeSessionWrite)
 	}
-	finish := reply.finishReason()
+	return a.runCalls(t, step, reply)
+}
 
+// failed is the outcome of a step that failed with err: aborted if the
+// turn was cancelled meanwhile, else an error with code.
+func failed(t *turnState, err error, code string) stepOutcome {
+	if t.ctx.Err() != nil {
+		return stepOutcome{reason: abortedReason(t)}
+	}
+	return stepOutcome{reason: errorReason(err, code)}
+}
+
+// deliver appends the step's user messages (the turn's claimed messages
+// in its first step, then steering) and, in the first step of the first
+// own turn, the fallback title.
+func (a *Agent) deliver(t *turnState, step int, steer []*item) error {
+	var items []*item
+	if step == 1 {
+		items = append(items, t.claimed...)
+	}
+	items = append(items, steer...)
+	titleSeq, title := int64(-1), ""
+	for _, it := range items {
+		ev, err := a.sess.Append(session.TypeUserMessage, it.msg, session.WithSurface(session.AppendOp))
+		if err != nil {
+			return err
+		}
+		if titleSeq < 0 && t.first && step == 1 && it.msg.Source.Kind == session.SourceUser {
+			titleSeq, title = ev.Seq, FallbackTitle(it.msg.Content)
+		}
+	}
+	if title == "" {
+		return nil
+	}
+	_, err := a.sess.Append(session.TypeSessionTitle, session.TitleData{
+		Title: title, MessageSeqs: []int64{titleSeq}, Source: session.Source{Kind: "fallback"},
+	})
+	return err
+}
+
+// runHooks runs the pre-step hooks; enter is false when the step must not
+// call the model, with the turn's outcome.
+func (a *Agent) runHooks(t *turnState, step int) (out stepOutcome, enter bool) {
+	info := StepInfo{Turn: t.num, Step: step, FirstEnter: !a.entered.Load()}
+	for _, h := range a.opts.PreStep {
+		d, err := h(t.ctx, a, info)
+		if err != nil {
+			return failed(t, err, CodeHookFailed), false
+		}
+		if t.ctx.Err() != nil {
+			return stepOutcome{reason: abortedReason(t)}, false
+		}
+		if d == Reject {
+			return stepOutcome{reason: session.TurnEndReason{Kind: session.TurnEndBlocked}}, false
+		}
+	}
+	a.entered.Store(true)
+	return stepOutcome{}, true
+}
+
+// runCalls runs the tool calls of a complete reply (or records them not
+// started when the reply was cut off) and says how the step ends.
+func (a *Agent) runCalls(t *turnState, step int, rep *reply) stepOutcome {
+	finish := rep.finishReason()
 	switch finish {
 	case model.FinishLength, model.FinishContentFilter:
 		// The reply was cut off: its tool calls are not run, but each
 		// gets a result so the history stays well formed.
-		for _, c := range reply.calls {
+		for _, c := range rep.calls {
 			res := tool.ErrorResult(&tool.Error{Code: tool.CodeToolNotStarted, Message: "tool call not started: the reply was cut off (finish " + finish + ")"})
 			if err := a.recordCall(t, step, c, func() tool.Result { return res }); err != nil {
-				return fail(err, callFailureCode(err))
+				return failed(t, err, callFailureCode(err))
 			}
 		}
 		if finish == model.FinishLength {
@@ -331,15 +352,15 @@ func (a *Agent) runStep(t *turnState, step, call int, steer []*item) stepOutcome
 		return stepOutcome{reason: session.TurnEndReason{Kind: session.TurnEndBlocked}}
 	}
 
-	for _, c := range reply.calls {
+	for _, c := range rep.calls {
 		if err := a.recordCall(t, step, c, func() tool.Result { return a.execute(t, c) }); err != nil {
-			return fail(err, callFailureCode(err))
+			return failed(t, err, callFailureCode(err))
 		}
 	}
 	if t.ctx.Err() != nil {
 		return stepOutcome{reason: abortedReason(t)}
 	}
-	if len(reply.calls) > 0 {
+	if len(rep.calls) > 0 {
 		return stepOutcome{again: true}
 	}
 	return stepOutcome{reason: session.TurnEndReason{Kind: session.TurnEndCompleted}}

@@ -132,18 +132,7 @@ func New(cfg Config) (*App, error) {
 	if cfg.DataDir == "" {
 		return nil, errors.New("app: no data directory")
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	if cfg.Getenv == nil {
-		cfg.Getenv = os.Getenv
-	}
-	if cfg.System == "" {
-		cfg.System = DefaultSystemPrompt
-	}
-	if cfg.ShutdownTimeout <= 0 {
-		cfg.ShutdownTimeout = DefaultShutdownTimeout
-	}
+	cfg = cfg.withDefaults()
 	a := &App{Config: cfg, Log: cfg.Logger, Agents: agent.NewRegistry(), Extensions: map[string]acp.ExtensionFunc{}}
 
 	var err error
@@ -159,12 +148,9 @@ func New(cfg Config) (*App, error) {
 		a.Model = cfg.WrapModel(a.Model)
 	}
 
-	a.Persist, err = persistence.Open(cfg.DataDir, persistence.Options{Logger: a.Log, NoSync: cfg.NoSync, Fault: cfg.StorageFault})
-	if err != nil {
+	if err := a.openStore(); err != nil {
 		return nil, err
 	}
-	a.Sessions = session.NewStore(cfg.Sources)
-	a.detach = a.Persist.Attach(a.Sessions)
 
 	if err := wireCatalog(a); err != nil {
 		a.Close()
@@ -211,6 +197,23 @@ func New(cfg Config) (*App, error) {
 		return nil, err
 	}
 	return a, nil
+}
+
+// withDefaults fills the unset fields of c.
+func (c Config) withDefaults() Config {
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Getenv == nil {
+		c.Getenv = os.Getenv
+	}
+	if c.System == "" {
+		c.System = DefaultSystemPrompt
+	}
+	if c.ShutdownTimeout <= 0 {
+		c.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	return c
 }
 
 // Store returns the live session store (the scenario runner observes it).

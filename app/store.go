@@ -18,6 +18,19 @@ import (
 	"github.com/acp-agent/acp-agent/subagent"
 )
 
+// openStore opens persistence and the live session store over it; the
+// live store's events reach persistence through session.Persister.
+func (a *App) openStore() error {
+	p, err := persistence.Open(a.Config.DataDir, persistence.Options{Logger: a.Log, NoSync: a.Config.NoSync, Fault: a.Config.StorageFault})
+	if err != nil {
+		return err
+	}
+	a.Persist = p
+	a.Sessions = session.NewStore(a.Config.Sources)
+	a.detach = a.Persist.Attach(a.Sessions)
+	return nil
+}
+
 // storedSessions is the acp.SessionStore view of a persistence.Store.
 type storedSessions struct{ p *persistence.Store }
 
