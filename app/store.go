@@ -1,10 +1,11 @@
 package app
 
-// This file adapts package persistence to its three consumers, one adapter
-// each, declared by the consumer: the agent loop's Journal (write-ahead
-// points), the acp server's SessionStore and the subagent runtime's Durable
-// (which is also the catalog's SessionReader). Appended events reach
-// persistence through session.Persister (persistence.Store.Attach).
+// This file adapts package persistence to its consumers, one adapter each,
+// declared by the consumer: the agent loop's Journal (write-ahead points),
+// the acp server's SessionStore, the subagent runtime's Durable (which is
+// also the catalog's SessionReader) and the catalog index's HeaderReader.
+// Appended events reach persistence through session.Persister
+// (persistence.Store.Attach).
 
 import (
 	"context"
@@ -15,6 +16,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/persistence"
+	"github.com/acp-agent/acp-agent/persistence/projcache"
 	"github.com/acp-agent/acp-agent/subagent"
 )
 
@@ -37,13 +39,20 @@ type storedSessions struct{ p *persistence.Store }
 var _ acp.SessionStore = storedSessions{}
 
 func (s storedSessions) List(ctx context.Context) ([]acp.StoredSession, error) {
-	entries, err := s.p.List(ctx)
+	return listAs(ctx, s.p, func(e persistence.Entry) acp.StoredSession {
+		return acp.StoredSession{Header: e.Header, UpdatedAt: e.ModTime, Size: e.Size}
+	})
+}
+
+// listAs lists the stored sessions as a consumer's rows.
+func listAs[T any](ctx context.Context, p *persistence.Store, row func(persistence.Entry) T) ([]T, error) {
+	entries, err := p.List(ctx)
 	if err != nil {
 		return nil, err
 	}
-	rows := make([]acp.StoredSession, len(entries))
+	rows := make([]T, len(entries))
 	for i, e := range entries {
-		rows[i] = acp.StoredSession{Header: e.Header, UpdatedAt: e.ModTime, Size: e.Size}
+		rows[i] = row(e)
 	}
 	return rows, nil
 }
@@ -98,15 +107,9 @@ var (
 )
 
 func (d durableStore) List(ctx context.Context) ([]subagent.PersistedEntry, error) {
-	entries, err := d.p.List(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]subagent.PersistedEntry, len(entries))
-	for i, e := range entries {
-		out[i] = subagent.PersistedEntry{Header: e.Header, Size: e.Size}
-	}
-	return out, nil
+	return listAs(ctx, d.p, func(e persistence.Entry) subagent.PersistedEntry {
+		return subagent.PersistedEntry{Header: e.Header, Size: e.Size}
+	})
 }
 
 func (d durableStore) Inspect(ctx context.Context, id string) (session.Header, []session.Event, error) {
@@ -134,6 +137,14 @@ func (d durableStore) Load(ctx context.Context, id string) (session.Header, []se
 func (d durableStore) Release(id string) error { return d.p.Release(id) }
 
 func (d durableStore) Flush(ctx context.Context, id string) error { return d.p.Flush(ctx, id) }
+
+// headerReader is the index's fallback: persistence's own header read.
+func headerReader(p *persistence.Store) projcache.HeaderReader {
+	return func(ctx context.Context, id string) (session.Header, error) {
+		e, err := p.Entry(ctx, id)
+		return e.Header, err
+	}
+}
 
 // journal is every agent's agent.Journal: persistence makes the log
 // durable; when a turn has ended, the projection cache records the
