@@ -153,12 +153,8 @@ func (s *Server) recordDurably(ctx context.Context, b *bound, d ChildPermissionD
 	if err != nil {
 		return session.Event{}, fmt.Errorf("record a child's permission request in session %s: %w", b.id, err)
 	}
-	if b.agent != nil {
-		if cp := b.agent.Options().Checkpoint; cp != nil {
-			if err := cp(ctx); err != nil {
-				return ev, fmt.Errorf("record a child's permission request in session %s: %w", b.id, err)
-			}
-		}
+	if err := s.makeDurable(ctx, b.id, ev.Seq); err != nil {
+		return ev, fmt.Errorf("record a child's permission request in session %s: %w", b.id, err)
 	}
 	return ev, nil
 }

@@ -32,7 +32,7 @@ func TestRecordDurablyHoldsUpdatesUntilCheckpointed(t *testing.T) {
 	}
 	var b *bound
 	var during []string // the queue while the checkpoint runs
-	ag := agent.New(sess, agent.Options{Checkpoint: func(context.Context) error {
+	durable := func(context.Context, string, int64) error {
 		b.em.mu.Lock()
 		defer b.em.mu.Unlock()
 		for _, it := range b.em.queue {
@@ -46,11 +46,12 @@ func TestRecordDurablyHoldsUpdatesUntilCheckpointed(t *testing.T) {
 			}
 		}
 		return nil
-	}})
+	}
+	ag := agent.New(sess, agent.Options{})
 	var wg sync.WaitGroup
 	sent := make(chan acpsdk.SessionUpdate, 4)
 	log := slog.New(slog.DiscardHandler)
-	s := &Server{log: log}
+	s := &Server{log: log, opts: Options{Durable: durable}}
 	b = &bound{id: sess.ID(), sess: sess, agent: ag}
 	b.em = newEmitter(newTranslator(nil), func(_ context.Context, u acpsdk.SessionUpdate) error {
 		sent <- u

@@ -196,15 +196,13 @@ func (s *Server) chooseModel(ctx context.Context, b *bound, value string) error 
 	s.modelChoice.models[b.id] = value
 	// Appended under the lock so concurrent switches are logged in the
 	// order they take effect.
-	_, aerr := b.sess.Append(TypeSessionModel, SessionModelData{ModelID: value}, session.Ignorable())
+	ev, aerr := b.sess.Append(TypeSessionModel, SessionModelData{ModelID: value}, session.Ignorable())
 	s.modelChoice.mu.Unlock()
 	if aerr != nil {
 		return toRequestError(fmt.Errorf("record model of session %s: %w", b.id, aerr))
 	}
-	if cp := b.agent.Options().Checkpoint; cp != nil {
-		if err := cp(ctx); err != nil {
-			return toRequestError(fmt.Errorf("record model of session %s: %w", b.id, err))
-		}
+	if err := s.makeDurable(ctx, b.id, ev.Seq); err != nil {
+		return toRequestError(fmt.Errorf("record model of session %s: %w", b.id, err))
 	}
 	s.log.Info("session model set", "session_id", b.id, "model", value)
 	if err := s.flush(ctx, b); err != nil {

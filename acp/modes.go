@@ -152,16 +152,14 @@ func (s *Server) SetSessionMode(ctx context.Context, p acpsdk.SetSessionModeRequ
 	s.gate.modes[b.id] = id
 	// Appended under the lock so concurrent switches are logged in the
 	// order they take effect.
-	_, aerr := b.sess.Append(TypeSessionMode, SessionModeData{ModeID: id}, session.Ignorable())
+	ev, aerr := b.sess.Append(TypeSessionMode, SessionModeData{ModeID: id}, session.Ignorable())
 	s.gate.mu.Unlock()
 	if aerr != nil {
 		return resp, toRequestError(fmt.Errorf("record mode of session %s: %w", b.id, aerr))
 	}
-	// Durable before the answer: the agent's checkpoint flushes the log.
-	if cp := b.agent.Options().Checkpoint; cp != nil {
-		if err := cp(ctx); err != nil {
-			return resp, toRequestError(fmt.Errorf("record mode of session %s: %w", b.id, err))
-		}
+	// Durable before the answer.
+	if err := s.makeDurable(ctx, b.id, ev.Seq); err != nil {
+		return resp, toRequestError(fmt.Errorf("record mode of session %s: %w", b.id, err))
 	}
 	s.log.Info("session mode set", "session_id", b.id, "mode", id)
 	if err := s.flush(ctx, b); err != nil {
@@ -179,4 +177,14 @@ func modeUpdate(ev session.Event) []acpsdk.SessionUpdate {
 	return []acpsdk.SessionUpdate{{CurrentModeUpdate: &acpsdk.SessionCurrentModeUpdate{
 		CurrentModeId: acpsdk.SessionModeId(d.ModeID),
 	}}}
+}
+
+// makeDurable makes session id's log durable up to seq through
+// Options.Durable before a record is shown or answered; without durable
+// storage there is nothing to wait for.
+func (s *Server) makeDurable(ctx context.Context, id string, seq int64) error {
+	if d := s.opts.Durable; d != nil {
+		return d(ctx, id, seq)
+	}
+	return nil
 }

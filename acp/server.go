@@ -379,7 +379,8 @@ func (s *Server) flush(ctx context.Context, b *bound) error {
 // Shown waits until every update of session id queued so far (in
 // particular the tool_call of a call just made durable) is on the wire,
 // or ctx ends. A session not bound to this connection has nothing to
-// wait for. It is what agent.Options.ShowCall calls before a tool runs.
+// wait for. It is what agent.Journal.Shown (app's journal) waits on
+// before a tool runs.
 func (s *Server) Shown(ctx context.Context, id string) error {
 	s.mu.Lock()
 	b, ok := s.sessions[id]

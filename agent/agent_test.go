@@ -61,11 +61,11 @@ func TestTurnEventSequence(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newSession(t)
-			var checkpoints int
+			d := &durableLog{s: s}
 			a := newAgent(t, s, agent.Options{
 				Model: mustScript(t, tt.script), Tools: registry(t, echoTool()),
-				Route:      model.Route{Provider: "scripted", Model: "m1"},
-				Checkpoint: func(context.Context) error { checkpoints++; return nil },
+				Route:   model.Route{Provider: "scripted", Model: "m1"},
+				Journal: d,
 			})
 			res, err := a.Prompt(t.Context(), userMsg("Please say hello to the entire wide world"))
 			if err != nil {
@@ -98,36 +98,42 @@ func TestTurnEventSequence(t *testing.T) {
 			if td.Title != "Please say hello to the" || !slices.Equal(td.MessageSeqs, []int64{4}) || td.Source.Kind != "fallback" {
 				t.Errorf("title = %+v", td)
 			}
-			// assistant/message is sourced by exactly the chunks before it.
-			for _, ev := range ofType(evs, amsg) {
-				var want []int64
-				for j := ev.Seq - 1; j >= 0 && evs[j].Type == chunk; j-- {
-					want = append([]int64{j}, want...)
-				}
-				if !slices.Equal(ev.SourceEventSeqs, want) {
-					t.Errorf("assistant/message %d sources %v, want %v", ev.Seq, ev.SourceEventSeqs, want)
-				}
-				d := decode[session.AssistantMessageData](t, ev)
-				if d.Message.Source != (session.Source{Kind: "model", Provider: "scripted", Model: "m1"}) || d.Message.ID == "" {
-					t.Errorf("assistant source = %+v", d.Message.Source)
-				}
-			}
-			for _, ev := range ofType(evs, tresult) {
-				call := ofType(evs, tcall)[0]
-				if !slices.Equal(ev.SourceEventSeqs, []int64{call.Seq}) {
-					t.Errorf("tool/result sources %v, want [%d]", ev.SourceEventSeqs, call.Seq)
-				}
-				d := decode[session.ToolResultData](t, ev)
-				b := d.Message.Content[0]
-				if d.Message.Source.Kind != "tool" || d.Message.Source.CallID != "call_1" || b.Type != "tool-result" ||
-					b.ToolCallID != "call_1" || b.IsError || session.JoinText(b.Content, "") != "echo: hi" {
-					t.Errorf("tool/result = %+v", d)
-				}
-			}
-			if want := len(ofType(evs, sStart)) + len(ofType(evs, tcall)) + 1; checkpoints != want {
-				t.Errorf("checkpoints = %d, want %d (one per model request, one per tool call and one at turn end)", checkpoints, want)
+			checkSources(t, evs)
+			if want := len(ofType(evs, sStart)) + len(ofType(evs, tcall)) + 1; d.syncs != want {
+				t.Errorf("checkpoints = %d, want %d (one per model request, one per tool call and one at turn end)", d.syncs, want)
 			}
 		})
+	}
+}
+
+// checkSources checks that each assistant/message is sourced by exactly
+// the chunks before it and each tool/result by its tool/call.
+func checkSources(t *testing.T, evs []session.Event) {
+	t.Helper()
+	for _, ev := range ofType(evs, amsg) {
+		var want []int64
+		for j := ev.Seq - 1; j >= 0 && evs[j].Type == chunk; j-- {
+			want = append([]int64{j}, want...)
+		}
+		if !slices.Equal(ev.SourceEventSeqs, want) {
+			t.Errorf("assistant/message %d sources %v, want %v", ev.Seq, ev.SourceEventSeqs, want)
+		}
+		d := decode[session.AssistantMessageData](t, ev)
+		if d.Message.Source != (session.Source{Kind: "model", Provider: "scripted", Model: "m1"}) || d.Message.ID == "" {
+			t.Errorf("assistant source = %+v", d.Message.Source)
+		}
+	}
+	for _, ev := range ofType(evs, tresult) {
+		call := ofType(evs, tcall)[0]
+		if !slices.Equal(ev.SourceEventSeqs, []int64{call.Seq}) {
+			t.Errorf("tool/result sources %v, want [%d]", ev.SourceEventSeqs, call.Seq)
+		}
+		d := decode[session.ToolResultData](t, ev)
+		b := d.Message.Content[0]
+		if d.Message.Source.Kind != "tool" || d.Message.Source.CallID != "call_1" || b.Type != "tool-result" ||
+			b.ToolCallID != "call_1" || b.IsError || session.JoinText(b.Content, "") != "echo: hi" {
+			t.Errorf("tool/result = %+v", d)
+		}
 	}
 }
 
@@ -227,92 +233,98 @@ func gatedModel(release <-chan struct{}, final string) model.Model {
 }
 
 func TestSteerDeliveredAtNextStepBoundary(t *testing.T) {
-	t.Run("after a tool step", func(t *testing.T) {
-		s := newSession(t)
-		release := make(chan struct{})
-		started := make(chan struct{})
-		blocking := funcTool{
-			spec: model.ToolSpec{Name: "wait", Parameters: json.RawMessage(`{"type":"object"}`)},
-			fn: func(ctx context.Context, _ tool.Invocation) (tool.Result, error) {
-				close(started)
-				<-release
-				return tool.TextResult("waited", nil), nil
-			},
-		}
-		a := newAgent(t, s, agent.Options{Tools: registry(t, blocking), Model: mustScript(t, `model:
+	t.Run("after a tool step", testSteerAfterToolStep)
+	t.Run("during the last step adds a step", testSteerDuringLastStep)
+	t.Run("idle steer is a followup", testIdleSteerIsFollowup)
+}
+
+func testSteerAfterToolStep(t *testing.T) {
+	s := newSession(t)
+	release := make(chan struct{})
+	started := make(chan struct{})
+	blocking := funcTool{
+		spec: model.ToolSpec{Name: "wait", Parameters: json.RawMessage(`{"type":"object"}`)},
+		fn: func(ctx context.Context, _ tool.Invocation) (tool.Result, error) {
+			close(started)
+			<-release
+			return tool.TextResult("waited", nil), nil
+		},
+	}
+	a := newAgent(t, s, agent.Options{Tools: registry(t, blocking), Model: mustScript(t, `model:
   main:
     - tool_calls: [{id: w, name: wait, arguments: '{}'}]
     - text: steered
 `)})
-		if _, err := a.Followup(userMsg("start")); err != nil {
-			t.Fatal(err)
-		}
-		<-started
-		if _, err := a.Steer(userMsg("change course")); err != nil {
-			t.Fatal(err)
-		}
-		close(release)
-		if err := a.WaitIdle(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-		evs := s.Events()
-		i := slices.Index(types(evs), sEnd)
-		want := []string{sEnd, splice, sStart, umsg, chunk, chunk, amsg, sEnd, tEnd}
-		if got := types(evs[i:]); !slices.Equal(got, want) {
-			t.Fatalf("tail\n got %q\nwant %q", got, want)
-		}
-		ins := decode[session.InboxSplicedData](t, ofType(evs, splice)[2])
-		claim := decode[session.InboxSplicedData](t, evs[i+1])
-		if ins.Target != session.InboxNextStep || claim.Target != session.InboxNextStep || *claim.RemovedCount != 1 {
-			t.Errorf("steer splices = %+v / %+v", ins, claim)
-		}
-		if got := userTexts(t, evs); !slices.Equal(got, []string{"start", "change course"}) {
-			t.Errorf("user messages = %q", got)
-		}
-	})
-	t.Run("during the last step adds a step", func(t *testing.T) {
-		s := newSession(t)
-		release := make(chan struct{})
-		a := newAgent(t, s, agent.Options{Model: gatedModel(release, "ok")})
-		if _, err := a.Followup(userMsg("start")); err != nil {
-			t.Fatal(err)
-		}
-		waitEvent(t, s, sStart, 1)
-		if _, err := a.Steer(userMsg("also this")); err != nil {
-			t.Fatal(err)
-		}
-		close(release)
-		if err := a.WaitIdle(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-		evs := s.Events()
-		if n := len(ofType(evs, sStart)); n != 2 {
-			t.Errorf("%d steps, want 2", n)
-		}
-		if n := len(ofType(evs, tStart)); n != 1 {
-			t.Errorf("%d turns, want 1", n)
-		}
-		if got := userTexts(t, evs); !slices.Equal(got, []string{"start", "also this"}) {
-			t.Errorf("user messages = %q", got)
-		}
-	})
-	t.Run("idle steer is a followup", func(t *testing.T) {
-		s := newSession(t)
-		a := newAgent(t, s, agent.Options{Model: mustScript(t, "model:\n  main:\n    - text: ok\n")})
-		if _, err := a.Steer(userMsg("hello")); err != nil {
-			t.Fatal(err)
-		}
-		if err := a.WaitIdle(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-		evs := s.Events()
-		if d := decode[session.InboxSplicedData](t, evs[0]); d.Target != session.InboxNextTurn {
-			t.Errorf("idle steer target = %q", d.Target)
-		}
-		if got := turnEnds(t, evs); len(got) != 1 || got[0].Kind != session.TurnEndCompleted {
-			t.Errorf("turn ends = %+v", got)
-		}
-	})
+	if _, err := a.Followup(userMsg("start")); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	if _, err := a.Steer(userMsg("change course")); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	if err := a.WaitIdle(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	evs := s.Events()
+	i := slices.Index(types(evs), sEnd)
+	want := []string{sEnd, splice, sStart, umsg, chunk, chunk, amsg, sEnd, tEnd}
+	if got := types(evs[i:]); !slices.Equal(got, want) {
+		t.Fatalf("tail\n got %q\nwant %q", got, want)
+	}
+	ins := decode[session.InboxSplicedData](t, ofType(evs, splice)[2])
+	claim := decode[session.InboxSplicedData](t, evs[i+1])
+	if ins.Target != session.InboxNextStep || claim.Target != session.InboxNextStep || *claim.RemovedCount != 1 {
+		t.Errorf("steer splices = %+v / %+v", ins, claim)
+	}
+	if got := userTexts(t, evs); !slices.Equal(got, []string{"start", "change course"}) {
+		t.Errorf("user messages = %q", got)
+	}
+}
+
+func testSteerDuringLastStep(t *testing.T) {
+	s := newSession(t)
+	release := make(chan struct{})
+	a := newAgent(t, s, agent.Options{Model: gatedModel(release, "ok")})
+	if _, err := a.Followup(userMsg("start")); err != nil {
+		t.Fatal(err)
+	}
+	waitEvent(t, s, sStart, 1)
+	if _, err := a.Steer(userMsg("also this")); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	if err := a.WaitIdle(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	evs := s.Events()
+	if n := len(ofType(evs, sStart)); n != 2 {
+		t.Errorf("%d steps, want 2", n)
+	}
+	if n := len(ofType(evs, tStart)); n != 1 {
+		t.Errorf("%d turns, want 1", n)
+	}
+	if got := userTexts(t, evs); !slices.Equal(got, []string{"start", "also this"}) {
+		t.Errorf("user messages = %q", got)
+	}
+}
+
+func testIdleSteerIsFollowup(t *testing.T) {
+	s := newSession(t)
+	a := newAgent(t, s, agent.Options{Model: mustScript(t, "model:\n  main:\n    - text: ok\n")})
+	if _, err := a.Steer(userMsg("hello")); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.WaitIdle(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	evs := s.Events()
+	if d := decode[session.InboxSplicedData](t, evs[0]); d.Target != session.InboxNextTurn {
+		t.Errorf("idle steer target = %q", d.Target)
+	}
+	if got := turnEnds(t, evs); len(got) != 1 || got[0].Kind != session.TurnEndCompleted {
+		t.Errorf("turn ends = %+v", got)
+	}
 }
 
 func TestFollowupsRunAsFIFOTurns(t *testing.T) {
@@ -505,7 +517,11 @@ func TestCancelClosesRunningToolCall(t *testing.T) {
 }
 
 func TestCancelInbox(t *testing.T) {
-	const script = `model:
+	t.Run("keepInbox parks until a waking send", testCancelKeepInbox)
+	t.Run("drop records canceled splices", testCancelDropRecordsSplices)
+}
+
+const cancelScript = `model:
   main:
     - text: working on it
       hang: true
@@ -513,96 +529,97 @@ func TestCancelInbox(t *testing.T) {
     - text: did C
     - text: did D
 `
-	t.Run("keepInbox parks until a waking send", func(t *testing.T) {
-		s := newSession(t)
-		var idles int
-		a := newAgent(t, s, agent.Options{Model: mustScript(t, script), OnIdle: func(*agent.Agent) { idles++ }})
-		if _, err := a.Followup(userMsg("long work")); err != nil {
+
+func testCancelKeepInbox(t *testing.T) {
+	s := newSession(t)
+	var idles int
+	a := newAgent(t, s, agent.Options{Model: mustScript(t, cancelScript), OnIdle: func(*agent.Agent) { idles++ }})
+	if _, err := a.Followup(userMsg("long work")); err != nil {
+		t.Fatal(err)
+	}
+	waitEvent(t, s, chunk, 1)
+	for _, p := range []string{"parked B", "parked C"} {
+		if _, err := a.Followup(userMsg(p)); err != nil {
 			t.Fatal(err)
 		}
-		waitEvent(t, s, chunk, 1)
-		for _, p := range []string{"parked B", "parked C"} {
-			if _, err := a.Followup(userMsg(p)); err != nil {
-				t.Fatal(err)
-			}
+	}
+	a.Cancel(session.AbortReason{Kind: "user"}, true)
+	if err := a.WaitIdle(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if a.ParkedCount() != 2 || a.Status() != agent.StatusIdle {
+		t.Fatalf("parked %d status %s, want 2 idle", a.ParkedCount(), a.Status())
+	}
+	if n := len(ofType(s.Events(), tStart)); n != 1 {
+		t.Fatalf("%d turns before waking, want 1 (parked items must not run)", n)
+	}
+	if _, err := a.Inject(userMsg("injected")); err != nil { // does not wake
+		t.Fatal(err)
+	}
+	if a.ParkedCount() != 3 {
+		t.Errorf("parked %d after inject, want 3", a.ParkedCount())
+	}
+	if _, err := a.Followup(userMsg("waking D")); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.WaitIdle(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	evs := s.Events()
+	if got, want := userTexts(t, evs), []string{"long work", "parked B", "parked C", "injected", "waking D"}; !slices.Equal(got, want) {
+		t.Errorf("user messages = %q, want %q", got, want)
+	}
+	var kinds []string
+	for _, r := range turnEnds(t, evs) {
+		kinds = append(kinds, r.Kind)
+	}
+	if want := []string{"aborted", "completed", "completed", "completed"}; !slices.Equal(kinds, want) {
+		t.Errorf("turn ends = %q, want %q", kinds, want)
+	}
+	if a.ParkedCount() != 0 || idles != 2 {
+		t.Errorf("parked %d, OnIdle calls %d; want 0 and 2", a.ParkedCount(), idles)
+	}
+}
+
+func testCancelDropRecordsSplices(t *testing.T) {
+	s := newSession(t)
+	a := newAgent(t, s, agent.Options{Model: mustScript(t, cancelScript)})
+	if _, err := a.Followup(userMsg("long work")); err != nil {
+		t.Fatal(err)
+	}
+	waitEvent(t, s, chunk, 1)
+	waiter := make(chan agent.TurnResult, 1)
+	go func() {
+		r, _ := a.Prompt(t.Context(), userMsg("queued B"))
+		waiter <- r
+	}()
+	waitEvent(t, s, splice, 3)
+	if _, err := a.Followup(userMsg("queued C")); err != nil {
+		t.Fatal(err)
+	}
+	a.Cancel(session.AbortReason{Kind: "parent"}, false)
+	if r := <-waiter; r.Reason.Kind != session.TurnEndAborted || r.Reason.Reason.Kind != "parent" || r.Turn != 0 {
+		t.Errorf("dropped prompt result = %+v", r)
+	}
+	if err := a.WaitIdle(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	evs := s.Events()
+	var drop *session.InboxSplicedData
+	for _, ev := range ofType(evs, splice) {
+		if d := decode[session.InboxSplicedData](t, ev); d.Outcome == "canceled" {
+			drop = &d
 		}
-		a.Cancel(session.AbortReason{Kind: "user"}, true)
-		if err := a.WaitIdle(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-		if a.ParkedCount() != 2 || a.Status() != agent.StatusIdle {
-			t.Fatalf("parked %d status %s, want 2 idle", a.ParkedCount(), a.Status())
-		}
-		if n := len(ofType(s.Events(), tStart)); n != 1 {
-			t.Fatalf("%d turns before waking, want 1 (parked items must not run)", n)
-		}
-		if _, err := a.Inject(userMsg("injected")); err != nil { // does not wake
-			t.Fatal(err)
-		}
-		if a.ParkedCount() != 3 {
-			t.Errorf("parked %d after inject, want 3", a.ParkedCount())
-		}
-		if _, err := a.Followup(userMsg("waking D")); err != nil {
-			t.Fatal(err)
-		}
-		if err := a.WaitIdle(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-		evs := s.Events()
-		if got, want := userTexts(t, evs), []string{"long work", "parked B", "parked C", "injected", "waking D"}; !slices.Equal(got, want) {
-			t.Errorf("user messages = %q, want %q", got, want)
-		}
-		var kinds []string
-		for _, r := range turnEnds(t, evs) {
-			kinds = append(kinds, r.Kind)
-		}
-		if want := []string{"aborted", "completed", "completed", "completed"}; !slices.Equal(kinds, want) {
-			t.Errorf("turn ends = %q, want %q", kinds, want)
-		}
-		if a.ParkedCount() != 0 || idles != 2 {
-			t.Errorf("parked %d, OnIdle calls %d; want 0 and 2", a.ParkedCount(), idles)
-		}
-	})
-	t.Run("drop records canceled splices", func(t *testing.T) {
-		s := newSession(t)
-		a := newAgent(t, s, agent.Options{Model: mustScript(t, script)})
-		if _, err := a.Followup(userMsg("long work")); err != nil {
-			t.Fatal(err)
-		}
-		waitEvent(t, s, chunk, 1)
-		waiter := make(chan agent.TurnResult, 1)
-		go func() {
-			r, _ := a.Prompt(t.Context(), userMsg("queued B"))
-			waiter <- r
-		}()
-		waitEvent(t, s, splice, 3)
-		if _, err := a.Followup(userMsg("queued C")); err != nil {
-			t.Fatal(err)
-		}
-		a.Cancel(session.AbortReason{Kind: "parent"}, false)
-		if r := <-waiter; r.Reason.Kind != session.TurnEndAborted || r.Reason.Reason.Kind != "parent" || r.Turn != 0 {
-			t.Errorf("dropped prompt result = %+v", r)
-		}
-		if err := a.WaitIdle(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-		evs := s.Events()
-		var drop *session.InboxSplicedData
-		for _, ev := range ofType(evs, splice) {
-			if d := decode[session.InboxSplicedData](t, ev); d.Outcome == "canceled" {
-				drop = &d
-			}
-		}
-		if drop == nil || *drop.RemovedCount != 2 || drop.Start != 0 || drop.Target != session.InboxNextTurn {
-			t.Fatalf("drop splice = %+v", drop)
-		}
-		if got := userTexts(t, evs); !slices.Equal(got, []string{"long work"}) {
-			t.Errorf("user messages = %q", got)
-		}
-		if a.ParkedCount() != 0 {
-			t.Errorf("parked = %d", a.ParkedCount())
-		}
-	})
+	}
+	if drop == nil || *drop.RemovedCount != 2 || drop.Start != 0 || drop.Target != session.InboxNextTurn {
+		t.Fatalf("drop splice = %+v", drop)
+	}
+	if got := userTexts(t, evs); !slices.Equal(got, []string{"long work"}) {
+		t.Errorf("user messages = %q", got)
+	}
+	if a.ParkedCount() != 0 {
+		t.Errorf("parked = %d", a.ParkedCount())
+	}
 }
 
 func TestPromptContextWithdrawsQueuedMessage(t *testing.T) {

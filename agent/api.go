@@ -45,20 +45,31 @@ type Options struct {
 	MaxTokens int
 	// PreStep hooks run, in order, before every model request of a step.
 	PreStep []PreStepHook
-	// Checkpoint makes everything appended so far durable. The loop calls
-	// it before each model request and after each turn/end. Nil: no-op.
-	Checkpoint func(ctx context.Context) error
-	// ShowCall, when set, is called after a tool call's tool/call event is
-	// durable and before the tool runs, with that event's seq. The ACP
-	// adapter waits there until the call's tool_call update is on the
-	// client's wire, so whatever the tool sends the client about the call
-	// (a permission request) follows it. Its error is logged; the tool
-	// still runs. It must honour ctx (the turn's).
-	ShowCall func(ctx context.Context, seq int64) error
+	// Journal is the agent's way to its durable store; nil keeps the log
+	// in memory only (tests, throwaway sessions).
+	Journal Journal
 	// OnIdle is called (on the loop goroutine, after it stops running) each
 	// time the agent becomes quiescent: idle with no waking inbox item.
 	OnIdle func(a *Agent)
 	Logger *slog.Logger
+}
+
+// Journal is all the agent needs from durable storage and from whoever
+// shows its session (the write-ahead points of the package doc). It is
+// declared here and implemented by the composition root over package
+// persistence and the ACP server; the agent never imports either.
+type Journal interface {
+	// SyncTo makes the events of session id up to and including seq
+	// durable (written and fsynced). The loop calls it before each model
+	// request, after each tool/call (before the tool runs) and after each
+	// turn/end. It must be cheap when seq is already durable.
+	SyncTo(ctx context.Context, id string, seq int64) error
+	// Shown waits until the event seq of session id (a durable tool/call)
+	// is on the client's wire, so whatever the tool then sends the client
+	// about the call (a permission request) follows it. It returns at once
+	// where nobody shows the session. Its error is logged; the tool still
+	// runs. It must honour ctx (the turn's).
+	Shown(ctx context.Context, id string, seq int64) error
 }
 
 // Decision is a pre-step hook's verdict.

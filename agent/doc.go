@@ -10,8 +10,15 @@
 // queued) → turn/start → agent/inbox/spliced (next-turn claim) →
 // [agent/inbox/spliced next-step claim] → step/start → user/message… →
 // session/title (first own turn only) → pre-step hooks → checkpoint →
-// assistant/chunk… → assistant/message → (tool/call → checkpoint →
-// ShowCall → tool/result)… → step/end → … → turn/end → checkpoint.
+// assistant/chunk… → assistant/message → (tool/call → checkpoint(call) →
+// shown(call) → tool/result)… → step/end → … → turn/end → checkpoint.
+//
+// Storage: the agent owns no storage. Its one way to its store is the
+// Journal it declares (api.go) and the composition root implements over
+// persistence and the ACP server: a checkpoint is Journal.SyncTo(id, seq),
+// making the log durable up to seq; shown is Journal.Shown(id, seq). The
+// events themselves reach storage below the agent, through the live
+// store's session.Persister.
 //
 // Write-ahead: nothing is shown or done that a restart could forget. The
 // checkpoint after each tool/call makes the call (and the assistant text
@@ -21,9 +28,9 @@
 // gets a TOOL_NOT_STARTED result and the turn ends with
 // CHECKPOINT_FAILED. Subscribers see tool/call before it is durable; a
 // subscriber that shows it (the ACP emitter) waits for durability itself.
-// Then Options.ShowCall lets the composition root wait until the call is
-// on the client's wire, so a tool's own messages to the client (a
-// permission request) follow the call they are about.
+// Then Journal.Shown lets the composition root wait until the call is on
+// the client's wire, so a tool's own messages to the client (a permission
+// request) follow the call they are about.
 //
 // Documented choices:
 //   - Caller.Call counts step/start events in the own suffix (after the
@@ -39,9 +46,11 @@
 //     and text blocks, marked interrupted.
 //   - Tool calls run sequentially in the order the model gave them.
 //
-// Layering: agent imports agent/session, agent/model and agent/tool and the
-// standard library only; it never imports subagent, acp or persistence
-// (durability is reached through Options.Checkpoint).
+// Layering: agent owns the turn loop, the inbox and the agent registry. It
+// imports agent/session, agent/model and agent/tool and the standard
+// library only; it must never import persistence, subagent, driver, acp
+// or app (internal/layering enforces this). Durability is reached through
+// Options.Journal only.
 //
 // Concurrency: an *Agent is safe for concurrent use. It owns at most one
 // loop goroutine, started when runnable work arrives and exiting (after

@@ -154,15 +154,21 @@ func (a *Agent) runTurn(t *turnState) {
 	}
 }
 
-func (a *Agent) checkpoint(ctx context.Context) error {
-	if a.opts.Checkpoint == nil {
+// syncTo makes the log durable up to seq (a write-ahead point).
+func (a *Agent) syncTo(ctx context.Context, seq int64) error {
+	if a.opts.Journal == nil {
 		return nil
 	}
-	err := a.opts.Checkpoint(ctx)
+	err := a.opts.Journal.SyncTo(ctx, a.sess.ID(), seq)
 	if err != nil {
-		a.log.Warn("checkpoint failed", "err", err)
+		a.log.Warn("checkpoint failed", "seq", seq, "err", err)
 	}
 	return err
+}
+
+// checkpoint makes everything appended so far durable.
+func (a *Agent) checkpoint(ctx context.Context) error {
+	return a.syncTo(ctx, int64(a.sess.Len())-1)
 }
 
 // abortReason returns the aborted turn-end reason of t's cancellation.
@@ -228,76 +234,35 @@ func (a *Agent) runSteps(t *turnState) session.TurnEndReason {
 // runStep runs one open step: delivers messages, runs hooks, calls the
 // model and the tools it asked for.
 func (a *Agent) runStep(t *turnState, step, call int, steer []*item) stepOutcome {
-	fail := func(err error, code string) stepOutcome {
-		if t.ctx.Err() != nil {
-			return stepOutcome{reason: abortedReason(t)}
-		}
-		return stepOutcome{reason: errorReason(err, code)}
+	if err := a.deliver(t, step, steer); err != nil {
+		return failed(t, err, CodeSessionWrite)
 	}
-
-	// Deliver: the turn's claimed messages in its first step, then steering.
-	var deliver []*item
-	if step == 1 {
-		deliver = append(deliver, t.claimed...)
+	if out, enter := a.runHooks(t, step); !enter {
+		return out
 	}
-	deliver = append(deliver, steer...)
-	titleSeq, title := int64(-1), ""
-	for _, it := range deliver {
-		ev, err := a.sess.Append(session.TypeUserMessage, it.msg, session.WithSurface(session.AppendOp))
-		if err != nil {
-			return fail(err, CodeSessionWrite)
-		}
-		if titleSeq < 0 && t.first && step == 1 && it.msg.Source.Kind == session.SourceUser {
-			titleSeq, title = ev.Seq, FallbackTitle(it.msg.Content)
-		}
-	}
-	if title != "" {
-		if _, err := a.sess.Append(session.TypeSessionTitle, session.TitleData{
-			Title: title, MessageSeqs: []int64{titleSeq}, Source: session.Source{Kind: "fallback"},
-		}); err != nil {
-			return fail(err, CodeSessionWrite)
-		}
-	}
-
-	// Pre-step hooks.
-	info := StepInfo{Turn: t.num, Step: step, FirstEnter: !a.entered.Load()}
-	for _, h := range a.opts.PreStep {
-		d, err := h(t.ctx, a, info)
-		if err != nil {
-			return fail(err, CodeHookFailed)
-		}
-		if t.ctx.Err() != nil {
-			return stepOutcome{reason: abortedReason(t)}
-		}
-		if d == Reject {
-			return stepOutcome{reason: session.TurnEndReason{Kind: session.TurnEndBlocked}}
-		}
-	}
-	a.entered.Store(true)
-
 	if err := a.checkpoint(t.ctx); err != nil {
-		return fail(err, CodeCheckpointFailed)
+		return failed(t, err, CodeCheckpointFailed)
 	}
 	if t.ctx.Err() != nil {
 		return stepOutcome{reason: abortedReason(t)}
 	}
 	if a.opts.Model == nil {
-		return fail(model.ErrNotConfigured, CodeModelNotConfigured)
+		return failed(t, model.ErrNotConfigured, CodeModelNotConfigured)
 	}
 
 	req, err := a.request(call)
 	if err != nil {
-		return fail(err, CodeSessionWrite)
+		return failed(t, err, CodeSessionWrite)
 	}
 	reply, err := a.stream(t, step, req)
 	if err != nil {
-		return fail(err, CodeSessionWrite)
+		return failed(t, err, CodeSessionWrite)
 	}
 	reply.route = req.Route
 	if t.ctx.Err() != nil || reply.err != nil {
 		if reply.streamed() {
 			if _, err := a.appendAssistant(t, step, reply, true); err != nil {
-				return fail(err, CodeSessionWrite)
+				return failed(t, err, CodeSessionWrite)
 			}
 		}
 		if t.ctx.Err() != nil {
@@ -306,18 +271,80 @@ func (a *Agent) runStep(t *turnState, step, call int, steer []*item) stepOutcome
 		return stepOutcome{reason: errorReason(reply.err, CodeModelFailed)}
 	}
 	if _, err := a.appendAssistant(t, step, reply, false); err != nil {
-		return fail(err, CodeSessionWrite)
+		return failed(t, err, CodeSessionWrite)
 	}
-	finish := reply.finishReason()
+	return a.runCalls(t, step, reply)
+}
 
+// failed is the outcome of a step that failed with err: aborted if the
+// turn was cancelled meanwhile, else an error with code.
+func failed(t *turnState, err error, code string) stepOutcome {
+	if t.ctx.Err() != nil {
+		return stepOutcome{reason: abortedReason(t)}
+	}
+	return stepOutcome{reason: errorReason(err, code)}
+}
+
+// deliver appends the step's user messages (the turn's claimed messages
+// in its first step, then steering) and, in the first step of the first
+// own turn, the fallback title.
+func (a *Agent) deliver(t *turnState, step int, steer []*item) error {
+	var items []*item
+	if step == 1 {
+		items = append(items, t.claimed...)
+	}
+	items = append(items, steer...)
+	titleSeq, title := int64(-1), ""
+	for _, it := range items {
+		ev, err := a.sess.Append(session.TypeUserMessage, it.msg, session.WithSurface(session.AppendOp))
+		if err != nil {
+			return err
+		}
+		if titleSeq < 0 && t.first && step == 1 && it.msg.Source.Kind == session.SourceUser {
+			titleSeq, title = ev.Seq, FallbackTitle(it.msg.Content)
+		}
+	}
+	if title == "" {
+		return nil
+	}
+	_, err := a.sess.Append(session.TypeSessionTitle, session.TitleData{
+		Title: title, MessageSeqs: []int64{titleSeq}, Source: session.Source{Kind: "fallback"},
+	})
+	return err
+}
+
+// runHooks runs the pre-step hooks; enter is false when the step must not
+// call the model, with the turn's outcome.
+func (a *Agent) runHooks(t *turnState, step int) (out stepOutcome, enter bool) {
+	info := StepInfo{Turn: t.num, Step: step, FirstEnter: !a.entered.Load()}
+	for _, h := range a.opts.PreStep {
+		d, err := h(t.ctx, a, info)
+		if err != nil {
+			return failed(t, err, CodeHookFailed), false
+		}
+		if t.ctx.Err() != nil {
+			return stepOutcome{reason: abortedReason(t)}, false
+		}
+		if d == Reject {
+			return stepOutcome{reason: session.TurnEndReason{Kind: session.TurnEndBlocked}}, false
+		}
+	}
+	a.entered.Store(true)
+	return stepOutcome{}, true
+}
+
+// runCalls runs the tool calls of a complete reply (or records them not
+// started when the reply was cut off) and says how the step ends.
+func (a *Agent) runCalls(t *turnState, step int, rep *reply) stepOutcome {
+	finish := rep.finishReason()
 	switch finish {
 	case model.FinishLength, model.FinishContentFilter:
 		// The reply was cut off: its tool calls are not run, but each
 		// gets a result so the history stays well formed.
-		for _, c := range reply.calls {
+		for _, c := range rep.calls {
 			res := tool.ErrorResult(&tool.Error{Code: tool.CodeToolNotStarted, Message: "tool call not started: the reply was cut off (finish " + finish + ")"})
 			if err := a.recordCall(t, step, c, func() tool.Result { return res }); err != nil {
-				return fail(err, callFailureCode(err))
+				return failed(t, err, callFailureCode(err))
 			}
 		}
 		if finish == model.FinishLength {
@@ -326,15 +353,15 @@ func (a *Agent) runStep(t *turnState, step, call int, steer []*item) stepOutcome
 		return stepOutcome{reason: session.TurnEndReason{Kind: session.TurnEndBlocked}}
 	}
 
-	for _, c := range reply.calls {
+	for _, c := range rep.calls {
 		if err := a.recordCall(t, step, c, func() tool.Result { return a.execute(t, c) }); err != nil {
-			return fail(err, callFailureCode(err))
+			return failed(t, err, callFailureCode(err))
 		}
 	}
 	if t.ctx.Err() != nil {
 		return stepOutcome{reason: abortedReason(t)}
 	}
-	if len(reply.calls) > 0 {
+	if len(rep.calls) > 0 {
 		return stepOutcome{again: true}
 	}
 	return stepOutcome{reason: session.TurnEndReason{Kind: session.TurnEndCompleted}}
@@ -354,11 +381,11 @@ func (a *Agent) recordCall(t *turnState, step int, c *toolCall, run func() tool.
 	// Not cancelled with the turn: a cancelled call still runs (and sees the
 	// cancellation itself), as before, and its record must be durable first.
 	var cpErr error
-	if cpErr = a.checkpoint(context.WithoutCancel(t.ctx)); cpErr != nil {
+	if cpErr = a.syncTo(context.WithoutCancel(t.ctx), callEv.Seq); cpErr != nil {
 		res := tool.ErrorResult(&tool.Error{Code: tool.CodeToolNotStarted, Message: "tool call not started: the session log could not be made durable"})
 		run = func() tool.Result { return res }
-	} else if a.opts.ShowCall != nil {
-		if err := a.opts.ShowCall(t.ctx, callEv.Seq); err != nil {
+	} else if a.opts.Journal != nil {
+		if err := a.opts.Journal.Shown(t.ctx, a.sess.ID(), callEv.Seq); err != nil {
 			a.log.Debug("tool call not shown before running", "call_id", c.id, "err", err)
 		}
 	}

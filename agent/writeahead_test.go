@@ -13,22 +13,39 @@ import (
 	"github.com/acp-agent/acp-agent/agent/tool"
 )
 
-// durableLog is a fake durable store at the Checkpoint boundary: a
-// checkpoint makes everything appended so far durable.
+// durableLog is a fake agent.Journal: SyncTo(seq) makes events up to seq
+// durable; before, when set, can fail it.
 type durableLog struct {
-	s    *session.Session
-	mu   sync.Mutex
-	at   int // events durable
-	fail error
+	s      *session.Session
+	mu     sync.Mutex
+	at     int // events durable
+	fail   error
+	before func()
+	syncs  int // SyncTo calls
+	shown  []int64
 }
 
-func (d *durableLog) checkpoint(context.Context) error {
+func (d *durableLog) SyncTo(_ context.Context, id string, seq int64) error {
+	if id != d.s.ID() {
+		return errors.New("wrong session " + id)
+	}
+	if d.before != nil {
+		d.before()
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.syncs++
 	if d.fail != nil {
 		return d.fail
 	}
-	d.at = d.s.Len()
+	d.at = max(d.at, int(seq)+1)
+	return nil
+}
+
+func (d *durableLog) Shown(_ context.Context, _ string, seq int64) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.shown = append(d.shown, seq)
 	return nil
 }
 
@@ -62,7 +79,7 @@ func TestToolCallIsDurableBeforeExecute(t *testing.T) {
         - {id: c1, name: echo, arguments: '{"text": "a"}'}
         - {id: c2, name: echo, arguments: '{"text": "b"}'}
     - text: DONE
-`), Tools: registry(t, probe), Checkpoint: d.checkpoint,
+`), Tools: registry(t, probe), Journal: d,
 	})
 	if _, err := a.Prompt(t.Context(), userMsg("go")); err != nil {
 		t.Fatal(err)
@@ -74,6 +91,9 @@ func TestToolCallIsDurableBeforeExecute(t *testing.T) {
 		if int64(seen[i]) <= calls[i] {
 			t.Errorf("call %d ran with %d events durable; its tool/call is seq %d", i+1, seen[i], calls[i])
 		}
+	}
+	if !slices.Equal(d.shown, calls) {
+		t.Errorf("calls shown before running: %v, want %v", d.shown, calls)
 	}
 }
 
@@ -91,20 +111,19 @@ func TestFailedWriteAheadCheckpointSkipsTool(t *testing.T) {
 			return tool.TextResult("ok", nil), nil
 		},
 	}
-	checkpoint := func(ctx context.Context) error {
+	d.before = func() {
 		// The request checkpoint passes; the one after tool/call fails.
 		if n := len(ofType(s.Events(), session.TypeToolCall)); n > 0 {
 			d.mu.Lock()
 			d.fail = errors.New("disk gone")
 			d.mu.Unlock()
 		}
-		return d.checkpoint(ctx)
 	}
 	a := newAgent(t, s, agent.Options{
 		Model: mustScript(t, `model:
   main:
     - tool_calls: [{id: c1, name: echo, arguments: '{"text": "a"}'}]
-`), Tools: registry(t, probe), Checkpoint: checkpoint,
+`), Tools: registry(t, probe), Journal: d,
 	})
 	res, err := a.Prompt(t.Context(), userMsg("go"))
 	if err != nil {

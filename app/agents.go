@@ -89,7 +89,7 @@ func runAgents(ctx context.Context, env *Env, args []string) error {
 	cat := &subagent.Catalog{
 		Sessions:    session.NewStore(nil),
 		Projections: reg,
-		Persisted:   persistedReader{st},
+		Persisted:   durableStore{st},
 		Cache:       cache,
 		Index:       catalogIndex{cache.Index(st.Dir(), headerReader(st))},
 	}

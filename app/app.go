@@ -143,18 +143,7 @@ func New(cfg Config) (*App, error) {
 	if cfg.DataDir == "" {
 		return nil, errors.New("app: no data directory")
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	if cfg.Getenv == nil {
-		cfg.Getenv = os.Getenv
-	}
-	if cfg.System == "" {
-		cfg.System = DefaultSystemPrompt
-	}
-	if cfg.ShutdownTimeout <= 0 {
-		cfg.ShutdownTimeout = DefaultShutdownTimeout
-	}
+	cfg = cfg.withDefaults()
 	a := &App{Config: cfg, Log: cfg.Logger, Agents: agent.NewRegistry(), Extensions: map[string]acp.ExtensionFunc{}}
 
 	var err error
@@ -178,12 +167,9 @@ func New(cfg Config) (*App, error) {
 		a.Model = hooks.WrapModel(a.Model)
 	}
 
-	a.Persist, err = persistence.Open(cfg.DataDir, persistence.Options{Logger: a.Log, NoSync: hooks.NoSync, Fault: hooks.StorageFault})
-	if err != nil {
+	if err := a.openStore(); err != nil {
 		return nil, err
 	}
-	a.Sessions = session.NewStore(cfg.Sources)
-	a.detach = a.Persist.Attach(a.Sessions)
 
 	if err := wireCatalog(a); err != nil {
 		a.Close()
@@ -237,12 +223,29 @@ func New(cfg Config) (*App, error) {
 	return a, nil
 }
 
+// withDefaults fills the unset fields of c.
+func (c Config) withDefaults() Config {
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Getenv == nil {
+		c.Getenv = os.Getenv
+	}
+	if c.System == "" {
+		c.System = DefaultSystemPrompt
+	}
+	if c.ShutdownTimeout <= 0 {
+		c.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	return c
+}
+
 // Store returns the live session store (the scenario runner observes it).
 func (a *App) Store() *session.Store { return a.Sessions }
 
 // AgentOptions returns the options of a top-level agent on session s:
-// the configured model and tools, the system prompt, and a checkpoint that
-// makes the session durable. The subagent runtime derives children's
+// the configured model and tools, the system prompt, and the journal that
+// makes the session durable (store.go). The subagent runtime derives children's
 // options from it.
 func (a *App) AgentOptions(s *session.Session) agent.Options {
 	id := s.ID()
@@ -254,24 +257,8 @@ func (a *App) AgentOptions(s *session.Session) agent.Options {
 		Tools:     a.Tools,
 		System:    a.Config.System,
 		MaxSteps:  a.Config.MaxSteps,
-		Checkpoint: func(ctx context.Context) error {
-			if err := a.Persist.Checkpoint(ctx, id); err != nil {
-				return err
-			}
-			if turnEnded(s) {
-				a.checkpointCache(ctx, s)
-			}
-			return nil
-		},
-		// Write-ahead, as the client sees it: a tool runs only after its
-		// tool_call is on the wire (the emitter sends it once durable).
-		ShowCall: func(ctx context.Context, _ int64) error {
-			if a.Server == nil {
-				return nil
-			}
-			return a.Server.Shown(ctx, id)
-		},
-		Logger: a.Log.With("session_id", id),
+		Journal:   journal{a},
+		Logger:    a.Log.With("session_id", id),
 	}
 }
 

@@ -11,7 +11,6 @@ import (
 
 	"github.com/acp-agent/acp-agent/agent/projection"
 	"github.com/acp-agent/acp-agent/agent/session"
-	"github.com/acp-agent/acp-agent/persistence"
 	"github.com/acp-agent/acp-agent/persistence/projcache"
 	"github.com/acp-agent/acp-agent/subagent"
 )
@@ -44,7 +43,7 @@ func wireCatalog(a *App) error {
 	a.Catalog = &subagent.Catalog{
 		Sessions:    a.Sessions,
 		Projections: a.Projections,
-		Persisted:   persistedReader{a.Persist},
+		Persisted:   durableStore{a.Persist},
 		Cache:       a.Cache,
 		Index:       index,
 	}
@@ -67,14 +66,6 @@ func (c catalogIndex) Scan(ctx context.Context, skip func(id string) bool) ([]su
 		out[i] = subagent.PersistedEntry{Header: r.Header, Size: r.Size, Values: r.Values}
 	}
 	return out, nil
-}
-
-// headerReader is the index's fallback: persistence's own header read.
-func headerReader(p *persistence.Store) projcache.HeaderReader {
-	return func(ctx context.Context, id string) (session.Header, error) {
-		e, err := p.Entry(ctx, id)
-		return e.Header, err
-	}
 }
 
 // checkpointCache flushes s and records its projection values in the

@@ -1,8 +1,11 @@
 package app
 
-// This file adapts package persistence to its three consumers: the acp
-// server's SessionStore, the subagent catalog's SessionReader and the
-// subagent runtime's Durable.
+// This file adapts package persistence to its consumers, one adapter each,
+// declared by the consumer: the agent loop's Journal (write-ahead points),
+// the acp server's SessionStore, the subagent runtime's Durable (which is
+// also the catalog's SessionReader) and the catalog index's HeaderReader.
+// Appended events reach persistence through session.Persister
+// (persistence.Store.Attach).
 
 import (
 	"context"
@@ -10,10 +13,25 @@ import (
 	"fmt"
 
 	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/persistence"
+	"github.com/acp-agent/acp-agent/persistence/projcache"
 	"github.com/acp-agent/acp-agent/subagent"
 )
+
+// openStore opens persistence and the live session store over it; the
+// live store's events reach persistence through session.Persister.
+func (a *App) openStore() error {
+	p, err := persistence.Open(a.Config.DataDir, persistence.Options{Logger: a.Log, NoSync: a.Config.hooks().NoSync, Fault: a.Config.hooks().StorageFault})
+	if err != nil {
+		return err
+	}
+	a.Persist = p
+	a.Sessions = session.NewStore(a.Config.Sources)
+	a.detach = a.Persist.Attach(a.Sessions)
+	return nil
+}
 
 // storedSessions is the acp.SessionStore view of a persistence.Store.
 type storedSessions struct{ p *persistence.Store }
@@ -21,23 +39,30 @@ type storedSessions struct{ p *persistence.Store }
 var _ acp.SessionStore = storedSessions{}
 
 func (s storedSessions) List(ctx context.Context) ([]acp.StoredSession, error) {
-	entries, err := s.p.List(ctx)
+	return listAs(ctx, s.p, func(e persistence.Entry) acp.StoredSession {
+		return acp.StoredSession{Header: e.Header, UpdatedAt: e.ModTime, Size: e.Size}
+	})
+}
+
+// listAs lists the stored sessions as a consumer's rows.
+func listAs[T any](ctx context.Context, p *persistence.Store, row func(persistence.Entry) T) ([]T, error) {
+	entries, err := p.List(ctx)
 	if err != nil {
 		return nil, err
 	}
-	rows := make([]acp.StoredSession, len(entries))
+	rows := make([]T, len(entries))
 	for i, e := range entries {
-		rows[i] = acp.StoredSession{Header: e.Header, UpdatedAt: e.ModTime, Size: e.Size}
+		rows[i] = row(e)
 	}
 	return rows, nil
 }
 
 func (s storedSessions) Inspect(ctx context.Context, id string) (session.Header, []session.Event, error) {
-	h, events, err := persistedReader{s.p}.Inspect(ctx, id)
+	snap, err := s.p.Inspect(ctx, id)
 	if err != nil {
 		return session.Header{}, nil, storeError(err)
 	}
-	return h, events, nil
+	return snap.Header, snap.Events, nil
 }
 
 func (s storedSessions) Load(ctx context.Context, id string) (session.Header, []session.Event, error) {
@@ -72,42 +97,27 @@ func storeError(err error) error {
 	return err
 }
 
-// persistedReader adapts persistence to the catalog's SessionReader.
-type persistedReader struct{ p *persistence.Store }
+// durableStore adapts persistence to subagent.Durable and to the
+// catalog's subagent.SessionReader.
+type durableStore struct{ p *persistence.Store }
 
-var _ subagent.SessionReader = persistedReader{}
+var (
+	_ subagent.Durable       = durableStore{}
+	_ subagent.SessionReader = durableStore{}
+)
 
-func (r persistedReader) List(ctx context.Context) ([]subagent.PersistedEntry, error) {
-	entries, err := r.p.List(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]subagent.PersistedEntry, len(entries))
-	for i, e := range entries {
-		out[i] = subagent.PersistedEntry{Header: e.Header, Size: e.Size}
-	}
-	return out, nil
+func (d durableStore) List(ctx context.Context) ([]subagent.PersistedEntry, error) {
+	return listAs(ctx, d.p, func(e persistence.Entry) subagent.PersistedEntry {
+		return subagent.PersistedEntry{Header: e.Header, Size: e.Size}
+	})
 }
 
-func (r persistedReader) Inspect(ctx context.Context, id string) (session.Header, []session.Event, error) {
-	snap, err := r.p.Inspect(ctx, id)
+func (d durableStore) Inspect(ctx context.Context, id string) (session.Header, []session.Event, error) {
+	snap, err := d.p.Inspect(ctx, id)
 	if err != nil {
 		return session.Header{}, nil, err
 	}
 	return snap.Header, snap.Events, nil
-}
-
-// durableStore adapts persistence to subagent.Durable.
-type durableStore struct{ p *persistence.Store }
-
-var _ subagent.Durable = durableStore{}
-
-func (d durableStore) List(ctx context.Context) ([]subagent.PersistedEntry, error) {
-	return persistedReader{d.p}.List(ctx)
-}
-
-func (d durableStore) Inspect(ctx context.Context, id string) (session.Header, []session.Event, error) {
-	return persistedReader{d.p}.Inspect(ctx, id)
 }
 
 // Load takes a child over for writing; a child held by another process
@@ -127,3 +137,37 @@ func (d durableStore) Load(ctx context.Context, id string) (session.Header, []se
 func (d durableStore) Release(id string) error { return d.p.Release(id) }
 
 func (d durableStore) Flush(ctx context.Context, id string) error { return d.p.Flush(ctx, id) }
+
+// headerReader is the index's fallback: persistence's own header read.
+func headerReader(p *persistence.Store) projcache.HeaderReader {
+	return func(ctx context.Context, id string) (session.Header, error) {
+		e, err := p.Entry(ctx, id)
+		return e.Header, err
+	}
+}
+
+// journal is every agent's agent.Journal: persistence makes the log
+// durable; when a turn has ended, the projection cache records the
+// session's values; the ACP server says when a call is on the wire.
+type journal struct{ a *App }
+
+var _ agent.Journal = journal{}
+
+func (j journal) SyncTo(ctx context.Context, id string, seq int64) error {
+	if err := j.a.Persist.SyncTo(ctx, id, seq); err != nil {
+		return err
+	}
+	if s, ok := j.a.Sessions.Get(id); ok && turnEnded(s) {
+		j.a.checkpointCache(ctx, s)
+	}
+	return nil
+}
+
+// Shown: a tool runs only after its tool_call is on the wire (the
+// emitter sends it once durable).
+func (j journal) Shown(ctx context.Context, id string, _ int64) error {
+	if j.a.Server == nil {
+		return nil
+	}
+	return j.a.Server.Shown(ctx, id)
+}

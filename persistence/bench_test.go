@@ -70,7 +70,7 @@ func BenchmarkAppend(b *testing.B) {
 					}
 					n++
 					if n%every == 0 {
-						if err := ps.Checkpoint(b.Context(), s.ID()); err != nil {
+						if err := ps.Flush(b.Context(), s.ID()); err != nil {
 							b.Fatal(err)
 						}
 					}

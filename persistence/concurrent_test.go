@@ -42,7 +42,7 @@ func TestConcurrentUse(t *testing.T) {
 			for turn := 1; turn <= 20; turn++ {
 				appendToolTurn(t, s, turn)
 				if turn%3 == 0 {
-					if err := ps.Checkpoint(t.Context(), s.ID()); err != nil {
+					if err := ps.Flush(t.Context(), s.ID()); err != nil {
 						t.Error(err)
 					}
 				}

@@ -1,12 +1,25 @@
 // Package persistence is the durable JSONL session store of acp-agent: one
 // append-only file per session, read back with crash recovery.
 //
-// # Layering
+// # Ownership and layering
 //
-// persistence imports only agent/session and the standard library. It is
-// wired in by cmd/acp-agent; agent/... and subagent never import it (they
-// reach it through session.Persister and small consumer-side interfaces
-// such as agent.Options.Checkpoint).
+// persistence owns the bytes of session logs and nothing of their meaning:
+// it frames events as JSONL lines, creates and publishes files, holds the
+// single-writer lock, cuts a torn tail, truncates, appends and fsyncs, and
+// keeps the durable watermark (SyncTo, Durable). What an event means is
+// the session package's: ValidateEvent judges a line, and
+// session.CloseInterruptedTurn says which events close a turn a crash
+// left open; persistence only shows them (Inspect) or commits them (Load).
+//
+// persistence (with persistence/projcache) imports agent/session and the
+// standard library only. It must not import agent (the loop),
+// agent/model, agent/tool, agent/projection, subagent, driver, acp or app;
+// internal/layering enforces this. Nothing below cmd/app imports it: the
+// live store reaches it through session.Persister (Attach: Open, Appended,
+// Release), every other consumer through an interface it declares itself
+// and app adapts, one adapter per consumer (app/store.go): agent.Journal
+// (the loop's write-ahead points), acp.SessionStore and acp.Options.Durable,
+// subagent.Durable.
 //
 // # File format
 //
@@ -38,13 +51,13 @@
 //
 // Inspect never changes the file: it returns the valid prefix (Torn set
 // when a torn line was ignored) and, if the log ends inside a turn
-// (session.OpenTurn), in-memory synthetic closers that continue seq and
-// reuse the last event's time: an error tool/result for every call without
-// a result (TOOL_OUTCOME_UNKNOWN after a tool/call, TOOL_NOT_STARTED for a
-// tool-call block never dispatched), step/end if a step is open, then
-// turn/end {kind:"interrupted"} (subagent-contract.md §7). Load commits the
-// same view: it copies the torn bytes to <id>.jsonl.broken, truncates,
-// appends the closers and fsyncs.
+// (session.OpenTurn), the in-memory closing events of
+// session.CloseInterruptedTurn (an error tool/result for every call
+// without a result, step/end if a step is open, then turn/end
+// {kind:"interrupted"}; subagent-contract.md §7). Load commits the same
+// view: it copies the torn bytes to <id>.jsonl.broken, truncates, appends
+// the closing events and fsyncs. A malformed payload inside the open turn
+// is reported as corruption of its line.
 //
 // # Decoding
 //
@@ -80,11 +93,12 @@
 // directory, fsynced, locked, hard-linked to its final name (which refuses
 // to replace an existing session) and the directory is fsynced; so a
 // session file, once visible, always has a complete header. Events reach
-// the store through the session.Store observer (Attach) and are only
-// buffered in memory; Checkpoint/Flush write a session's buffer with one
-// write call and fsync, FlushAll does so for all. agent.Options.Checkpoint
-// calls Checkpoint before each model request and after each turn/end;
-// Release and Close flush and fsync. Run writes buffers without fsync every
+// the store through session.Persister.Appended (Attach), before any
+// observer of the live store sees them, and are only buffered in memory;
+// SyncTo and Flush write a session's buffer with one write call and fsync,
+// FlushAll does so for all. The agent loop asks SyncTo (through
+// agent.Journal) before each model request, after each tool/call and after
+// each turn/end; Release and Close flush and fsync. Run writes buffers without fsync every
 // FlushInterval (200ms), so a crash of the process loses at most that much
 // and a power loss at most what followed the last checkpoint.
 //
@@ -117,7 +131,7 @@
 // command) therefore always follow the durable record of the call that
 // asked for them: a child session becomes visible only after its parent's
 // record of the delegation is durable. The agent loop reaches this point
-// through agent.Options.Checkpoint after appending tool/call; the ACP
+// through agent.Journal.SyncTo after appending tool/call; the ACP
 // emitter asks SyncTo(id, seq) before it sends the tool_call update, which
 // is free when the durable watermark (Durable) already covers seq. Text
 // chunks are not waited for: they stay batched (Run's writes, the next
@@ -141,9 +155,10 @@
 // A *Store is safe for concurrent use. It owns the files and locks of the
 // sessions it holds; Release(id) returns one (session.Store.Remove calls
 // it), Close returns all after a final flush. Appends never wait for disk
-// I/O: the observer only appends to a per-session buffer, and writers take
+// I/O: Appended only appends to a per-session buffer, and writers take
 // the buffer before writing. For a held session Inspect returns the
-// in-memory view (written plus buffered events) and adds no closers, so a
-// reader in the process never sees less than was appended. Run's goroutine
-// belongs to its caller (an oklog/run actor); the Store starts none.
+// in-memory view (written plus buffered events) and adds no closing
+// events, so a reader in the process never sees less than was appended.
+// Run's goroutine belongs to its caller (an oklog/run actor); the Store
+// starts none.
 package persistence

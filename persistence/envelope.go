@@ -68,82 +68,16 @@ func fastEnvelope(b []byte) (ev session.Event, ok bool) {
 		if ke < 0 {
 			return ev, false
 		}
-		key := b[ks:ke]
 		i = skipSpace(b, ke+1)
 		if i >= len(b) || b[i] != ':' {
 			return ev, false
 		}
-		i = skipSpace(b, i+1)
-		var bit int
-		switch string(key) {
-		case "type":
-			bit = keyType
-			if i >= len(b) || b[i] != '"' {
-				return ev, false
-			}
-			e := plainString(b, i+1)
-			if e < 0 {
-				return ev, false
-			}
-			ev.Type = internType(b[i+1 : e])
-			i = e + 1
-		case "seq", "time":
-			bit = keySeq
-			if key[0] == 't' {
-				bit = keyTime
-			}
-			n, e, good := plainInt(b, i)
-			if !good {
-				return ev, false
-			}
-			if bit == keySeq {
-				ev.Seq = n
-			} else {
-				ev.Time = n
-			}
-			i = e
-		case "data":
-			bit = keyData
-			e := skipValue(b, i, 0)
-			if e < 0 || b[i] == 'n' { // null takes encoding/json's path
-				return ev, false
-			}
-			ev.Data = json.RawMessage(b[i:e:e])
-			i = e
-		case "surfaceOp":
-			bit = keySurface
-			if len(b)-i < 8 || string(b[i:i+8]) != `"append"` {
-				return ev, false
-			}
-			ev.SurfaceOp = &session.SurfaceOp{}
-			i += 8
-		case "ignorable":
-			bit = keyIgnorable
-			switch {
-			case len(b)-i >= 4 && string(b[i:i+4]) == "true":
-				ev.Ignorable = true
-				i += 4
-			case len(b)-i >= 5 && string(b[i:i+5]) == "false":
-				i += 5
-			default:
-				return ev, false
-			}
-		case "sourceEventSeqs":
-			bit = keySources
-			seqs, e, good := plainIntArray(b, i)
-			if !good {
-				return ev, false
-			}
-			ev.SourceEventSeqs = seqs
-			i = e
-		default:
-			return ev, false
-		}
-		if seen&bit != 0 {
+		bit, e := envelopeField(b, skipSpace(b, i+1), b[ks:ke], &ev)
+		if e < 0 || seen&bit != 0 {
 			return ev, false
 		}
 		seen |= bit
-		i = skipSpace(b, i)
+		i = skipSpace(b, e)
 		if i >= len(b) {
 			return ev, false
 		}
@@ -158,28 +92,91 @@ func fastEnvelope(b []byte) (ev session.Event, ok bool) {
 	}
 }
 
+// envelopeField decodes the value at i of the envelope field key into ev
+// and returns the key's bit and the index just past the value; next is -1
+// when the value (or the key) is not in the canonical shape.
+func envelopeField(b []byte, i int, key []byte, ev *session.Event) (bit, next int) {
+	switch string(key) {
+	case "type":
+		bit = keyType
+		if i >= len(b) || b[i] != '"' {
+			return 0, -1
+		}
+		e := plainString(b, i+1)
+		if e < 0 {
+			return 0, -1
+		}
+		ev.Type = internType(b[i+1 : e])
+		i = e + 1
+	case "seq", "time":
+		bit = keySeq
+		if key[0] == 't' {
+			bit = keyTime
+		}
+		n, e, good := plainInt(b, i)
+		if !good {
+			return 0, -1
+		}
+		if bit == keySeq {
+			ev.Seq = n
+		} else {
+			ev.Time = n
+		}
+		i = e
+	case "data":
+		bit = keyData
+		e := skipValue(b, i, 0)
+		if e < 0 || b[i] == 'n' { // null takes encoding/json's path
+			return 0, -1
+		}
+		ev.Data = json.RawMessage(b[i:e:e])
+		i = e
+	case "surfaceOp":
+		bit = keySurface
+		if len(b)-i < 8 || string(b[i:i+8]) != `"append"` {
+			return 0, -1
+		}
+		ev.SurfaceOp = &session.SurfaceOp{}
+		i += 8
+	case "ignorable":
+		bit = keyIgnorable
+		switch {
+		case len(b)-i >= 4 && string(b[i:i+4]) == "true":
+			ev.Ignorable = true
+			i += 4
+		case len(b)-i >= 5 && string(b[i:i+5]) == "false":
+			i += 5
+		default:
+			return 0, -1
+		}
+	case "sourceEventSeqs":
+		bit = keySources
+		seqs, e, good := plainIntArray(b, i)
+		if !good {
+			return 0, -1
+		}
+		ev.SourceEventSeqs = seqs
+		i = e
+	default:
+		return 0, -1
+	}
+	return bit, i
+}
+
+// internedTypes are the event types whose names internType shares.
+var internedTypes = [...]string{
+	session.TypeTurnStart, session.TypeTurnEnd, session.TypeStepStart, session.TypeStepEnd,
+	session.TypeUserMessage, session.TypeAssistantChunk, session.TypeAssistantMessage,
+	session.TypeToolCall, session.TypeToolResult,
+}
+
 // internType returns the constant string of a known event type, so that
 // decoding a log does not allocate one string per event.
 func internType(t []byte) string {
-	switch string(t) {
-	case session.TypeTurnStart:
-		return session.TypeTurnStart
-	case session.TypeTurnEnd:
-		return session.TypeTurnEnd
-	case session.TypeStepStart:
-		return session.TypeStepStart
-	case session.TypeStepEnd:
-		return session.TypeStepEnd
-	case session.TypeUserMessage:
-		return session.TypeUserMessage
-	case session.TypeAssistantChunk:
-		return session.TypeAssistantChunk
-	case session.TypeAssistantMessage:
-		return session.TypeAssistantMessage
-	case session.TypeToolCall:
-		return session.TypeToolCall
-	case session.TypeToolResult:
-		return session.TypeToolResult
+	for _, k := range internedTypes {
+		if string(t) == k {
+			return k
+		}
 	}
 	return string(t)
 }
@@ -291,64 +288,8 @@ func skipValue(b []byte, i, depth int) int {
 	switch c := b[i]; {
 	case c == '"':
 		return skipString(b, i+1)
-	case c == '{':
-		if depth >= maxFastDepth {
-			return -1
-		}
-		i = skipSpace(b, i+1)
-		if i < len(b) && b[i] == '}' {
-			return i + 1
-		}
-		for {
-			if i >= len(b) || b[i] != '"' {
-				return -1
-			}
-			if i = skipString(b, i+1); i < 0 {
-				return -1
-			}
-			i = skipSpace(b, i)
-			if i >= len(b) || b[i] != ':' {
-				return -1
-			}
-			if i = skipValue(b, skipSpace(b, i+1), depth+1); i < 0 {
-				return -1
-			}
-			i = skipSpace(b, i)
-			if i >= len(b) {
-				return -1
-			}
-			if b[i] == '}' {
-				return i + 1
-			}
-			if b[i] != ',' {
-				return -1
-			}
-			i = skipSpace(b, i+1)
-		}
-	case c == '[':
-		if depth >= maxFastDepth {
-			return -1
-		}
-		i = skipSpace(b, i+1)
-		if i < len(b) && b[i] == ']' {
-			return i + 1
-		}
-		for {
-			if i = skipValue(b, i, depth+1); i < 0 {
-				return -1
-			}
-			i = skipSpace(b, i)
-			if i >= len(b) {
-				return -1
-			}
-			if b[i] == ']' {
-				return i + 1
-			}
-			if b[i] != ',' {
-				return -1
-			}
-			i = skipSpace(b, i+1)
-		}
+	case c == '{' || c == '[':
+		return skipMembers(b, i+1, depth, c == '{')
 	case c == 't':
 		return literal(b, i, "true")
 	case c == 'f':
@@ -359,6 +300,60 @@ func skipValue(b []byte, i, depth int) int {
 		return skipNumber(b, i)
 	}
 	return -1
+}
+
+// skipMembers validates the members of an object (object) or the
+// elements of an array from i, just after the opening byte, and returns
+// the index just past the closing byte, or -1.
+func skipMembers(b []byte, i, depth int, object bool) int {
+	if depth >= maxFastDepth {
+		return -1
+	}
+	end := byte(']')
+	if object {
+		end = '}'
+	}
+	i = skipSpace(b, i)
+	if i < len(b) && b[i] == end {
+		return i + 1
+	}
+	for {
+		if object {
+			if i = skipKey(b, i); i < 0 {
+				return -1
+			}
+		}
+		if i = skipValue(b, i, depth+1); i < 0 {
+			return -1
+		}
+		i = skipSpace(b, i)
+		if i >= len(b) {
+			return -1
+		}
+		if b[i] == end {
+			return i + 1
+		}
+		if b[i] != ',' {
+			return -1
+		}
+		i = skipSpace(b, i+1)
+	}
+}
+
+// skipKey validates an object key and its colon from i and returns the
+// index of the value, or -1.
+func skipKey(b []byte, i int) int {
+	if i >= len(b) || b[i] != '"' {
+		return -1
+	}
+	if i = skipString(b, i+1); i < 0 {
+		return -1
+	}
+	i = skipSpace(b, i)
+	if i >= len(b) || b[i] != ':' {
+		return -1
+	}
+	return skipSpace(b, i+1)
 }
 
 func literal(b []byte, i int, lit string) int {

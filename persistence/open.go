@@ -309,8 +309,9 @@ func (s *Store) acquire(id string) (*handle, logView, error) {
 
 // Load returns the same view as Inspect but commits it: it takes the
 // session's write lock (*LockedError if another Store or process holds
-// it), cuts a torn tail, appends the synthetic closers durably, and keeps
-// the session held for writing until Release, so a following
+// it), cuts a torn tail, appends the closing events of
+// session.CloseInterruptedTurn durably, and keeps the session held for
+// writing until Release, so a following
 // session.Store.Adopt (Open with restored=true) needs no second lock.
 // Loading a session this Store already holds flushes it and returns its
 // current view (which may end inside a live turn).
@@ -338,10 +339,10 @@ func (s *Store) Load(ctx context.Context, id string) (Snapshot, error) {
 	if err != nil {
 		return Snapshot{}, err
 	}
-	cl, err := closers(id, v.events)
+	cl, err := repair(id, hd.path, v)
 	if err != nil {
 		hd.close()
-		return Snapshot{}, closerError(id, hd.path, v, err)
+		return Snapshot{}, err
 	}
 	if len(cl) > 0 {
 		hd.pending = cl

@@ -69,7 +69,7 @@ func TestTornTailEveryOffset(t *testing.T) {
 		if cut < len(data) {
 			// The turn/end was lost: the turn is open again and Inspect
 			// closes it in memory as interrupted.
-			cl, err := closers("s1", prefix)
+			cl, err := session.CloseInterruptedTurn("s1", prefix)
 			if err != nil || len(cl) != 1 || cl[0].Type != session.TypeTurnEnd {
 				t.Fatalf("closers of the prefix: %v %v", cl, err)
 			}
@@ -110,7 +110,7 @@ func TestInterruptedTurn(t *testing.T) {
 	}{
 		{"after tool/call", func(t *testing.T, s *session.Session) {
 			appendOpenToolTurn(t, s, 2, false)
-		}, []string{session.TypeToolResult, session.TypeStepEnd, session.TypeTurnEnd}, []string{CodeToolOutcomeUnknown}},
+		}, []string{session.TypeToolResult, session.TypeStepEnd, session.TypeTurnEnd}, []string{session.CodeToolOutcomeUnknown}},
 		{"call planned, not started", func(t *testing.T, s *session.Session) {
 			appendOpenToolTurn(t, s, 2, false)
 			// Two calls in one reply: the second never got its tool/call.
@@ -118,7 +118,7 @@ func TestInterruptedTurn(t *testing.T) {
 				ID: "m", Role: session.RoleAssistant, Content: []session.Block{
 					{Type: session.BlockToolCall, ID: "late", Name: "read"},
 				}}})
-		}, []string{session.TypeToolResult, session.TypeToolResult, session.TypeStepEnd, session.TypeTurnEnd}, []string{CodeToolOutcomeUnknown, CodeToolNotStarted}},
+		}, []string{session.TypeToolResult, session.TypeToolResult, session.TypeStepEnd, session.TypeTurnEnd}, []string{session.CodeToolOutcomeUnknown, session.CodeToolNotStarted}},
 		{"step ended", func(t *testing.T, s *session.Session) {
 			appendOpenToolTurn(t, s, 2, true)
 		}, []string{session.TypeTurnEnd}, nil},

@@ -264,15 +264,15 @@ func (s *Store) Inspect(ctx context.Context, id string) (Snapshot, error) {
 }
 
 // coldView decodes the bytes of a session file that no live writer of this
-// Store feeds, adding the synthetic closers of an interrupted final turn.
+// Store feeds, adding the closing events of an interrupted final turn (repair).
 func coldView(id, path string, data []byte) (Snapshot, error) {
 	v, err := decodeLog(id, path, data)
 	if err != nil {
 		return Snapshot{}, err
 	}
-	cl, err := closers(id, v.events)
+	cl, err := repair(id, path, v)
 	if err != nil {
-		return Snapshot{}, closerError(id, path, v, err)
+		return Snapshot{}, err
 	}
 	return Snapshot{
 		Header:    v.header,
@@ -281,17 +281,6 @@ func coldView(id, path string, data []byte) (Snapshot, error) {
 		Torn:      v.torn,
 		Synthetic: len(cl),
 	}, nil
-}
-
-// closerError wraps a payload decoding failure met while building closers
-// as corruption of the offending line.
-func closerError(id, path string, v logView, err error) error {
-	line := 0
-	var fe *session.FormatError
-	if errors.As(err, &fe) {
-		line = int(fe.Seq) + 2
-	}
-	return &CorruptError{ID: id, Path: path, Line: line, Offset: -1, Err: err}
 }
 
 // heldView is the in-memory view of a held session: the file up to the

@@ -23,7 +23,7 @@ func TestRoundTrip(t *testing.T) {
 		finish func(t *testing.T, ps *Store, st *session.Store)
 	}{
 		{"checkpoint then remove", func(t *testing.T, ps *Store, st *session.Store) {
-			if err := ps.Checkpoint(t.Context(), "s1"); err != nil {
+			if err := ps.Flush(t.Context(), "s1"); err != nil {
 				t.Fatal(err)
 			}
 			if err := st.Remove("s1"); err != nil {
@@ -86,25 +86,31 @@ func TestRoundTrip(t *testing.T) {
 				}
 			}
 
-			// The loaded session is adopted, continued and read back again.
-			st2 := liveStore(t, fresh)
-			snap, _ := fresh.Inspect(t.Context(), "s1")
-			s2, err := st2.Adopt(snap.Header, snap.Events)
-			if err != nil {
-				t.Fatal(err)
-			}
-			appendToolTurn(t, s2, 2)
-			want = s2.Events()
-			if err := st2.Remove("s1"); err != nil {
-				t.Fatal(err)
-			}
-			got, err := openStore(t, dir).Inspect(t.Context(), "s1")
-			if err != nil {
-				t.Fatal(err)
-			}
-			sameEvents(t, got.Events, want)
+			continueAndReadBack(t, dir, fresh, "s1")
 		})
 	}
+}
+
+// continueAndReadBack adopts session id from ps, appends one more turn,
+// removes it and checks that a fresh Store reads it back whole.
+func continueAndReadBack(t *testing.T, dir string, ps *Store, id string) {
+	t.Helper()
+	st := liveStore(t, ps)
+	snap, _ := ps.Inspect(t.Context(), id)
+	s, err := st.Adopt(snap.Header, snap.Events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendToolTurn(t, s, session.LastTurn(snap.Events)+1)
+	want := s.Events()
+	if err := st.Remove(id); err != nil {
+		t.Fatal(err)
+	}
+	got, err := openStore(t, dir).Inspect(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameEvents(t, got.Events, want)
 }
 
 // A session created with seed events stores the seed and the end-seed
@@ -202,7 +208,7 @@ func TestInspectHeldIncludesBuffered(t *testing.T) {
 	if cold.Synthetic != 0 || len(cold.Events) != flushed {
 		t.Fatalf("cold view has %d events (%d synthetic), want the %d flushed", len(cold.Events), cold.Synthetic, flushed)
 	}
-	if err := ps.Checkpoint(t.Context(), "s1"); err != nil {
+	if err := ps.Flush(t.Context(), "s1"); err != nil {
 		t.Fatal(err)
 	}
 	cold, err = openStore(t, dir).Inspect(t.Context(), "s1")

@@ -44,23 +44,19 @@ type handle struct {
 
 var _ session.Persister = (*Store)(nil)
 
-// Attach makes s the persister and write-behind observer of st: new
-// sessions are created on disk, restored ones locked, and every appended
-// event is buffered in memory (no system call) until the next Checkpoint,
-// Flush, Run tick or Release. detach undoes both registrations; call it only
-// while no session of st is being created.
+// Attach makes s the persister of st (session.Persister): new sessions
+// are created on disk, restored ones locked, and every appended event is
+// buffered in memory (no system call) until the next SyncTo, Flush, Run
+// tick or Release. detach undoes it; call it only while no session of st
+// is being created.
 func (s *Store) Attach(st *session.Store) (detach func()) {
 	st.SetPersister(s)
-	unregister := st.Observe(&session.Observer{Appended: s.appended})
-	return sync.OnceFunc(func() {
-		unregister()
-		st.SetPersister(nil)
-	})
+	return sync.OnceFunc(func() { st.SetPersister(nil) })
 }
 
-// appended is the Observer hook. It runs under the session's append lock,
-// so it only buffers the event.
-func (s *Store) appended(sess *session.Session, ev session.Event) {
+// Appended implements session.Persister. It runs under the session's
+// append lock, so it only buffers the event.
+func (s *Store) Appended(sess *session.Session, ev session.Event) {
 	h, err := s.held(sess.ID())
 	if err != nil || h == nil {
 		s.log.Debug("event of a session not held for writing", "session_id", sess.ID(), "seq", ev.Seq)
@@ -177,10 +173,6 @@ func (s *Store) Flush(ctx context.Context, id string) error {
 	}
 	return s.flush(h, true)
 }
-
-// Checkpoint is a durability point of session id (before a model request,
-// after turn/end; agent.Options.Checkpoint): it is Flush.
-func (s *Store) Checkpoint(ctx context.Context, id string) error { return s.Flush(ctx, id) }
 
 // FlushAll flushes every held session (shutdown). It tries them all and
 // joins the errors.

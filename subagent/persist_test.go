@@ -69,10 +69,10 @@ func durableStack(t testing.TB, dir string, m model.Model) (*subagenttest.Stack,
 	// Registered before the stack's own cleanup, so it runs after it.
 	t.Cleanup(func() { _ = ps.Close() })
 	st := subagenttest.New(t, subagenttest.Config{
-		Model:      m,
-		Attach:     func(s *session.Store) { ps.Attach(s) },
-		Durable:    durable{ps},
-		Checkpoint: ps.Checkpoint,
+		Model:   m,
+		Attach:  func(s *session.Store) { ps.Attach(s) },
+		Durable: durable{ps},
+		SyncTo:  ps.SyncTo,
 	})
 	return st, ps
 }

@@ -1,13 +1,17 @@
 // Package session owns the session vocabulary of acp-agent: the immutable
-// session header, the append-only event log with its typed payloads, the live
-// in-memory session store (create, get, list, fork, remove) and the
-// deterministic sources of ids and time.
+// session header, the append-only event log with its typed payloads and
+// validation, the repair of a turn a crash left open
+// (CloseInterruptedTurn: the closing tool/result, step/end and turn/end
+// events), the live in-memory session store (create, get, list, fork,
+// remove) and the deterministic sources of ids and time.
 //
-// Layering: session imports only the standard library. Everything else
-// (persistence, the agent loop, the subagent runtime, the ACP adapter) builds
-// on it; session must never import any of them. Durable storage is reached
-// through the small Persister interface declared here and implemented by
-// package persistence.
+// Layering: session imports only the standard library and
+// github.com/google/uuid. Everything else (persistence, the agent loop, the
+// subagent runtime, the ACP adapter) builds on it; session must never
+// import any other package of this module (internal/layering enforces
+// this). Durable storage is reached through the Persister interface
+// declared here (Open, Appended, Release) and implemented by package
+// persistence; it is the live store's only way to storage.
 //
 // Concurrency: a *Session is safe for concurrent use. Appends are serialized
 // per session; observers registered with Subscribe or Store.Observe are called

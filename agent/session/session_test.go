@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -313,7 +314,59 @@ func (p *takenPersister) Open(h Header, _ []Event, restored bool) error {
 	}
 	return nil
 }
-func (p *takenPersister) Release(string) error { return nil }
+func (p *takenPersister) Appended(*Session, Event) {}
+func (p *takenPersister) Release(string) error     { return nil }
+
+// seenPersister records the seqs it was handed.
+type seenPersister struct {
+	mu   sync.Mutex
+	seqs []int64
+}
+
+func (p *seenPersister) Open(Header, []Event, bool) error { return nil }
+func (p *seenPersister) Release(string) error             { return nil }
+func (p *seenPersister) Appended(_ *Session, ev Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.seqs = append(p.seqs, ev.Seq)
+}
+
+func (p *seenPersister) has(seq int64) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Contains(p.seqs, seq)
+}
+
+// The persister gets every event before any observer or subscriber does,
+// so one that asks storage to make the event durable finds it buffered.
+func TestPersisterSeesEventsFirst(t *testing.T) {
+	st := NewStore(&DeterministicSources{})
+	p := &seenPersister{}
+	st.SetPersister(p)
+	var missed []int64
+	st.Observe(&Observer{Appended: func(_ *Session, ev Event) {
+		if !p.has(ev.Seq) {
+			missed = append(missed, ev.Seq)
+		}
+	}})
+	s, err := st.Create(Header{ID: "s1"}, CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Subscribe(func(_ *Session, ev Event) {
+		if !p.has(ev.Seq) {
+			missed = append(missed, ev.Seq)
+		}
+	})
+	for range 3 {
+		if _, err := s.Append(TypeTurnStart, TurnData{Turn: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(missed) > 0 || len(p.seqs) != 3 {
+		t.Fatalf("observers saw %v before the persister; persister saw %v", missed, p.seqs)
+	}
+}
 
 func TestCreateMintsAnotherIDWhenTakenOnDisk(t *testing.T) {
 	st := NewStore(&DeterministicSources{})
@@ -344,6 +397,8 @@ func (p *countingPersister) Open(Header, []Event, bool) error {
 	p.mu.Unlock()
 	return nil
 }
+
+func (p *countingPersister) Appended(*Session, Event) {}
 
 func (p *countingPersister) Release(string) error {
 	p.mu.Lock()

@@ -53,17 +53,20 @@ type Observer struct {
 	Removed  func(s *Session)
 }
 
-// Persister is what the store needs from durable storage (implemented by
-// package persistence). Open is called before a session becomes visible in
-// the store: for a new session it creates the durable log and takes the
-// single-writer lock; for a restored one (restored=true, events already
-// durable) it takes the lock unless the caller already holds it from a
-// Load. An error aborts Create or Adopt. Release flushes what is pending,
-// makes it durable and releases the lock; it is called when the session
-// leaves the store. Appended events reach the persister through an Observer
-// it registers itself.
+// Persister is the one way from the live store to durable storage
+// (implemented by package persistence). Open is called before a session
+// becomes visible in the store: for a new session it creates the durable
+// log and takes the single-writer lock; for a restored one (restored=true,
+// events already durable) it takes the lock unless the caller already
+// holds it from a Load. An error aborts Create or Adopt. Appended is called
+// for every later event under the session's append lock, in seq order and
+// before any observer or subscriber sees it (so one that asks storage to
+// make the event durable finds it there); it must only buffer. Release
+// flushes what is pending, makes it durable and releases the lock; it is
+// called when the session leaves the store.
 type Persister interface {
 	Open(h Header, seed []Event, restored bool) error
+	Appended(s *Session, ev Event)
 	Release(id string) error
 }
 
@@ -87,8 +90,19 @@ func NewStore(sources Sources) *Store {
 	return &Store{sources: sources, sessions: make(map[string]*Session)}
 }
 
-// SetPersister attaches durable storage. Call it before the first Create.
-func (st *Store) SetPersister(p Persister) { st.persister = p }
+// SetPersister attaches durable storage (nil detaches it). Call it before
+// the first Create.
+func (st *Store) SetPersister(p Persister) {
+	st.mu.Lock()
+	st.persister = p
+	st.mu.Unlock()
+}
+
+func (st *Store) currentPersister() Persister {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	return st.persister
+}
 
 // Sources returns the store's id and clock sources.
 func (st *Store) Sources() Sources { return st.sources }
@@ -111,14 +125,16 @@ func (st *Store) Observe(o *Observer) (unregister func()) {
 	}
 }
 
-func (st *Store) snapshotObservers() []*Observer {
-	st.mu.RLock()
-	defer st.mu.RUnlock()
-	return append([]*Observer(nil), st.observers...)
-}
-
+// publish hands ev to the persister, then to the observers.
 func (st *Store) publish(s *Session, ev Event) {
-	for _, o := range st.snapshotObservers() {
+	st.mu.RLock()
+	p := st.persister
+	obs := append([]*Observer(nil), st.observers...)
+	st.mu.RUnlock()
+	if p != nil {
+		p.Appended(s, ev)
+	}
+	for _, o := range obs {
 		if o.Appended != nil {
 			o.Appended(s, ev)
 		}
@@ -234,8 +250,8 @@ func (st *Store) openAndInsert(s *Session, events []Event, restored bool) error 
 		delete(st.reserved, id)
 		st.mu.Unlock()
 	}
-	if st.persister != nil {
-		if err := st.persister.Open(s.header, events, restored); err != nil {
+	if p := st.currentPersister(); p != nil {
+		if err := p.Open(s.header, events, restored); err != nil {
 			unreserve()
 			return err
 		}
@@ -296,8 +312,8 @@ func (st *Store) Remove(id string) error {
 			o.Removed(s)
 		}
 	}
-	if st.persister != nil {
-		return st.persister.Release(id)
+	if p := st.currentPersister(); p != nil {
+		return p.Release(id)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-// Package layering holds no code: its test enforces the one-way package
+// Package layering holds no code: its tests enforce the one-way package
 // dependencies described in the house style (agent and subagent never
 // depend on the ACP SDK, on acp or on persistence; persistence depends only
 // on agent/session and the standard library), and that the subagent
@@ -7,4 +7,7 @@
 // agent/delegation, agent/transcript), keeps acp off the subagent runtime,
 // drivers, storage and the composition, and keeps internal/testhooks
 // reachable only from app and scenarios outside tests.
+// store_test.go checks the store seam: agent/session depends on no other
+// package of the module, and the agent loop only on agent/session,
+// agent/model and agent/tool.
 package layering

@@ -22,7 +22,7 @@ func TestDependenciesFlowOneWay(t *testing.T) {
 		pkg       string
 		forbidden []string
 	}{
-		{module + "/agent/...", []string{"github.com/coder/acp-go-sdk", module + "/acp", module + "/persistence", module + "/subagent", module + "/app"}},
+		{module + "/agent/...", []string{"github.com/coder/acp-go-sdk", module + "/acp", module + "/persistence", module + "/subagent", module + "/driver", module + "/app"}},
 		{module + "/subagent/...", []string{"github.com/coder/acp-go-sdk", module + "/acp", module + "/persistence", module + "/app"}},
 		{module + "/persistence/...", []string{"github.com/coder/acp-go-sdk", module + "/acp", module + "/subagent", module + "/agent/model", module + "/agent/tool", module + "/app"}},
 		{module + "/driver/...", []string{"github.com/coder/acp-go-sdk", module + "/acp", module + "/app"}},

@@ -327,22 +327,16 @@ func (x *Index) rewrite(rows map[string]*indexRow) {
 
 // readNames returns the ids of the session logs in dir, sorted.
 func readNames(dir string) ([]string, error) {
-	f, err := os.Open(dir)
+	entries, err := os.ReadDir(dir) // sorted by name
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	names, err := f.Readdirnames(-1)
-	if err != nil {
-		return nil, err
-	}
-	ids := names[:0]
-	for _, name := range names {
-		if id, ok := strings.CutSuffix(name, ".jsonl"); ok && session.ValidateID(id) == nil {
+	ids := make([]string, 0, len(entries))
+	for _, e := range entries {
+		if id, ok := strings.CutSuffix(e.Name(), ".jsonl"); ok && session.ValidateID(id) == nil {
 			ids = append(ids, id)
 		}
 	}
-	slices.Sort(ids)
 	return ids, nil
 }
 
@@ -509,23 +503,30 @@ type decoder struct {
 	in  interner
 }
 
-func (d *decoder) uvarint() uint64 {
-	v, k := binary.Uvarint(d.b)
+// advance consumes k bytes read by a binary varint decoder (k <= 0: the
+// read failed) and reports whether it succeeded.
+func (d *decoder) advance(k int) bool {
 	if k <= 0 {
 		d.bad, d.b = true, nil
-		return 0
+		return false
 	}
 	d.b = d.b[k:]
+	return true
+}
+
+func (d *decoder) uvarint() uint64 {
+	v, k := binary.Uvarint(d.b)
+	if !d.advance(k) {
+		return 0
+	}
 	return v
 }
 
 func (d *decoder) varint() int64 {
 	v, k := binary.Varint(d.b)
-	if k <= 0 {
-		d.bad, d.b = true, nil
+	if !d.advance(k) {
 		return 0
 	}
-	d.b = d.b[k:]
 	return v
 }
 

@@ -91,8 +91,9 @@ type Config struct {
 	Attach func(*session.Store)
 	// Durable is passed to the Runtime (nil: no continuable children).
 	Durable subagent.Durable
-	// Checkpoint, when set, is installed on every agent (by session id).
-	Checkpoint func(ctx context.Context, id string) error
+	// SyncTo, when set, is every agent's agent.Journal.SyncTo (Shown is a
+	// no-op: nothing shows a stack's sessions).
+	SyncTo func(ctx context.Context, id string, seq int64) error
 	// Faults are injected into the in-process providers.
 	Faults inprocess.Faults
 	// MaxDepth is the delegation depth budget of the tools (default 3).
@@ -155,12 +156,20 @@ func (s *Stack) Tools(depth int, child bool) *tool.Registry {
 	return reg
 }
 
-func (s *Stack) checkpoint(id string) func(context.Context) error {
-	if s.cfg.Checkpoint == nil {
+// journal is the agents' agent.Journal (nil without Config.SyncTo).
+func (s *Stack) journal() agent.Journal {
+	if s.cfg.SyncTo == nil {
 		return nil
 	}
-	return func(ctx context.Context) error { return s.cfg.Checkpoint(ctx, id) }
+	return syncOnly(s.cfg.SyncTo)
 }
+
+// syncOnly is an agent.Journal whose sessions nobody shows.
+type syncOnly func(ctx context.Context, id string, seq int64) error
+
+func (f syncOnly) SyncTo(ctx context.Context, id string, seq int64) error { return f(ctx, id, seq) }
+
+func (syncOnly) Shown(context.Context, string, int64) error { return nil }
 
 // Factory returns the agent factory children are built with.
 func (s *Stack) Factory() subagent.AgentFactory {
@@ -168,7 +177,7 @@ func (s *Stack) Factory() subagent.AgentFactory {
 		return agent.New(sess, agent.Options{
 			Model: s.Model, Route: spec.Route, ScriptKey: spec.Label, Tools: s.Tools(spec.Depth, true),
 			MaxTokens: spec.MaxTokens, PreStep: append(append([]agent.PreStepHook(nil), s.cfg.ChildPreStep...), spec.PreStep...),
-			Checkpoint: s.checkpoint(sess.ID()), OnIdle: spec.OnIdle,
+			Journal: s.journal(), OnIdle: spec.OnIdle,
 		}), nil
 	}
 }
@@ -188,7 +197,7 @@ func (s *Stack) Register(t testing.TB, sess *session.Session) *agent.Agent {
 	t.Helper()
 	a := agent.New(sess, agent.Options{
 		Model: s.Model, Route: model.Route{Provider: "mock", Model: "mock"}, Tools: s.Tools(sess.Header().DelegationDepth, false),
-		Checkpoint: s.checkpoint(sess.ID()),
+		Journal: s.journal(),
 	})
 	if err := s.Agents.Register(a); err != nil {
 		t.Fatal(err)

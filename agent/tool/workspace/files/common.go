@@ -35,13 +35,6 @@ func locations(args json.RawMessage) []session.ToolLocation {
 	return []session.ToolLocation{{Path: a.Path, Line: max(a.Offset, 0)}}
 }
 
-func decode(raw json.RawMessage, v any) error {
-	if err := json.Unmarshal(raw, v); err != nil {
-		return &tool.Error{Code: tool.CodeInvalidArgs, Message: "invalid arguments: " + err.Error()}
-	}
-	return nil
-}
-
 func outsideNote(p workspace.Path) string {
 	if p.OutsideCwd {
 		return " (outside the working directory)"

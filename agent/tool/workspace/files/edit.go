@@ -2,13 +2,11 @@ package files
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
 
-	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/agent/tool"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace"
@@ -38,28 +36,16 @@ const (
 		"change and sees it as a diff. To create a file, use write."
 )
 
+var editDescribed = workspace.Describe(EditToolName, editDescription, editParameters, workspace.KindEdit).Locating(locations)
+
 // Edit is the `edit` tool.
-type Edit struct{ r workspace.Resolver }
-
-var (
-	_ tool.Tool    = (*Edit)(nil)
-	_ tool.Kind    = (*Edit)(nil)
-	_ tool.Locator = (*Edit)(nil)
-)
-
-// NewEdit returns `edit` over r.
-func NewEdit(r workspace.Resolver) *Edit { return &Edit{r} }
-
-// Spec returns the tool's name, description and parameter schema.
-func (t *Edit) Spec() model.ToolSpec {
-	return model.ToolSpec{Name: EditToolName, Description: editDescription, Parameters: json.RawMessage(editParameters)}
+type Edit struct {
+	workspace.Located
+	r workspace.Resolver
 }
 
-// Kind is "edit".
-func (t *Edit) Kind() string { return workspace.KindEdit }
-
-// Locations is the path.
-func (t *Edit) Locations(args json.RawMessage) []session.ToolLocation { return locations(args) }
+// NewEdit returns `edit` over r.
+func NewEdit(r workspace.Resolver) *Edit { return &Edit{editDescribed, r} }
 
 // Execute applies the replacement, asking first with the diff.
 func (t *Edit) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, error) {
@@ -69,7 +55,7 @@ func (t *Edit) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, e
 		NewString  string `json:"new_string"`
 		ReplaceAll bool   `json:"replace_all"`
 	}
-	if err := decode(inv.Arguments, &args); err != nil {
+	if err := workspace.DecodeArgs(inv.Arguments, &args); err != nil {
 		return tool.Result{}, err
 	}
 	if args.OldString == "" {
@@ -78,11 +64,7 @@ func (t *Edit) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, e
 	if args.OldString == args.NewString {
 		return tool.Result{}, workspace.InvalidArgs("old_string and new_string are the same; there is nothing to change")
 	}
-	env, err := workspace.EnvFor(ctx, t.r, inv)
-	if err != nil {
-		return tool.Result{}, err
-	}
-	p, err := workspace.ResolvePath(env.Cwd, args.Path)
+	env, p, err := workspace.Target(ctx, t.r, inv, args.Path)
 	if err != nil {
 		return tool.Result{}, err
 	}

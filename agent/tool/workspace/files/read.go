@@ -2,12 +2,10 @@ package files
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"unicode/utf8"
 
-	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/agent/tool"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace"
@@ -39,28 +37,16 @@ const (
 		"a file before editing it, so that old_string in edit matches the current text exactly."
 )
 
+var readDescribed = workspace.Describe(ReadToolName, readDescription, readParameters, workspace.KindRead).Locating(locations)
+
 // Read is the `read` tool.
-type Read struct{ r workspace.Resolver }
-
-var (
-	_ tool.Tool    = (*Read)(nil)
-	_ tool.Kind    = (*Read)(nil)
-	_ tool.Locator = (*Read)(nil)
-)
-
-// NewRead returns `read` over r.
-func NewRead(r workspace.Resolver) *Read { return &Read{r} }
-
-// Spec returns the tool's name, description and parameter schema.
-func (t *Read) Spec() model.ToolSpec {
-	return model.ToolSpec{Name: ReadToolName, Description: readDescription, Parameters: json.RawMessage(readParameters)}
+type Read struct {
+	workspace.Located
+	r workspace.Resolver
 }
 
-// Kind is "read".
-func (t *Read) Kind() string { return workspace.KindRead }
-
-// Locations is the path and starting line.
-func (t *Read) Locations(args json.RawMessage) []session.ToolLocation { return locations(args) }
+// NewRead returns `read` over r.
+func NewRead(r workspace.Resolver) *Read { return &Read{readDescribed, r} }
 
 // ReadOutput is the raw output of `read`.
 type ReadOutput struct {
@@ -77,7 +63,7 @@ func (t *Read) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, e
 		Offset int    `json:"offset"`
 		Limit  int    `json:"limit"`
 	}
-	if err := decode(inv.Arguments, &args); err != nil {
+	if err := workspace.DecodeArgs(inv.Arguments, &args); err != nil {
 		return tool.Result{}, err
 	}
 	offset, limit := max(args.Offset, 1), args.Limit
@@ -85,11 +71,7 @@ func (t *Read) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, e
 		limit = DefaultReadLimit
 	}
 	limit = min(limit, MaxReadLimit)
-	env, err := workspace.EnvFor(ctx, t.r, inv)
-	if err != nil {
-		return tool.Result{}, err
-	}
-	p, err := workspace.ResolvePath(env.Cwd, args.Path)
+	env, p, err := workspace.Target(ctx, t.r, inv, args.Path)
 	if err != nil {
 		return tool.Result{}, err
 	}

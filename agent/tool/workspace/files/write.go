@@ -2,10 +2,8 @@ package files
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
-	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/agent/tool"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace"
@@ -21,28 +19,16 @@ const (
 		"prefer edit, which sends only the replaced text; read an existing file before overwriting it."
 )
 
+var writeDescribed = workspace.Describe(WriteToolName, writeDescription, writeParameters, workspace.KindEdit).Locating(locations)
+
 // Write is the `write` tool.
-type Write struct{ r workspace.Resolver }
-
-var (
-	_ tool.Tool    = (*Write)(nil)
-	_ tool.Kind    = (*Write)(nil)
-	_ tool.Locator = (*Write)(nil)
-)
-
-// NewWrite returns `write` over r.
-func NewWrite(r workspace.Resolver) *Write { return &Write{r} }
-
-// Spec returns the tool's name, description and parameter schema.
-func (t *Write) Spec() model.ToolSpec {
-	return model.ToolSpec{Name: WriteToolName, Description: writeDescription, Parameters: json.RawMessage(writeParameters)}
+type Write struct {
+	workspace.Located
+	r workspace.Resolver
 }
 
-// Kind is "edit".
-func (t *Write) Kind() string { return workspace.KindEdit }
-
-// Locations is the path.
-func (t *Write) Locations(args json.RawMessage) []session.ToolLocation { return locations(args) }
+// NewWrite returns `write` over r.
+func NewWrite(r workspace.Resolver) *Write { return &Write{writeDescribed, r} }
 
 // WriteOutput is the raw output of `write` and `edit`.
 type WriteOutput struct {
@@ -58,14 +44,10 @@ func (t *Write) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, 
 		Path    string `json:"path"`
 		Content string `json:"content"`
 	}
-	if err := decode(inv.Arguments, &args); err != nil {
+	if err := workspace.DecodeArgs(inv.Arguments, &args); err != nil {
 		return tool.Result{}, err
 	}
-	env, err := workspace.EnvFor(ctx, t.r, inv)
-	if err != nil {
-		return tool.Result{}, err
-	}
-	p, err := workspace.ResolvePath(env.Cwd, args.Path)
+	env, p, err := workspace.Target(ctx, t.r, inv, args.Path)
 	if err != nil {
 		return tool.Result{}, err
 	}

@@ -2,13 +2,10 @@ package search
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io/fs"
 	"strings"
 
-	"github.com/acp-agent/acp-agent/agent/model"
-	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/agent/tool"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace"
 )
@@ -27,28 +24,16 @@ const (
 		".git are skipped and symbolic links to directories are not followed. Use grep to search file contents."
 )
 
+var globDescribed = workspace.Describe(GlobToolName, globDescription, globParameters, workspace.KindSearch).Locating(locations)
+
 // Glob is the `glob` tool.
-type Glob struct{ r workspace.Resolver }
-
-var (
-	_ tool.Tool    = (*Glob)(nil)
-	_ tool.Kind    = (*Glob)(nil)
-	_ tool.Locator = (*Glob)(nil)
-)
-
-// NewGlob returns `glob` over r.
-func NewGlob(r workspace.Resolver) *Glob { return &Glob{r} }
-
-// Spec returns the tool's name, description and parameter schema.
-func (t *Glob) Spec() model.ToolSpec {
-	return model.ToolSpec{Name: GlobToolName, Description: globDescription, Parameters: json.RawMessage(globParameters)}
+type Glob struct {
+	workspace.Located
+	r workspace.Resolver
 }
 
-// Kind is "search".
-func (t *Glob) Kind() string { return workspace.KindSearch }
-
-// Locations is the search directory, when given.
-func (t *Glob) Locations(args json.RawMessage) []session.ToolLocation { return locations(args) }
+// NewGlob returns `glob` over r.
+func NewGlob(r workspace.Resolver) *Glob { return &Glob{globDescribed, r} }
 
 // GlobOutput is the raw output of `glob`.
 type GlobOutput struct {
@@ -63,7 +48,7 @@ func (t *Glob) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, e
 		Pattern string `json:"pattern"`
 		Path    string `json:"path"`
 	}
-	if err := decode(inv.Arguments, &args); err != nil {
+	if err := workspace.DecodeArgs(inv.Arguments, &args); err != nil {
 		return tool.Result{}, err
 	}
 	m, err := newMatcher(args.Pattern)

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,8 +13,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/acp-agent/acp-agent/agent/model"
-	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/agent/tool"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace"
 )
@@ -46,28 +43,16 @@ const (
 		".git and symbolic links are skipped. Use glob to find files by name."
 )
 
+var grepDescribed = workspace.Describe(GrepToolName, grepDescription, grepParameters, workspace.KindSearch).Locating(locations)
+
 // Grep is the `grep` tool.
-type Grep struct{ r workspace.Resolver }
-
-var (
-	_ tool.Tool    = (*Grep)(nil)
-	_ tool.Kind    = (*Grep)(nil)
-	_ tool.Locator = (*Grep)(nil)
-)
-
-// NewGrep returns `grep` over r.
-func NewGrep(r workspace.Resolver) *Grep { return &Grep{r} }
-
-// Spec returns the tool's name, description and parameter schema.
-func (t *Grep) Spec() model.ToolSpec {
-	return model.ToolSpec{Name: GrepToolName, Description: grepDescription, Parameters: json.RawMessage(grepParameters)}
+type Grep struct {
+	workspace.Located
+	r workspace.Resolver
 }
 
-// Kind is "search".
-func (t *Grep) Kind() string { return workspace.KindSearch }
-
-// Locations is the search path, when given.
-func (t *Grep) Locations(args json.RawMessage) []session.ToolLocation { return locations(args) }
+// NewGrep returns `grep` over r.
+func NewGrep(r workspace.Resolver) *Grep { return &Grep{grepDescribed, r} }
 
 // GrepOutput is the raw output of `grep`.
 type GrepOutput struct {
@@ -85,7 +70,7 @@ func (t *Grep) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, e
 		CaseInsensitive bool   `json:"case_insensitive"`
 		Limit           int    `json:"limit"`
 	}
-	if err := decode(inv.Arguments, &args); err != nil {
+	if err := workspace.DecodeArgs(inv.Arguments, &args); err != nil {
 		return tool.Result{}, err
 	}
 	expr := args.Pattern

@@ -192,10 +192,3 @@ func locations(args json.RawMessage) []session.ToolLocation {
 	}
 	return []session.ToolLocation{{Path: a.Path}}
 }
-
-func decode(raw json.RawMessage, v any) error {
-	if err := json.Unmarshal(raw, v); err != nil {
-		return &tool.Error{Code: tool.CodeInvalidArgs, Message: "invalid arguments: " + err.Error()}
-	}
-	return nil
-}

@@ -2,12 +2,10 @@ package shell
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
 
-	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/agent/tool"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace"
@@ -41,27 +39,19 @@ const (
 		"with grep, head or tail). Prefer the read, edit, write, glob and grep tools for files."
 )
 
-// Bash is the `bash` tool.
-type Bash struct{ r workspace.Resolver }
+var bashDescribed = workspace.Describe(ToolName, bashDescription, bashParameters, workspace.KindExecute)
 
-var (
-	_ tool.Tool = (*Bash)(nil)
-	_ tool.Kind = (*Bash)(nil)
-)
+// Bash is the `bash` tool.
+type Bash struct {
+	workspace.Described
+	r workspace.Resolver
+}
 
 // NewBash returns `bash` over r.
-func NewBash(r workspace.Resolver) *Bash { return &Bash{r} }
+func NewBash(r workspace.Resolver) *Bash { return &Bash{bashDescribed, r} }
 
 // Tools returns `bash` over r.
 func Tools(r workspace.Resolver) []tool.Tool { return []tool.Tool{NewBash(r)} }
-
-// Spec returns the tool's name, description and parameter schema.
-func (t *Bash) Spec() model.ToolSpec {
-	return model.ToolSpec{Name: ToolName, Description: bashDescription, Parameters: json.RawMessage(bashParameters)}
-}
-
-// Kind is "execute".
-func (t *Bash) Kind() string { return workspace.KindExecute }
 
 // Output is the raw output of `bash`.
 type Output struct {
@@ -79,8 +69,8 @@ func (t *Bash) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, e
 		Timeout     int64  `json:"timeout"`
 		Description string `json:"description"`
 	}
-	if err := json.Unmarshal(inv.Arguments, &args); err != nil {
-		return tool.Result{}, workspace.InvalidArgs("invalid arguments: %v", err)
+	if err := workspace.DecodeArgs(inv.Arguments, &args); err != nil {
+		return tool.Result{}, err
 	}
 	if strings.TrimSpace(args.Command) == "" {
 		return tool.Result{}, workspace.InvalidArgs("command is empty")
