@@ -144,6 +144,11 @@ func (g *gate) decide(ctx context.Context, req workspace.PermissionRequest, resp
 		if ctx.Err() != nil {
 			return cancelled(req, context.Cause(ctx))
 		}
+		// The connection ended while asking (stdin EOF): nobody rejected
+		// the call, so it is cancelled, never recorded as the user's "no".
+		if !g.s.connected() {
+			return cancelled(req, fmt.Errorf("the editor disconnected: %w", err))
+		}
 		return rejected(req, "the editor did not answer the permission request: "+err.Error())
 	}
 	if resp.Outcome.Cancelled != nil || resp.Outcome.Selected == nil {

@@ -1,9 +1,9 @@
 package main
 
 // Exit tests: the real process ends, with code 0 and its logs flushed,
-// soon after the client closes stdin, whatever it was doing. (A pending
-// session/request_permission is a further state to cover once the agent
-// asks for permissions.)
+// soon after the client closes stdin, whatever it was doing: streaming,
+// cancelled, in a tool, with a child running, waiting for the answer to a
+// session/request_permission, or running a local command.
 
 import (
 	"bufio"
@@ -11,10 +11,14 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -50,6 +54,29 @@ const (
     - text: "child working"
       hang: true
 `
+	// The pending-permission scripts: a write and a command the client
+	// is asked about and never answers (nothing may be written or run).
+	pendingWriteScript = `model:
+  main:
+    - tool_calls:
+        - {id: call_write, name: write, arguments: '{"path": "written.txt", "content": "must not exist"}'}
+    - text: WROTE
+`
+	pendingBashScript = `model:
+  main:
+    - tool_calls:
+        - {id: call_bash, name: bash, arguments: '{"command": "echo ran > ran.txt", "description": "Create ran.txt"}'}
+    - text: RAN
+`
+	// commandScript runs a long local command (the client advertises no
+	// terminal) that first records its shell's pid, which leads its
+	// process group.
+	commandScript = `model:
+  main:
+    - tool_calls:
+        - {id: call_sleep, name: bash, arguments: '{"command": "echo $$ > cmd.pid; sleep 60", "description": "Sleep"}'}
+    - text: SLEPT
+`
 )
 
 // TestExitAfterStdinEOFInEveryState brings the agent into one state, closes
@@ -62,16 +89,22 @@ func TestExitAfterStdinEOFInEveryState(t *testing.T) {
 	tests := []struct {
 		name   string
 		script string
+		// answer is the test client's answer to permission requests ("":
+		// none, the request stays pending).
+		answer string
 		// reach drives the agent into the state; prompt is the pending
 		// prompt's outcome (nil when none is pending).
 		reach func(t *testing.T, p *proc, id string) (prompt <-chan promptOutcome)
+		// after checks the workspace (the session's cwd) once the
+		// process exited; nil when there is nothing to check.
+		after func(t *testing.T, cwd string)
 	}{
-		{"prompt streaming", streamingScript, func(t *testing.T, p *proc, id string) <-chan promptOutcome {
+		{"prompt streaming", streamingScript, "", func(t *testing.T, p *proc, id string) <-chan promptOutcome {
 			out := p.promptAsync(id, "go")
 			p.awaitUpdate(t, func(u update) bool { return u.Kind == "agent_message_chunk" && strings.Contains(u.Text(), "working") })
 			return out
-		}},
-		{"prompt cancelled", streamingScript, func(t *testing.T, p *proc, id string) <-chan promptOutcome {
+		}, nil},
+		{"prompt cancelled", streamingScript, "", func(t *testing.T, p *proc, id string) <-chan promptOutcome {
 			out := p.promptAsync(id, "go")
 			p.awaitUpdate(t, func(u update) bool { return u.Kind == "agent_message_chunk" && strings.Contains(u.Text(), "working") })
 			p.cancel(t, id)
@@ -79,13 +112,13 @@ func TestExitAfterStdinEOFInEveryState(t *testing.T) {
 				t.Fatalf("cancelled prompt = %+v", o)
 			}
 			return nil
-		}},
-		{"tool running", foregroundChildScript, func(t *testing.T, p *proc, id string) <-chan promptOutcome {
+		}, nil},
+		{"tool running", foregroundChildScript, "", func(t *testing.T, p *proc, id string) <-chan promptOutcome {
 			out := p.promptAsync(id, "go")
 			p.awaitUpdate(t, func(u update) bool { return u.ToolCallID == "call_fork" && u.Meta != nil })
 			return out
-		}},
-		{"tool cancelled", foregroundChildScript, func(t *testing.T, p *proc, id string) <-chan promptOutcome {
+		}, nil},
+		{"tool cancelled", foregroundChildScript, "", func(t *testing.T, p *proc, id string) <-chan promptOutcome {
 			out := p.promptAsync(id, "go")
 			p.awaitUpdate(t, func(u update) bool { return u.ToolCallID == "call_fork" && u.Meta != nil })
 			p.cancel(t, id)
@@ -93,13 +126,45 @@ func TestExitAfterStdinEOFInEveryState(t *testing.T) {
 				t.Fatalf("cancelled prompt = %+v", o)
 			}
 			return nil
-		}},
-		{"child running", backgroundChildScript, func(t *testing.T, p *proc, id string) <-chan promptOutcome {
+		}, nil},
+		{"child running", backgroundChildScript, "", func(t *testing.T, p *proc, id string) <-chan promptOutcome {
 			// The child hangs in its model call after the parent's turn ended.
 			if o := <-p.promptAsync(id, "go"); o.err != nil || o.StopReason != "end_turn" {
 				t.Fatalf("delegating prompt = %+v", o)
 			}
 			return nil
+		}, nil},
+		{"permission pending (write)", pendingWriteScript, "", func(t *testing.T, p *proc, id string) <-chan promptOutcome {
+			out := p.promptAsync(id, "go")
+			p.awaitPermissionRequest(t, "call_write")
+			return out
+		}, func(t *testing.T, cwd string) {
+			requireAbsent(t, filepath.Join(cwd, "written.txt"))
+			requireCallResult(t, filepath.Join(cwd, "data"), "call_write")
+		}},
+		{"permission pending (bash)", pendingBashScript, "", func(t *testing.T, p *proc, id string) <-chan promptOutcome {
+			out := p.promptAsync(id, "go")
+			p.awaitPermissionRequest(t, "call_bash")
+			return out
+		}, func(t *testing.T, cwd string) {
+			requireAbsent(t, filepath.Join(cwd, "ran.txt"))
+			requireCallResult(t, filepath.Join(cwd, "data"), "call_bash")
+		}},
+		{"command running", commandScript, "allow-once", func(t *testing.T, p *proc, id string) <-chan promptOutcome {
+			out := p.promptAsync(id, "go")
+			p.awaitPermissionRequest(t, "call_sleep")
+			pgid := awaitPIDFile(t, filepath.Join(p.cwd, "cmd.pid"))
+			if len(liveGroupMembers(t, pgid)) == 0 {
+				t.Fatalf("the command's process group %d is not seen running", pgid)
+			}
+			return out
+		}, func(t *testing.T, cwd string) {
+			pgid := awaitPIDFile(t, filepath.Join(cwd, "cmd.pid"))
+			requireCallResult(t, filepath.Join(cwd, "data"), "call_sleep")
+			if live := liveGroupMembers(t, pgid); len(live) > 0 {
+				t.Errorf("processes %v of the command's group %d still run after the exit", live, pgid)
+				_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			}
 		}},
 	}
 	for _, tt := range tests {
@@ -107,6 +172,7 @@ func TestExitAfterStdinEOFInEveryState(t *testing.T) {
 			dir := t.TempDir()
 			data := filepath.Join(dir, "data")
 			p := startProc(t, "--data-dir", data, "--model", "script:"+writeScript(t, dir, tt.script))
+			p.answerPermissions(tt.answer)
 			id := p.newSession(t, dir)
 			pending := tt.reach(t, p, id)
 
@@ -122,6 +188,9 @@ func TestExitAfterStdinEOFInEveryState(t *testing.T) {
 			}
 			p.requireGracefulShutdown(t)
 			requireClosedLogs(t, data)
+			if tt.after != nil {
+				tt.after(t, dir)
+			}
 		})
 	}
 }
@@ -253,7 +322,130 @@ func (p *proc) newSession(t *testing.T, cwd string) string {
 		SessionID string `json:"sessionId"`
 	}
 	p.call(t, "session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}}, &created)
+	p.cwd = cwd
 	return created.SessionID
+}
+
+// awaitPermissionRequest waits until the client was asked about callID.
+func (p *proc) awaitPermissionRequest(t *testing.T, callID string) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		p.mu.Lock()
+		asked := slices.Clone(p.asked)
+		p.mu.Unlock()
+		for _, raw := range asked {
+			var r struct {
+				ToolCall struct {
+					ToolCallID string `json:"toolCallId"`
+				} `json:"toolCall"`
+			}
+			if json.Unmarshal(raw, &r) == nil && r.ToolCall.ToolCallID == callID {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no session/request_permission for %s\nstderr:\n%s", callID, p.stderr)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// awaitPIDFile waits until a command wrote its pid (one line) to file.
+func awaitPIDFile(t *testing.T, file string) int {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		if b, err := os.ReadFile(file); err == nil && strings.HasSuffix(string(b), "\n") {
+			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+			if err != nil {
+				t.Fatalf("pid file %q: %v", b, err)
+			}
+			return pid
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the command never wrote %s", file)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// liveGroupMembers lists the processes of group pgid that have not exited
+// (zombies waiting to be reaped by init count as exited), from /proc.
+func liveGroupMembers(t *testing.T, pgid int) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatalf("cannot list processes: %v", err)
+	}
+	var live []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// Fields after the parenthesised command: state ppid pgrp ...
+		s := string(data)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) >= 3 && f[2] == strconv.Itoa(pgid) && f[0] != "Z" && f[0] != "X" {
+			live = append(live, pid)
+		}
+	}
+	return live
+}
+
+// requireCallResult requires the session log in data to hold a tool/call
+// for callID closed by its tool/result (a pending call is closed by the
+// shutdown, never left open), and that result to be an abort or a
+// cancellation: the shutdown is no user's rejection.
+func requireCallResult(t *testing.T, data, callID string) {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(data, "sessions", "*.jsonl"))
+	var called, closed bool
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for line := range strings.Lines(string(raw)) {
+			var ev struct {
+				Type string
+				Data struct {
+					CallID  string `json:"callId"`
+					Message struct {
+						Source struct {
+							CallID string `json:"callId"`
+						}
+					}
+					Error struct{ Code string }
+				}
+			}
+			if json.Unmarshal([]byte(line), &ev) != nil {
+				continue
+			}
+			switch {
+			case ev.Type == "tool/call" && ev.Data.CallID == callID:
+				called = true
+			case ev.Type == "tool/result" && ev.Data.Message.Source.CallID == callID:
+				closed = called
+				if c := ev.Data.Error.Code; c != "ABORTED" && c != "PERMISSION_CANCELLED" {
+					t.Errorf("%s closed with code %q, want ABORTED or PERMISSION_CANCELLED: %s", callID, c, strings.TrimSpace(line))
+				}
+			}
+		}
+	}
+	if !called || !closed {
+		t.Errorf("%s in the log: called %v, closed by a result after the call %v", callID, called, closed)
+	}
+}
+
+func requireAbsent(t *testing.T, file string) {
+	t.Helper()
+	if _, err := os.Stat(file); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s exists (%v): a call the user never allowed took effect", filepath.Base(file), err)
+	}
 }
 
 type promptOutcome struct {
@@ -365,10 +557,21 @@ func requireClosedLogs(t *testing.T, data string) {
 			t.Fatal(err)
 		}
 		open := 0
+		openCalls := map[string]bool{} // tool/call ids without a tool/result
 		sc := bufio.NewScanner(fh)
 		sc.Buffer(make([]byte, 0, 1<<20), 16<<20)
 		for sc.Scan() {
-			var ev struct{ Type string }
+			var ev struct {
+				Type string
+				Data struct {
+					CallID  string `json:"callId"`
+					Message struct {
+						Content []struct {
+							ToolCallID string `json:"toolCallId"`
+						}
+					}
+				}
+			}
 			if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
 				t.Errorf("%s: bad line %q: %v", f, sc.Text(), err)
 			}
@@ -377,11 +580,20 @@ func requireClosedLogs(t *testing.T, data string) {
 				open++
 			case "turn/end":
 				open--
+			case "tool/call":
+				openCalls[ev.Data.CallID] = true
+			case "tool/result":
+				for _, c := range ev.Data.Message.Content {
+					delete(openCalls, c.ToolCallID)
+				}
 			}
 		}
 		fh.Close()
 		if open != 0 {
 			t.Errorf("%s: %d turn(s) left open", filepath.Base(f), open)
+		}
+		if len(openCalls) != 0 {
+			t.Errorf("%s: tool call(s) %v left without a result", filepath.Base(f), slices.Sorted(maps.Keys(openCalls)))
 		}
 	}
 }

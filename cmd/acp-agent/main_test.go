@@ -47,6 +47,12 @@ type proc struct {
 	lines   chan error // the stdout checker's verdict
 	mu      sync.Mutex
 	updates []json.RawMessage
+	// asked holds the params of each session/request_permission received;
+	// permissionAnswer is the option id the client selects, "" to never
+	// answer (the request stays pending).
+	asked            []json.RawMessage
+	permissionAnswer string
+	cwd              string // the cwd of the last session/new
 }
 
 // stdio joins the checked stdout and the process's stdin for jsonrpc2.
@@ -108,7 +114,7 @@ func startProcEnv(t *testing.T, env []string, args ...string) *proc {
 		}
 		return nil, &jsonrpc2.Error{Code: jsonrpc2.CodeMethodNotFound, Message: "test client supports no requests"}
 	})
-	p.conn = jsonrpc2.NewConn(context.Background(), jsonrpc2.NewPlainObjectStream(stdio{pr, p.stdin}), handler)
+	p.conn = jsonrpc2.NewConn(context.Background(), jsonrpc2.NewPlainObjectStream(stdio{pr, p.stdin}), clientHandler{p, handler})
 	t.Cleanup(func() {
 		p.conn.Close()
 		if p.cmd.ProcessState == nil {
@@ -117,6 +123,36 @@ func startProcEnv(t *testing.T, env []string, args ...string) *proc {
 		}
 	})
 	return p
+}
+
+// clientHandler answers session/request_permission as p.permissionAnswer
+// says (or never) and passes every other request to next.
+type clientHandler struct {
+	p    *proc
+	next jsonrpc2.Handler
+}
+
+func (h clientHandler) Handle(ctx context.Context, c *jsonrpc2.Conn, req *jsonrpc2.Request) {
+	if req.Method != "session/request_permission" || req.Notif || req.Params == nil {
+		h.next.Handle(ctx, c, req)
+		return
+	}
+	h.p.mu.Lock()
+	h.p.asked = append(h.p.asked, *req.Params)
+	answer := h.p.permissionAnswer
+	h.p.mu.Unlock()
+	if answer == "" {
+		return // left pending
+	}
+	_ = c.Reply(ctx, req.ID, map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": answer}})
+}
+
+// answerPermissions makes the client select optionID in every later
+// session/request_permission.
+func (p *proc) answerPermissions(optionID string) {
+	p.mu.Lock()
+	p.permissionAnswer = optionID
+	p.mu.Unlock()
 }
 
 func (p *proc) call(t *testing.T, method string, params, result any) {
