@@ -5,14 +5,19 @@ package acp_test
 // that advertises fs and terminal and once through one that does not: the
 // files and the command output come out the same. It also checks that a
 // command in a client terminal is killed and released on timeout and on
-// session/cancel.
+// session/cancel, and that a local command is killed, with its process
+// group, on session/cancel.
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 )
@@ -176,4 +181,95 @@ model:
 	if left != 0 {
 		t.Errorf("%d terminals not released after cancel", left)
 	}
+}
+
+// TestSessionCancelKillsLocalCommand: a client without the terminal
+// capability gets commands run locally; session/cancel while one runs
+// answers the prompt cancelled, and by then nothing of the command is
+// left running: neither its shell nor a background child in its process
+// group. (goleak in TestMain checks no goroutine of the run outlives it.)
+func TestSessionCancelKillsLocalCommand(t *testing.T) {
+	ctx := ctxFor(t)
+	script := `
+model:
+  main:
+    - tool_calls:
+        - id: call-sleep
+          name: bash
+          arguments: '{"command": "sleep 1000 & echo $$ > cmd.pid; wait"}'
+    - text: done
+`
+	c := newWSClient(false, false, "allow-once")
+	e := startWS(t, loadScript(t, script), c)
+	cwd := tempCwd(t)
+	id := e.newSession(ctx, cwd)
+	done := make(chan acpsdk.PromptResponse, 1)
+	go func() {
+		r, _ := e.prompt(ctx, id, "go")
+		done <- r
+	}()
+	pgid := awaitPID(ctx, t, filepath.Join(cwd, "cmd.pid"))
+	if live := liveGroupMembers(t, pgid); len(live) < 2 {
+		t.Fatalf("the command's group %d runs %v, want its shell and its sleep", pgid, live)
+	}
+	if err := e.cs.Cancel(ctx, acpsdk.CancelNotification{SessionId: acpsdk.SessionId(id)}); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-done; r.StopReason != acpsdk.StopReasonCancelled {
+		t.Errorf("stop reason = %q", r.StopReason)
+	}
+	if live := liveGroupMembers(t, pgid); len(live) > 0 {
+		t.Errorf("processes %v of the command's group %d still run after the cancelled prompt was answered", live, pgid)
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+	if res := toolResults(e.rec.snapshot(id))["call-sleep"]; res == nil || *res.Status != acpsdk.ToolCallStatusFailed {
+		t.Errorf("the cancelled command's call = %+v, want failed", res)
+	}
+}
+
+// awaitPID waits until a command wrote its pid (one line) to file.
+func awaitPID(ctx context.Context, t *testing.T, file string) int {
+	t.Helper()
+	for {
+		if b, err := os.ReadFile(file); err == nil && strings.HasSuffix(string(b), "\n") {
+			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+			if err != nil {
+				t.Fatalf("pid file %q: %v", b, err)
+			}
+			return pid
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the command never wrote %s", file)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// liveGroupMembers lists the processes of group pgid that have not exited
+// (zombies waiting to be reaped by init count as exited), from /proc.
+func liveGroupMembers(t *testing.T, pgid int) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatalf("cannot list processes: %v", err)
+	}
+	var live []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// Fields after the parenthesised command: state ppid pgrp ...
+		s := string(data)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) >= 3 && f[2] == strconv.Itoa(pgid) && f[0] != "Z" && f[0] != "X" {
+			live = append(live, pid)
+		}
+	}
+	return live
 }
