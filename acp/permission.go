@@ -94,7 +94,7 @@ func (g *gate) ask(ctx context.Context, b *bound, req workspace.PermissionReques
 		return rejected(req, "no editor session is connected to ask for permission")
 	}
 	if !g.s.connected() {
-		return rejected(req, "the editor disconnected")
+		return cancelled(req, errors.New("the editor disconnected"))
 	}
 	var (
 		call acpsdk.ToolCallUpdate

@@ -100,7 +100,8 @@ type Permissions interface {
 const (
 	// CodePermissionRejected: the user rejected the call.
 	CodePermissionRejected = "PERMISSION_REJECTED"
-	// CodePermissionCancelled: the prompt was cancelled while asking.
+	// CodePermissionCancelled: the prompt was cancelled, or the editor
+	// disconnected, while asking (no one rejected the call).
 	CodePermissionCancelled = "PERMISSION_CANCELLED"
 	// CodeModeForbids: the session mode does not allow this kind of call
 	// (plan mode allows read-only tools only).
