@@ -20,6 +20,8 @@ import (
 	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/acp-agent/acp-agent/internal/proctest"
 )
 
 const toolsetScript = `
@@ -209,7 +211,7 @@ model:
 		done <- r
 	}()
 	pgid := awaitPID(ctx, t, filepath.Join(cwd, "cmd.pid"))
-	if live := liveGroupMembers(t, pgid); len(live) < 2 {
+	if live := liveGroup(t, pgid); len(live) < 2 {
 		t.Fatalf("the command's group %d runs %v, want its shell and its sleep", pgid, live)
 	}
 	if err := e.cs.Cancel(ctx, acpsdk.CancelNotification{SessionId: acpsdk.SessionId(id)}); err != nil {
@@ -218,7 +220,7 @@ model:
 	if r := <-done; r.StopReason != acpsdk.StopReasonCancelled {
 		t.Errorf("stop reason = %q", r.StopReason)
 	}
-	if live := liveGroupMembers(t, pgid); len(live) > 0 {
+	if live := liveGroup(t, pgid); len(live) > 0 {
 		t.Errorf("processes %v of the command's group %d still run after the cancelled prompt was answered", live, pgid)
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	}
@@ -246,30 +248,12 @@ func awaitPID(ctx context.Context, t *testing.T, file string) int {
 	}
 }
 
-// liveGroupMembers lists the processes of group pgid that have not exited
-// (zombies waiting to be reaped by init count as exited), from /proc.
-func liveGroupMembers(t *testing.T, pgid int) []int {
+// liveGroup lists the live members of process group pgid.
+func liveGroup(t *testing.T, pgid int) []int {
 	t.Helper()
-	entries, err := os.ReadDir("/proc")
+	live, err := proctest.LiveGroupMembers(pgid)
 	if err != nil {
 		t.Fatalf("cannot list processes: %v", err)
-	}
-	var live []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// Fields after the parenthesised command: state ppid pgrp ...
-		s := string(data)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(f) >= 3 && f[2] == strconv.Itoa(pgid) && f[0] != "Z" && f[0] != "X" {
-			live = append(live, pid)
-		}
 	}
 	return live
 }

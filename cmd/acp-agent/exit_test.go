@@ -21,6 +21,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/acp-agent/acp-agent/internal/proctest"
 )
 
 // exitBound is the longest an exit may take after stdin EOF. It is a
@@ -154,14 +156,14 @@ func TestExitAfterStdinEOFInEveryState(t *testing.T) {
 			out := p.promptAsync(id, "go")
 			p.awaitPermissionRequest(t, "call_sleep")
 			pgid := awaitPIDFile(t, filepath.Join(p.cwd, "cmd.pid"))
-			if len(liveGroupMembers(t, pgid)) == 0 {
+			if len(liveGroup(t, pgid)) == 0 {
 				t.Fatalf("the command's process group %d is not seen running", pgid)
 			}
 			return out
 		}, func(t *testing.T, cwd string) {
 			pgid := awaitPIDFile(t, filepath.Join(cwd, "cmd.pid"))
 			requireCallResult(t, filepath.Join(cwd, "data"), "call_sleep")
-			if live := liveGroupMembers(t, pgid); len(live) > 0 {
+			if live := liveGroup(t, pgid); len(live) > 0 {
 				t.Errorf("processes %v of the command's group %d still run after the exit", live, pgid)
 				_ = syscall.Kill(-pgid, syscall.SIGKILL)
 			}
@@ -368,34 +370,6 @@ func awaitPIDFile(t *testing.T, file string) int {
 	}
 }
 
-// liveGroupMembers lists the processes of group pgid that have not exited
-// (zombies waiting to be reaped by init count as exited), from /proc.
-func liveGroupMembers(t *testing.T, pgid int) []int {
-	t.Helper()
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatalf("cannot list processes: %v", err)
-	}
-	var live []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// Fields after the parenthesised command: state ppid pgrp ...
-		s := string(data)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(f) >= 3 && f[2] == strconv.Itoa(pgid) && f[0] != "Z" && f[0] != "X" {
-			live = append(live, pid)
-		}
-	}
-	return live
-}
-
 // requireCallResult requires the session log in data to hold a tool/call
 // for callID closed by its tool/result (a pending call is closed by the
 // shutdown, never left open), and that result to be an abort or a
@@ -596,4 +570,14 @@ func requireClosedLogs(t *testing.T, data string) {
 			t.Errorf("%s: tool call(s) %v left without a result", filepath.Base(f), slices.Sorted(maps.Keys(openCalls)))
 		}
 	}
+}
+
+// liveGroup lists the live members of process group pgid.
+func liveGroup(t *testing.T, pgid int) []int {
+	t.Helper()
+	live, err := proctest.LiveGroupMembers(pgid)
+	if err != nil {
+		t.Fatalf("cannot list processes: %v", err)
+	}
+	return live
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/agent/tool"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace"
+	"github.com/acp-agent/acp-agent/internal/proctest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -161,20 +162,6 @@ func TestCommandsRun(t *testing.T) {
 	}
 }
 
-// gone reports whether pid has exited (a zombie awaiting init counts).
-func gone(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
-		return true
-	}
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true
-	}
-	s := string(data)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	return len(f) > 0 && (f[0] == "Z" || f[0] == "X")
-}
-
 // readPID waits for the command to have written a pid into file.
 func readPID(t *testing.T, file string) int {
 	t.Helper()
@@ -211,7 +198,7 @@ func TestCommandsTimeoutKillsProcessGroup(t *testing.T) {
 		t.Fatalf("output %q", res.Output)
 	}
 	for _, f := range []string{pidFile, stubborn} {
-		if pid := readPID(t, f); !gone(pid) {
+		if pid := readPID(t, f); !proctest.Gone(pid) {
 			t.Errorf("background process %d (%s) still runs after the timeout", pid, filepath.Base(f))
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
@@ -244,7 +231,7 @@ func TestCommandsCancelKillsProcessGroup(t *testing.T) {
 	if !errors.Is(err, context.Canceled) || res.TimedOut {
 		t.Fatalf("err %v, result %+v: want context.Canceled", err, res)
 	}
-	if pid := readPID(t, pidFile); !gone(pid) {
+	if pid := readPID(t, pidFile); !proctest.Gone(pid) {
 		t.Errorf("background process %d still runs after cancellation", pid)
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
@@ -260,7 +247,7 @@ func TestCommandsStopsLeftoverBackgroundProcesses(t *testing.T) {
 	if err != nil || res.ExitCode == nil || *res.ExitCode != 0 || res.Output != "hi\n" {
 		t.Fatalf("res %+v err %v", res, err)
 	}
-	if pid := readPID(t, pidFile); !gone(pid) {
+	if pid := readPID(t, pidFile); !proctest.Gone(pid) {
 		t.Errorf("background process %d still runs", pid)
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}

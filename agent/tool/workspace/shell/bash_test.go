@@ -18,6 +18,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent/tool"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace/local"
+	"github.com/acp-agent/acp-agent/internal/proctest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -121,19 +122,6 @@ func TestBashRefusedDoesNotRun(t *testing.T) {
 	})
 }
 
-func gone(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
-		return true
-	}
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true
-	}
-	s := string(data)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	return len(f) > 0 && (f[0] == "Z" || f[0] == "X")
-}
-
 func waitPID(t *testing.T, file string) int {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
@@ -181,7 +169,7 @@ func TestBashNeverEnding(t *testing.T) {
 			if errCode(res) != want {
 				t.Fatalf("%q code %q, want %s", text(res), errCode(res), want)
 			}
-			if !gone(pid) {
+			if !proctest.Gone(pid) {
 				_ = syscall.Kill(pid, syscall.SIGKILL)
 				t.Fatalf("background process %d survived", pid)
 			}

@@ -1,0 +1,60 @@
+// Package proctest answers, for tests, whether processes have really gone:
+// a command's process, or every member of its process group, read from
+// /proc (Linux). A zombie waiting to be reaped counts as gone.
+//
+// Layering: standard library only; imported by tests alone.
+package proctest
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// Gone reports whether pid has exited.
+func Gone(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return true
+	}
+	state, _, ok := stat(strconv.Itoa(pid))
+	return !ok || exited(state)
+}
+
+// LiveGroupMembers lists the processes of group pgid that have not exited.
+func LiveGroupMembers(pgid int) ([]int, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	want := strconv.Itoa(pgid)
+	var live []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if state, group, ok := stat(e.Name()); ok && group == want && !exited(state) {
+			live = append(live, pid)
+		}
+	}
+	return live, nil
+}
+
+// stat reads the state and process group of /proc/<pid>/stat; the fields
+// after the parenthesised command are: state ppid pgrp ...
+func stat(pid string) (state, pgrp string, ok bool) {
+	data, err := os.ReadFile(filepath.Join("/proc", pid, "stat"))
+	if err != nil {
+		return "", "", false
+	}
+	s := string(data)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 3 {
+		return "", "", false
+	}
+	return f[0], f[2], true
+}
+
+func exited(state string) bool { return state == "Z" || state == "X" }
