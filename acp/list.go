@@ -134,10 +134,10 @@ func (s *Server) storedRows(ctx context.Context) ([]StoredSession, error) {
 	return rows, nil
 }
 
-// titleOf returns a session's title: from the row, the Title hook, the
-// live log, or the stored log, in that order. Failures only lose the title.
+// titleOf returns a session's title: from the row, the CachedTitle hook,
+// the Title hook, the live log, or the stored log, in that order. Failures only lose the title.
 func (s *Server) titleOf(ctx context.Context, r StoredSession) string {
-	if r.Title != "" {
+	if r.Title != "" || r.TitleKnown {
 		return r.Title
 	}
 	if s.opts.CachedTitle != nil {

@@ -15,7 +15,8 @@ import (
 // ErrLocked. It must be safe for concurrent use.
 type SessionStore interface {
 	// List returns every stored session (header and last modification), in
-	// any order. It must not read whole logs.
+	// any order, leaving out files whose header cannot be read. It must not
+	// read whole logs; it may serve rows from a derived index.
 	List(ctx context.Context) ([]StoredSession, error)
 	// Inspect reads a stored session without taking it over (read-only).
 	Inspect(ctx context.Context, id string) (session.Header, []session.Event, error)
@@ -32,8 +33,11 @@ type StoredSession struct {
 	// UpdatedAt is the last modification, epoch milliseconds.
 	UpdatedAt int64
 	// Title, when known without reading the log (a projection cache), saves
-	// the server a log read; empty means "derive it".
+	// the server a log read; empty means "derive it" unless TitleKnown.
 	Title string
+	// TitleKnown says Title is the session's title even when empty (a
+	// derived index knows the session has none): nothing is read for it.
+	TitleKnown bool
 	// Size is the stored log's size in bytes (validates cached titles).
 	Size int64
 }

@@ -132,6 +132,9 @@ type App struct {
 	Closers []func() error
 	Server  *acp.Server
 
+	// index is the catalog index (catalog.go) that session/list shares
+	// with the subagent catalog.
+	index     *projcache.Index
 	detach    func()
 	closeOnce sync.Once
 	closeErr  error
@@ -194,7 +197,7 @@ func New(cfg Config) (*App, error) {
 	a.Server, err = acp.New(acp.Options{
 		Version:  cfg.Version,
 		Sessions: a.Sessions,
-		Stored:   storedSessions{a.Persist},
+		Stored:   storedSessions{p: a.Persist, index: a.index},
 		Durable:  a.Persist.SyncTo,
 		CachedTitle: func(r acp.StoredSession) (string, bool) {
 			return a.cachedTitle(r.Header, r.Size)

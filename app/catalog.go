@@ -32,7 +32,8 @@ func wireCatalog(a *App) error {
 		return err
 	}
 	a.Cache = cache
-	index := catalogIndex{cache.Index(a.Persist.Dir(), headerReader(a.Persist))}
+	a.index = cache.Index(a.Persist.Dir(), headerReader(a.Persist))
+	index := catalogIndex{a.index}
 	// Registered before the projection registry attaches, so on removal it
 	// runs while the session's projection state still exists.
 	unobserve := a.Sessions.Observe(&session.Observer{Removed: func(s *session.Session) {
@@ -103,12 +104,20 @@ func (a *App) cachedTitle(h session.Header, size int64) (title string, ok bool) 
 	if err != nil || values == nil {
 		return "", false
 	}
-	raw, present := values["title"]
+	return indexedTitle(values)
+}
+
+// indexedTitle returns the title among checkpointed projection values; ok
+// is false when they hold none the log would agree with. The unit's view is
+// the last title event's title, while acp.LatestTitle skips empty titles:
+// they agree except on an empty last title, which is left to the log.
+func indexedTitle(values map[string]json.RawMessage) (title string, ok bool) {
+	raw, present := values[projection.KeyTitle]
 	if !present {
 		return "", false
 	}
 	var t *string
-	if json.Unmarshal(raw, &t) != nil {
+	if json.Unmarshal(raw, &t) != nil || (t != nil && *t == "") {
 		return "", false
 	}
 	if t == nil {

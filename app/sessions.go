@@ -6,7 +6,6 @@ package app
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -163,15 +162,8 @@ func indexedSessions(ctx context.Context, st *persistence.Store) ([]persistence.
 	titles := make(map[string]string, len(rows))
 	for i, r := range rows {
 		entries[i] = persistence.Entry{Header: r.Header, Size: r.Size, ModTime: r.ModTime}
-		// The unit's view is the last title event's title; acp.LatestTitle
-		// skips empty titles. They agree except on an empty last title,
-		// which is left to the log.
-		var t *string
-		if raw, ok := r.Values[projection.KeyTitle]; ok && json.Unmarshal(raw, &t) == nil && (t == nil || *t != "") {
-			titles[r.Header.ID] = ""
-			if t != nil {
-				titles[r.Header.ID] = *t
-			}
+		if t, ok := indexedTitle(r.Values); ok {
+			titles[r.Header.ID] = t
 		}
 	}
 	return entries, titles, nil

@@ -34,14 +34,31 @@ func (a *App) openStore() error {
 }
 
 // storedSessions is the acp.SessionStore view of a persistence.Store.
-type storedSessions struct{ p *persistence.Store }
+// With a catalog index, List is served from it (one stat per session, its
+// valid rows carrying titles); without one, every header is read.
+type storedSessions struct {
+	p     *persistence.Store
+	index *projcache.Index
+}
 
 var _ acp.SessionStore = storedSessions{}
 
 func (s storedSessions) List(ctx context.Context) ([]acp.StoredSession, error) {
-	return listAs(ctx, s.p, func(e persistence.Entry) acp.StoredSession {
-		return acp.StoredSession{Header: e.Header, UpdatedAt: e.ModTime, Size: e.Size}
-	})
+	if s.index == nil {
+		return listAs(ctx, s.p, func(e persistence.Entry) acp.StoredSession {
+			return acp.StoredSession{Header: e.Header, UpdatedAt: e.ModTime, Size: e.Size}
+		})
+	}
+	rows, err := s.index.Scan(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]acp.StoredSession, len(rows))
+	for i, r := range rows {
+		out[i] = acp.StoredSession{Header: r.Header, UpdatedAt: r.ModTime, Size: r.Size}
+		out[i].Title, out[i].TitleKnown = indexedTitle(r.Values)
+	}
+	return out, nil
 }
 
 // listAs lists the stored sessions as a consumer's rows.

@@ -44,6 +44,8 @@
 // Checkpoint appends records directly (one write, O_APPEND), as the
 // session's lock holder has just flushed the log itself. Appends racing a
 // rewrite in another process may be lost; they are rebuilt later.
+// Package app wires one Index per process and serves three listings from
+// it: the subagent catalog, `acp-agent sessions` and ACP session/list.
 //
 // The cache is never an authorization source: it is a hint for display and
 // listing only. Consumers that act on a child (resume, send_message) read
