@@ -259,7 +259,7 @@ func (s *Server) settleDangling(ctx context.Context, b *bound, err error) (*boun
 	if err != nil || b == nil || b.sess == nil || b.readOnly {
 		return b, err
 	}
-	for _, d := range danglingAsks(b.sess.Events()) {
+	for _, d := range danglingAsks(b.sess.EventsView()) {
 		if s.asks.inFlight(b.id, d.ToolCallID) {
 			continue
 		}

@@ -420,7 +420,7 @@ func (s *Server) bindAgent(sess *session.Session, ag *agent.Agent, ownAgent, own
 		b.em.durable = func(ctx context.Context, seq int64) error { return d(ctx, b.id, seq) }
 	}
 	b.unsub = ag.Subscribe(func(u agent.Update) { b.em.push(item{update: &u}) })
-	events := sess.Events()
+	events := sess.EventsView() // read only: the replay, or its length
 	if replay {
 		b.em.pushFront(item{replay: events})
 	} else {

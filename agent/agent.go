@@ -88,7 +88,7 @@ func New(s *session.Session, opts Options) *Agent {
 	close(a.idle)
 	a.idleClosed = true
 
-	events := s.Events()
+	events := s.EventsView() // read only
 	a.lastTurn = session.LastTurn(events)
 	seed := min(max(s.Header().SeedLength, 0), len(events))
 	for _, ev := range events[seed:] {

@@ -148,10 +148,10 @@ func (r *Registry) catchUp(ls *liveState, s *session.Session) {
 		}
 		ls.mu.Unlock()
 
-		events := s.Events() // a copy of the in-memory log: no storage read
+		events := s.EventsView() // the in-memory log, read only: no storage read
 		ls.mu.Lock()
 		if int64(len(events)) < ls.next {
-			// Appends raced ahead of the copy; take a fresh one.
+			// Appends raced ahead of the view; take a fresh one.
 			ls.mu.Unlock()
 			continue
 		}

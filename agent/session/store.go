@@ -196,12 +196,14 @@ func (st *Store) create(h Header, opts CreateOptions) (*Session, error) {
 
 // Adopt makes a session restored from durable storage live again. The
 // events are trusted to be a validated log (persistence validated them).
+// The session keeps the slice (no copy): the caller must not modify its
+// elements afterwards.
 func (st *Store) Adopt(h Header, events []Event) (*Session, error) {
 	if r, ok := st.sources.(interface{ Resume(string, int) }); ok {
 		r.Resume(h.ID, len(events))
 	}
 	clock, ids := st.sources.For(h.ID)
-	s := newSession(h, clock, ids, events)
+	s := adoptSession(h, clock, ids, events)
 	if err := st.openAndInsert(s, events, true); err != nil {
 		return nil, err
 	}
