@@ -10,7 +10,7 @@ import (
 // holds its whole log in memory (the session is the authority while it is
 // live), so the heap of an agent with a large session is mostly long-lived
 // log bytes; at the default GOGC of 100 the heap grows to twice that before
-// each collection: loading a 100 MB log (122 MB of live heap) peaked at
+// each collection: loading a 100 MB log (about 110 MB of live heap) peaked at
 // 2.9 times its size resident, at 50 at 2.05 times, at 40 under 2 times,
 // for about 2% more CPU (BenchmarkLoadLargeSession in cmd/acp-agent). A
 // GOGC set in the environment wins.
