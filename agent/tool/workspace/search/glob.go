@@ -20,8 +20,10 @@ const (
 		`},"required":["pattern"],"additionalProperties":false}`
 	globDescription = "Find files by name pattern, for example \"**/*.go\", \"src/**/*_test.ts\" or \"*.md\" (a pattern " +
 		"without a slash matches file names at any depth). Returns matching file paths, sorted, relative to the working " +
-		"directory, at most 500; narrow the pattern or path when the list is cut. Version-control directories such as " +
-		".git are skipped and symbolic links to directories are not followed. Use grep to search file contents."
+		"directory, at most 500; narrow the pattern or path when the list is cut. Files ignored by .gitignore files and " +
+		".git/info/exclude are skipped by default (set include_ignored to list them; a path named explicitly is searched " +
+		"even if ignored). Version-control directories such as .git are skipped and symbolic links to directories are " +
+		"not followed. Use grep to search file contents."
 )
 
 var globDescribed = workspace.Describe(GlobToolName, globDescription, globParameters, workspace.KindSearch).Locating(locations)
@@ -45,8 +47,9 @@ type GlobOutput struct {
 // Execute lists the matching files.
 func (t *Glob) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, error) {
 	var args struct {
-		Pattern string `json:"pattern"`
-		Path    string `json:"path"`
+		Pattern        string `json:"pattern"`
+		Path           string `json:"path"`
+		IncludeIgnored bool   `json:"include_ignored"`
 	}
 	if err := workspace.DecodeArgs(inv.Arguments, &args); err != nil {
 		return tool.Result{}, err
@@ -64,7 +67,7 @@ func (t *Glob) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, e
 		return res, nil
 	}
 	var out GlobOutput
-	limited, err := walk(ctx, rt.walkDir, func(path string, d fs.DirEntry) error {
+	limited, err := walk(ctx, rt.walkDir, ignoresFor(rt, args.IncludeIgnored), func(path string, d fs.DirEntry) error {
 		if !m.match(relTo(rt.walkDir, path)) {
 			return nil
 		}

@@ -39,8 +39,10 @@ const (
 		`},"required":["pattern"],"additionalProperties":false}`
 	grepDescription = "Search file contents with a regular expression (Go RE2 syntax). Returns matching lines as " +
 		"\"path:line:text\", in path order, at most 100 by default (set limit for more, up to 1000); the result says " +
-		"when it was cut, so narrow the pattern, path or glob then. Binary files, version-control directories such as " +
-		".git and symbolic links are skipped. Use glob to find files by name."
+		"when it was cut, so narrow the pattern, path or glob then. Files ignored by .gitignore files and " +
+		".git/info/exclude are skipped by default (set include_ignored to search them; a path named explicitly is " +
+		"searched even if ignored). Binary files, version-control directories such as .git and symbolic links are " +
+		"skipped. Use glob to find files by name."
 )
 
 var grepDescribed = workspace.Describe(GrepToolName, grepDescription, grepParameters, workspace.KindSearch).Locating(locations)
@@ -69,6 +71,7 @@ func (t *Grep) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, e
 		Glob            string `json:"glob"`
 		CaseInsensitive bool   `json:"case_insensitive"`
 		Limit           int    `json:"limit"`
+		IncludeIgnored  bool   `json:"include_ignored"`
 	}
 	if err := workspace.DecodeArgs(inv.Arguments, &args); err != nil {
 		return tool.Result{}, err
@@ -105,7 +108,7 @@ func (t *Grep) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, e
 	}
 	var limited bool
 	if rt.isDir {
-		limited, err = walk(ctx, rt.walkDir, func(path string, d fs.DirEntry) error {
+		limited, err = walk(ctx, rt.walkDir, ignoresFor(rt, args.IncludeIgnored), func(path string, d fs.DirEntry) error {
 			if !d.Type().IsRegular() {
 				return nil // symlinks may lead anywhere; devices and FIFOs block
 			}
