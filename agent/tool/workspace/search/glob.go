@@ -16,7 +16,8 @@ const MaxGlobResults = 500
 const (
 	globParameters = `{"type":"object","properties":{` +
 		`"pattern":{"type":"string","description":"The glob pattern, relative to the search directory: * and ? within a name, ** for any number of directories, {a,b} alternatives, [abc] classes. A pattern without a slash matches file names at any depth."},` +
-		`"path":{"type":"string","description":"The directory to search: absolute, or relative to the working directory. Default: the working directory."}` +
+		`"path":{"type":"string","description":"The directory to search: absolute, or relative to the working directory. Default: the working directory."},` +
+		`"include_ignored":{"type":"boolean","description":"Also list files that .gitignore files or .git/info/exclude ignore. Default false."}` +
 		`},"required":["pattern"],"additionalProperties":false}`
 	globDescription = "Find files by name pattern, for example \"**/*.go\", \"src/**/*_test.ts\" or \"*.md\" (a pattern " +
 		"without a slash matches file names at any depth). Returns matching file paths, sorted, relative to the working " +

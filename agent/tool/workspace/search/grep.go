@@ -35,7 +35,8 @@ const (
 		`"path":{"type":"string","description":"The file or directory to search: absolute, or relative to the working directory. Default: the working directory."},` +
 		`"glob":{"type":"string","description":"Only search files whose path (relative to the search directory) matches this glob, for example \"*.go\" or \"src/**/*.ts\"."},` +
 		`"case_insensitive":{"type":"boolean","description":"Match without regard to case. Default false."},` +
-		`"limit":{"type":"integer","minimum":1,"maximum":1000,"description":"The maximum number of matching lines to return. Default 100."}` +
+		`"limit":{"type":"integer","minimum":1,"maximum":1000,"description":"The maximum number of matching lines to return. Default 100."},` +
+		`"include_ignored":{"type":"boolean","description":"Also search files that .gitignore files or .git/info/exclude ignore. Default false."}` +
 		`},"required":["pattern"],"additionalProperties":false}`
 	grepDescription = "Search file contents with a regular expression (Go RE2 syntax). Returns matching lines as " +
 		"\"path:line:text\", in path order, at most 100 by default (set limit for more, up to 1000); the result says " +
