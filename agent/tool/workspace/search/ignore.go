@@ -3,6 +3,7 @@ package search
 import (
 	"bufio"
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -112,15 +113,31 @@ func (ig *ignores) parts(path string) []string {
 	return append(parts, strings.Split(filepath.ToSlash(rel), "/")...)
 }
 
+// maxIgnoreFile bounds how much of one ignore file is read.
+const maxIgnoreFile = 1 << 20
+
 // readIgnoreFile parses one ignore file whose rules apply below domain;
-// a missing or unreadable file has no rules.
+// a missing or unreadable file has no rules. Only a regular file is read
+// (git does not follow a symlinked .gitignore; a FIFO would block).
 func readIgnoreFile(path string, domain []string) []gitignore.Pattern {
-	data, err := os.ReadFile(path)
+	if info, err := os.Lstat(path); err != nil || !info.Mode().IsRegular() {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|nonblock, 0)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
+		return nil
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxIgnoreFile))
 	if err != nil {
 		return nil
 	}
 	var ps []gitignore.Pattern
 	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, maxIgnoreFile)
 	for sc.Scan() {
 		line := strings.TrimSuffix(sc.Text(), "\r")
 		if strings.HasPrefix(line, "#") || strings.TrimSpace(line) == "" {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/acp-agent/acp-agent/agent/tool"
@@ -136,7 +137,9 @@ func TestIgnoreRepositoryLayouts(t *testing.T) {
 		files map[string]string
 		cwd   string
 		path  string
-		want  []string
+		// fifo names a FIFO to make; link a symlink to "rules".
+		fifo, link string
+		want       []string
 	}{
 		{name: "no repository: the cwd's .gitignore applies to a subdirectory searched",
 			files: map[string]string{"w/.gitignore": "*.log\n", "w/sub/a.go": "", "w/sub/a.log": ""},
@@ -144,6 +147,10 @@ func TestIgnoreRepositoryLayouts(t *testing.T) {
 		{name: "repository root above the cwd",
 			files: map[string]string{"r/.git/HEAD": "", "r/.gitignore": "*.log\n/w/gen/\n", "r/w/a.go": "", "r/w/a.log": "", "r/w/gen/g.go": "", "r/gen/top.go": ""},
 			cwd:   "r/w", want: []string{"a.go"}},
+		{name: "a FIFO or a symlink named .gitignore is not read",
+			files: map[string]string{"w/a.go": "", "w/b.go": "", "w/sub/c.go": "", "rules": "*.go\n"},
+			fifo:  "w/.gitignore", link: "w/sub/.gitignore",
+			cwd: "w", want: []string{"a.go", "b.go", "sub/c.go"}},
 		{name: "linked worktree: info/exclude of the common git directory",
 			files: map[string]string{
 				"wt/.git": "gitdir: ../main/.git/worktrees/wt\n", "wt/a.go": "", "wt/secret.go": "",
@@ -159,6 +166,16 @@ func TestIgnoreRepositoryLayouts(t *testing.T) {
 					t.Fatal(err)
 				}
 				if err := os.WriteFile(filepath.Join(top, p), []byte(c), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tt.fifo != "" {
+				if err := syscall.Mkfifo(filepath.Join(top, tt.fifo), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tt.link != "" {
+				if err := os.Symlink(filepath.Join(top, "rules"), filepath.Join(top, tt.link)); err != nil {
 					t.Fatal(err)
 				}
 			}
