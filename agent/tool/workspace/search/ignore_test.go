@@ -2,6 +2,8 @@ package search
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -191,6 +193,47 @@ func TestIgnoreRepositoryLayouts(t *testing.T) {
 			res := f.call(t, GlobToolName, args)
 			if got, want := text(res), strings.Join(tt.want, "\n"); res.IsError || got != want {
 				t.Fatalf("got\n%s\nwant\n%s", got, want)
+			}
+		})
+	}
+}
+
+// BenchmarkGlobIgnoreRules: glob over 100 dirs × 20 files with a root
+// .gitignore of 30 rules and a 2-rule .gitignore in every directory,
+// honouring the rules or not.
+func BenchmarkGlobIgnoreRules(b *testing.B) {
+	root := b.TempDir()
+	var rules strings.Builder
+	for i := range 30 {
+		fmt.Fprintf(&rules, "*.ext%d\nbuild%d/\n", i, i)
+	}
+	files := map[string]string{".gitignore": rules.String()}
+	for d := range 100 {
+		files[fmt.Sprintf("pkg%03d/.gitignore", d)] = "*.tmp\n/gen/\n"
+		for f := range 20 {
+			files[fmt.Sprintf("pkg%03d/f%03d.go", d, f)] = ""
+		}
+	}
+	for p, c := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, p), []byte(c), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	reg, err := tool.NewRegistry(Tools(workspace.Static{Cwd: root, Files: local.Files{}, Permissions: local.AllowAll{}})...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, include := range []bool{false, true} {
+		b.Run(fmt.Sprintf("include_ignored=%v", include), func(b *testing.B) {
+			args := json.RawMessage(fmt.Sprintf(`{"pattern":"**/f01*.go","include_ignored":%v}`, include))
+			for b.Loop() {
+				res := reg.Execute(context.Background(), tool.Invocation{Name: GlobToolName, Arguments: args, Caller: caller("s")})
+				if res.IsError || res.Raw.(GlobOutput).Total != 1000 {
+					b.Fatalf("%.200q", text(res))
+				}
 			}
 		})
 	}
