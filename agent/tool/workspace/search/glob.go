@@ -68,7 +68,8 @@ func (t *Glob) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, e
 		return res, nil
 	}
 	var out GlobOutput
-	limited, err := walk(ctx, rt.walkDir, ignoresFor(rt, args.IncludeIgnored), func(path string, d fs.DirEntry) error {
+	ig := ignoresFor(rt, args.IncludeIgnored)
+	limited, err := walk(ctx, rt.walkDir, ig, func(path string, d fs.DirEntry) error {
 		if !m.match(relTo(rt.walkDir, path)) {
 			return nil
 		}
@@ -87,6 +88,9 @@ func (t *Glob) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, e
 		fmt.Fprintf(&b, "No files match %q.", args.Pattern)
 	} else {
 		b.WriteString(strings.Join(out.Files, "\n"))
+	}
+	if len(out.Files) == 0 {
+		b.WriteString(ig.skippedNote())
 	}
 	if out.Total > len(out.Files) {
 		fmt.Fprintf(&b, "\n[%d of %d matching files shown; narrow the pattern or path to see the rest.]", len(out.Files), out.Total)

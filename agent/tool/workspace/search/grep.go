@@ -108,8 +108,10 @@ func (t *Grep) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, e
 		s.prefix = []byte(prefix)
 	}
 	var limited bool
+	var ig *ignores
 	if rt.isDir {
-		limited, err = walk(ctx, rt.walkDir, ignoresFor(rt, args.IncludeIgnored), func(path string, d fs.DirEntry) error {
+		ig = ignoresFor(rt, args.IncludeIgnored)
+		limited, err = walk(ctx, rt.walkDir, ig, func(path string, d fs.DirEntry) error {
 			if !d.Type().IsRegular() {
 				return nil // symlinks may lead anywhere; devices and FIFOs block
 			}
@@ -131,6 +133,7 @@ func (t *Grep) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, e
 	b := &s.out
 	if s.matches == 0 {
 		fmt.Fprintf(b, "No matches for %q.", args.Pattern)
+		b.WriteString(ig.skippedNote())
 	}
 	if s.cut {
 		fmt.Fprintf(b, "\n[Stopped at %d matches; narrow the pattern, path or glob, or raise limit, to see more.]", limit)

@@ -3,6 +3,7 @@ package search
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -34,6 +35,8 @@ type ignores struct {
 	// ascending priority; directories without an ignore file share
 	// their parent's slice.
 	inDir map[string][]gitignore.Pattern
+	// skipped counts the ignored files and directories the walk passed.
+	skipped int
 }
 
 // loadIgnores prepares the ignore rules of a walk of walkDir (symlinks
@@ -101,6 +104,15 @@ func (ig *ignores) ignored(path string, isDir bool) bool {
 		}
 	}
 	return false
+}
+
+// skippedNote tells the model, when a search found nothing, that ignored
+// entries were passed over and how to include them.
+func (ig *ignores) skippedNote() string {
+	if ig == nil || ig.skipped == 0 {
+		return ""
+	}
+	return fmt.Sprintf("\n[Skipped as ignored by .gitignore or .git/info/exclude: %d files or directories; set include_ignored to search them too.]", ig.skipped)
 }
 
 // parts is path (walkDir or below) as components from the domain base.

@@ -77,6 +77,10 @@ func TestSearchHonoursIgnoreFiles(t *testing.T) {
 			want: []string{"node_modules/.gitignore", "node_modules/pkg/debug.log", "node_modules/pkg/index.js"}},
 		{name: "other rules still apply inside an ignored path", tool: GrepToolName, args: map[string]any{"pattern": "hello", "path": "build"},
 			want: []string{"build/out.go"}},
+		{name: "nothing found: the skipped ignored entries are told", tool: GlobToolName, args: map[string]any{"pattern": "*.js"},
+			want: []string{`No files match "*.js".`, "[Skipped as ignored by .gitignore or .git/info/exclude: 10 files or directories; set include_ignored to search them too.]"}},
+		{name: "grep: nothing found, the skipped ignored entries are told", tool: GrepToolName, args: map[string]any{"pattern": "nowhere", "path": "docs"},
+			want: []string{`No matches for "nowhere".`, "[Skipped as ignored by .gitignore or .git/info/exclude: 2 files or directories; set include_ignored to search them too.]"}},
 		{name: "an ignored file named as path is searched", tool: GrepToolName, args: map[string]any{"pattern": "hello", "path": "app.log"},
 			want: []string{"app.log"}},
 	}
@@ -87,7 +91,7 @@ func TestSearchHonoursIgnoreFiles(t *testing.T) {
 				t.Fatalf("error %q", text(res))
 			}
 			want := strings.Join(tt.want, "\n")
-			if tt.tool == GrepToolName {
+			if tt.tool == GrepToolName && !strings.HasPrefix(tt.want[0], "No ") {
 				want = strings.Join(tt.want, ":1:hello\n") + ":1:hello"
 			}
 			if got := strings.TrimSpace(text(res)); got != want {

@@ -125,7 +125,11 @@ func walk(ctx context.Context, dir string, ig *ignores, fn func(path string, d f
 			return errStop
 		}
 		if d.IsDir() {
-			if path != dir && (skippedDirs[d.Name()] || ig != nil && ig.ignored(path, true)) {
+			if path != dir && skippedDirs[d.Name()] {
+				return fs.SkipDir
+			}
+			if path != dir && ig != nil && ig.ignored(path, true) {
+				ig.skipped++
 				return fs.SkipDir
 			}
 			if ig != nil {
@@ -134,6 +138,7 @@ func walk(ctx context.Context, dir string, ig *ignores, fn func(path string, d f
 			return nil
 		}
 		if ig != nil && ig.ignored(path, false) {
+			ig.skipped++
 			return nil
 		}
 		return fn(path, d)
