@@ -16,12 +16,15 @@ const MaxGlobResults = 500
 const (
 	globParameters = `{"type":"object","properties":{` +
 		`"pattern":{"type":"string","description":"The glob pattern, relative to the search directory: * and ? within a name, ** for any number of directories, {a,b} alternatives, [abc] classes. A pattern without a slash matches file names at any depth."},` +
-		`"path":{"type":"string","description":"The directory to search: absolute, or relative to the working directory. Default: the working directory."}` +
+		`"path":{"type":"string","description":"The directory to search: absolute, or relative to the working directory. Default: the working directory."},` +
+		`"include_ignored":{"type":"boolean","description":"Also list files that .gitignore files or .git/info/exclude ignore. Default false."}` +
 		`},"required":["pattern"],"additionalProperties":false}`
 	globDescription = "Find files by name pattern, for example \"**/*.go\", \"src/**/*_test.ts\" or \"*.md\" (a pattern " +
 		"without a slash matches file names at any depth). Returns matching file paths, sorted, relative to the working " +
-		"directory, at most 500; narrow the pattern or path when the list is cut. Version-control directories such as " +
-		".git are skipped and symbolic links to directories are not followed. Use grep to search file contents."
+		"directory, at most 500; narrow the pattern or path when the list is cut. Files ignored by .gitignore files and " +
+		".git/info/exclude are skipped by default (set include_ignored to list them; a path named explicitly is searched " +
+		"even if ignored). Version-control directories such as .git are skipped and symbolic links to directories are " +
+		"not followed. Use grep to search file contents."
 )
 
 var globDescribed = workspace.Describe(GlobToolName, globDescription, globParameters, workspace.KindSearch).Locating(locations)
@@ -45,8 +48,9 @@ type GlobOutput struct {
 // Execute lists the matching files.
 func (t *Glob) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, error) {
 	var args struct {
-		Pattern string `json:"pattern"`
-		Path    string `json:"path"`
+		Pattern        string `json:"pattern"`
+		Path           string `json:"path"`
+		IncludeIgnored bool   `json:"include_ignored"`
 	}
 	if err := workspace.DecodeArgs(inv.Arguments, &args); err != nil {
 		return tool.Result{}, err
@@ -64,7 +68,8 @@ func (t *Glob) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, e
 		return res, nil
 	}
 	var out GlobOutput
-	limited, err := walk(ctx, rt.walkDir, func(path string, d fs.DirEntry) error {
+	ig := ignoresFor(rt, args.IncludeIgnored)
+	limited, err := walk(ctx, rt.walkDir, ig, func(path string, d fs.DirEntry) error {
 		if !m.match(relTo(rt.walkDir, path)) {
 			return nil
 		}
@@ -83,6 +88,9 @@ func (t *Glob) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, e
 		fmt.Fprintf(&b, "No files match %q.", args.Pattern)
 	} else {
 		b.WriteString(strings.Join(out.Files, "\n"))
+	}
+	if len(out.Files) == 0 {
+		b.WriteString(ig.skippedNote())
 	}
 	if out.Total > len(out.Files) {
 		fmt.Fprintf(&b, "\n[%d of %d matching files shown; narrow the pattern or path to see the rest.]", len(out.Files), out.Total)

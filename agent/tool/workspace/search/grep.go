@@ -35,12 +35,15 @@ const (
 		`"path":{"type":"string","description":"The file or directory to search: absolute, or relative to the working directory. Default: the working directory."},` +
 		`"glob":{"type":"string","description":"Only search files whose path (relative to the search directory) matches this glob, for example \"*.go\" or \"src/**/*.ts\"."},` +
 		`"case_insensitive":{"type":"boolean","description":"Match without regard to case. Default false."},` +
-		`"limit":{"type":"integer","minimum":1,"maximum":1000,"description":"The maximum number of matching lines to return. Default 100."}` +
+		`"limit":{"type":"integer","minimum":1,"maximum":1000,"description":"The maximum number of matching lines to return. Default 100."},` +
+		`"include_ignored":{"type":"boolean","description":"Also search files that .gitignore files or .git/info/exclude ignore. Default false."}` +
 		`},"required":["pattern"],"additionalProperties":false}`
 	grepDescription = "Search file contents with a regular expression (Go RE2 syntax). Returns matching lines as " +
 		"\"path:line:text\", in path order, at most 100 by default (set limit for more, up to 1000); the result says " +
-		"when it was cut, so narrow the pattern, path or glob then. Binary files, version-control directories such as " +
-		".git and symbolic links are skipped. Use glob to find files by name."
+		"when it was cut, so narrow the pattern, path or glob then. Files ignored by .gitignore files and " +
+		".git/info/exclude are skipped by default (set include_ignored to search them; a path named explicitly is " +
+		"searched even if ignored). Binary files, version-control directories such as .git and symbolic links are " +
+		"skipped. Use glob to find files by name."
 )
 
 var grepDescribed = workspace.Describe(GrepToolName, grepDescription, grepParameters, workspace.KindSearch).Locating(locations)
@@ -69,6 +72,7 @@ func (t *Grep) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, e
 		Glob            string `json:"glob"`
 		CaseInsensitive bool   `json:"case_insensitive"`
 		Limit           int    `json:"limit"`
+		IncludeIgnored  bool   `json:"include_ignored"`
 	}
 	if err := workspace.DecodeArgs(inv.Arguments, &args); err != nil {
 		return tool.Result{}, err
@@ -104,8 +108,10 @@ func (t *Grep) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, e
 		s.prefix = []byte(prefix)
 	}
 	var limited bool
+	var ig *ignores
 	if rt.isDir {
-		limited, err = walk(ctx, rt.walkDir, func(path string, d fs.DirEntry) error {
+		ig = ignoresFor(rt, args.IncludeIgnored)
+		limited, err = walk(ctx, rt.walkDir, ig, func(path string, d fs.DirEntry) error {
 			if !d.Type().IsRegular() {
 				return nil // symlinks may lead anywhere; devices and FIFOs block
 			}
@@ -127,6 +133,7 @@ func (t *Grep) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, e
 	b := &s.out
 	if s.matches == 0 {
 		fmt.Fprintf(b, "No matches for %q.", args.Pattern)
+		b.WriteString(ig.skippedNote())
 	}
 	if s.cut {
 		fmt.Fprintf(b, "\n[Stopped at %d matches; narrow the pattern, path or glob, or raise limit, to see more.]", limit)

@@ -98,10 +98,11 @@ func resolveRoot(ctx context.Context, r workspace.Resolver, inv tool.Invocation,
 }
 
 // walk calls fn for every non-directory entry under dir in lexical order,
-// skipping version-control directories and unreadable directories. It
-// stops when fn returns errStop, after MaxVisited entries (reporting
+// skipping version-control directories, unreadable directories and, when
+// ig is not nil, what ig ignores (ignored directories are not entered).
+// It stops when fn returns errStop, after MaxVisited entries (reporting
 // limited), or when ctx ends.
-func walk(ctx context.Context, dir string, fn func(path string, d fs.DirEntry) error) (limited bool, err error) {
+func walk(ctx context.Context, dir string, ig *ignores, fn func(path string, d fs.DirEntry) error) (limited bool, err error) {
 	visited := 0
 	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -127,6 +128,17 @@ func walk(ctx context.Context, dir string, fn func(path string, d fs.DirEntry) e
 			if path != dir && skippedDirs[d.Name()] {
 				return fs.SkipDir
 			}
+			if path != dir && ig != nil && ig.ignored(path, true) {
+				ig.skipped++
+				return fs.SkipDir
+			}
+			if ig != nil {
+				ig.enter(path)
+			}
+			return nil
+		}
+		if ig != nil && ig.ignored(path, false) {
+			ig.skipped++
 			return nil
 		}
 		return fn(path, d)
@@ -178,6 +190,15 @@ func relTo(dir, path string) string {
 		return filepath.ToSlash(path)
 	}
 	return filepath.ToSlash(rel)
+}
+
+// ignoresFor returns the ignore rules of a walk of rt, or nil when the
+// caller asked for ignored files too.
+func ignoresFor(rt root, includeIgnored bool) *ignores {
+	if includeIgnored {
+		return nil
+	}
+	return loadIgnores(rt.env.Cwd, rt.walkDir)
 }
 
 type searchArgs struct {
