@@ -15,13 +15,12 @@ import (
 	"github.com/acp-agent/acp-agent/agent/tool"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace/local"
+	"github.com/acp-agent/acp-agent/agent/tool/workspace/workspacetest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-type caller string
-
-func (c caller) SessionID() string { return string(c) }
+type caller = workspacetest.Caller
 
 // fixture is a session workspace in a temp dir, with a second temp dir
 // outside it, local files and a scripted gate.
@@ -64,15 +63,6 @@ func (f *fixture) call(t *testing.T, name string, args any) tool.Result {
 		t.Fatal(err)
 	}
 	return f.reg.Execute(context.Background(), tool.Invocation{CallID: "call-1", Name: name, Arguments: raw, Caller: caller("s1")})
-}
-
-func text(r tool.Result) string { return session.JoinText(r.Content, "\n") }
-
-func errCode(r tool.Result) string {
-	if r.Error == nil {
-		return ""
-	}
-	return r.Error.Code
 }
 
 func readFile(t *testing.T, p string) string {
@@ -136,21 +126,21 @@ func TestRead(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			res := f.call(t, ReadToolName, tt.args)
 			if tt.code != "" {
-				if !res.IsError || errCode(res) != tt.code {
-					t.Fatalf("result %q code %q, want code %s", text(res), errCode(res), tt.code)
+				if !res.IsError || workspacetest.ErrCode(res) != tt.code {
+					t.Fatalf("result %q code %q, want code %s", workspacetest.Text(res), workspacetest.ErrCode(res), tt.code)
 				}
 				return
 			}
 			if res.IsError {
-				t.Fatalf("error result %q", text(res))
+				t.Fatalf("error result %q", workspacetest.Text(res))
 			}
 			for _, s := range tt.contains {
-				if !strings.Contains(text(res), s) {
-					t.Errorf("output lacks %q:\n%.400s", s, text(res))
+				if !strings.Contains(workspacetest.Text(res), s) {
+					t.Errorf("output lacks %q:\n%.400s", s, workspacetest.Text(res))
 				}
 			}
 			for _, s := range tt.absent {
-				if strings.Contains(text(res), s) {
+				if strings.Contains(workspacetest.Text(res), s) {
 					t.Errorf("output has %q", s)
 				}
 			}
@@ -182,7 +172,7 @@ func TestReadPagesThroughHugeFile(t *testing.T) {
 			break
 		}
 		want := fmt.Sprintf("offset=%d", out.EndLine+1)
-		if !strings.Contains(text(res), want) {
+		if !strings.Contains(workspacetest.Text(res), want) {
 			t.Fatalf("page ending at %d lacks %q", out.EndLine, want)
 		}
 		offset = out.EndLine + 1
@@ -237,11 +227,11 @@ func TestReadOutsideCwdAsks(t *testing.T) {
 				if !req.OutsideCwd || req.Kind != workspace.KindRead || req.Tool != ReadToolName || req.CallID != "call-1" {
 					t.Fatalf("request %+v", req)
 				}
-				if allowed != !res.IsError || allowed != strings.Contains(text(res), "classified-content") {
-					t.Fatalf("allowed=%v: result %q", allowed, text(res))
+				if allowed != !res.IsError || allowed != strings.Contains(workspacetest.Text(res), "classified-content") {
+					t.Fatalf("allowed=%v: result %q", allowed, workspacetest.Text(res))
 				}
-				if !allowed && errCode(res) != workspace.CodePermissionRejected {
-					t.Fatalf("code %q", errCode(res))
+				if !allowed && workspacetest.ErrCode(res) != workspace.CodePermissionRejected {
+					t.Fatalf("code %q", workspacetest.ErrCode(res))
 				}
 			})
 		}
@@ -253,18 +243,18 @@ func TestWrite(t *testing.T) {
 	existing := f.file(t, "old.txt", "before\n")
 	res := f.call(t, WriteToolName, map[string]any{"path": "sub/new.txt", "content": "hello\nworld\n"})
 	if res.IsError || readFile(t, filepath.Join(f.cwd, "sub/new.txt")) != "hello\nworld\n" {
-		t.Fatalf("create: %q", text(res))
+		t.Fatalf("create: %q", workspacetest.Text(res))
 	}
 	d := res.Display.Diffs
 	if len(d) != 1 || d[0].OldText != nil || d[0].NewText != "hello\nworld\n" || d[0].Path != filepath.Join(f.cwd, "sub/new.txt") {
 		t.Fatalf("create diff %+v", d)
 	}
-	if !res.Raw.(WriteOutput).Created || !strings.Contains(text(res), "Created sub/new.txt (2 lines)") {
-		t.Fatalf("create result %q %+v", text(res), res.Raw)
+	if !res.Raw.(WriteOutput).Created || !strings.Contains(workspacetest.Text(res), "Created sub/new.txt (2 lines)") {
+		t.Fatalf("create result %q %+v", workspacetest.Text(res), res.Raw)
 	}
 	res = f.call(t, WriteToolName, map[string]any{"path": "old.txt", "content": "after\n"})
 	if res.IsError || readFile(t, existing) != "after\n" {
-		t.Fatalf("overwrite: %q", text(res))
+		t.Fatalf("overwrite: %q", workspacetest.Text(res))
 	}
 	if d := res.Display.Diffs; len(d) != 1 || d[0].OldText == nil || *d[0].OldText != "before\n" || d[0].NewText != "after\n" {
 		t.Fatalf("overwrite diff %+v", d)
@@ -279,13 +269,13 @@ func TestWrite(t *testing.T) {
 		}
 	}
 	res = f.call(t, WriteToolName, map[string]any{"path": "old.txt", "content": "after\n"})
-	if res.IsError || !strings.Contains(text(res), "nothing was written") || len(f.perms.Requests()) != 2 {
-		t.Fatalf("unchanged: %q", text(res))
+	if res.IsError || !strings.Contains(workspacetest.Text(res), "nothing was written") || len(f.perms.Requests()) != 2 {
+		t.Fatalf("unchanged: %q", workspacetest.Text(res))
 	}
 	bin := f.file(t, "bin.dat", "\x00\x01")
 	res = f.call(t, WriteToolName, map[string]any{"path": "bin.dat", "content": "text"})
-	if errCode(res) != workspace.CodeBinaryFile || readFile(t, bin) != "\x00\x01" {
-		t.Fatalf("over binary: %q", text(res))
+	if workspacetest.ErrCode(res) != workspace.CodeBinaryFile || readFile(t, bin) != "\x00\x01" {
+		t.Fatalf("over binary: %q", workspacetest.Text(res))
 	}
 }
 
@@ -315,8 +305,8 @@ func TestRefusedChangesTouchNothing(t *testing.T) {
 					before := len(f.perms.Requests())
 					f.perms.Decide = func(workspace.PermissionRequest) error { return refusal }
 					res := f.call(t, call.name, call.args)
-					if !res.IsError || errCode(res) != wantCode {
-						t.Fatalf("result %q code %q, want %s", text(res), errCode(res), wantCode)
+					if !res.IsError || workspacetest.ErrCode(res) != wantCode {
+						t.Fatalf("result %q code %q, want %s", workspacetest.Text(res), workspacetest.ErrCode(res), wantCode)
 					}
 					abs := p
 					if !filepath.IsAbs(abs) {
@@ -374,8 +364,8 @@ func TestEdit(t *testing.T) {
 			tt.args["path"] = "f.txt"
 			res := f.call(t, EditToolName, tt.args)
 			if tt.code != "" {
-				if errCode(res) != tt.code {
-					t.Fatalf("result %q code %q, want %s", text(res), errCode(res), tt.code)
+				if workspacetest.ErrCode(res) != tt.code {
+					t.Fatalf("result %q code %q, want %s", workspacetest.Text(res), workspacetest.ErrCode(res), tt.code)
 				}
 				if readFile(t, p) != tt.content {
 					t.Fatal("a failed edit changed the file")
@@ -385,7 +375,7 @@ func TestEdit(t *testing.T) {
 				}
 			} else {
 				if res.IsError {
-					t.Fatalf("error %q", text(res))
+					t.Fatalf("error %q", workspacetest.Text(res))
 				}
 				if got := readFile(t, p); got != tt.want {
 					t.Fatalf("file %q, want %q", got, tt.want)
@@ -398,16 +388,16 @@ func TestEdit(t *testing.T) {
 					t.Fatalf("requests %+v", reqs)
 				}
 			}
-			if !strings.Contains(text(res), tt.contains) {
-				t.Fatalf("result %q lacks %q", text(res), tt.contains)
+			if !strings.Contains(workspacetest.Text(res), tt.contains) {
+				t.Fatalf("result %q lacks %q", workspacetest.Text(res), tt.contains)
 			}
 		})
 	}
 	t.Run("missing file", func(t *testing.T) {
 		f := newFixture(t)
 		res := f.call(t, EditToolName, map[string]any{"path": "nope.go", "old_string": "a", "new_string": "b"})
-		if errCode(res) != workspace.CodeFileNotFound {
-			t.Fatalf("%q %q", text(res), errCode(res))
+		if workspacetest.ErrCode(res) != workspace.CodeFileNotFound {
+			t.Fatalf("%q %q", workspacetest.Text(res), workspacetest.ErrCode(res))
 		}
 	})
 }
@@ -446,7 +436,7 @@ func TestNoWorkspace(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := reg.Execute(context.Background(), tool.Invocation{Name: ReadToolName, Arguments: json.RawMessage(`{"path":"a"}`), Caller: caller("s")})
-	if errCode(res) != workspace.CodeNoWorkspace {
-		t.Fatalf("%q", text(res))
+	if workspacetest.ErrCode(res) != workspace.CodeNoWorkspace {
+		t.Fatalf("%q", workspacetest.Text(res))
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent/tool"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace/local"
+	"github.com/acp-agent/acp-agent/agent/tool/workspace/workspacetest"
 )
 
 // ignoreTree is a repository exercising the ignore rules; every file but
@@ -88,13 +89,13 @@ func TestSearchHonoursIgnoreFiles(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			res := f.call(t, tt.tool, tt.args)
 			if res.IsError {
-				t.Fatalf("error %q", text(res))
+				t.Fatalf("error %q", workspacetest.Text(res))
 			}
 			want := strings.Join(tt.want, "\n")
 			if tt.tool == GrepToolName && !strings.HasPrefix(tt.want[0], "No ") {
 				want = strings.Join(tt.want, ":1:hello\n") + ":1:hello"
 			}
-			if got := strings.TrimSpace(text(res)); got != want {
+			if got := strings.TrimSpace(workspacetest.Text(res)); got != want {
 				t.Fatalf("got\n%s\nwant\n%s", got, want)
 			}
 		})
@@ -195,7 +196,7 @@ func TestIgnoreRepositoryLayouts(t *testing.T) {
 				args["path"] = tt.path
 			}
 			res := f.call(t, GlobToolName, args)
-			if got, want := text(res), strings.Join(tt.want, "\n"); res.IsError || got != want {
+			if got, want := workspacetest.Text(res), strings.Join(tt.want, "\n"); res.IsError || got != want {
 				t.Fatalf("got\n%s\nwant\n%s", got, want)
 			}
 		})
@@ -236,7 +237,7 @@ func BenchmarkGlobIgnoreRules(b *testing.B) {
 			for b.Loop() {
 				res := reg.Execute(context.Background(), tool.Invocation{Name: GlobToolName, Arguments: args, Caller: caller("s")})
 				if res.IsError || res.Raw.(GlobOutput).Total != 1000 {
-					b.Fatalf("%.200q", text(res))
+					b.Fatalf("%.200q", workspacetest.Text(res))
 				}
 			}
 		})

@@ -12,17 +12,15 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/agent/tool"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace/local"
+	"github.com/acp-agent/acp-agent/agent/tool/workspace/workspacetest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-type caller string
-
-func (c caller) SessionID() string { return string(c) }
+type caller = workspacetest.Caller
 
 type fixture struct {
 	cwd, outside string
@@ -85,15 +83,6 @@ func (f *fixture) call(t *testing.T, name string, args any) tool.Result {
 	return f.reg.Execute(context.Background(), tool.Invocation{CallID: "c1", Name: name, Arguments: raw, Caller: caller("s")})
 }
 
-func text(r tool.Result) string { return session.JoinText(r.Content, "\n") }
-
-func errCode(r tool.Result) string {
-	if r.Error == nil {
-		return ""
-	}
-	return r.Error.Code
-}
-
 func TestGlob(t *testing.T) {
 	f := newFixture(t)
 	tests := []struct {
@@ -118,13 +107,13 @@ func TestGlob(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			res := f.call(t, GlobToolName, tt.args)
 			if tt.code != "" {
-				if errCode(res) != tt.code {
-					t.Fatalf("%q code %q, want %s", text(res), errCode(res), tt.code)
+				if workspacetest.ErrCode(res) != tt.code {
+					t.Fatalf("%q code %q, want %s", workspacetest.Text(res), workspacetest.ErrCode(res), tt.code)
 				}
 				return
 			}
-			if res.IsError || text(res) != tt.want {
-				t.Fatalf("got\n%s\nwant\n%s", text(res), tt.want)
+			if res.IsError || workspacetest.Text(res) != tt.want {
+				t.Fatalf("got\n%s\nwant\n%s", workspacetest.Text(res), tt.want)
 			}
 			if res.Display == nil || len(res.Display.Locations) != 1 {
 				t.Fatalf("display %+v", res.Display)
@@ -146,8 +135,8 @@ func TestGlobCapped(t *testing.T) {
 	if len(out.Files) != MaxGlobResults || out.Total != MaxGlobResults+20 || !out.Truncated {
 		t.Fatalf("raw %d files, total %d, truncated %v", len(out.Files), out.Total, out.Truncated)
 	}
-	if out.Files[0] != "many/f0000.txt" || !strings.Contains(text(res), fmt.Sprintf("%d of %d matching files shown", MaxGlobResults, MaxGlobResults+20)) {
-		t.Fatalf("first %s; text tail %q", out.Files[0], text(res)[len(text(res))-100:])
+	if out.Files[0] != "many/f0000.txt" || !strings.Contains(workspacetest.Text(res), fmt.Sprintf("%d of %d matching files shown", MaxGlobResults, MaxGlobResults+20)) {
+		t.Fatalf("first %s; text tail %q", out.Files[0], workspacetest.Text(res)[len(workspacetest.Text(res))-100:])
 	}
 }
 
@@ -179,13 +168,13 @@ func TestGrep(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			res := f.call(t, GrepToolName, tt.args)
 			if tt.code != "" {
-				if errCode(res) != tt.code {
-					t.Fatalf("%q code %q, want %s", text(res), errCode(res), tt.code)
+				if workspacetest.ErrCode(res) != tt.code {
+					t.Fatalf("%q code %q, want %s", workspacetest.Text(res), workspacetest.ErrCode(res), tt.code)
 				}
 				return
 			}
-			if res.IsError || strings.TrimSpace(text(res)) != tt.want {
-				t.Fatalf("got\n%s\nwant\n%s", text(res), tt.want)
+			if res.IsError || strings.TrimSpace(workspacetest.Text(res)) != tt.want {
+				t.Fatalf("got\n%s\nwant\n%s", workspacetest.Text(res), tt.want)
 			}
 		})
 	}
@@ -196,7 +185,7 @@ func TestGrepLongLines(t *testing.T) {
 	long := strings.Repeat("x", 200<<10)
 	f.write(t, filepath.Join(f.cwd, "long", "l.txt"), "needle "+long+"\n"+long+" needle\nshort needle\n")
 	res := f.call(t, GrepToolName, map[string]any{"pattern": "needle", "path": "long"})
-	got := text(res)
+	got := workspacetest.Text(res)
 	// The second line's match lies past what one line is scanned for.
 	if !strings.Contains(got, "long/l.txt:1:needle xxx") || !strings.Contains(got, "long/l.txt:3:short needle") || strings.Contains(got, ":2:") {
 		t.Fatalf("got %.300s", got)
@@ -239,12 +228,12 @@ func TestSearchOutsideCwdAsks(t *testing.T) {
 				if len(reqs) != 1 || !reqs[0].OutsideCwd || reqs[0].Kind != workspace.KindSearch || reqs[0].Tool != call.name {
 					t.Fatalf("requests %+v", reqs)
 				}
-				found := strings.Contains(text(res), "linked/x.go") || strings.Contains(text(res), "x.go:1:package x // hello outside")
+				found := strings.Contains(workspacetest.Text(res), "linked/x.go") || strings.Contains(workspacetest.Text(res), "x.go:1:package x // hello outside")
 				if allowed == res.IsError || allowed != found {
-					t.Fatalf("allowed=%v result %q", allowed, text(res))
+					t.Fatalf("allowed=%v result %q", allowed, workspacetest.Text(res))
 				}
-				if !allowed && errCode(res) != workspace.CodePermissionRejected {
-					t.Fatalf("code %q", errCode(res))
+				if !allowed && workspacetest.ErrCode(res) != workspace.CodePermissionRejected {
+					t.Fatalf("code %q", workspacetest.ErrCode(res))
 				}
 			})
 		}
@@ -256,8 +245,8 @@ func TestSearchCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	res := f.reg.Execute(ctx, tool.Invocation{Name: GrepToolName, Arguments: json.RawMessage(`{"pattern":"x"}`), Caller: caller("s")})
-	if errCode(res) != tool.CodeAbortedBeforeStart {
-		t.Fatalf("%q", errCode(res))
+	if workspacetest.ErrCode(res) != tool.CodeAbortedBeforeStart {
+		t.Fatalf("%q", workspacetest.ErrCode(res))
 	}
 	// Directly, past the registry's own check: the walk stops.
 	for _, name := range []string{GrepToolName, GlobToolName} {
@@ -265,7 +254,7 @@ func TestSearchCancelled(t *testing.T) {
 		tt, _ := tl.Get(name)
 		res, err := tt.Execute(ctx, tool.Invocation{Arguments: json.RawMessage(`{"pattern":"*"}`), Caller: caller("s")})
 		if err == nil && !res.IsError {
-			t.Errorf("a cancelled %s succeeded: %q", name, text(res))
+			t.Errorf("a cancelled %s succeeded: %q", name, workspacetest.Text(res))
 		}
 	}
 }

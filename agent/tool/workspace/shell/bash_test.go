@@ -18,23 +18,13 @@ import (
 	"github.com/acp-agent/acp-agent/agent/tool"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace/local"
+	"github.com/acp-agent/acp-agent/agent/tool/workspace/workspacetest"
 	"github.com/acp-agent/acp-agent/internal/proctest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-type caller string
-
-func (c caller) SessionID() string { return string(c) }
-
-func text(r tool.Result) string { return session.JoinText(r.Content, "\n") }
-
-func errCode(r tool.Result) string {
-	if r.Error == nil {
-		return ""
-	}
-	return r.Error.Code
-}
+type caller = workspacetest.Caller
 
 func run(t *testing.T, ctx context.Context, env workspace.Env, args map[string]any, progress func(tool.Progress)) tool.Result {
 	t.Helper()
@@ -76,11 +66,11 @@ func TestBash(t *testing.T) {
 				t.Fatal(err)
 			}
 			res := run(t, context.Background(), env, tt.args, nil)
-			if errCode(res) != tt.code {
-				t.Fatalf("%q code %q, want %q", text(res), errCode(res), tt.code)
+			if workspacetest.ErrCode(res) != tt.code {
+				t.Fatalf("%q code %q, want %q", workspacetest.Text(res), workspacetest.ErrCode(res), tt.code)
 			}
-			if tt.want != "" && text(res) != tt.want {
-				t.Fatalf("got %q, want %q", text(res), tt.want)
+			if tt.want != "" && workspacetest.Text(res) != tt.want {
+				t.Fatalf("got %q, want %q", workspacetest.Text(res), tt.want)
 			}
 			if tt.title == "" {
 				return
@@ -102,8 +92,8 @@ func TestBashRefusedDoesNotRun(t *testing.T) {
 			perms := &local.Scripted{Decide: func(workspace.PermissionRequest) error { return &tool.Error{Code: code, Message: "no"} }}
 			env := localEnv(t, perms)
 			res := run(t, context.Background(), env, map[string]any{"command": "touch ran"}, nil)
-			if !res.IsError || errCode(res) != code {
-				t.Fatalf("%q code %q", text(res), errCode(res))
+			if !res.IsError || workspacetest.ErrCode(res) != code {
+				t.Fatalf("%q code %q", workspacetest.Text(res), workspacetest.ErrCode(res))
 			}
 			if _, err := os.Stat(filepath.Join(env.Cwd, "ran")); err == nil {
 				t.Fatal("a refused command ran")
@@ -113,8 +103,8 @@ func TestBashRefusedDoesNotRun(t *testing.T) {
 	t.Run("no gate", func(t *testing.T) {
 		env := localEnv(t, nil)
 		res := run(t, context.Background(), env, map[string]any{"command": "touch ran"}, nil)
-		if errCode(res) != workspace.CodePermissionRejected {
-			t.Fatalf("%q", errCode(res))
+		if workspacetest.ErrCode(res) != workspace.CodePermissionRejected {
+			t.Fatalf("%q", workspacetest.ErrCode(res))
 		}
 		if _, err := os.Stat(filepath.Join(env.Cwd, "ran")); err == nil {
 			t.Fatal("a command ran without a gate")
@@ -166,8 +156,8 @@ func TestBashNeverEnding(t *testing.T) {
 			if how == "cancel" {
 				want = tool.CodeAborted
 			}
-			if errCode(res) != want {
-				t.Fatalf("%q code %q, want %s", text(res), errCode(res), want)
+			if workspacetest.ErrCode(res) != want {
+				t.Fatalf("%q code %q, want %s", workspacetest.Text(res), workspacetest.ErrCode(res), want)
 			}
 			if !proctest.Gone(pid) {
 				_ = syscall.Kill(pid, syscall.SIGKILL)

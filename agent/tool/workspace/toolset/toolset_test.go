@@ -16,13 +16,12 @@ import (
 	"github.com/acp-agent/acp-agent/agent/tool"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace/local"
+	"github.com/acp-agent/acp-agent/agent/tool/workspace/workspacetest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-type caller string
-
-func (c caller) SessionID() string { return string(c) }
+type caller = workspacetest.Caller
 
 func TestToolsRegisterWithKinds(t *testing.T) {
 	reg, err := tool.NewRegistry(Tools(nil)...)
