@@ -1,0 +1,197 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+
+	llsyscall "github.com/landlock-lsm/go-landlock/landlock/syscall"
+)
+
+// HelperArg is os.Args[1] of the re-executed helper that applies the
+// sandbox and execs the command.
+const HelperArg = "__acp-agent-sandbox-exec"
+
+// CodeUnavailable is the tool error code of a command refused because the
+// sandbox it must run in cannot be set up on this kernel.
+const CodeUnavailable = "SANDBOX_UNAVAILABLE"
+
+// ErrUnavailable is returned (wrapped) by Prepare and Check when the
+// kernel cannot sandbox commands as the policy requires.
+var ErrUnavailable = errors.New("the command sandbox is not available")
+
+// Policy says what a sandboxed command may do besides reading files.
+type Policy struct {
+	// Writable lists directories where commands may write, besides their
+	// cwd and the temp dir. Relative entries are taken from the cwd.
+	Writable []string
+	// Network allows network access.
+	Network bool
+	// TempDir is the temp dir commands may write in; "" means
+	// os.TempDir().
+	TempDir string
+}
+
+// Support is what the kernel offers.
+type Support struct {
+	// ABI is the Landlock ABI version; 0 means no Landlock.
+	ABI int
+	// NetNS reports that unprivileged user and network namespaces work.
+	NetNS bool
+}
+
+// Sandbox prepares commands to run under a Policy. Its zero value is not
+// usable: use New.
+type Sandbox struct {
+	policy Policy
+	// exe is the executable that serves HelperArg; "" means this one.
+	exe   string
+	probe func() Support
+
+	once    sync.Once
+	support Support
+	exeErr  error
+}
+
+// Options tune New; the zero value probes the running kernel and re-runs
+// this executable.
+type Options struct {
+	// Executable serves HelperArg (its main calls Main); "" means
+	// os.Executable().
+	Executable string
+	// Probe replaces the kernel probe (tests).
+	Probe func() Support
+}
+
+// New returns a sandbox enforcing p.
+func New(p Policy, opts Options) *Sandbox {
+	probe := opts.Probe
+	if probe == nil {
+		probe = ProbeKernel
+	}
+	return &Sandbox{policy: p, exe: opts.Executable, probe: probe}
+}
+
+func (s *Sandbox) init() {
+	s.once.Do(func() {
+		s.support = s.probe()
+		if s.exe == "" {
+			s.exe, s.exeErr = os.Executable()
+		}
+	})
+}
+
+// Check reports whether commands can be sandboxed as the policy requires,
+// with a message that says what is missing.
+func (s *Sandbox) Check() error {
+	s.init()
+	if s.exeErr != nil {
+		return fmt.Errorf("%w: cannot find the agent's own executable to start sandboxed commands: %v", ErrUnavailable, s.exeErr)
+	}
+	if s.support.ABI < 1 {
+		return fmt.Errorf("%w: this kernel has no Landlock (it needs Linux 5.13 or later with Landlock enabled in the \"lsm=\" boot parameter); commands are refused rather than run without the sandbox", ErrUnavailable)
+	}
+	if !s.policy.Network && !s.support.NetNS && s.support.ABI < 4 {
+		return fmt.Errorf("%w: this kernel can cut neither the network (no unprivileged user namespaces) nor TCP (Landlock ABI %d, TCP rules need 4); allow the network in the sandbox settings or run without the sandbox", ErrUnavailable, s.support.ABI)
+	}
+	return nil
+}
+
+// Describe says, for the model and the person, what a command in cwd may
+// do.
+func (s *Sandbox) Describe(cwd string) string {
+	var b strings.Builder
+	b.WriteString("sandboxed: writes only under ")
+	b.WriteString(strings.Join(s.writable(cwd), ", "))
+	if s.policy.Network {
+		b.WriteString("; network allowed")
+	} else {
+		b.WriteString("; no network")
+	}
+	return b.String()
+}
+
+func (s *Sandbox) writable(cwd string) []string {
+	tmp := s.policy.TempDir
+	if tmp == "" {
+		tmp = os.TempDir()
+	}
+	out := []string{filepath.Clean(cwd), filepath.Clean(tmp)}
+	for _, w := range s.policy.Writable {
+		if !filepath.IsAbs(w) {
+			w = filepath.Join(cwd, w)
+		}
+		out = append(out, filepath.Clean(w))
+	}
+	return out
+}
+
+// spec is what the helper is told, as its os.Args[2].
+type spec struct {
+	Writable []string `json:"writable"`
+	Network  bool     `json:"network"`
+}
+
+// Prepare rewrites cmd (not yet started, cmd.Dir its cwd) to run under the
+// sandbox: through the helper, in new user and network namespaces where
+// the network is cut and the kernel allows them. It keeps cmd's
+// SysProcAttr settings (process group, Pdeathsig).
+func (s *Sandbox) Prepare(cmd *exec.Cmd) error {
+	if err := s.Check(); err != nil {
+		return err
+	}
+	if cmd.Path == "" || cmd.Dir == "" {
+		return errors.New("sandbox: the command has no path or no directory")
+	}
+	data, err := json.Marshal(spec{Writable: s.writable(cmd.Dir), Network: s.policy.Network})
+	if err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	args := append([]string{s.exe, HelperArg, string(data), cmd.Path}, cmd.Args...)
+	cmd.Path, cmd.Args = s.exe, args
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	if !s.policy.Network && s.support.NetNS {
+		netNS(cmd.SysProcAttr)
+	}
+	return nil
+}
+
+// netNS puts the process in new user and network namespaces, mapping the
+// caller's own uid and gid so files keep their owners.
+func netNS(a *syscall.SysProcAttr) {
+	a.Cloneflags |= syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET
+	a.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
+	a.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
+	a.GidMappingsEnableSetgroups = false
+}
+
+// ProbeKernel reads the Landlock ABI and tries a user and network
+// namespace once (a short-lived /bin/true, or this executable with no
+// arguments if that is missing).
+func ProbeKernel() Support {
+	var s Support
+	if v, err := llsyscall.LandlockGetABIVersion(); err == nil {
+		s.ABI = v
+	}
+	s.NetNS = probeNetNS()
+	return s
+}
+
+func probeNetNS() bool {
+	path, err := exec.LookPath("true")
+	if err != nil {
+		return false
+	}
+	cmd := exec.Command(path)
+	cmd.SysProcAttr = &syscall.SysProcAttr{}
+	netNS(cmd.SysProcAttr)
+	return cmd.Run() == nil
+}

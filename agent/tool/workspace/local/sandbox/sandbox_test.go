@@ -1,0 +1,196 @@
+package sandbox_test
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/acp-agent/acp-agent/agent/tool/workspace/local/sandbox"
+)
+
+func TestMain(m *testing.M) {
+	sandbox.Main() // serves the re-executed helper
+	os.Exit(m.Run())
+}
+
+// requireLandlock skips, saying why, where the kernel has no Landlock.
+func requireLandlock(t *testing.T) sandbox.Support {
+	t.Helper()
+	s := sandbox.ProbeKernel()
+	if s.ABI < 1 {
+		t.Skip("this kernel has no Landlock: the sandbox cannot be tested here")
+	}
+	return s
+}
+
+// layout is a base dir with a cwd, a temp dir and an outside dir, none
+// inside another, so the system temp dir (writable in the sandbox) does
+// not cover the outside dir.
+type layout struct{ cwd, tmp, outside string }
+
+func newLayout(t *testing.T) layout {
+	base := t.TempDir()
+	l := layout{filepath.Join(base, "work"), filepath.Join(base, "tmp"), filepath.Join(base, "outside")}
+	for _, d := range []string{l.cwd, l.tmp, l.outside} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return l
+}
+
+func run(t *testing.T, sb *sandbox.Sandbox, cwd, script string) (string, int) {
+	t.Helper()
+	cmd := exec.Command("bash", "-c", script)
+	cmd.Dir = cwd
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := sb.Prepare(cmd); err != nil {
+		t.Fatalf("Prepare: %v", err)
+	}
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return string(out), 0
+	case errors.As(err, &ee):
+		return string(out), ee.ExitCode()
+	default:
+		t.Fatalf("run %q: %v", script, err)
+		return "", -1
+	}
+}
+
+func TestSandboxedFiles(t *testing.T) {
+	requireLandlock(t)
+	l := newLayout(t)
+	extra := filepath.Join(filepath.Dir(l.cwd), "extra")
+	if err := os.Mkdir(extra, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sb := sandbox.New(sandbox.Policy{TempDir: l.tmp, Writable: []string{"../extra"}}, sandbox.Options{})
+	if err := os.WriteFile(filepath.Join(l.outside, "secret.txt"), []byte("readable\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		script  string
+		wantOK  bool
+		created string // a path that must exist afterwards, or must not when !wantOK
+	}{
+		{"write in the cwd", "echo hi > made.txt && mkdir -p sub && mv made.txt sub/made.txt", true, filepath.Join(l.cwd, "sub", "made.txt")},
+		{"write in the temp dir", fmt.Sprintf("touch %s/t.txt", l.tmp), true, filepath.Join(l.tmp, "t.txt")},
+		{"write in a configured dir", "touch ../extra/e.txt", true, filepath.Join(extra, "e.txt")},
+		{"read outside", "cat ../outside/secret.txt", true, ""},
+		{"touch a new file in the parent", "touch ../outside.txt", false, filepath.Join(filepath.Dir(l.cwd), "outside.txt")},
+		{"create outside", "touch ../outside/new.txt", false, filepath.Join(l.outside, "new.txt")},
+		{"overwrite outside", "echo x > ../outside/secret.txt", false, ""},
+		{"write to /dev/null", "echo gone > /dev/null", true, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, code := run(t, sb, l.cwd, tt.script)
+			if ok := code == 0; ok != tt.wantOK {
+				t.Fatalf("exit %d, want success %v; output:\n%s", code, tt.wantOK, out)
+			}
+			if !tt.wantOK && !strings.Contains(out, "Permission denied") {
+				t.Errorf("output does not say the write was denied:\n%s", out)
+			}
+			if tt.created != "" {
+				_, err := os.Stat(tt.created)
+				if exists := err == nil; exists != tt.wantOK {
+					t.Errorf("%s exists = %v, want %v", tt.created, exists, tt.wantOK)
+				}
+			}
+		})
+	}
+	if b, _ := os.ReadFile(filepath.Join(l.outside, "secret.txt")); string(b) != "readable\n" {
+		t.Errorf("outside file changed: %q", b)
+	}
+}
+
+func TestSandboxedNetwork(t *testing.T) {
+	support := requireLandlock(t)
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	dial := fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d && echo connected", port)
+	tests := []struct {
+		name    string
+		policy  sandbox.Policy
+		probe   func() sandbox.Support
+		connect bool
+		skip    string
+	}{
+		{name: "network allowed", policy: sandbox.Policy{Network: true}, connect: true},
+		{name: "network cut", connect: false},
+		{name: "TCP cut by Landlock alone", probe: func() sandbox.Support { return sandbox.Support{ABI: support.ABI} },
+			connect: false, skip: map[bool]string{true: "Landlock ABI below 4 has no TCP rules"}[support.ABI < 4]},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.skip != "" {
+				t.Skip(tt.skip)
+			}
+			l := newLayout(t)
+			tt.policy.TempDir = l.tmp
+			sb := sandbox.New(tt.policy, sandbox.Options{Probe: tt.probe})
+			out, code := run(t, sb, l.cwd, dial)
+			if connected := code == 0 && strings.Contains(out, "connected"); connected != tt.connect {
+				t.Fatalf("connected = %v, want %v (exit %d):\n%s", connected, tt.connect, code, out)
+			}
+		})
+	}
+}
+
+func TestSandboxRefusedWithoutKernelSupport(t *testing.T) {
+	tests := []struct {
+		name    string
+		policy  sandbox.Policy
+		support sandbox.Support
+		want    string
+	}{
+		{"no Landlock", sandbox.Policy{Network: true}, sandbox.Support{ABI: 0, NetNS: true}, "no Landlock"},
+		{"network cannot be cut", sandbox.Policy{}, sandbox.Support{ABI: 3}, "can cut neither the network"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sb := sandbox.New(tt.policy, sandbox.Options{Probe: func() sandbox.Support { return tt.support }})
+			cmd := exec.Command("bash", "-c", "true")
+			cmd.Dir = t.TempDir()
+			err := sb.Prepare(cmd)
+			if !errors.Is(err, sandbox.ErrUnavailable) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Prepare = %v, want ErrUnavailable saying %q", err, tt.want)
+			}
+			if filepath.Base(cmd.Path) != "bash" {
+				t.Errorf("a refused command was rewritten to %s", cmd.Path)
+			}
+		})
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	sb := sandbox.New(sandbox.Policy{TempDir: "/tmp", Writable: []string{"/cache", "build"}}, sandbox.Options{})
+	got := sb.Describe("/work/p")
+	want := "sandboxed: writes only under /work/p, /tmp, /cache, /work/p/build; no network"
+	if got != want {
+		t.Errorf("Describe = %q, want %q", got, want)
+	}
+}
