@@ -24,12 +24,14 @@ import (
 	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/model/scripted"
 	"github.com/acp-agent/acp-agent/agent/tool"
+	"github.com/acp-agent/acp-agent/agent/tool/workspace/local/sandbox"
 	"github.com/acp-agent/acp-agent/app"
 	"github.com/acp-agent/acp-agent/internal/testhooks"
 )
 
 func TestMain(m *testing.M) {
 	serveMCPIfAsked() // the test binary doubles as a stdio MCP server (mcp_test.go)
+	sandbox.Main()    // and as the helper of sandboxed commands (sandbox_test.go)
 	goleak.VerifyTestMain(m)
 }
 

@@ -72,7 +72,8 @@ func (g *gate) Authorize(ctx context.Context, req workspace.PermissionRequest) e
 	}
 	if !req.OutsideCwd {
 		switch {
-		case !mutating, mode == ModeBypass, mode == ModeAcceptEdits && req.Kind == workspace.KindEdit:
+		case !mutating, mode == ModeBypass, mode == ModeAcceptEdits && req.Kind == workspace.KindEdit,
+			mode == ModeAcceptEdits && req.Kind == workspace.KindExecute && req.Sandboxed:
 			return nil
 		}
 	}

@@ -59,8 +59,31 @@ func (s *Server) Env(ctx context.Context, sessionID string) (workspace.Env, erro
 	}
 	if caps.Terminal {
 		env.Commands = &clientTerminal{s: s, session: g.root}
+		if workspace.SandboxOf(s.opts.LocalCommands, g.cwd) != "" {
+			// The editor's terminals are not sandboxed by us: sandboxed
+			// commands run locally, only those the person let out of the
+			// sandbox run in the editor.
+			env.Commands = sandboxFirst{sandboxed: s.opts.LocalCommands, outside: env.Commands}
+		}
 	}
 	return env, nil
+}
+
+// sandboxFirst runs commands in the local sandbox, and those asked to run
+// outside it (Command.Unsandboxed) through the client's terminal.
+type sandboxFirst struct{ sandboxed, outside workspace.Commands }
+
+var _ workspace.Sandboxed = sandboxFirst{}
+
+func (c sandboxFirst) Run(ctx context.Context, cmd workspace.Command, display func(session.ToolDisplay)) (workspace.CommandResult, error) {
+	if cmd.Unsandboxed {
+		return c.outside.Run(ctx, cmd, display)
+	}
+	return c.sandboxed.Run(ctx, cmd, display)
+}
+
+func (c sandboxFirst) DescribeSandbox(cwd string) string {
+	return workspace.SandboxOf(c.sandboxed, cwd)
 }
 
 // connected reports whether the connection is up.

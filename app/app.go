@@ -26,6 +26,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent/tool"
 	"github.com/acp-agent/acp-agent/agent/tool/mcp"
 	"github.com/acp-agent/acp-agent/agent/tool/todo"
+	"github.com/acp-agent/acp-agent/agent/tool/workspace/local/sandbox"
 	"github.com/acp-agent/acp-agent/internal/testhooks"
 	"github.com/acp-agent/acp-agent/persistence"
 	"github.com/acp-agent/acp-agent/persistence/projcache"
@@ -79,6 +80,9 @@ type Config struct {
 	// MCPStartTimeout bounds the start of each MCP server a client names
 	// in session/new or session/load; 0 means mcp.DefaultStartTimeout.
 	MCPStartTimeout time.Duration
+	// Sandbox, when set, runs local commands in the Landlock sandbox
+	// (workspace.go); nil runs them as the user.
+	Sandbox *sandbox.Policy
 	// Testing holds the knobs only this module's tests and scenario runner
 	// turn (a scripted model instance, no fsync, fault injection). Its type
 	// is internal, so programs outside the module leave it nil.
@@ -210,7 +214,7 @@ func New(cfg Config) (*App, error) {
 		// Workspace fallbacks when the client lacks fs / terminal
 		// (workspace.go).
 		LocalFiles:    localFiles,
-		LocalCommands: localCommands,
+		LocalCommands: localCommands(cfg.Sandbox, a.Log),
 		Logger:        a.Log,
 		PanicOnBug:    hooks.PanicOnBug,
 

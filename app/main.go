@@ -17,6 +17,7 @@ import (
 	"github.com/oklog/run"
 
 	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/agent/tool/workspace/local/sandbox"
 	"github.com/acp-agent/acp-agent/persistence"
 )
 
@@ -27,6 +28,7 @@ const (
 	EnvBaseURL   = "ACP_AGENT_BASE_URL"
 	EnvAPIKeyEnv = "ACP_AGENT_API_KEY_ENV"
 	EnvLogLevel  = "ACP_AGENT_LOG_LEVEL"
+	EnvSandbox   = "ACP_AGENT_SANDBOX"
 )
 
 // Exit codes of Main.
@@ -85,6 +87,9 @@ type Flags struct {
 	BaseURL   string
 	APIKeyEnv string
 	LogLevel  string
+	// Sandbox runs local commands in the sandbox (writes only under the
+	// cwd and the temp dir, no network).
+	Sandbox bool
 }
 
 // register binds the common flags to fs with the current values as
@@ -100,6 +105,8 @@ func (f *Flags) register(fs *flag.FlagSet) {
 		"name of the environment variable holding the API key; default DEEPSEEK_API_KEY or OPENAI_API_KEY by provider (env "+EnvAPIKeyEnv+")")
 	fs.StringVar(&f.LogLevel, "log-level", f.LogLevel,
 		"log level on stderr: debug, info, warn or error (env "+EnvLogLevel+")")
+	fs.BoolVar(&f.Sandbox, "sandbox", f.Sandbox,
+		"run commands on this machine in a sandbox: they read everywhere, write only under the session's directory and the temp dir, and have no network (env "+EnvSandbox+"=1)")
 }
 
 func flagsFromEnv(getenv func(string) string) *Flags {
@@ -109,6 +116,7 @@ func flagsFromEnv(getenv func(string) string) *Flags {
 		BaseURL:   getenv(EnvBaseURL),
 		APIKeyEnv: getenv(EnvAPIKeyEnv),
 		LogLevel:  getenv(EnvLogLevel),
+		Sandbox:   getenv(EnvSandbox) == "1",
 	}
 	if f.LogLevel == "" {
 		f.LogLevel = "info"
@@ -222,6 +230,9 @@ func serve(ctx context.Context, env *Env) error {
 		Version:   Version(),
 		Logger:    env.Logger,
 		Getenv:    env.Getenv,
+	}
+	if env.Flags.Sandbox {
+		cfg.Sandbox = &sandbox.Policy{}
 	}
 	if env.Getenv(DeterministicEnv) == "1" {
 		// Recorded scenario runs: ids and timestamps from per-session

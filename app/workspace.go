@@ -9,19 +9,33 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/acp-agent/acp-agent/agent/tool"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace/local"
+	"github.com/acp-agent/acp-agent/agent/tool/workspace/local/sandbox"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace/toolset"
 )
 
-// localFiles and localCommands serve sessions whose client lacks fs /
-// terminal.
-var (
-	localFiles    workspace.Files    = local.Files{}
-	localCommands workspace.Commands = local.Commands{}
-)
+// localFiles serves sessions whose client lacks fs.
+var localFiles workspace.Files = local.Files{}
+
+// localCommands serves sessions whose client lacks terminals, and every
+// sandboxed command. A sandbox the kernel cannot provide is reported now
+// and its commands are refused when they run, never run unsandboxed.
+func localCommands(p *sandbox.Policy, log *slog.Logger) workspace.Commands {
+	if p == nil {
+		return local.Commands{}
+	}
+	sb := sandbox.New(*p, sandbox.Options{})
+	if err := sb.Check(); err != nil {
+		log.Error("the command sandbox is on but cannot work on this machine: commands will be refused", "err", err)
+	} else {
+		log.Info("local commands run in the sandbox", "policy", sb.Describe("<session directory>"))
+	}
+	return local.Commands{Sandbox: sb}
+}
 
 // Workspace returns the resolver workspace tools use. It resolves through
 // the ACP server, which is created after the tools; before that (never

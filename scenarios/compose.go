@@ -32,6 +32,7 @@ func Composition(_ context.Context, cfg Config) (System, error) {
 		Version: "scenario",
 		Logger:  cfg.Logger,
 		Testing: hooks,
+		Sandbox: cfg.Sandbox.policy(cfg.Cwd),
 	}
 	if m != nil {
 		hooks.Model = scripted.New(m)

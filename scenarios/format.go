@@ -43,6 +43,8 @@ type Scenario struct {
 	// MCPServers are HTTP MCP servers the runner serves on loopback and
 	// names in every session/new and session/load (mcp.go).
 	MCPServers []MCPServer
+	// Sandbox, when set, runs local commands in the sandbox (sandbox.go).
+	Sandbox *SandboxSpec
 }
 
 // SeedSession is a session persisted before the run.
@@ -225,8 +227,10 @@ func Parse(file, name string, data []byte) (*Scenario, error) {
 			sc.Files, err = p.files(v)
 		case "mcp_servers":
 			sc.MCPServers, err = p.mcpServers(v)
+		case "sandbox":
+			sc.Sandbox, err = p.sandbox(v)
 		default:
-			err = p.errf(k, "", "unknown key %q (want description, seed, faults, fences, model, models, mcp_servers, steps, client, files)", k.Value)
+			err = p.errf(k, "", "unknown key %q (want description, seed, faults, fences, model, models, mcp_servers, steps, client, files, sandbox)", k.Value)
 		}
 		if err != nil {
 			return nil, err

@@ -48,6 +48,8 @@ type Config struct {
 	ObserveModel func(model.Model) model.Model
 	Faults       Faults
 	Logger       *slog.Logger
+	// Sandbox, when set, runs local commands in the sandbox.
+	Sandbox *SandboxSpec
 }
 
 // Factory builds one agent process of a run.
@@ -231,8 +233,9 @@ func (r *runner) start(ctx context.Context) error {
 		ObserveModel: func(m model.Model) model.Model {
 			return observedModel{inner: m, r: r, sys: &sys}
 		},
-		Faults: r.sc.Faults,
-		Logger: r.logger,
+		Faults:  r.sc.Faults,
+		Logger:  r.logger,
+		Sandbox: r.sc.Sandbox,
 	})
 	if err != nil {
 		cancel()

@@ -6,10 +6,14 @@ import (
 	"context"
 	"os"
 
+	"github.com/acp-agent/acp-agent/agent/tool/workspace/local/sandbox"
 	"github.com/acp-agent/acp-agent/app"
 	"github.com/acp-agent/acp-agent/scenarios"
 )
 
 func main() {
+	// A sandboxed command starts as this executable, which sandboxes
+	// itself and execs the command (package sandbox); it never returns.
+	sandbox.Main()
 	os.Exit(app.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv, scenarios.Command()))
 }

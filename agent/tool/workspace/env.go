@@ -44,6 +44,9 @@ type Command struct {
 	Timeout time.Duration
 	// OutputLimit caps the bytes of output kept (the tail is kept).
 	OutputLimit int
+	// Unsandboxed asks to run outside the sandbox of Commands that have
+	// one (SandboxOf); the person is asked first.
+	Unsandboxed bool
 }
 
 // CommandResult is how a command ended.
@@ -56,6 +59,8 @@ type CommandResult struct {
 	TimedOut bool
 	// TerminalID is the client terminal the command ran in, if any.
 	TerminalID string
+	// Sandbox describes the sandbox the command ran in; "" when none.
+	Sandbox string
 }
 
 // Commands runs shell commands. Run kills the command (its whole process
@@ -64,6 +69,21 @@ type CommandResult struct {
 // command is visible somewhere (a client terminal to embed).
 type Commands interface {
 	Run(ctx context.Context, cmd Command, display func(session.ToolDisplay)) (CommandResult, error)
+}
+
+// Sandboxed is implemented by Commands that run commands in a sandbox
+// unless Command.Unsandboxed is set.
+type Sandboxed interface {
+	// Sandbox describes what a command in cwd may do.
+	DescribeSandbox(cwd string) string
+}
+
+// SandboxOf describes the sandbox c runs commands in cwd under, or "".
+func SandboxOf(c Commands, cwd string) string {
+	if s, ok := c.(Sandboxed); ok {
+		return s.DescribeSandbox(cwd)
+	}
+	return ""
 }
 
 // Permission kinds, as ACP tool kinds.
@@ -87,6 +107,9 @@ type PermissionRequest struct {
 	// OutsideCwd is set when a path lies outside the session cwd (after
 	// resolving ".." and symlinks); such a call is never allowed silently.
 	OutsideCwd bool
+	// Sandboxed is set for a command that will run in the sandbox; in
+	// accept-edits mode it runs without asking.
+	Sandboxed bool
 }
 
 // Permissions authorizes effects. Authorize returns nil when the call may

@@ -12,7 +12,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/agent/tool"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace"
+	"github.com/acp-agent/acp-agent/agent/tool/workspace/local/sandbox"
 )
 
 // Defaults of Commands.
@@ -37,9 +39,24 @@ type Commands struct {
 	KillGrace time.Duration
 	// Env is the environment of commands; nil means this process's.
 	Env []string
+	// Sandbox, when set, runs commands under it unless a command asks to
+	// be unsandboxed; a command it cannot sandbox is refused
+	// (sandbox.CodeUnavailable), never run unsandboxed.
+	Sandbox *sandbox.Sandbox
 }
 
-var _ workspace.Commands = Commands{}
+var (
+	_ workspace.Commands  = Commands{}
+	_ workspace.Sandboxed = Commands{}
+)
+
+// DescribeSandbox describes the sandbox of commands in cwd, or "" without one.
+func (c Commands) DescribeSandbox(cwd string) string {
+	if c.Sandbox == nil {
+		return ""
+	}
+	return c.Sandbox.Describe(cwd)
+}
 
 // Run runs cmd in its own process group with stdin from /dev/null and
 // stdout and stderr merged. When ctx ends or cmd.Timeout passes, the whole
@@ -78,6 +95,15 @@ func (c Commands) Run(ctx context.Context, cmd workspace.Command, _ func(session
 	ec.Env = c.Env
 	ec.Stdout, ec.Stderr = pw, pw // *os.File: exec starts no copying goroutine
 	ec.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var sandboxed string
+	if c.Sandbox != nil && !cmd.Unsandboxed {
+		if err := c.Sandbox.Prepare(ec); err != nil {
+			pr.Close()
+			pw.Close()
+			return workspace.CommandResult{}, &tool.Error{Code: sandbox.CodeUnavailable, Message: err.Error()}
+		}
+		sandboxed = c.Sandbox.Describe(cmd.Cwd)
+	}
 	if err := ec.Start(); err != nil {
 		pr.Close()
 		pw.Close()
@@ -95,7 +121,7 @@ func (c Commands) Run(ctx context.Context, cmd workspace.Command, _ func(session
 	waitDone := make(chan error, 1)
 	go func() { waitDone <- ec.Wait() }()
 
-	var res workspace.CommandResult
+	res := workspace.CommandResult{Sandbox: sandboxed}
 	select {
 	case <-waitDone:
 	case <-ctx.Done():

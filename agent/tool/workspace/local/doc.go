@@ -13,6 +13,10 @@
 // tail of the output, and returns only after the shell is reaped and its
 // goroutines have ended.
 //
-// Layering: local imports agent/tool/workspace, agent/tool, agent/session
+// Commands with a Sandbox run under it (package sandbox: Landlock, no
+// network).
+//
+// Layering: local imports agent/tool/workspace, agent/tool, agent/session,
+// its sandbox package
 // and the standard library only; never acp, subagent, persistence or app.
 package local

@@ -29,7 +29,8 @@ const (
 	bashParameters = `{"type":"object","properties":{` +
 		`"command":{"type":"string","description":"The command line to run with bash -c."},` +
 		`"timeout":{"type":"integer","minimum":1,"maximum":600000,"description":"Milliseconds before the command is stopped. Default 120000 (2 minutes), at most 600000 (10 minutes)."},` +
-		`"description":{"type":"string","description":"A short description of what the command does, in a few words, shown to the user."}` +
+		`"description":{"type":"string","description":"A short description of what the command does, in a few words, shown to the user."},` +
+		`"sandbox":{"type":"boolean","description":"Where commands run in a sandbox (the result says so), false asks the user to run this one outside it; use it only after a sandboxed run failed because of the sandbox. Default true."}` +
 		`},"required":["command"],"additionalProperties":false}`
 	bashDescription = "Run a shell command with bash -c in the working directory and return its combined stdout and " +
 		"stderr, with its exit code. The user is asked to approve each command. Each call starts a fresh shell (cd and " +
@@ -60,6 +61,7 @@ type Output struct {
 	TimedOut   bool   `json:"timedOut,omitempty"`
 	Truncated  bool   `json:"truncated,omitempty"`
 	TerminalID string `json:"terminalId,omitempty"`
+	Sandbox    string `json:"sandbox,omitempty"`
 }
 
 // Execute asks to run the command, then runs it.
@@ -68,6 +70,7 @@ func (t *Bash) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, e
 		Command     string `json:"command"`
 		Timeout     int64  `json:"timeout"`
 		Description string `json:"description"`
+		Sandbox     *bool  `json:"sandbox"`
 	}
 	if err := workspace.DecodeArgs(inv.Arguments, &args); err != nil {
 		return tool.Result{}, err
@@ -86,8 +89,11 @@ func (t *Bash) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, e
 	if env.Commands == nil {
 		return tool.Result{}, &tool.Error{Code: workspace.CodeNoWorkspace, Message: "running commands is not available"}
 	}
+	unsandboxed := args.Sandbox != nil && !*args.Sandbox
+	sandboxed := !unsandboxed && workspace.SandboxOf(env.Commands, env.Cwd) != ""
 	err = workspace.Authorize(ctx, env.Permissions, workspace.PermissionRequest{
 		CallID: inv.CallID, Tool: ToolName, Kind: workspace.KindExecute, Title: title(args.Description, args.Command),
+		Sandboxed: sandboxed,
 	})
 	if err != nil {
 		return workspace.Failed(err, nil), nil
@@ -99,6 +105,7 @@ func (t *Bash) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, e
 	}
 	res, err := env.Commands.Run(ctx, workspace.Command{
 		CallID: inv.CallID, Command: args.Command, Cwd: env.Cwd, Timeout: timeout, OutputLimit: OutputLimit,
+		Unsandboxed: unsandboxed,
 	}, show)
 	var display *session.ToolDisplay
 	if res.TerminalID != "" {
@@ -107,7 +114,7 @@ func (t *Bash) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, e
 	if err != nil {
 		return workspace.Failed(err, display), nil
 	}
-	out := Output{ExitCode: res.ExitCode, Signal: res.Signal, TimedOut: res.TimedOut, Truncated: res.Truncated, TerminalID: res.TerminalID}
+	out := Output{ExitCode: res.ExitCode, Signal: res.Signal, TimedOut: res.TimedOut, Truncated: res.Truncated, TerminalID: res.TerminalID, Sandbox: res.Sandbox}
 	body := render(res, timeout)
 	if res.TimedOut {
 		r := workspace.Failed(&tool.Error{Code: CodeCommandTimedOut, Message: body}, display)
@@ -156,6 +163,9 @@ func render(res workspace.CommandResult, timeout time.Duration) string {
 		fmt.Fprintf(&b, "[Exit code %d]", *res.ExitCode)
 	case res.Signal != "":
 		fmt.Fprintf(&b, "[Killed by signal: %s]", res.Signal)
+	}
+	if res.Sandbox != "" && (res.ExitCode == nil || *res.ExitCode != 0) {
+		fmt.Fprintf(&b, "\n[The command ran in a sandbox (%s). If it failed because of the sandbox (\"Permission denied\" or \"Read-only file system\" on a write outside those directories, \"Network is unreachable\" and the like), run it again with \"sandbox\": false to ask the user to run it outside the sandbox.]", strings.TrimPrefix(res.Sandbox, "sandboxed: "))
 	}
 	return b.String()
 }

@@ -18,11 +18,15 @@ import (
 	"github.com/acp-agent/acp-agent/agent/tool"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace/local"
+	"github.com/acp-agent/acp-agent/agent/tool/workspace/local/sandbox"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace/workspacetest"
 	"github.com/acp-agent/acp-agent/internal/proctest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	sandbox.Main() // serves sandboxed commands (sandbox_test.go)
+	goleak.VerifyTestMain(m)
+}
 
 type caller = workspacetest.Caller
 
