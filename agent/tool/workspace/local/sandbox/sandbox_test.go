@@ -194,3 +194,35 @@ func TestDescribe(t *testing.T) {
 		t.Errorf("Describe = %q, want %q", got, want)
 	}
 }
+
+// BenchmarkStart compares starting `bash -c true` directly and through
+// the sandbox helper (re-exec, Landlock, user and network namespaces).
+func BenchmarkStart(b *testing.B) {
+	if sandbox.ProbeKernel().ABI < 1 {
+		b.Skip("this kernel has no Landlock")
+	}
+	dir := b.TempDir()
+	for _, tc := range []struct {
+		name string
+		sb   *sandbox.Sandbox
+	}{
+		{"plain", nil},
+		{"sandboxed", sandbox.New(sandbox.Policy{}, sandbox.Options{})},
+		{"sandboxed, network allowed", sandbox.New(sandbox.Policy{Network: true}, sandbox.Options{})},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			for b.Loop() {
+				cmd := exec.Command("bash", "-c", "true")
+				cmd.Dir = dir
+				if tc.sb != nil {
+					if err := tc.sb.Prepare(cmd); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := cmd.Run(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
