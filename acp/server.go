@@ -55,6 +55,10 @@ type Options struct {
 	// client never sees a call that a restart could forget. Nil means no
 	// durable storage: updates are sent as they come.
 	Durable func(ctx context.Context, id string, seq int64) error
+	// DurableText, when set, is Durable for streamed text and thought
+	// chunks: a group commit that shares one fsync among the chunks of a
+	// short window (persistence.Store.SyncSoon). Nil uses Durable.
+	DurableText func(ctx context.Context, id string, seq int64) error
 	// Agents, when set, receives every agent the server creates, so other
 	// components (the subagent runtime) find top-level agents by id.
 	Agents *agent.Registry
@@ -418,6 +422,9 @@ func (s *Server) bindAgent(sess *session.Session, ag *agent.Agent, ownAgent, own
 	b.em.sendText = s.sendTextTo(b.id)
 	if d := s.opts.Durable; d != nil {
 		b.em.durable = func(ctx context.Context, seq int64) error { return d(ctx, b.id, seq) }
+	}
+	if d := s.opts.DurableText; d != nil {
+		b.em.durableText = func(ctx context.Context, seq int64) error { return d(ctx, b.id, seq) }
 	}
 	b.unsub = ag.Subscribe(func(u agent.Update) { b.em.push(item{update: &u}) })
 	events := sess.EventsView() // read only: the replay, or its length

@@ -26,6 +26,11 @@ type Options struct {
 	FlushInterval time.Duration
 	// NoSync skips every fsync. Unsafe: for tests and benchmarks only.
 	NoSync bool
+	// GroupWindow and GroupBytes bound the group commit of SyncSoon: at
+	// most one fsync per window unless this many bytes are buffered. Zero
+	// means DefaultGroupWindow and DefaultGroupBytes.
+	GroupWindow time.Duration
+	GroupBytes  int
 	// Fault, when set, is called at each storage step (see FaultPoint) on
 	// the goroutine taking it; crash tests kill the process there. Nil in
 	// production.
@@ -53,6 +58,9 @@ type Store struct {
 	interval time.Duration
 	noSync   bool
 	fault    func(FaultPoint)
+
+	groupWindow time.Duration
+	groupBytes  int
 
 	mu      sync.RWMutex // guards the fields below
 	handles map[string]*handle
@@ -112,6 +120,13 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	if s.interval <= 0 {
 		s.interval = DefaultFlushInterval
+	}
+	s.groupWindow, s.groupBytes = opts.GroupWindow, opts.GroupBytes
+	if s.groupWindow <= 0 {
+		s.groupWindow = DefaultGroupWindow
+	}
+	if s.groupBytes <= 0 {
+		s.groupBytes = DefaultGroupBytes
 	}
 	s.removeTempLeftovers()
 	return s, nil
