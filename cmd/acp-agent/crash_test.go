@@ -23,6 +23,10 @@ import (
 	"testing"
 	"time"
 
+	"iter"
+
+	"github.com/acp-agent/acp-agent/agent/model"
+	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/app"
 	"github.com/acp-agent/acp-agent/internal/testhooks"
 	"github.com/acp-agent/acp-agent/persistence"
@@ -32,6 +36,31 @@ import (
 // itself with SIGKILL; unset or 0 only counts the steps, which it prints
 // to stderr at exit as "storage steps: N".
 const crashAtEnv = "ACP_AGENT_TEST_CRASH_AT"
+
+// chunkPauseEnv, when set to a duration, makes crash-serve's model pause
+// that long before each chunk, like a real provider's stream: the
+// emitter's group commits then interleave with the stream, so kill
+// points fall between chunks shown and chunks not yet durable.
+const chunkPauseEnv = "ACP_AGENT_TEST_CHUNK_PAUSE"
+
+// pacedModel paces a model's chunks (the workload, not an assertion).
+type pacedModel struct {
+	m     model.Model
+	pause time.Duration
+}
+
+func (p pacedModel) Stream(ctx context.Context, req model.Request) iter.Seq2[session.Chunk, error] {
+	return func(yield func(session.Chunk, error) bool) {
+		for c, err := range p.m.Stream(ctx, req) {
+			if err == nil {
+				time.Sleep(p.pause)
+			}
+			if !yield(c, err) {
+				return
+			}
+		}
+	}
+}
 
 // crashServeCommand is "acp-agent crash-serve": the ACP server of the
 // plain binary, with persistence's fault hook counting storage steps.
@@ -44,13 +73,17 @@ func crashServeCommand() app.Command {
 		Run: func(ctx context.Context, env *app.Env, args []string) error {
 			at, _ := strconv.ParseInt(env.Getenv(crashAtEnv), 10, 64)
 			var steps atomic.Int64
+			var wrap func(model.Model) model.Model
+			if d, _ := time.ParseDuration(env.Getenv(chunkPauseEnv)); d > 0 {
+				wrap = func(m model.Model) model.Model { return pacedModel{m, d} }
+			}
 			a, err := app.New(app.Config{
 				DataDir: env.Flags.DataDir,
 				Model:   env.Flags.Model,
 				Version: "crash-test",
 				Logger:  env.Logger,
 				Getenv:  env.Getenv,
-				Testing: &testhooks.Hooks{StorageFault: func(persistence.FaultPoint) {
+				Testing: &testhooks.Hooks{WrapModel: wrap, StorageFault: func(persistence.FaultPoint) {
 					if n := steps.Add(1); n == at {
 						syscall.Kill(os.Getpid(), syscall.SIGKILL)
 						select {} // the signal is on its way
