@@ -246,8 +246,9 @@ func publish(tmp, path string) error {
 
 // acquire opens the existing file of id for append, takes its lock, reads
 // it and commits the torn-tail repair: the torn bytes are saved to
-// <id>.jsonl.broken, the file is truncated to its valid prefix and
-// fsynced. The returned handle is not yet registered.
+// a new <id>.jsonl.broken[.N] and fsynced (backup.go), then the file is
+// truncated to its valid prefix and fsynced; a failed backup stops the
+// load with a *BackupError and leaves the file as it was. The returned handle is not yet registered.
 func (s *Store) acquire(id string) (*handle, logView, error) {
 	path, err := s.path(id)
 	if err != nil {
@@ -281,9 +282,11 @@ func (s *Store) acquire(id string) (*handle, logView, error) {
 			hd.close()
 			return nil, logView{}, fmt.Errorf("persistence: read %s: %w", path, err)
 		}
-		broken := path + ".broken"
-		if err := writeNoBlock(broken, cut); err != nil {
-			s.log.Warn("cannot keep torn tail", "session_id", id, "path", broken, "err", err)
+		// The backup is durable before the cut; without it nothing is cut.
+		broken, err := s.keepBackup(id, path, cut)
+		if err != nil {
+			hd.close()
+			return nil, logView{}, err
 		}
 		if err := f.Truncate(v.good); err != nil {
 			hd.close()

@@ -35,6 +35,10 @@ type Options struct {
 	// the goroutine taking it; crash tests kill the process there. Nil in
 	// production.
 	Fault func(FaultPoint)
+	// FaultErr, when set, can fail a step: a non-nil error returned at
+	// FaultBackup fails the backup as if the disk had (fault tests). Nil
+	// in production.
+	FaultErr func(FaultPoint) error
 }
 
 // FaultPoint names a storage step where Options.Fault is called.
@@ -58,6 +62,7 @@ type Store struct {
 	interval time.Duration
 	noSync   bool
 	fault    func(FaultPoint)
+	faultErr func(FaultPoint) error
 
 	groupWindow time.Duration
 	groupBytes  int
@@ -113,6 +118,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		interval: opts.FlushInterval,
 		noSync:   opts.NoSync,
 		fault:    opts.Fault,
+		faultErr: opts.FaultErr,
 		handles:  make(map[string]*handle),
 	}
 	if s.log == nil {
