@@ -46,7 +46,7 @@ type sendFunc func(ctx context.Context, u acpsdk.SessionUpdate) error
 type emitter struct {
 	tr   *translator
 	send sendFunc
-	wg   *sync.WaitGroup
+	wg   goer
 	log  *slog.Logger
 	// durable, when set, makes the session's log durable through a seq
 	// (Options.Durable bound to the session). It runs before a tool call
@@ -66,7 +66,11 @@ type emitter struct {
 	paused  bool // items accumulate but are not drained (binding in progress)
 }
 
-func newEmitter(tr *translator, send sendFunc, wg *sync.WaitGroup, log *slog.Logger) *emitter {
+// goer starts an owned goroutine (the Server's tracker; a test's
+// sync.WaitGroup).
+type goer interface{ Go(func()) }
+
+func newEmitter(tr *translator, send sendFunc, wg goer, log *slog.Logger) *emitter {
 	return &emitter{tr: tr, send: send, wg: wg, log: log, paused: true}
 }
 

@@ -178,7 +178,8 @@ func (s *Server) loadLocked(ctx context.Context, id, cwd string, servers []acpsd
 	}
 	if sess, ok := s.opts.Sessions.Get(id); ok {
 		if sess.Header().Origin == session.OriginSubagent {
-			return s.readOnly(id, sess.Header().DelegationDepth, sess.Events()), nil, nil
+			b, err := s.readOnly(id, sess.Header().DelegationDepth, sess.Events())
+			return b, nil, err
 		}
 		if s.opts.Agents != nil {
 			if ag, ok := s.opts.Agents.Get(id); ok {
@@ -219,7 +220,8 @@ func (s *Server) loadLocked(ctx context.Context, id, cwd string, servers []acpsd
 				return nil, nil, fmt.Errorf("read session %s: %w", id, err)
 			}
 		}
-		return s.readOnly(id, h.DelegationDepth, events), nil, nil
+		b, err := s.readOnly(id, h.DelegationDepth, events)
+		return b, nil, err
 	}
 	h, events, err = s.opts.Stored.Load(ctx, id)
 	if err != nil {
@@ -250,22 +252,32 @@ func (s *Server) replayAgain(b *bound) error {
 	if b.sess != nil {
 		events = b.sess.Events()
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || s.sessions[b.id] != b {
+		// Closed (or released) since it was looked up: no replay.
+		return errorf(CodeShuttingDown, "the agent is shutting down")
+	}
 	b.em.push(item{replay: events, again: true})
 	return nil
 }
 
 // readOnly binds a child session for viewing: its transcript is replayed,
 // prompts are refused.
-func (s *Server) readOnly(id string, depth int, events []session.Event) *bound {
+// Like bindAgent, it is refused after Close before any replay is queued.
+func (s *Server) readOnly(id string, depth int, events []session.Event) (*bound, error) {
 	b := &bound{id: id, readOnly: true, replayLog: events}
 	b.em = newEmitter(newTranslator(s.opts.Tools).withDepth(depth).withModels(s.opts.Models), s.sendTo(id), &s.emitters, s.log.With("session_id", id))
 	b.em.sendText = s.sendTextTo(id)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, errorf(CodeShuttingDown, "the agent is shutting down")
+	}
+	s.sessions[id] = b
 	b.em.push(item{replay: events})
 	b.em.resume()
-	s.mu.Lock()
-	s.sessions[id] = b
-	s.mu.Unlock()
-	return b
+	return b, nil
 }
 
 // CloseSession cancels the session's work and releases it.
