@@ -48,7 +48,11 @@ func runSessions(ctx context.Context, env *Env, args []string) error {
 	if fs.NArg() > 0 {
 		return usageErrorf("sessions: unexpected argument %q (did you mean 'sessions show ID'?)", fs.Arg(0))
 	}
-	st, err := openStore(env)
+	st, err := openReadStore(env)
+	if errors.Is(err, errNoDataDir) {
+		_, err = fmt.Fprintln(env.Stdout, "ID  TITLE  CREATED  UPDATED  PARENT")
+		return err
+	}
 	if err != nil {
 		return err
 	}
@@ -90,7 +94,8 @@ func runSessions(ctx context.Context, env *Env, args []string) error {
 		} else if snap, err := st.Inspect(ctx, e.Header.ID); err == nil {
 			r.title = transcript.OneLine(acp.LatestTitle(snap.Events), 48)
 		} else {
-			r.title = transcript.OneLine("(unreadable: "+err.Error()+")", 48)
+			// The whole reason, never cut: it is what the person acts on.
+			r.title = transcript.OneLine("(unreadable: "+reason(err)+")", 1<<10)
 		}
 		rows = append(rows, r)
 	}
@@ -183,16 +188,42 @@ func runSessionsShow(ctx context.Context, env *Env, args []string) error {
 	if err := session.ValidateID(id); err != nil {
 		return usageErrorf("%v", err)
 	}
-	st, err := openStore(env)
+	st, err := openReadStore(env)
+	if errors.Is(err, errNoDataDir) {
+		return sessionNotFound(id, err)
+	}
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 	snap, err := st.Inspect(ctx, id)
 	if err != nil {
+		return sessionError(id, err)
+	}
+	// A log another process is writing ends in a turn that is running,
+	// not one a crash interrupted: show it open, not "ended interrupted".
+	elsewhere, err := st.HeldElsewhere(id)
+	if err != nil {
+		return sessionError(id, err)
+	}
+	events := snap.Events
+	open := 0
+	if elsewhere && snap.Synthetic > 0 {
+		closers := events[len(events)-snap.Synthetic:]
+		events = events[:len(events)-snap.Synthetic]
+		for _, ev := range closers {
+			if d, err := session.DecodeData[session.TurnEndData](ev); err == nil && ev.Type == session.TypeTurnEnd {
+				open = d.Turn
+			}
+		}
+	}
+	if err := WriteTranscript(env.Stdout, snap.Header, events); err != nil {
 		return err
 	}
-	return WriteTranscript(env.Stdout, snap.Header, snap.Events)
+	if open > 0 {
+		_, err = fmt.Fprintf(env.Stdout, "\n[turn %d open (running elsewhere)]\n", open)
+	}
+	return err
 }
 
 func openStore(env *Env) (*persistence.Store, error) {
