@@ -152,7 +152,11 @@ func writeTree(w io.Writer, root string, entries []subagent.DescendantEntry) err
 		b.WriteString("└─ ")
 		b.WriteString(e.ID)
 		if e.Kind == subagent.KindDiagnostic {
-			fmt.Fprintf(&b, " [diagnostic: %s]\n", e.Reason)
+			if e.Detail != "" {
+				fmt.Fprintf(&b, " [diagnostic: %s: %s]\n", e.Reason, e.Detail)
+			} else {
+				fmt.Fprintf(&b, " [diagnostic: %s]\n", e.Reason)
+			}
 			continue
 		}
 		fmt.Fprintf(&b, " [%s, %s", e.Mode, e.Activity)

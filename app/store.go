@@ -153,6 +153,15 @@ func (d durableStore) Load(ctx context.Context, id string) (session.Header, []se
 
 func (d durableStore) Release(id string) error { return d.p.Release(id) }
 
+var _ subagent.ProblemChecker = durableStore{}
+
+// Problem says why a stored child's log has no readable header (the
+// catalog's row for a child its parent's log names).
+func (d durableStore) Problem(ctx context.Context, id string) (string, bool) {
+	u, ok := d.p.Check(ctx, id)
+	return u.Problem, ok
+}
+
 func (d durableStore) Flush(ctx context.Context, id string) error { return d.p.Flush(ctx, id) }
 
 // headerReader is the index's fallback: persistence's own header read.
