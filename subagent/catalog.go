@@ -308,15 +308,16 @@ func (c *Catalog) ListDescendants(ctx context.Context, rootID string) ([]Descend
 		}
 	}
 	// Every child a walked session's own log names gets a row, after the
-	// walk, positioned under the session whose log names it. This reads
-	// the log of each walked session (live ones cost nothing).
-	walked := append([]string{rootID}, func() []string {
-		ids := make([]string, len(positioned))
-		for i, f := range positioned {
-			ids[i] = f.rec.header.ID
+	// walk, positioned under the session whose log names it. The root's
+	// log is read (one read, as ListChildren); below it only live
+	// sessions' logs, which cost nothing: reading every cold descendant's
+	// log would make a warm listing read the whole tree.
+	walked := []string{rootID}
+	for _, f := range positioned {
+		if f.rec.live != nil {
+			walked = append(walked, f.rec.header.ID)
 		}
-		return ids
-	}()...)
+	}
 	depthOf := map[string]int{rootID: 0}
 	for _, f := range positioned {
 		depthOf[f.rec.header.ID] = f.depth
