@@ -29,7 +29,7 @@ func sessionsCommand() Command {
 	return Command{
 		Name:    "sessions",
 		Usage:   "sessions [--cwd DIR]",
-		Summary: "list stored sessions; 'sessions show ID' prints one",
+		Summary: "list stored sessions; 'sessions show ID' prints one; 'sessions repair [--yes] ID' repairs a damaged one",
 		Run:     runSessions,
 	}
 }
@@ -37,6 +37,9 @@ func sessionsCommand() Command {
 func runSessions(ctx context.Context, env *Env, args []string) error {
 	if len(args) > 0 && args[0] == "show" {
 		return runSessionsShow(ctx, env, args[1:])
+	}
+	if len(args) > 0 && args[0] == "repair" {
+		return runSessionsRepair(ctx, env, args[1:])
 	}
 	fs := flag.NewFlagSet("acp-agent sessions", flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
