@@ -225,6 +225,9 @@ func (s *Server) loadLocked(ctx context.Context, id, cwd string, servers []acpsd
 	}
 	h, events, err = s.opts.Stored.Load(ctx, id)
 	if err != nil {
+		if b, ok, verr := s.loadValidPart(ctx, id, err); ok || verr != nil {
+			return b, nil, verr
+		}
 		return nil, nil, fmt.Errorf("load session %s: %w", id, err)
 	}
 	sess, err := s.opts.Sessions.Adopt(h, events)
@@ -241,6 +244,31 @@ func (s *Server) loadLocked(ctx context.Context, id, cwd string, servers []acpsd
 	s.log.Info("session loaded", "session_id", id, "events", len(events))
 	b, err = s.settleDangling(ctx, b, nil)
 	return b, notices, err
+}
+
+// loadValidPart binds, read-only, the valid part of a session whose log
+// has a bad line in the middle (loadErr has code SESSION_CORRUPT), with a
+// notice saying what is damaged and how to repair it. ok is false when it
+// does not apply (another failure, or no ValidPartReader).
+func (s *Server) loadValidPart(ctx context.Context, id string, loadErr error) (*bound, bool, error) {
+	var coded interface{ ErrorCode() string }
+	vr, ok := s.opts.Stored.(ValidPartReader)
+	if !ok || !errors.As(loadErr, &coded) || coded.ErrorCode() != CodeSessionCorrupt {
+		return nil, false, nil
+	}
+	h, events, damage, err := vr.InspectValid(ctx, id)
+	if err != nil || damage == "" {
+		return nil, false, nil
+	}
+	s.log.Warn("session log damaged: its valid part is shown read-only", "session_id", id, "damage", damage)
+	b, err := s.readOnly(id, h.DelegationDepth, events)
+	if err != nil {
+		return nil, true, err
+	}
+	b.em.push(item{direct: []acpsdk.SessionUpdate{acpsdk.UpdateAgentMessageText(fmt.Sprintf(
+		"This session's log is damaged (%s), so only the part before the damage is shown, read-only. "+
+			"Run `acp-agent sessions repair %s` to repair it (a backup is kept).\n\n", damage, id))}})
+	return b, true, nil
 }
 
 // replayAgain replays an already bound session's log once more (a client

@@ -82,6 +82,21 @@ func (s storedSessions) Inspect(ctx context.Context, id string) (session.Header,
 	return snap.Header, snap.Events, nil
 }
 
+var _ acp.ValidPartReader = storedSessions{}
+
+// InspectValid is persistence's InspectValid for session/load: the valid
+// part of a log damaged in the middle, and what is damaged.
+func (s storedSessions) InspectValid(ctx context.Context, id string) (session.Header, []session.Event, string, error) {
+	snap, ce, err := s.p.InspectValid(ctx, id)
+	if err != nil {
+		return session.Header{}, nil, "", storeError(err)
+	}
+	if ce == nil {
+		return snap.Header, snap.Events, "", nil
+	}
+	return snap.Header, snap.Events, reason(ce), nil
+}
+
 func (s storedSessions) Load(ctx context.Context, id string) (session.Header, []session.Event, error) {
 	snap, err := s.p.Load(ctx, id)
 	if err != nil {

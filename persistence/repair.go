@@ -156,3 +156,34 @@ func (s *Store) Repair(ctx context.Context, id string, plan RepairPlan) (string,
 	s.log.Warn("repaired session log", "session_id", id, "path", path, "line", now.Line, "dropped_line_only", now.Drop, "lines_removed", now.Removed, "backup", backup)
 	return backup, nil
 }
+
+// InspectValid is Inspect for a log with a bad line in the middle: it
+// returns the valid part before the bad line (with in-memory closers of a
+// turn left open there) and the *CorruptError describing the bad line,
+// without locking or changing anything. A log Inspect reads fine is
+// returned with a nil corruption; other failures are Inspect's.
+func (s *Store) InspectValid(ctx context.Context, id string) (Snapshot, *CorruptError, error) {
+	snap, err := s.Inspect(ctx, id)
+	var ce *CorruptError
+	if err == nil || !errors.As(err, &ce) || ce.Line < 2 || ce.Offset < 0 {
+		return snap, nil, err
+	}
+	path, err := s.path(id)
+	if err != nil {
+		return Snapshot{}, nil, err
+	}
+	f, _, err := openRegular(id, path, os.O_RDONLY)
+	if err != nil {
+		return Snapshot{}, nil, err
+	}
+	defer f.Close()
+	data, err := readFile(f, ce.Offset)
+	if err != nil {
+		return Snapshot{}, nil, fmt.Errorf("persistence: read %s: %w", path, err)
+	}
+	snap, err = coldView(id, path, data)
+	if err != nil {
+		return Snapshot{}, nil, err
+	}
+	return snap, ce, nil
+}
