@@ -143,3 +143,23 @@ func TestSymlinkedSessionNeverFollowed(t *testing.T) {
 		t.Errorf("a backup was written beside the target")
 	}
 }
+
+// TestOpenProblemKeepsCause: an open failure a person can act on keeps its
+// cause in the row's problem (tests run as root, so the errors are made
+// rather than provoked).
+func TestOpenProblemKeepsCause(t *testing.T) {
+	tests := []struct {
+		err  error
+		want string
+	}{
+		{&os.PathError{Op: "open", Path: "/d/s.jsonl", Err: syscall.EACCES}, "cannot be opened: permission denied"},
+		{&os.PathError{Op: "open", Path: "/d/s.jsonl", Err: syscall.EROFS}, "cannot be opened: read-only file system"},
+		{&os.PathError{Op: "open", Path: "/d/s.jsonl", Err: syscall.ENOSPC}, "cannot be opened: no space left on device"},
+		{&os.PathError{Op: "open", Path: "/d/s.jsonl", Err: syscall.ENXIO}, ProblemUnreachable},
+	}
+	for _, tt := range tests {
+		if got := openProblem(tt.err); got != tt.want {
+			t.Errorf("openProblem(%v) = %q, want %q", tt.err, got, tt.want)
+		}
+	}
+}

@@ -153,11 +153,13 @@ func (s *Store) create(h session.Header, seed []session.Event) error {
 		os.Remove(tmp)
 		return err
 	}
+	// Errors name the session's file, not the temp file fail removes: the
+	// cause (no space left, read-only file system) is about that path.
 	if _, err := f.Write(buf.Bytes()); err != nil {
-		return fail(fmt.Errorf("persistence: write %s: %w", tmp, err))
+		return fail(fmt.Errorf("persistence: create %s: write: %w", path, err))
 	}
 	if err := s.sync(f); err != nil {
-		return fail(fmt.Errorf("persistence: fsync %s: %w", tmp, err))
+		return fail(fmt.Errorf("persistence: create %s: fsync: %w", path, err))
 	}
 	s.hit(FaultPublish)
 	if err := publish(tmp, path); err != nil {
@@ -196,7 +198,7 @@ func (s *Store) createTemp(id string) (string, *os.File, error) {
 			continue
 		}
 		if err != nil {
-			return "", nil, fmt.Errorf("persistence: create temp file: %w", err)
+			return "", nil, fmt.Errorf("persistence: create a session file in %s: %w", s.dir, err)
 		}
 		// Lock at once: an unlocked temp file is a crash leftover that a
 		// store opening this directory removes (removeTempLeftovers). If a
