@@ -50,7 +50,8 @@ func (s *Store) SyncSoon(ctx context.Context, id string, seq int64) error {
 			return err
 		}
 		wait := s.groupWindow - time.Since(h.lastSync)
-		if wait <= 0 || h.pendingBytes >= s.groupBytes {
+		// Without fsync (NoSync) a commit is only a write: nothing to share.
+		if wait <= 0 || h.pendingBytes >= s.groupBytes || s.noSync {
 			h.mu.Unlock()
 			if err := ctx.Err(); err != nil {
 				return err
