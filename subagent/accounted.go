@@ -7,6 +7,7 @@ package subagent
 // being left out without a word.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -26,6 +27,13 @@ type ProblemChecker interface {
 	Problem(ctx context.Context, id string) (problem string, ok bool)
 }
 
+// namesChild is a byte check for the keys a delegation result names its
+// child under (raw output, child link).
+func namesChild(data []byte) bool {
+	return bytes.Contains(data, []byte(`"subagentId"`)) || bytes.Contains(data, []byte(`"runId"`)) ||
+		bytes.Contains(data, []byte(`"childSessionId"`))
+}
+
 // delegatedChildren returns the child ids the parent's delegation records
 // name (the child link of each start tool's result, or its raw output), in
 // log order, each once.
@@ -39,7 +47,8 @@ func delegatedChildren(events []session.Event) []string {
 		}
 	}
 	for _, ev := range events {
-		if ev.Type != session.TypeToolResult {
+		// Most results name no child: a byte check spares decoding them.
+		if ev.Type != session.TypeToolResult || !namesChild(ev.Data) {
 			continue
 		}
 		d, err := session.DecodeData[session.ToolResultData](ev)
