@@ -254,6 +254,7 @@ func childFiles(t *testing.T, sdir, parent string) []string {
 type crashRun struct {
 	parent string                     // "" if session/new never answered
 	seen   map[string]json.RawMessage // tool calls the client was shown
+	text   string                     // the parent's text chunks the client was shown
 	steps  int64                      // storage steps printed (calibration only)
 	killed bool
 }
@@ -324,6 +325,7 @@ func runUntilCrash(t *testing.T, data, script string, at int64) crashRun {
 	run.killed = ws.Signaled() && ws.Signal() == syscall.SIGKILL
 	p.mu.Lock()
 	run.seen = toolCalls(p.updates)
+	run.text, _ = streamedOf(p.updates, run.parent)
 	p.mu.Unlock()
 	if i := strings.LastIndex(p.stderr.String(), "storage steps: "); i >= 0 {
 		fmt.Sscanf(p.stderr.String()[i:], "storage steps: %d", &run.steps)
@@ -420,8 +422,13 @@ func checkAfterCrash(t *testing.T, dir, data string, run crashRun) bool {
 	p.call(t, "session/load", map[string]any{"sessionId": run.parent, "cwd": data, "mcpServers": []any{}}, &loaded)
 	p.mu.Lock()
 	replayed := toolCalls(p.updates)
+	replayedText, _ := streamedOf(p.updates, run.parent)
 	p.updates = nil
 	p.mu.Unlock()
+	// 0. Every text chunk the client saw is in the replay.
+	if !strings.HasPrefix(replayedText, run.text) {
+		t.Errorf("shown text (%d bytes, ends %q) is not in the replay (%d bytes, ends %q)", len(run.text), tail(run.text), len(replayedText), tail(replayedText))
+	}
 
 	// 1. Every tool call the client saw is in the replay.
 	for id := range run.seen {

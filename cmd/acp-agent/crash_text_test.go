@@ -34,17 +34,23 @@ func textCrashScript() string {
 // streamed returns the concatenated text of the message and thought
 // chunks among raw session/update params, in order.
 func streamed(updates []json.RawMessage) (text, thought string) {
+	return streamedOf(updates, "")
+}
+
+// streamedOf is streamed for the updates of one session ("" = all).
+func streamedOf(updates []json.RawMessage, sessionID string) (text, thought string) {
 	var tb, hb strings.Builder
 	for _, u := range updates {
 		var n struct {
-			Update struct {
+			SessionID string `json:"sessionId"`
+			Update    struct {
 				Kind    string `json:"sessionUpdate"`
 				Content struct {
 					Text string `json:"text"`
 				} `json:"content"`
 			} `json:"update"`
 		}
-		if json.Unmarshal(u, &n) != nil {
+		if json.Unmarshal(u, &n) != nil || (sessionID != "" && n.SessionID != sessionID) {
 			continue
 		}
 		switch n.Update.Kind {
