@@ -229,14 +229,6 @@ func runSessionsShow(ctx context.Context, env *Env, args []string) error {
 	return err
 }
 
-func openStore(env *Env) (*persistence.Store, error) {
-	dir, err := env.Flags.dataDir()
-	if err != nil {
-		return nil, err
-	}
-	return persistence.Open(dir, persistence.Options{Logger: env.Logger})
-}
-
 func parseError(err error) error {
 	if errors.Is(err, flag.ErrHelp) {
 		return err
