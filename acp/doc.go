@@ -105,7 +105,9 @@
 // Write-ahead: a tool_call update is sent only once its tool/call event is
 // durable (Options.Durable, asked by the emitter; free when the agent's
 // checkpoint already covered it), so the client never sees a call that a
-// restart could forget. Text chunks are sent as they come.
+// restart could forget. Text and thought chunks are held the same way, on
+// a group commit (Options.DurableText: one fsync per short window shared
+// by its chunks), so nothing shown is lost to a crash.
 // Errors: one mapping (toRequestError) turns every handler error into an
 // unwrapped *acpsdk.RequestError: -32602 for bad params, unknown or
 // malformed session ids, a prompt already in flight and unsupported

@@ -46,12 +46,16 @@ type sendFunc func(ctx context.Context, u acpsdk.SessionUpdate) error
 type emitter struct {
 	tr   *translator
 	send sendFunc
-	wg   *sync.WaitGroup
+	wg   goer
 	log  *slog.Logger
 	// durable, when set, makes the session's log durable through a seq
 	// (Options.Durable bound to the session). It runs before a tool call
-	// is shown (write-ahead, see doc.go); text is never waited for.
+	// is shown (write-ahead, see doc.go).
 	durable func(ctx context.Context, seq int64) error
+	// durableText, when set, is the group-committed variant the emitter
+	// waits on before showing a text or thought chunk (Options.DurableText);
+	// nil falls back to durable.
+	durableText func(ctx context.Context, seq int64) error
 	// sendText, when set, sends a replayed text chunk update without the
 	// SDK's generic encoding (replay.go); nil sends it as any update.
 	sendText textSendFunc
@@ -62,7 +66,11 @@ type emitter struct {
 	paused  bool // items accumulate but are not drained (binding in progress)
 }
 
-func newEmitter(tr *translator, send sendFunc, wg *sync.WaitGroup, log *slog.Logger) *emitter {
+// goer starts an owned goroutine (the Server's tracker; a test's
+// sync.WaitGroup).
+type goer interface{ Go(func()) }
+
+func newEmitter(tr *translator, send sendFunc, wg goer, log *slog.Logger) *emitter {
 	return &emitter{tr: tr, send: send, wg: wg, log: log, paused: true}
 }
 
@@ -144,23 +152,35 @@ func (e *emitter) drain() {
 	}
 }
 
-// process translates and sends one item. A panic in the translation is
-// contained: logged, and the item dropped.
-// isDurable makes sure a tool call is durable before it is shown (other
-// events are not waited for). The agent made the call durable before
-// running the tool, so this usually finds the watermark past it and costs
-// nothing; a call that cannot be made durable is not shown.
+// isDurable makes sure a tool call or a streamed chunk is durable before
+// it is shown (other events are not waited for). The agent made a call
+// durable before running the tool, so this usually finds the watermark
+// past it and costs nothing. A chunk waits for the group commit
+// (durableText): one fsync per short window, shared by the chunks of
+// that window. What cannot be made durable is not shown.
 func (e *emitter) isDurable(ev session.Event) bool {
-	if ev.Type != session.TypeToolCall || e.durable == nil {
+	d := e.durable
+	switch ev.Type {
+	case session.TypeToolCall:
+	case session.TypeAssistantChunk:
+		if e.durableText != nil {
+			d = e.durableText
+		}
+	default:
 		return true
 	}
-	if err := e.durable(context.Background(), ev.Seq); err != nil {
-		e.log.Error("tool call not shown: its log record is not durable", "seq", ev.Seq, "err", err)
+	if d == nil {
+		return true
+	}
+	if err := d(context.Background(), ev.Seq); err != nil {
+		e.log.Error("update not shown: its log record is not durable", "type", ev.Type, "seq", ev.Seq, "err", err)
 		return false
 	}
 	return true
 }
 
+// process translates and sends one item. A panic in the translation is
+// contained: logged, and the item dropped.
 func (e *emitter) process(it item) {
 	defer func() {
 		if p := recover(); p != nil {

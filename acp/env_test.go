@@ -168,13 +168,23 @@ func loadScript(t testing.TB, yaml string) model.Model {
 // start serves a fresh composition on data directory dir.
 func start(t testing.TB, dir string, m model.Model, tools ...tool.Tool) *env {
 	t.Helper()
-	a, err := app.New(app.Config{
+	return startCfg(t, dir, m, nil, tools...)
+}
+
+// startCfg is start with the app's config adjusted by edit (nil: as is).
+func startCfg(t testing.TB, dir string, m model.Model, edit func(*app.Config), tools ...tool.Tool) *env {
+	t.Helper()
+	cfg := app.Config{
 		DataDir: dir,
 		Tools:   tools,
 		Version: "test",
 		Logger:  testLogger(t),
 		Testing: &testhooks.Hooks{Model: m, NoSync: true, PanicOnBug: true},
-	})
+	}
+	if edit != nil {
+		edit(&cfg)
+	}
+	a, err := app.New(cfg)
 	if err != nil {
 		t.Fatalf("app.New: %v", err)
 	}

@@ -178,7 +178,8 @@ func (s *Server) loadLocked(ctx context.Context, id, cwd string, servers []acpsd
 	}
 	if sess, ok := s.opts.Sessions.Get(id); ok {
 		if sess.Header().Origin == session.OriginSubagent {
-			return s.readOnly(id, sess.Header().DelegationDepth, sess.Events()), nil, nil
+			b, err := s.readOnly(id, sess.Header().DelegationDepth, sess.Events())
+			return b, nil, err
 		}
 		if s.opts.Agents != nil {
 			if ag, ok := s.opts.Agents.Get(id); ok {
@@ -219,10 +220,14 @@ func (s *Server) loadLocked(ctx context.Context, id, cwd string, servers []acpsd
 				return nil, nil, fmt.Errorf("read session %s: %w", id, err)
 			}
 		}
-		return s.readOnly(id, h.DelegationDepth, events), nil, nil
+		b, err := s.readOnly(id, h.DelegationDepth, events)
+		return b, nil, err
 	}
 	h, events, err = s.opts.Stored.Load(ctx, id)
 	if err != nil {
+		if b, ok, verr := s.loadValidPart(ctx, id, err); ok || verr != nil {
+			return b, nil, verr
+		}
 		return nil, nil, fmt.Errorf("load session %s: %w", id, err)
 	}
 	sess, err := s.opts.Sessions.Adopt(h, events)
@@ -241,6 +246,31 @@ func (s *Server) loadLocked(ctx context.Context, id, cwd string, servers []acpsd
 	return b, notices, err
 }
 
+// loadValidPart binds, read-only, the valid part of a session whose log
+// has a bad line in the middle (loadErr has code SESSION_CORRUPT), with a
+// notice saying what is damaged and how to repair it. ok is false when it
+// does not apply (another failure, or no ValidPartReader).
+func (s *Server) loadValidPart(ctx context.Context, id string, loadErr error) (*bound, bool, error) {
+	var coded interface{ ErrorCode() string }
+	vr, ok := s.opts.Stored.(ValidPartReader)
+	if !ok || !errors.As(loadErr, &coded) || coded.ErrorCode() != CodeSessionCorrupt {
+		return nil, false, nil
+	}
+	h, events, damage, err := vr.InspectValid(ctx, id)
+	if err != nil || damage == "" {
+		return nil, false, nil
+	}
+	s.log.Warn("session log damaged: its valid part is shown read-only", "session_id", id, "damage", damage)
+	b, err := s.readOnly(id, h.DelegationDepth, events)
+	if err != nil {
+		return nil, true, err
+	}
+	b.em.push(item{direct: []acpsdk.SessionUpdate{acpsdk.UpdateAgentMessageText(fmt.Sprintf(
+		"This session's log is damaged (%s), so only the part before the damage is shown, read-only. "+
+			"Run `acp-agent sessions repair %s` to repair it (a backup is kept).\n\n", damage, id))}})
+	return b, true, nil
+}
+
 // replayAgain replays an already bound session's log once more (a client
 // may load a session it has open). The replay is folded by a fresh
 // translator, so the live stream's state is untouched, and it is queued
@@ -250,22 +280,32 @@ func (s *Server) replayAgain(b *bound) error {
 	if b.sess != nil {
 		events = b.sess.Events()
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || s.sessions[b.id] != b {
+		// Closed (or released) since it was looked up: no replay.
+		return errorf(CodeShuttingDown, "the agent is shutting down")
+	}
 	b.em.push(item{replay: events, again: true})
 	return nil
 }
 
 // readOnly binds a child session for viewing: its transcript is replayed,
 // prompts are refused.
-func (s *Server) readOnly(id string, depth int, events []session.Event) *bound {
+// Like bindAgent, it is refused after Close before any replay is queued.
+func (s *Server) readOnly(id string, depth int, events []session.Event) (*bound, error) {
 	b := &bound{id: id, readOnly: true, replayLog: events}
 	b.em = newEmitter(newTranslator(s.opts.Tools).withDepth(depth).withModels(s.opts.Models), s.sendTo(id), &s.emitters, s.log.With("session_id", id))
 	b.em.sendText = s.sendTextTo(id)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, errorf(CodeShuttingDown, "the agent is shutting down")
+	}
+	s.sessions[id] = b
 	b.em.push(item{replay: events})
 	b.em.resume()
-	s.mu.Lock()
-	s.sessions[id] = b
-	s.mu.Unlock()
-	return b
+	return b, nil
 }
 
 // CloseSession cancels the session's work and releases it.

@@ -55,6 +55,10 @@ type Options struct {
 	// client never sees a call that a restart could forget. Nil means no
 	// durable storage: updates are sent as they come.
 	Durable func(ctx context.Context, id string, seq int64) error
+	// DurableText, when set, is Durable for streamed text and thought
+	// chunks: a group commit that shares one fsync among the chunks of a
+	// short window (persistence.Store.SyncSoon). Nil uses Durable.
+	DurableText func(ctx context.Context, id string, seq int64) error
 	// Agents, when set, receives every agent the server creates, so other
 	// components (the subagent runtime) find top-level agents by id.
 	Agents *agent.Registry
@@ -135,8 +139,8 @@ type Server struct {
 	modelChoice modelState // each session's model (config_options.go)
 	asks        childAsks  // children's permission requests in flight (child_permission.go)
 
-	prompts  sync.WaitGroup // running Prompt handlers
-	emitters sync.WaitGroup // emitter drain goroutines
+	prompts  tracker // running Prompt handlers
+	emitters tracker // emitter drain goroutines
 
 	afterResponse responseHooks // see respond.go
 }
@@ -257,7 +261,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			b.agent.Cancel(session.AbortReason{Kind: agent.AbortShutdown}, true)
 		})
 	}
-	if err := waitGroup(ctx, &s.prompts); err != nil {
+	if err := s.prompts.Wait(ctx); err != nil {
 		return err
 	}
 	return s.waitAnswered(ctx)
@@ -286,7 +290,7 @@ func (s *Server) waitAnswered(ctx context.Context) error {
 // sent or ctx to end. Call it after Shutdown and after the subagent
 // runtime drained. It is idempotent.
 func (s *Server) Close(ctx context.Context) error {
-	s.Shutdown(ctx)
+	shutdownErr := s.Shutdown(ctx)
 	s.mu.Lock()
 	s.closed = true
 	bs := make([]*bound, 0, len(s.sessions))
@@ -295,11 +299,13 @@ func (s *Server) Close(ctx context.Context) error {
 		delete(s.sessions, id)
 	}
 	s.mu.Unlock()
-	var errs []error
+	errs := []error{shutdownErr}
 	for _, b := range bs {
 		errs = append(errs, s.release(ctx, b))
 	}
-	errs = append(errs, waitGroup(ctx, &s.emitters))
+	if err := s.emitters.Wait(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("acp: pending session updates not sent: %w", err))
+	}
 	return errors.Join(errs...)
 }
 
@@ -341,17 +347,6 @@ var (
 	errShutdown = errors.New("acp: server shutting down")
 	errClosed   = errors.New("acp: session closed")
 )
-
-func waitGroup(ctx context.Context, wg *sync.WaitGroup) error {
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
 
 // sendTo returns the sendFunc of session id.
 func (s *Server) sendTo(id string) sendFunc {
@@ -419,15 +414,16 @@ func (s *Server) bindAgent(sess *session.Session, ag *agent.Agent, ownAgent, own
 	if d := s.opts.Durable; d != nil {
 		b.em.durable = func(ctx context.Context, seq int64) error { return d(ctx, b.id, seq) }
 	}
+	if d := s.opts.DurableText; d != nil {
+		b.em.durableText = func(ctx context.Context, seq int64) error { return d(ctx, b.id, seq) }
+	}
 	b.unsub = ag.Subscribe(func(u agent.Update) { b.em.push(item{update: &u}) })
 	events := sess.EventsView() // read only: the replay, or its length
-	if replay {
-		b.em.pushFront(item{replay: events})
-	} else {
-		b.em.skipTo(int64(len(events)))
-	}
-	b.em.resume()
 
+	// Refused after Close before anything is queued to send, and
+	// registered in the same critical section as the replay is queued:
+	// a Close either sees the binding (and releases it) or refuses it,
+	// and a refused bind streams no replay.
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -435,6 +431,12 @@ func (s *Server) bindAgent(sess *session.Session, ag *agent.Agent, ownAgent, own
 		return nil, errorf(CodeShuttingDown, "the agent is shutting down")
 	}
 	s.sessions[b.id] = b
+	if replay {
+		b.em.pushFront(item{replay: events})
+	} else {
+		b.em.skipTo(int64(len(events)))
+	}
+	b.em.resume()
 	return b, nil
 }
 

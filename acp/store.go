@@ -42,6 +42,18 @@ type StoredSession struct {
 	Size int64
 }
 
+// ValidPartReader is optionally implemented by a SessionStore: for a log
+// with a bad line in the middle (Load fails with code SESSION_CORRUPT) it
+// returns the valid part before that line and says what is damaged, so
+// session/load shows the thread read-only instead of losing it. damage is
+// "" when the log reads fine.
+type ValidPartReader interface {
+	InspectValid(ctx context.Context, id string) (h session.Header, events []session.Event, damage string, err error)
+}
+
+// CodeSessionCorrupt is the code storage gives a corrupt session log.
+const CodeSessionCorrupt = "SESSION_CORRUPT"
+
 // HeaderReader is optionally implemented by a SessionStore: it reads only a
 // stored session's header. session/load uses it to tell a child (replayed
 // read-only) from a top-level session without decoding the log twice.

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"sync"
 	"testing"
-	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
@@ -14,22 +14,30 @@ import (
 	"github.com/acp-agent/acp-agent/agent/session"
 )
 
-// TestEmitterShowsToolCallOnlyWhenDurable: text goes out at once; a
-// tool_call waits for the durable hook and is dropped if it fails.
-func TestEmitterShowsToolCallOnlyWhenDurable(t *testing.T) {
+// TestEmitterShowsOnlyWhatIsDurable: a text chunk waits for the group
+// commit (durableText, or durable without one) and a tool_call for the
+// durable hook; each is dropped if its hook fails. The test decides on
+// signals: each hook reports the seq it was asked for and blocks until
+// released, and the count of sent updates is read while it blocks (the
+// drain sends only after the hook returns).
+func TestEmitterShowsOnlyWhatIsDurable(t *testing.T) {
 	chunk := session.Event{Type: session.TypeAssistantChunk, Seq: 0,
 		Data: session.MustData(session.AssistantChunkData{Turn: 1, Step: 1, Chunk: session.Chunk{Type: session.ChunkText, Text: "hi"}})}
-	call := func(seq int64, id string) session.Event {
-		return session.Event{Type: session.TypeToolCall, Seq: seq,
-			Data: session.MustData(session.ToolCallData{Turn: 1, Step: 1, CallID: id, Name: "echo", Arguments: "{}"})}
-	}
+	call := session.Event{Type: session.TypeToolCall, Seq: 1,
+		Data: session.MustData(session.ToolCallData{Turn: 1, Step: 1, CallID: "c1", Name: "echo", Arguments: "{}"})}
+	fsync := errors.New("fsync failed")
 	tests := []struct {
-		name    string
-		durable error
-		want    []string // sessionUpdate kinds sent
+		name     string
+		group    bool  // durableText is set
+		textErr  error // what the chunk's hook answers
+		callErr  error
+		wantText string   // hook asked for seq 0: "text" or "durable"
+		want     []string // sessionUpdate kinds sent
 	}{
-		{"durable", nil, []string{"agent_message_chunk", "tool_call"}},
-		{"not durable", errors.New("fsync failed"), []string{"agent_message_chunk"}},
+		{"durable", true, nil, nil, "text", []string{"agent_message_chunk", "tool_call"}},
+		{"text not durable", true, fsync, nil, "text", []string{"tool_call"}},
+		{"call not durable", true, nil, fsync, "text", []string{"agent_message_chunk"}},
+		{"no group commit", false, nil, nil, "durable", []string{"agent_message_chunk", "tool_call"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -49,43 +57,56 @@ func TestEmitterShowsToolCallOnlyWhenDurable(t *testing.T) {
 				return nil
 			}
 			count := func() int { mu.Lock(); defer mu.Unlock(); return len(sent) }
-			release := make(chan struct{})
-			var asked []int64
+			type ask struct {
+				hook string
+				seq  int64
+			}
+			asked := make(chan ask)
+			release := make(chan error)
+			hook := func(name string) func(context.Context, int64) error {
+				return func(_ context.Context, seq int64) error {
+					asked <- ask{name, seq}
+					return <-release
+				}
+			}
 			var wg sync.WaitGroup
 			em := newEmitter(newTranslator(nil), send, &wg, slog.New(slog.DiscardHandler))
-			em.durable = func(_ context.Context, seq int64) error {
-				asked = append(asked, seq)
-				<-release
-				return tt.durable
+			em.durable = hook("durable")
+			if tt.group {
+				em.durableText = hook("text")
 			}
 			em.resume()
-			for _, ev := range []session.Event{chunk, call(1, "c1")} {
+			for _, ev := range []session.Event{chunk, call} {
 				em.push(item{update: &agent.Update{Event: &ev}})
 			}
-			deadline := time.Now().Add(10 * time.Second)
-			for count() < 1 && time.Now().Before(deadline) {
-				time.Sleep(time.Millisecond)
+			if a := <-asked; a != (ask{tt.wantText, 0}) {
+				t.Fatalf("first hook call %+v, want {%s 0}", a, tt.wantText)
 			}
-			time.Sleep(20 * time.Millisecond) // would the tool_call slip out?
-			if n := count(); n != 1 {
-				t.Fatalf("%d updates sent before the call was durable, want 1 (the text)", n)
+			if n := count(); n != 0 {
+				t.Fatalf("%d updates sent before the chunk was durable, want 0", n)
 			}
-			close(release)
+			release <- tt.textErr
+			if a := <-asked; a != (ask{"durable", 1}) {
+				t.Fatalf("second hook call %+v, want {durable 1}", a)
+			}
+			if n, want := count(), len(tt.want)-boolInt(tt.callErr == nil); n != want {
+				t.Fatalf("%d updates sent before the call was durable, want %d", n, want)
+			}
+			release <- tt.callErr
 			<-em.barrier()
 			wg.Wait()
 			mu.Lock()
 			defer mu.Unlock()
-			if len(asked) != 1 || asked[0] != 1 {
-				t.Errorf("durable asked for %v, want [1] (tool calls only)", asked)
-			}
-			if len(sent) != len(tt.want) {
+			if !slices.Equal(sent, tt.want) {
 				t.Fatalf("sent %q, want %q", sent, tt.want)
-			}
-			for i := range sent {
-				if sent[i] != tt.want[i] {
-					t.Fatalf("sent %q, want %q", sent, tt.want)
-				}
 			}
 		})
 	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

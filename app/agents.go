@@ -7,6 +7,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -72,11 +73,18 @@ func runAgents(ctx context.Context, env *Env, args []string) error {
 	if err := session.ValidateID(id); err != nil {
 		return usageErrorf("agents: %v", err)
 	}
-	st, err := openStore(env)
+	st, err := openReadStore(env)
+	if errors.Is(err, errNoDataDir) {
+		return sessionNotFound(id, err)
+	}
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	// An unknown id is an error, not an empty tree.
+	if _, err := st.Header(ctx, id); err != nil {
+		return sessionError(id, err)
+	}
 	reg := projection.New()
 	if _, err := subagent.RegisterProjections(reg); err != nil {
 		return err
@@ -144,7 +152,11 @@ func writeTree(w io.Writer, root string, entries []subagent.DescendantEntry) err
 		b.WriteString("└─ ")
 		b.WriteString(e.ID)
 		if e.Kind == subagent.KindDiagnostic {
-			fmt.Fprintf(&b, " [diagnostic: %s]\n", e.Reason)
+			if e.Detail != "" {
+				fmt.Fprintf(&b, " [diagnostic: %s: %s]\n", e.Reason, e.Detail)
+			} else {
+				fmt.Fprintf(&b, " [diagnostic: %s]\n", e.Reason)
+			}
 			continue
 		}
 		fmt.Fprintf(&b, " [%s, %s", e.Mode, e.Activity)

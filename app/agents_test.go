@@ -64,7 +64,7 @@ func TestAgentsCommandPrintsCatalogTree(t *testing.T) {
 			"  └─ child-a [continuable, inactive, has children] — review the patch\n" +
 			"    └─ grandchild [one-shot, inactive]\n" +
 			"  └─ child-b [diagnostic: corrupt]\n"},
-		{[]string{"agents", "--data-dir", dir, "nobody"}, "nobody\n  (no subagents)\n"},
+		// An unknown id is "session not found" (dataerrors_test.go).
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args[3:], " "), func(t *testing.T) {

@@ -199,10 +199,11 @@ func New(cfg Config) (*App, error) {
 	}
 
 	a.Server, err = acp.New(acp.Options{
-		Version:  cfg.Version,
-		Sessions: a.Sessions,
-		Stored:   storedSessions{p: a.Persist, index: a.index},
-		Durable:  a.Persist.SyncTo,
+		Version:     cfg.Version,
+		Sessions:    a.Sessions,
+		Stored:      storedSessions{p: a.Persist, index: a.index},
+		Durable:     a.Persist.SyncTo,
+		DurableText: a.Persist.SyncSoon,
 		CachedTitle: func(r acp.StoredSession) (string, bool) {
 			return a.cachedTitle(r.Header, r.Size)
 		},

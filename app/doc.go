@@ -19,7 +19,10 @@
 // agents.go wires the subagent catalog into acp.SubagentsListExtension
 // (the protocol side lives in acp) and defines the "agents" command;
 // sessions.go the "sessions" command, whose "show" frames a log rendered
-// by agent/transcript (Inspect style).
+// by agent/transcript (Inspect style); repair.go its "repair". These data
+// commands only read (they never create the data directory) and report
+// through dataerrors.go: "session not found", SESSION_CORRUPT, reasons
+// without package prefixes.
 //
 // Config is what a user (or a program embedding acp-agent) configures.
 // Knobs only this module's tests and scenario runner turn (a model

@@ -70,13 +70,23 @@ func TestHostileDataDir(t *testing.T) {
 			"bad   (unreadable: socket, not a session file)  -                    2026-01-02 03:04:05  -\n" +
 			"good                                            2026-01-02 03:04:05  2026-01-02 03:04:05  -\n"},
 		{name: "device", setup: func(t *testing.T, sdir string) {
-			if err := os.Symlink("/dev/zero", filepath.Join(sdir, "bad.jsonl")); err != nil {
-				t.Fatal(err)
+			if err := syscall.Mknod(filepath.Join(sdir, "bad.jsonl"), syscall.S_IFCHR|0o600, 1<<8|5); err != nil {
+				t.Skipf("cannot make a device here: %v", err)
 			}
 		}, want: "" +
 			"ID    TITLE                                     CREATED              UPDATED              PARENT\n" +
-			"bad   (unreadable: device, not a session file)  -                    DEVTIME  -\n" +
+			"bad   (unreadable: device, not a session file)  -                    2026-01-02 03:04:05  -\n" +
 			"good                                            2026-01-02 03:04:05  2026-01-02 03:04:05  -\n"},
+		{name: "symlink to a session outside", setup: func(t *testing.T, sdir string) {
+			outside := t.TempDir()
+			writeLog(t, outside, session.Header{ID: "bad", CreatedAt: mtime.UnixMilli(), Cwd: "/elsewhere"})
+			if err := os.Symlink(filepath.Join(outside, "bad.jsonl"), filepath.Join(sdir, "bad.jsonl")); err != nil {
+				t.Fatal(err)
+			}
+		}, want: "" +
+			"ID    TITLE                  CREATED              UPDATED              PARENT\n" +
+			"bad   (unreadable: symlink)  -                    LINKTIME  -\n" +
+			"good                         2026-01-02 03:04:05  2026-01-02 03:04:05  -\n"},
 		{name: "directory", setup: func(t *testing.T, sdir string) {
 			if err := os.Mkdir(filepath.Join(sdir, "bad.jsonl"), 0o700); err != nil {
 				t.Fatal(err)
@@ -176,9 +186,9 @@ func TestHostileDataDir(t *testing.T) {
 				t.Fatalf("exit %d: %s", code, errOut.String())
 			}
 			want := tt.want
-			if st, err := os.Stat("/dev/zero"); err == nil {
-				// A device keeps its own modification time.
-				want = strings.ReplaceAll(want, "DEVTIME", humanTime(st.ModTime().UnixMilli()))
+			if st, err := os.Lstat(filepath.Join(sdir, "bad.jsonl")); err == nil {
+				// A symlink keeps its own modification time.
+				want = strings.ReplaceAll(want, "LINKTIME", humanTime(st.ModTime().UnixMilli()))
 			}
 			if got := out.String(); got != want {
 				t.Errorf("output\n%s\nwant\n%s", got, want)

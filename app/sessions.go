@@ -29,7 +29,7 @@ func sessionsCommand() Command {
 	return Command{
 		Name:    "sessions",
 		Usage:   "sessions [--cwd DIR]",
-		Summary: "list stored sessions; 'sessions show ID' prints one",
+		Summary: "list stored sessions; 'sessions show ID' prints one; 'sessions repair [--yes] ID' repairs a damaged one",
 		Run:     runSessions,
 	}
 }
@@ -37,6 +37,9 @@ func sessionsCommand() Command {
 func runSessions(ctx context.Context, env *Env, args []string) error {
 	if len(args) > 0 && args[0] == "show" {
 		return runSessionsShow(ctx, env, args[1:])
+	}
+	if len(args) > 0 && args[0] == "repair" {
+		return runSessionsRepair(ctx, env, args[1:])
 	}
 	fs := flag.NewFlagSet("acp-agent sessions", flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
@@ -48,7 +51,11 @@ func runSessions(ctx context.Context, env *Env, args []string) error {
 	if fs.NArg() > 0 {
 		return usageErrorf("sessions: unexpected argument %q (did you mean 'sessions show ID'?)", fs.Arg(0))
 	}
-	st, err := openStore(env)
+	st, err := openReadStore(env)
+	if errors.Is(err, errNoDataDir) {
+		_, err = fmt.Fprintln(env.Stdout, "ID  TITLE  CREATED  UPDATED  PARENT")
+		return err
+	}
 	if err != nil {
 		return err
 	}
@@ -90,7 +97,8 @@ func runSessions(ctx context.Context, env *Env, args []string) error {
 		} else if snap, err := st.Inspect(ctx, e.Header.ID); err == nil {
 			r.title = transcript.OneLine(acp.LatestTitle(snap.Events), 48)
 		} else {
-			r.title = transcript.OneLine("(unreadable: "+err.Error()+")", 48)
+			// The whole reason, never cut: it is what the person acts on.
+			r.title = transcript.OneLine("(unreadable: "+reason(err)+")", 1<<10)
 		}
 		rows = append(rows, r)
 	}
@@ -183,24 +191,42 @@ func runSessionsShow(ctx context.Context, env *Env, args []string) error {
 	if err := session.ValidateID(id); err != nil {
 		return usageErrorf("%v", err)
 	}
-	st, err := openStore(env)
+	st, err := openReadStore(env)
+	if errors.Is(err, errNoDataDir) {
+		return sessionNotFound(id, err)
+	}
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 	snap, err := st.Inspect(ctx, id)
 	if err != nil {
+		return sessionError(id, err)
+	}
+	// A log another process is writing ends in a turn that is running,
+	// not one a crash interrupted: show it open, not "ended interrupted".
+	elsewhere, err := st.HeldElsewhere(id)
+	if err != nil {
+		return sessionError(id, err)
+	}
+	events := snap.Events
+	open := 0
+	if elsewhere && snap.Synthetic > 0 {
+		closers := events[len(events)-snap.Synthetic:]
+		events = events[:len(events)-snap.Synthetic]
+		for _, ev := range closers {
+			if d, err := session.DecodeData[session.TurnEndData](ev); err == nil && ev.Type == session.TypeTurnEnd {
+				open = d.Turn
+			}
+		}
+	}
+	if err := WriteTranscript(env.Stdout, snap.Header, events); err != nil {
 		return err
 	}
-	return WriteTranscript(env.Stdout, snap.Header, snap.Events)
-}
-
-func openStore(env *Env) (*persistence.Store, error) {
-	dir, err := env.Flags.dataDir()
-	if err != nil {
-		return nil, err
+	if open > 0 {
+		_, err = fmt.Fprintf(env.Stdout, "\n[turn %d open (running elsewhere)]\n", open)
 	}
-	return persistence.Open(dir, persistence.Options{Logger: env.Logger})
+	return err
 }
 
 func parseError(err error) error {

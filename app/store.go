@@ -82,6 +82,21 @@ func (s storedSessions) Inspect(ctx context.Context, id string) (session.Header,
 	return snap.Header, snap.Events, nil
 }
 
+var _ acp.ValidPartReader = storedSessions{}
+
+// InspectValid is persistence's InspectValid for session/load: the valid
+// part of a log damaged in the middle, and what is damaged.
+func (s storedSessions) InspectValid(ctx context.Context, id string) (session.Header, []session.Event, string, error) {
+	snap, ce, err := s.p.InspectValid(ctx, id)
+	if err != nil {
+		return session.Header{}, nil, "", storeError(err)
+	}
+	if ce == nil {
+		return snap.Header, snap.Events, "", nil
+	}
+	return snap.Header, snap.Events, reason(ce), nil
+}
+
 func (s storedSessions) Load(ctx context.Context, id string) (session.Header, []session.Event, error) {
 	snap, err := s.p.Load(ctx, id)
 	if err != nil {
@@ -152,6 +167,15 @@ func (d durableStore) Load(ctx context.Context, id string) (session.Header, []se
 }
 
 func (d durableStore) Release(id string) error { return d.p.Release(id) }
+
+var _ subagent.ProblemChecker = durableStore{}
+
+// Problem says why a stored child's log has no readable header (the
+// catalog's row for a child its parent's log names).
+func (d durableStore) Problem(ctx context.Context, id string) (string, bool) {
+	u, ok := d.p.Check(ctx, id)
+	return u.Problem, ok
+}
 
 func (d durableStore) Flush(ctx context.Context, id string) error { return d.p.Flush(ctx, id) }
 

@@ -114,6 +114,25 @@ func OneShotStopReason(events []session.Event, cancelled bool) string {
 	return stop
 }
 
+// OneShotDiagnostic returns why a one-shot child's run failed, from its
+// own events: the error recorded on the turn/end of its last accounting
+// turn ("server error (HTTP 500) after 4 attempts: …"), with the error's
+// code when the message lacks it; "" when that turn did not end in error.
+// The parent's result and the editor's tool call carry it, so the cause
+// is not only in the child's log.
+func OneShotDiagnostic(events []session.Event) string {
+	turns, _ := turnsOf(events)
+	i := lastAccounting(turns)
+	if i < 0 || turns[i].reason.Kind != session.TurnEndError || turns[i].reason.Error == nil {
+		return ""
+	}
+	e := turns[i].reason.Error
+	if e.Message == "" {
+		return e.Code
+	}
+	return e.Message
+}
+
 // EpochStopReason maps the events of one continuable activation epoch to
 // its stop reason (subagent-contract.md §2.8, consumed-work fold).
 func EpochStopReason(events []session.Event) string {

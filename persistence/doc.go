@@ -55,9 +55,18 @@
 // session.CloseInterruptedTurn (an error tool/result for every call
 // without a result, step/end if a step is open, then turn/end
 // {kind:"interrupted"}; subagent-contract.md §7). Load commits the same
-// view: it copies the torn bytes to <id>.jsonl.broken, truncates, appends
-// the closing events and fsyncs. A malformed payload inside the open turn
-// is reported as corruption of its line.
+// view: it copies the torn bytes to a new <id>.jsonl.broken (or
+// .broken.N: an earlier backup is never overwritten) and fsyncs it, then
+// truncates, appends the closing events and fsyncs; a backup that cannot
+// be kept stops the load with a *BackupError and the file unchanged
+// (backup.go). A malformed payload inside the open turn is reported as
+// corruption of its line.
+//
+// A bad line in the middle is not repaired by Load: InspectValid returns
+// the valid part before it (session/load shows it read-only), and
+// PlanRepair/Repair (`acp-agent sessions repair`) keep the whole file in
+// a backup first, then drop the bad line when what follows still
+// continues the log, else cut the log at it (repair.go).
 //
 // # Decoding
 //
@@ -102,6 +111,12 @@
 // FlushInterval (200ms), so a crash of the process loses at most that much
 // and a power loss at most what followed the last checkpoint.
 //
+// What is shown is durable: the ACP emitter shows a tool call only after
+// SyncTo covers it, and a text or thought chunk only after SyncSoon does
+// (group.go). SyncSoon is a group commit: the first chunk after an idle
+// window commits at once; later ones wait until the window (10 ms) ends or
+// a few KiB (4) are buffered, and share that one fsync.
+//
 // # Hostile data directories
 //
 // Session files are opened with O_NONBLOCK and fstat'ed before any read,
@@ -113,7 +128,11 @@
 // headers by session.CorruptParents. Open removes dot-named temp files left
 // by a crash between creating and publishing a session; a creator holds
 // its temp file's lock from the start, so a temp file whose lock is free
-// has no creator and one whose lock is taken is left alone.
+// has no creator and one whose lock is taken is left alone. A symlink in
+// place of a session file is refused ("symlink") and never followed: every
+// open of a session file uses O_NOFOLLOW, and backups are created with
+// O_EXCL|O_NOFOLLOW. Open errors keep their cause (permission denied,
+// read-only file system) with the file's path.
 //
 // # Large logs
 //

@@ -62,6 +62,13 @@ func (e *CorruptError) Error() string {
 // and friends through a CorruptError.
 func (e *CorruptError) Unwrap() error { return e.Err }
 
+// CodeCorrupt is the stable error code of a corrupt session log.
+const CodeCorrupt = "SESSION_CORRUPT"
+
+// ErrorCode gives corrupt data its own code (not INTERNAL) wherever
+// errors are mapped by code (the ACP error mapping, the command line).
+func (e *CorruptError) ErrorCode() string { return CodeCorrupt }
+
 // Is makes every CorruptError match ErrCorrupt.
 func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
 

@@ -52,7 +52,22 @@ const (
 	ProblemNoHeader    = "no complete header line"
 	ProblemBadHeader   = "bad header"
 	ProblemUnreachable = "cannot be opened"
+	ProblemSymlink     = "symlink"
 )
+
+// openProblem says why a session file could not be opened, keeping the
+// cause a person can act on (permission denied, read-only file system)
+// rather than only "cannot be opened".
+func openProblem(err error) string {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		switch errno {
+		case syscall.EACCES, syscall.EPERM, syscall.EROFS, syscall.ENOSPC, syscall.EIO:
+			return ProblemUnreachable + ": " + errno.Error()
+		}
+	}
+	return ProblemUnreachable
+}
 
 // fileProblem describes a file mode that is not a regular file.
 func fileProblem(m fs.FileMode) string {
@@ -65,6 +80,8 @@ func fileProblem(m fs.FileMode) string {
 		return ProblemDevice
 	case m.IsDir():
 		return ProblemDirectory
+	case m&fs.ModeSymlink != 0:
+		return ProblemSymlink
 	}
 	return ProblemIrregular
 }
@@ -75,23 +92,28 @@ func fileProblem(m fs.FileMode) string {
 // any read could wait. On a regular file O_NONBLOCK changes nothing. A
 // missing file is reported as fs.ErrNotExist (unwrapped, for the caller to
 // wrap); anything else that is not a session file is *UnreadableError.
+//
+// A symlink in place of a session file is refused (ProblemSymlink) and
+// never followed (O_NOFOLLOW): a link planted in the data directory must
+// not make the store read or write a file elsewhere.
 func openRegular(id, path string, flag int) (*os.File, fs.FileInfo, error) {
-	f, err := os.OpenFile(path, flag|syscall.O_NONBLOCK, 0)
+	f, err := os.OpenFile(path, flag|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil, err
 		}
 		// Opening a Unix socket fails (ENXIO), a directory for writing
-		// fails (EISDIR): say what is there rather than how open failed.
+		// fails (EISDIR), a symlink ELOOP: say what is there rather than
+		// how open failed.
 		if st, lerr := os.Lstat(path); lerr == nil && !st.Mode().IsRegular() {
 			return nil, nil, &UnreadableError{ID: id, Path: path, Problem: fileProblem(st.Mode()), Err: err}
 		}
-		return nil, nil, &UnreadableError{ID: id, Path: path, Problem: ProblemUnreachable, Err: err}
+		return nil, nil, &UnreadableError{ID: id, Path: path, Problem: openProblem(err), Err: err}
 	}
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, nil, &UnreadableError{ID: id, Path: path, Problem: ProblemUnreachable, Err: err}
+		return nil, nil, &UnreadableError{ID: id, Path: path, Problem: openProblem(err), Err: err}
 	}
 	if !st.Mode().IsRegular() {
 		f.Close()
@@ -172,15 +194,13 @@ func unreadable(id, path string, err error) (Unreadable, bool) {
 	if errors.Is(err, fs.ErrNotExist) {
 		return Unreadable{}, false
 	}
-	u := Unreadable{ID: id, Path: path, Problem: ProblemUnreachable, Err: err}
+	u := Unreadable{ID: id, Path: path, Problem: openProblem(err), Err: err}
 	var ue *UnreadableError
 	if errors.As(err, &ue) {
 		u.Problem = ue.Problem
 	}
-	// Stat follows a symlink as the open did; it never blocks.
-	if st, serr := os.Stat(path); serr == nil {
-		u.ModTime = st.ModTime().UnixMilli()
-	} else if st, lerr := os.Lstat(path); lerr == nil {
+	// Lstat: a symlink is not followed, here as in the open.
+	if st, lerr := os.Lstat(path); lerr == nil {
 		u.ModTime = st.ModTime().UnixMilli()
 	}
 	return u, true
@@ -263,25 +283,4 @@ func (s *Store) Header(ctx context.Context, id string) (session.Header, error) {
 		return session.Header{}, fmt.Errorf("persistence: header of %s: %w", id, err)
 	}
 	return e.Header, nil
-}
-
-// writeNoBlock writes data to a regular file at path, replacing it. A
-// FIFO or device planted at the path fails at once (O_NONBLOCK: a FIFO
-// without a reader answers ENXIO) instead of blocking the writer.
-func writeNoBlock(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|syscall.O_NONBLOCK, 0o600)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err != nil {
-		return err
-	} else if !st.Mode().IsRegular() {
-		return fmt.Errorf("%s: %s", path, fileProblem(st.Mode()))
-	}
-	if err := f.Truncate(0); err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	return err
 }

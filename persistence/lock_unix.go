@@ -41,3 +41,9 @@ func flock(f *os.File, how int) error {
 	}
 	return ferr
 }
+
+// tryShared takes a shared flock on f without blocking: errWouldBlock
+// while a writer holds the exclusive lock.
+func tryShared(f *os.File) error {
+	return flock(f, syscall.LOCK_SH|syscall.LOCK_NB)
+}

@@ -153,11 +153,13 @@ func (s *Store) create(h session.Header, seed []session.Event) error {
 		os.Remove(tmp)
 		return err
 	}
+	// Errors name the session's file, not the temp file fail removes: the
+	// cause (no space left, read-only file system) is about that path.
 	if _, err := f.Write(buf.Bytes()); err != nil {
-		return fail(fmt.Errorf("persistence: write %s: %w", tmp, err))
+		return fail(fmt.Errorf("persistence: create %s: write: %w", path, err))
 	}
 	if err := s.sync(f); err != nil {
-		return fail(fmt.Errorf("persistence: fsync %s: %w", tmp, err))
+		return fail(fmt.Errorf("persistence: create %s: fsync: %w", path, err))
 	}
 	s.hit(FaultPublish)
 	if err := publish(tmp, path); err != nil {
@@ -196,7 +198,7 @@ func (s *Store) createTemp(id string) (string, *os.File, error) {
 			continue
 		}
 		if err != nil {
-			return "", nil, fmt.Errorf("persistence: create temp file: %w", err)
+			return "", nil, fmt.Errorf("persistence: create a session file in %s: %w", s.dir, err)
 		}
 		// Lock at once: an unlocked temp file is a crash leftover that a
 		// store opening this directory removes (removeTempLeftovers). If a
@@ -246,8 +248,9 @@ func publish(tmp, path string) error {
 
 // acquire opens the existing file of id for append, takes its lock, reads
 // it and commits the torn-tail repair: the torn bytes are saved to
-// <id>.jsonl.broken, the file is truncated to its valid prefix and
-// fsynced. The returned handle is not yet registered.
+// a new <id>.jsonl.broken[.N] and fsynced (backup.go), then the file is
+// truncated to its valid prefix and fsynced; a failed backup stops the
+// load with a *BackupError and leaves the file as it was. The returned handle is not yet registered.
 func (s *Store) acquire(id string) (*handle, logView, error) {
 	path, err := s.path(id)
 	if err != nil {
@@ -281,9 +284,11 @@ func (s *Store) acquire(id string) (*handle, logView, error) {
 			hd.close()
 			return nil, logView{}, fmt.Errorf("persistence: read %s: %w", path, err)
 		}
-		broken := path + ".broken"
-		if err := writeNoBlock(broken, cut); err != nil {
-			s.log.Warn("cannot keep torn tail", "session_id", id, "path", broken, "err", err)
+		// The backup is durable before the cut; without it nothing is cut.
+		broken, err := s.keepBackup(id, path, cut)
+		if err != nil {
+			hd.close()
+			return nil, logView{}, err
 		}
 		if err := f.Truncate(v.good); err != nil {
 			hd.close()

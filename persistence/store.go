@@ -26,10 +26,19 @@ type Options struct {
 	FlushInterval time.Duration
 	// NoSync skips every fsync. Unsafe: for tests and benchmarks only.
 	NoSync bool
+	// GroupWindow and GroupBytes bound the group commit of SyncSoon: at
+	// most one fsync per window unless this many bytes are buffered. Zero
+	// means DefaultGroupWindow and DefaultGroupBytes.
+	GroupWindow time.Duration
+	GroupBytes  int
 	// Fault, when set, is called at each storage step (see FaultPoint) on
 	// the goroutine taking it; crash tests kill the process there. Nil in
 	// production.
 	Fault func(FaultPoint)
+	// FaultErr, when set, can fail a step: a non-nil error returned at
+	// FaultBackup fails the backup as if the disk had (fault tests). Nil
+	// in production.
+	FaultErr func(FaultPoint) error
 }
 
 // FaultPoint names a storage step where Options.Fault is called.
@@ -53,6 +62,10 @@ type Store struct {
 	interval time.Duration
 	noSync   bool
 	fault    func(FaultPoint)
+	faultErr func(FaultPoint) error
+
+	groupWindow time.Duration
+	groupBytes  int
 
 	mu      sync.RWMutex // guards the fields below
 	handles map[string]*handle
@@ -105,6 +118,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		interval: opts.FlushInterval,
 		noSync:   opts.NoSync,
 		fault:    opts.Fault,
+		faultErr: opts.FaultErr,
 		handles:  make(map[string]*handle),
 	}
 	if s.log == nil {
@@ -112,6 +126,13 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	if s.interval <= 0 {
 		s.interval = DefaultFlushInterval
+	}
+	s.groupWindow, s.groupBytes = opts.GroupWindow, opts.GroupBytes
+	if s.groupWindow <= 0 {
+		s.groupWindow = DefaultGroupWindow
+	}
+	if s.groupBytes <= 0 {
+		s.groupBytes = DefaultGroupBytes
 	}
 	s.removeTempLeftovers()
 	return s, nil

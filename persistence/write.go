@@ -40,6 +40,12 @@ type handle struct {
 	live     bool            // a live session feeds it (Open was called)
 	closed   bool            // released; the file is closed
 	err      error           // sticky failure; the session takes no more writes
+
+	// Group commit (group.go): when the last fsync ended, the bytes
+	// appended since the last fsync, and the waiters' wake-up channel.
+	lastSync     time.Time
+	pendingBytes int
+	wake         chan struct{}
 }
 
 var _ session.Persister = (*Store)(nil)
@@ -72,6 +78,10 @@ func (s *Store) Appended(sess *session.Session, ev session.Event) {
 	default:
 		h.pending = append(h.pending, ev)
 		h.next++
+		h.pendingBytes += len(ev.Data)
+		if h.pendingBytes >= s.groupBytes && h.pendingBytes-len(ev.Data) < s.groupBytes {
+			h.wakeAllLocked()
+		}
 		s.hit(FaultAppend)
 	}
 }
@@ -90,6 +100,9 @@ func (s *Store) flushLocked(h *handle, sync bool) error {
 	}
 	batch := h.pending
 	h.pending, h.inflight = nil, batch
+	// Everything counted so far is written once this batch is: an fsync
+	// below covers exactly these bytes.
+	coveredBytes := h.pendingBytes
 	written, dirty := h.written, h.dirty
 	h.mu.Unlock()
 
@@ -140,12 +153,16 @@ func (s *Store) flushLocked(h *handle, sync bool) error {
 			err = fmt.Errorf("persistence: fsync %s: %w", h.path, err)
 			h.mu.Lock()
 			h.err = err
+			h.wakeAllLocked()
 			h.mu.Unlock()
 			return err
 		}
 		h.mu.Lock()
 		h.dirty = false
 		h.syncSeq = covered
+		h.lastSync = time.Now()
+		h.pendingBytes -= coveredBytes
+		h.wakeAllLocked()
 		h.mu.Unlock()
 	}
 	return nil
@@ -311,6 +328,7 @@ func (s *Store) release(h *handle) error {
 	h.mu.Lock()
 	already := h.closed
 	h.closed = true
+	h.wakeAllLocked()
 	lost := len(h.pending) + len(h.inflight)
 	h.mu.Unlock()
 	if already {

@@ -182,6 +182,9 @@ func execute(ctx context.Context, sc *Scenario, factory Factory, root string, lo
 	if err := errors.Join(runErr, stopErr); err != nil {
 		return nil, err
 	}
+	// The agent has exited: a last stdout line it left without a newline
+	// is reported (record fails on it), not silently dropped.
+	r.rec.finish()
 	return r.record()
 }
 

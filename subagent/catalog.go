@@ -224,10 +224,17 @@ func (c *Catalog) ListChildren(ctx context.Context, parentID string) ([]ListEntr
 		return nil, err
 	}
 	out := make([]ListEntry, 0, len(rows))
+	listed := make(map[string]bool, len(rows))
 	for _, row := range rows {
 		if row != nil {
 			out = append(out, *row)
+			listed[row.ID] = true
 		}
+	}
+	// Every child the parent's own log names gets a row.
+	out = append(out, c.unaccounted(ctx, co, parentID, listed)...)
+	if err := cancelled(ctx); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -293,10 +300,39 @@ func (c *Catalog) ListDescendants(ctx context.Context, rootID string) ([]Descend
 		return nil, err
 	}
 	out := make([]DescendantEntry, 0, len(rows))
+	listed := make(map[string]bool, len(rows))
 	for i, row := range rows {
 		if row != nil {
 			out = append(out, DescendantEntry{ListEntry: *row, ParentID: positioned[i].rec.header.ParentSession, Depth: positioned[i].depth})
+			listed[row.ID] = true
 		}
+	}
+	// Every child a walked session's own log names gets a row, after the
+	// walk, positioned under the session whose log names it. The root's
+	// log is read (one read, as ListChildren); below it only live
+	// sessions' logs, which cost nothing: reading every cold descendant's
+	// log would make a warm listing read the whole tree.
+	walked := []string{rootID}
+	for _, f := range positioned {
+		if f.rec.live != nil {
+			walked = append(walked, f.rec.header.ID)
+		}
+	}
+	depthOf := map[string]int{rootID: 0}
+	for _, f := range positioned {
+		depthOf[f.rec.header.ID] = f.depth
+	}
+	for _, pid := range walked {
+		if _, bad := co.corrupt[pid]; bad {
+			continue
+		}
+		for _, e := range c.unaccounted(ctx, co, pid, listed) {
+			listed[e.ID] = true
+			out = append(out, DescendantEntry{ListEntry: e, ParentID: pid, Depth: depthOf[pid] + 1})
+		}
+	}
+	if err := cancelled(ctx); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -52,6 +52,9 @@ type ListEntry struct {
 	Activity    Activity
 	HasChildren bool
 	Reason      Reason
+	// Detail says more about a diagnostic, for people ("names a missing
+	// parent X", "named pipe, not a session file"); may be "".
+	Detail string
 }
 
 // DescendantEntry is a row of the descendant walk: a ListEntry positioned
@@ -63,7 +66,7 @@ type DescendantEntry struct {
 }
 
 // MarshalJSON renders {"kind","id","mode","label"?,"activity","hasChildren"}
-// for a child and {"kind","id","reason"} for a diagnostic.
+// for a child and {"kind","id","reason","detail"?} for a diagnostic.
 func (e ListEntry) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	e.write(&b)
@@ -91,6 +94,7 @@ func (e ListEntry) write(b *bytes.Buffer) {
 	if e.Kind == KindDiagnostic {
 		b.WriteString(`,"reason":`)
 		writeString(b, string(e.Reason))
+		b.WriteString(detailJSON(e.Detail))
 		return
 	}
 	b.WriteString(`,"mode":`)

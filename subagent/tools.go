@@ -226,14 +226,20 @@ func (d *Delegation) foreground(ctx context.Context, inv tool.Invocation, caller
 }
 
 // ForegroundFailure renders a non-completed foreground result:
-// headline, optional diagnostic, optional partial output.
+// headline, optional diagnostic, optional partial output. A failed run's
+// headline carries its cause: "subagent run failed: <the child's error>".
 func ForegroundFailure(res driver.Result) string {
 	var b strings.Builder
+	diagnostic := res.Diagnostic
 	switch res.StopReason {
 	case driver.StopAborted:
 		b.WriteString("subagent run was cancelled")
 	case driver.StopError:
 		b.WriteString("subagent run failed")
+		if diagnostic != "" {
+			b.WriteString(": " + diagnostic)
+			diagnostic = ""
+		}
 	case driver.StopMaxTokens:
 		b.WriteString("subagent run hit its token limit before finishing")
 	case driver.StopRefusal:
@@ -241,8 +247,8 @@ func ForegroundFailure(res driver.Result) string {
 	default:
 		fmt.Fprintf(&b, "subagent run ended abnormally (%s)", res.StopReason)
 	}
-	if res.Diagnostic != "" {
-		b.WriteString("\nDiagnostic: " + res.Diagnostic)
+	if diagnostic != "" {
+		b.WriteString("\nDiagnostic: " + diagnostic)
 	}
 	if text := session.JoinText(res.Output, ""); text != "" {
 		b.WriteString("\nPartial output before the run ended:\n" + text)

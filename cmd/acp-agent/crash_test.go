@@ -23,6 +23,10 @@ import (
 	"testing"
 	"time"
 
+	"iter"
+
+	"github.com/acp-agent/acp-agent/agent/model"
+	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/app"
 	"github.com/acp-agent/acp-agent/internal/testhooks"
 	"github.com/acp-agent/acp-agent/persistence"
@@ -32,6 +36,31 @@ import (
 // itself with SIGKILL; unset or 0 only counts the steps, which it prints
 // to stderr at exit as "storage steps: N".
 const crashAtEnv = "ACP_AGENT_TEST_CRASH_AT"
+
+// chunkPauseEnv, when set to a duration, makes crash-serve's model pause
+// that long before each chunk, like a real provider's stream: the
+// emitter's group commits then interleave with the stream, so kill
+// points fall between chunks shown and chunks not yet durable.
+const chunkPauseEnv = "ACP_AGENT_TEST_CHUNK_PAUSE"
+
+// pacedModel paces a model's chunks (the workload, not an assertion).
+type pacedModel struct {
+	m     model.Model
+	pause time.Duration
+}
+
+func (p pacedModel) Stream(ctx context.Context, req model.Request) iter.Seq2[session.Chunk, error] {
+	return func(yield func(session.Chunk, error) bool) {
+		for c, err := range p.m.Stream(ctx, req) {
+			if err == nil {
+				time.Sleep(p.pause)
+			}
+			if !yield(c, err) {
+				return
+			}
+		}
+	}
+}
 
 // crashServeCommand is "acp-agent crash-serve": the ACP server of the
 // plain binary, with persistence's fault hook counting storage steps.
@@ -44,13 +73,17 @@ func crashServeCommand() app.Command {
 		Run: func(ctx context.Context, env *app.Env, args []string) error {
 			at, _ := strconv.ParseInt(env.Getenv(crashAtEnv), 10, 64)
 			var steps atomic.Int64
+			var wrap func(model.Model) model.Model
+			if d, _ := time.ParseDuration(env.Getenv(chunkPauseEnv)); d > 0 {
+				wrap = func(m model.Model) model.Model { return pacedModel{m, d} }
+			}
 			a, err := app.New(app.Config{
 				DataDir: env.Flags.DataDir,
 				Model:   env.Flags.Model,
 				Version: "crash-test",
 				Logger:  env.Logger,
 				Getenv:  env.Getenv,
-				Testing: &testhooks.Hooks{StorageFault: func(persistence.FaultPoint) {
+				Testing: &testhooks.Hooks{WrapModel: wrap, StorageFault: func(persistence.FaultPoint) {
 					if n := steps.Add(1); n == at {
 						syscall.Kill(os.Getpid(), syscall.SIGKILL)
 						select {} // the signal is on its way
@@ -221,6 +254,7 @@ func childFiles(t *testing.T, sdir, parent string) []string {
 type crashRun struct {
 	parent string                     // "" if session/new never answered
 	seen   map[string]json.RawMessage // tool calls the client was shown
+	text   string                     // the parent's text chunks the client was shown
 	steps  int64                      // storage steps printed (calibration only)
 	killed bool
 }
@@ -291,6 +325,7 @@ func runUntilCrash(t *testing.T, data, script string, at int64) crashRun {
 	run.killed = ws.Signaled() && ws.Signal() == syscall.SIGKILL
 	p.mu.Lock()
 	run.seen = toolCalls(p.updates)
+	run.text, _ = streamedOf(p.updates, run.parent)
 	p.mu.Unlock()
 	if i := strings.LastIndex(p.stderr.String(), "storage steps: "); i >= 0 {
 		fmt.Sscanf(p.stderr.String()[i:], "storage steps: %d", &run.steps)
@@ -387,8 +422,13 @@ func checkAfterCrash(t *testing.T, dir, data string, run crashRun) bool {
 	p.call(t, "session/load", map[string]any{"sessionId": run.parent, "cwd": data, "mcpServers": []any{}}, &loaded)
 	p.mu.Lock()
 	replayed := toolCalls(p.updates)
+	replayedText, _ := streamedOf(p.updates, run.parent)
 	p.updates = nil
 	p.mu.Unlock()
+	// 0. Every text chunk the client saw is in the replay.
+	if !strings.HasPrefix(replayedText, run.text) {
+		t.Errorf("shown text (%d bytes, ends %q) is not in the replay (%d bytes, ends %q)", len(run.text), tail(run.text), len(replayedText), tail(replayedText))
+	}
 
 	// 1. Every tool call the client saw is in the replay.
 	for id := range run.seen {

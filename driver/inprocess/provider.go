@@ -170,6 +170,7 @@ func (r *oneShot) result() driver.Result {
 	return driver.Result{
 		Output:     agent.FinalOutput(events),
 		StopReason: driver.OneShotStopReason(events, r.cancelled.Load()),
+		Diagnostic: driver.OneShotDiagnostic(events),
 	}
 }
 

@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync/atomic"
+	"syscall"
+	"time"
 
 	"github.com/acp-agent/acp-agent/agent/session"
 )
@@ -54,6 +56,7 @@ func Open(dataDir string, proj Projector) (*Cache, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("projcache: %w", err)
 	}
+	removeTempLeftovers(dir, time.Now())
 	return &Cache{dir: dir, proj: proj}, nil
 }
 
@@ -74,7 +77,7 @@ func (c *Cache) row(id string) (row Row, ok bool) {
 	if err != nil {
 		return Row{}, false
 	}
-	data, err := os.ReadFile(p)
+	data, err := readNoFollow(p)
 	if err != nil || json.Unmarshal(data, &row) != nil || row.ID != id {
 		return Row{}, false
 	}
@@ -91,10 +94,10 @@ func (c *Cache) Get(h session.Header, size int64) (map[string]json.RawMessage, e
 	if err != nil {
 		return nil, nil
 	}
-	data, err := os.ReadFile(p)
+	data, err := readNoFollow(p)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.EINVAL) {
+			return nil, nil // a symlink or special file is no row: a miss, replaced by the next Put
 		}
 		return nil, fmt.Errorf("projcache: %w", err)
 	}

@@ -21,6 +21,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/acp-agent/acp-agent/agent/session"
@@ -242,7 +243,7 @@ func (x *Index) record(h session.Header, row Row) error {
 		return err
 	}
 	rec := encodeRow(nil, &indexRow{header: h, seen: w, unitsSize: row.Size, asOfSeq: row.AsOfSeq, units: row.Units})
-	f, err := os.OpenFile(x.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(x.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o600)
 	if err != nil {
 		return fmt.Errorf("projcache: index: %w", err)
 	}
@@ -272,7 +273,7 @@ func (x *Index) load() (map[string]*indexRow, int) {
 	if l := x.loaded.Load(); l != nil && l.seen == w {
 		return l.rows, l.records
 	}
-	data, err := os.ReadFile(x.path)
+	data, err := readNoFollow(x.path)
 	if err != nil {
 		return map[string]*indexRow{}, 0
 	}

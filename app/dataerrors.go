@@ -1,0 +1,96 @@
+package app
+
+// This file defines what the read-only data commands (sessions, sessions
+// show, agents) say when data is missing or damaged: typed errors with
+// stable codes, reasons without package prefixes, and a data directory
+// that is never created just to be read.
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/acp-agent/acp-agent/persistence"
+)
+
+// Codes of DataError.
+const (
+	CodeSessionNotFound = "SESSION_NOT_FOUND"
+	CodeSessionCorrupt  = persistence.CodeCorrupt
+	CodeSessionUnusable = "SESSION_UNREADABLE"
+)
+
+// DataError is a data command's failure on one session (exit code 1).
+type DataError struct {
+	Code    string
+	Message string
+	Err     error
+}
+
+func (e *DataError) Error() string     { return e.Message }
+func (e *DataError) Unwrap() error     { return e.Err }
+func (e *DataError) ErrorCode() string { return e.Code }
+
+func sessionNotFound(id string, err error) error {
+	return &DataError{Code: CodeSessionNotFound, Message: "session not found: " + id, Err: err}
+}
+
+// sessionError turns a storage error about session id into what a person
+// reads: "session not found", or the session's id with the reason.
+func sessionError(id string, err error) error {
+	var ce *persistence.CorruptError
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, persistence.ErrNotFound):
+		return sessionNotFound(id, err)
+	case errors.As(err, &ce):
+		return &DataError{Code: CodeSessionCorrupt, Message: fmt.Sprintf("session %s: %s", id, reason(err)), Err: err}
+	case errors.Is(err, persistence.ErrUnreadable):
+		return &DataError{Code: CodeSessionUnusable, Message: fmt.Sprintf("session %s is unreadable: %s", id, reason(err)), Err: err}
+	}
+	return fmt.Errorf("session %s: %s: %w", id, reason(err), err)
+}
+
+// reason says what is wrong, for a row or a message: the typed problem
+// with its real path where there is one, never a package prefix.
+func reason(err error) string {
+	var (
+		ue *persistence.UnreadableError
+		ce *persistence.CorruptError
+		le *persistence.LockedError
+		be *persistence.BackupError
+	)
+	switch {
+	case errors.As(err, &ue):
+		return ue.Problem + " (" + ue.Path + ")"
+	case errors.As(err, &ce):
+		return fmt.Sprintf("corrupt at line %d of %s: %v", ce.Line, ce.Path, ce.Err)
+	case errors.As(err, &le):
+		return "open for writing by another process (" + le.Path + ")"
+	case errors.As(err, &be):
+		return strings.TrimPrefix(be.Error(), "persistence: ")
+	}
+	return strings.ReplaceAll(err.Error(), "persistence: ", "")
+}
+
+// errNoDataDir: the data directory does not exist (read-only commands
+// report it as empty and do not create it).
+var errNoDataDir = errors.New("no data directory")
+
+// openReadStore opens the store for a read-only command. A data directory
+// that does not exist is errNoDataDir: reading never creates it.
+func openReadStore(env *Env) (*persistence.Store, error) {
+	dir, err := env.Flags.dataDir()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return nil, errNoDataDir
+	} else if err != nil {
+		return nil, fmt.Errorf("data directory %s: %w", dir, err)
+	}
+	return persistence.Open(dir, persistence.Options{Logger: env.Logger})
+}

@@ -1,0 +1,71 @@
+package app
+
+// This file defines "sessions repair ID": a session log with a bad line
+// in the middle is repaired instead of lost. The whole file is kept in a
+// .broken backup first; then the bad line alone is dropped, or the log is
+// cut at it, after the person agrees (or with --yes).
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/persistence"
+)
+
+func runSessionsRepair(ctx context.Context, env *Env, args []string) error {
+	fs := flag.NewFlagSet("acp-agent sessions repair", flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	env.Flags.register(fs)
+	yes := fs.Bool("yes", false, "repair without asking")
+	if err := fs.Parse(reorderFlags(args, "yes")); err != nil {
+		return parseError(err)
+	}
+	if fs.NArg() != 1 {
+		return usageErrorf("usage: acp-agent sessions repair [--yes] ID")
+	}
+	id := fs.Arg(0)
+	if err := session.ValidateID(id); err != nil {
+		return usageErrorf("%v", err)
+	}
+	st, err := openReadStore(env)
+	if errors.Is(err, errNoDataDir) {
+		return sessionNotFound(id, err)
+	}
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	plan, err := st.PlanRepair(ctx, id)
+	if errors.Is(err, persistence.ErrNothingToRepair) {
+		_, err = fmt.Fprintf(env.Stdout, "session %s has no bad line: nothing to repair\n", id)
+		return err
+	}
+	if err != nil {
+		return sessionError(id, err)
+	}
+	what := fmt.Sprintf("drop line %d", plan.Line)
+	if !plan.Drop {
+		what = fmt.Sprintf("cut the log at line %d (removing %d lines)", plan.Line, plan.Removed)
+	}
+	fmt.Fprintf(env.Stdout, "session %s: line %d of %s is bad: %v\n", id, plan.Line, plan.Path, plan.Cause)
+	fmt.Fprintf(env.Stdout, "repair will %s and keep %d events; the whole file is backed up first\n", what, plan.Kept)
+	if !*yes {
+		fmt.Fprint(env.Stdout, "repair? [y/N] ")
+		answer, _ := bufio.NewReader(env.Stdin).ReadString('\n')
+		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
+			_, err := fmt.Fprintln(env.Stdout, "not repaired")
+			return err
+		}
+	}
+	backup, err := st.Repair(ctx, id, plan)
+	if err != nil {
+		return sessionError(id, err)
+	}
+	_, err = fmt.Fprintf(env.Stdout, "repaired session %s; the original is kept in %s\n", id, backup)
+	return err
+}
