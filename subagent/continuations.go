@@ -23,6 +23,7 @@ package subagent
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"maps"
 	"sync"
@@ -235,8 +236,12 @@ func (c *Continuations) install(ctx context.Context, act *activation, parent *ag
 	if err := c.admit(parent); err != nil {
 		return err
 	}
+	start := c.lifecycle(act, EventStart)
+	if err := c.lc.publish(start); err != nil {
+		return wrapError(CodeStartPublicationFailed, fmt.Sprintf("subagent %q start publication failed: %v", act.id, err), err)
+	}
 	act.started = true
-	c.lc.emit(c.lifecycle(act, EventStart))
+	c.lc.emit(start)
 	return nil
 }
 

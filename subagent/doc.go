@@ -57,7 +57,10 @@
 //
 // Extensions to the contract's error catalogue: SESSION_LOCKED (the child
 // is held by another writer) and INVALID_REQUEST (malformed request, for
-// example a negative maxDepth, where the reference throws a TypeError).
+// example a negative maxDepth, where the reference throws a TypeError) and
+// START_PUBLICATION_FAILED (a Lifecycle.OnPublish publisher failed a
+// continuable start edge: the reference's throwing subagent/start
+// dispatch, which Go's contained listeners cannot produce).
 // Tool failures of a foreground child carry the tool code
 // SUBAGENT_RUN_FAILED.
 package subagent
