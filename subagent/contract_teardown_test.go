@@ -335,6 +335,10 @@ func TestSettlementDisposeFailureIsLoggedAndNoticedAsFailed(t *testing.T) {
 	if want := "Background subagent c73 failed before it finished.\nIt left no closing message."; len(notices) != 1 || notices[0] != want {
 		t.Errorf("notices = %q, want %q", notices, want)
 	}
+	// The warning follows the end edge; a drain waits for the settlement.
+	if err := st.Runtime.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if l := logs.String(); !strings.Contains(l, `subagent \"c73\" activation teardown failed`) || !strings.Contains(l, "handle dispose boom") {
 		t.Errorf("log = %s", l)
 	}
