@@ -147,8 +147,10 @@ func TestOneShotRunNeverCallsTheFinalFlush(t *testing.T) {
 	ctx := testCtx(t)
 	d := &countingDurable{}
 	st := subagenttest.New(t, subagenttest.Config{Model: replies(map[string]subagenttest.Responder{
-		"ok":   say("done"),
-		"long": func(context.Context, model.Request) ([]session.Chunk, error) { return subagenttest.Truncated("half"), nil },
+		"ok": say("done"),
+		"long": func(context.Context, model.Request) ([]session.Chunk, error) {
+			return subagenttest.Truncated("half"), nil
+		},
 	}), Durable: d})
 	parent := st.NewParent(t, "parent")
 	for _, tt := range []struct{ label, stop string }{{"ok", "completed"}, {"long", "max-tokens"}} {
