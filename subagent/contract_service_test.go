@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/driver"
 	"github.com/acp-agent/acp-agent/subagent"
@@ -167,5 +168,69 @@ func TestTwoNoticesToABusyParentRideTheOpenTurn(t *testing.T) {
 	}
 	if got := userTexts(evs, "subagent-settled"); len(got) != 2 {
 		t.Errorf("notices delivered = %d", len(got))
+	}
+}
+
+// turnHook returns a pre-step hook that answers decide for children
+// labelled key on the given turn and enters every other step.
+func turnHook(key string, turn int, decide func() (agent.Decision, error)) agent.PreStepHook {
+	return func(_ context.Context, a *agent.Agent, s agent.StepInfo) (agent.Decision, error) {
+		if a.Options().ScriptKey == key && s.Turn == turn {
+			return decide()
+		}
+		return agent.Enter, nil
+	}
+}
+
+// C53: a resumed epoch whose prompt is refused at pre-step ends "refusal"
+// without output: the first epoch's answer is not the second's.
+func TestResumedEpochRefusedAtPreStepHasNoOutput(t *testing.T) {
+	ctx := testCtx(t)
+	refuse := turnHook("c53", 2, func() (agent.Decision, error) { return agent.Reject, nil })
+	st, _, _, _ := faultStack(t, newScript().text("c53", "first answer").model(), func(c *subagenttest.Config) {
+		c.ChildPreStep = []agent.PreStepHook{refuse}
+	})
+	lc := record(st.Runtime)
+	parent := st.NewParent(t, "parent")
+	if _, _, err := st.Runtime.StartContinuable(ctx, spec(parent, "c53", "c53")); err != nil {
+		t.Fatal(err)
+	}
+	lc.waitEnds(t, ctx, "c53", 1)
+	if _, err := st.Runtime.Followup(ctx, parent, "c53", text("again")); err != nil {
+		t.Fatal(err)
+	}
+	ends := lc.waitEnds(t, ctx, "c53", 2)
+	if ends[1].StopReason != "refusal" || ends[1].LastAssistantMessage != nil {
+		t.Errorf("second epoch end = %+v", ends[1])
+	}
+}
+
+// C68: a second turn failing at pre-step after the first answered ends
+// the epoch "error"; the notice says so and quotes the first answer.
+func TestSecondTurnFailingAtPreStepIsNoticedWithTheEarlierAnswer(t *testing.T) {
+	ctx := testCtx(t)
+	g := newGate()
+	fail := turnHook("c68", 2, func() (agent.Decision, error) { return agent.Enter, errors.New("ENOSPC: no space left on device") })
+	st, _, _, _ := faultStack(t, newScript().add("c68", g.reply("the answer")).text("main", "noted").model(), func(c *subagenttest.Config) {
+		c.ChildPreStep = []agent.PreStepHook{fail}
+	})
+	lc := record(st.Runtime)
+	parent := st.NewParent(t, "parent")
+	if _, _, err := st.Runtime.StartContinuable(ctx, spec(parent, "c68", "c68")); err != nil {
+		t.Fatal(err)
+	}
+	g.waitEntered(t, ctx)
+	if _, err := st.Runtime.Followup(ctx, parent, "c68", text("second task")); err != nil {
+		t.Fatal(err)
+	}
+	g.open()
+	ends := lc.waitEnds(t, ctx, "c68", 1)
+	if ends[0].StopReason != "error" {
+		t.Errorf("end = %+v", ends[0])
+	}
+	waitIdle(t, ctx, parent)
+	want := "Background subagent c68 failed before it finished.\nIts closing message:\nthe answer"
+	if got := userTexts(parent.Session().Events(), "subagent-settled"); len(got) != 1 || got[0] != want {
+		t.Errorf("notices = %q, want %q", got, want)
 	}
 }
