@@ -48,6 +48,10 @@ type activation struct {
 	ancestry map[*agent.Agent]bool
 
 	disposing bool
+	// drained marks an activation a scoped drain has cancelled: its
+	// teardown belongs to the drain, which reports its failures, so the
+	// idle callback the cancellation causes must not settle it first.
+	drained   bool
 	announced bool
 	// started records that the epoch's subagent/start edge was published,
 	// so a rollback must close it with a subagent/end.

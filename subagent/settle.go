@@ -27,7 +27,8 @@ func (c *Continuations) trySettle(act *activation) {
 	unlock := c.lockChild(act.id)
 	defer unlock()
 	c.mu.Lock()
-	if c.acts[act.id] != act || act.disposing || len(act.owned) > 0 {
+	// While a drain covers act, the drain disposes it and reports how.
+	if c.acts[act.id] != act || act.disposing || act.drained || c.draining || len(act.owned) > 0 {
 		c.mu.Unlock()
 		return
 	}
@@ -203,6 +204,7 @@ func (c *Continuations) DrainDescendants(ctx context.Context, roots ...*agent.Ag
 	var targets []*activation
 	for _, act := range c.acts {
 		if below(act) && !act.disposing {
+			act.drained = true
 			targets = append(targets, act)
 		}
 	}
