@@ -78,6 +78,10 @@ type Continuations struct {
 
 	locksMu sync.Mutex
 	locks   map[string]*childLock
+
+	// drainBegan, when set (tests only, export_test.go), is called by
+	// Drain once admission is closed.
+	drainBegan func()
 }
 
 type childLock struct {

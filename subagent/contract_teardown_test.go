@@ -47,8 +47,8 @@ func spec(parent *agent.Agent, id, label string) subagent.ContinuableSpec {
 // emits no subagent/end; a drain afterwards has nothing to wait for.
 func TestStartPublicationFailureRollsBackWithoutAnEnd(t *testing.T) {
 	ctx := testCtx(t)
-	sc := newScript().text("child", "never asked")
-	st, _ := durableStack(t, t.TempDir(), sc.model())
+	m := newScript().text("child", "never asked").model()
+	st, _ := durableStack(t, t.TempDir(), m)
 	lc := record(st.Runtime)
 	parent := st.NewParent(t, "parent")
 	tests := []struct {
@@ -77,7 +77,7 @@ func TestStartPublicationFailureRollsBackWithoutAnEnd(t *testing.T) {
 	if err := st.Runtime.Drain(ctx); err != nil {
 		t.Errorf("drain after failed publications: %v", err)
 	}
-	if n := len(sc.model().Requests("child")); n != 0 {
+	if n := len(m.Requests("child")); n != 0 {
 		t.Errorf("model requests = %d", n)
 	}
 }

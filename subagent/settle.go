@@ -168,6 +168,9 @@ func (c *Continuations) Drain(ctx context.Context) error {
 	c.mu.Lock()
 	c.draining = true
 	c.mu.Unlock()
+	if c.drainBegan != nil {
+		c.drainBegan()
+	}
 	return c.drainWhere(ctx, func(*activation) bool { return true }, "activation(s)")
 }
 

@@ -1,0 +1,112 @@
+package subagent_test
+
+// Drains that begin inside a start (subagent-contract.md §5.7 C39, C43,
+// C44; map in CONTRACT_TESTS.md). Drain waits for in-flight starts, so a
+// drain begun inside one runs on its own goroutine; the test continues the
+// start once the drain has closed admission (subagent.SetDrainBegan).
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/subagent"
+)
+
+// beginDrain starts rt.Drain on its own goroutine and returns once the
+// drain has closed admission; wait returns the drain's error.
+func beginDrain(ctx context.Context, rt *subagent.Runtime, began chan struct{}) (wait func() error) {
+	done := make(chan error, 1)
+	go func() { done <- rt.Drain(ctx) }()
+	<-began
+	return func() error { return <-done }
+}
+
+// drainBegan returns a channel closed when rt's first drain has closed
+// admission.
+func drainBegan(rt *subagent.Runtime) chan struct{} {
+	began := make(chan struct{})
+	var once sync.Once
+	subagent.SetDrainBegan(rt, func() { once.Do(func() { close(began) }) })
+	return began
+}
+
+// C43, C83: a drain begun when the start edge is published refuses the start
+// DRAINING before its prompt reaches the inbox; only the parent remains.
+func TestDrainBegunAtPublicationRefusesTheStart(t *testing.T) {
+	ctx := testCtx(t)
+	st, _ := durableStack(t, t.TempDir(), newScript().text("child", "never").model())
+	began := drainBegan(st.Runtime)
+	parent := st.NewParent(t, "parent")
+	var wait func() error
+	st.Runtime.OnLifecycle(func(ev subagent.LifecycleEvent) {
+		if ev.Type == subagent.EventStart && wait == nil {
+			wait = beginDrain(ctx, st.Runtime, began)
+		}
+	})
+	_, _, err := st.Runtime.StartContinuable(ctx, spec(parent, "c43", "child"))
+	if !subagent.HasCode(err, subagent.CodeDraining) {
+		t.Fatalf("err = %v", err)
+	}
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+	gone(t, st, "c43")
+	// C83: a start rolled back by a drain sends no notice.
+	if got := userTexts(parent.Session().Events(), ""); len(got) != 0 {
+		t.Errorf("parent messages = %q", got)
+	}
+	if n := len(st.Agents.List()); n != 1 {
+		t.Errorf("agents = %d, want only the parent", n)
+	}
+}
+
+// C39, C44: a drain begun in the creation window waits for that
+// materialization, which is refused DRAINING and rolled back before the
+// drain returns.
+func TestDrainBegunInTheCreationWindowWaitsForTheRollback(t *testing.T) {
+	ctx := testCtx(t)
+	st, _ := durableStack(t, t.TempDir(), newScript().text("child", "never").model())
+	lc := record(st.Runtime)
+	began := drainBegan(st.Runtime)
+	parent := st.NewParent(t, "parent")
+	var (
+		mu    sync.Mutex
+		order []string
+		wait  func() error
+	)
+	unobserve := st.Sessions.Observe(&session.Observer{
+		Created: func(s *session.Session, _ bool) {
+			if s.ID() == "c44" {
+				wait = beginDrain(ctx, st.Runtime, began)
+			}
+		},
+		Removed: func(s *session.Session) {
+			if s.ID() == "c44" {
+				mu.Lock()
+				order = append(order, "disposed")
+				mu.Unlock()
+			}
+		},
+	})
+	defer unobserve()
+	_, _, err := st.Runtime.StartContinuable(ctx, spec(parent, "c44", "child"))
+	if !subagent.HasCode(err, subagent.CodeDraining) {
+		t.Fatalf("err = %v", err)
+	}
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	order = append(order, "drain")
+	got := order
+	mu.Unlock()
+	if len(got) != 2 || got[0] != "disposed" || got[1] != "drain" {
+		t.Errorf("order = %v, want [disposed drain]", got)
+	}
+	gone(t, st, "c44")
+	if evs := eventsOf(lc, "c44"); len(evs) != 0 {
+		t.Errorf("lifecycle of an unpublished child: %+v", evs)
+	}
+}
