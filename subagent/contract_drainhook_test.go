@@ -10,8 +10,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/subagent"
+	"github.com/acp-agent/acp-agent/subagent/subagenttest"
 )
 
 // beginDrain starts rt.Drain on its own goroutine and returns once the
@@ -108,5 +110,99 @@ func TestDrainBegunInTheCreationWindowWaitsForTheRollback(t *testing.T) {
 	gone(t, st, "c44")
 	if evs := eventsOf(lc, "c44"); len(evs) != 0 {
 		t.Errorf("lifecycle of an unpublished child: %+v", evs)
+	}
+}
+
+// C45, C46: a follow-up accepted before a later drain is enqueued first
+// and then cancelled by the drain; it never becomes a logged user message.
+func TestFollowupAcceptedBeforeADrainIsCancelledUnlogged(t *testing.T) {
+	ctx := testCtx(t)
+	g := newGate()
+	st, ps := durableStack(t, t.TempDir(), newScript().add("child", g.reply("never")).model())
+	lc := record(st.Runtime)
+	parent := st.NewParent(t, "parent")
+	if _, _, err := st.Runtime.StartContinuable(ctx, spec(parent, "c45", "child")); err != nil {
+		t.Fatal(err)
+	}
+	g.waitEntered(t, ctx)
+	msgID, err := st.Runtime.Followup(ctx, parent, "c45", text("queued"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Runtime.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	lc.waitEnds(t, ctx, "c45", 1)
+	_, evs := persistedEvents(t, ctx, durable{ps}, "c45")
+	var order []string
+	for _, ev := range evs {
+		if ev.Type != session.TypeInboxSpliced {
+			continue
+		}
+		d, _ := session.DecodeData[session.InboxSplicedData](ev)
+		for _, m := range d.Inserted {
+			if m.ID == msgID {
+				order = append(order, "enqueue")
+			}
+		}
+		if len(order) == 1 && len(d.Inserted) == 0 && d.RemovedCount != nil && d.Target == session.InboxNextTurn {
+			order = append(order, "cancel:"+d.Outcome)
+		}
+	}
+	if len(order) != 2 || order[0] != "enqueue" || order[1] == "cancel:" {
+		t.Errorf("inbox order = %v, want the enqueue then its cancellation", order)
+	}
+	if got := userTexts(evs, ""); len(got) != 1 {
+		t.Errorf("user texts = %q: the cancelled follow-up was logged", got)
+	}
+}
+
+// C69: a second turn held at pre-step and then drained ends the epoch
+// "aborted"; the injected notice quotes the first turn's answer.
+func TestDrainedSecondTurnIsNoticedAsStoppedWithTheEarlierAnswer(t *testing.T) {
+	ctx := testCtx(t)
+	g := newGate()
+	entered := make(chan struct{}, 1)
+	held := func(ctx context.Context, a *agent.Agent, s agent.StepInfo) (agent.Decision, error) {
+		if a.Options().ScriptKey == "c69" && s.Turn == 2 {
+			entered <- struct{}{}
+			<-ctx.Done()
+			return agent.Enter, context.Cause(ctx)
+		}
+		return agent.Enter, nil
+	}
+	st, _, _, _ := faultStack(t, newScript().add("c69", g.reply("the answer")).model(), func(c *subagenttest.Config) {
+		c.ChildPreStep = []agent.PreStepHook{held}
+	})
+	lc := record(st.Runtime)
+	parent := st.NewParent(t, "parent")
+	if _, _, err := st.Runtime.StartContinuable(ctx, spec(parent, "c69", "c69")); err != nil {
+		t.Fatal(err)
+	}
+	g.waitEntered(t, ctx)
+	if _, err := st.Runtime.Followup(ctx, parent, "c69", text("second task")); err != nil {
+		t.Fatal(err)
+	}
+	g.open()
+	<-entered
+	if err := st.Runtime.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ends := lc.waitEnds(t, ctx, "c69", 1)
+	if ends[0].StopReason != "aborted" {
+		t.Errorf("end = %+v", ends[0])
+	}
+	want := "Background subagent c69 was stopped before it finished.\nIts closing message:\nthe answer"
+	var got []string
+	for _, ev := range parent.Session().Events() {
+		if ev.Type == session.TypeInboxSpliced {
+			d, _ := session.DecodeData[session.InboxSplicedData](ev)
+			for _, m := range d.Inserted {
+				got = append(got, session.JoinText(m.Content, "\n"))
+			}
+		}
+	}
+	if len(got) != 1 || got[0] != want {
+		t.Errorf("notices = %q, want %q", got, want)
 	}
 }
