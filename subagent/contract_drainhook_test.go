@@ -7,6 +7,7 @@ package subagent_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 
@@ -204,5 +205,84 @@ func TestDrainedSecondTurnIsNoticedAsStoppedWithTheEarlierAnswer(t *testing.T) {
 	}
 	if len(got) != 1 || got[0] != want {
 		t.Errorf("notices = %q, want %q", got, want)
+	}
+}
+
+// C38: a scoped drain finds a continuable descendant whose one-shot
+// intermediate parent is already disposed (ancestry is fixed at
+// materialization).
+func TestScopedDrainFindsADescendantOfADisposedOneShot(t *testing.T) {
+	ctx := testCtx(t)
+	gl := newGate()
+	defer gl.open()
+	sc := newScript().add("leaf", gl.reply("never"))
+	st, _ := durableStack(t, t.TempDir(), sc.model())
+	lc := record(st.Runtime)
+	parent := st.NewParent(t, "parent")
+	sc.add("mid", func(context.Context) ([]session.Chunk, error) {
+		mid := st.Live(midID(st))
+		if _, _, err := st.Runtime.StartContinuable(ctx, spec(mid, "c38-leaf", "leaf")); err != nil {
+			return nil, err
+		}
+		return subagenttest.Text("mid done"), nil
+	})
+	run, err := st.Runtime.Start(ctx, "spawn", subagent.OneShotRequest{Label: "mid", Prompt: text("delegate"), Parent: parent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run.Result(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Dispose(ctx); err != nil {
+		t.Fatal(err)
+	}
+	gl.waitEntered(t, ctx)
+	if st.Live(run.ID) != nil || !st.Runtime.Resident("c38-leaf") {
+		t.Fatal("want the one-shot gone and the leaf resident")
+	}
+	if err := st.Runtime.DrainDescendants(ctx, parent); err != nil {
+		t.Fatal(err)
+	}
+	if ends := lc.waitEnds(t, ctx, "c38-leaf", 1); ends[0].StopReason != "aborted" {
+		t.Errorf("leaf end = %+v", ends[0])
+	}
+	gone(t, st, "c38-leaf")
+}
+
+// midID returns the id of the one live one-shot child of "parent".
+func midID(st *subagenttest.Stack) string {
+	for _, a := range st.Agents.List() {
+		if a.Session().Header().ParentSession == "parent" {
+			return a.ID()
+		}
+	}
+	return ""
+}
+
+// C48: a child whose Followup fails (its agent closed under the runtime)
+// fails the start with that error and is rolled back.
+func TestChildFollowupFailureFailsTheStart(t *testing.T) {
+	ctx := testCtx(t)
+	st, _, _, _ := faultStack(t, newScript().model(), func(c *subagenttest.Config) {
+		c.WrapFactory = func(next subagent.AgentFactory) subagent.AgentFactory {
+			return func(s *session.Session, spec subagent.ChildSpec) (*agent.Agent, error) {
+				a, err := next(s, spec)
+				if err == nil && spec.Label == "closed" {
+					err = a.Close(context.Background())
+				}
+				return a, err
+			}
+		}
+	})
+	lc := record(st.Runtime)
+	parent := st.NewParent(t, "parent")
+	_, _, err := st.Runtime.StartContinuable(ctx, spec(parent, "c48", "closed"))
+	if !errors.Is(err, agent.ErrClosed) {
+		t.Fatalf("err = %v, want the agent's own error", err)
+	}
+	gone(t, st, "c48")
+	evs := eventsOf(lc, "c48")
+	if len(evs) != 2 || evs[1].Type != subagent.EventEnd || evs[1].StopReason != "aborted" {
+		t.Errorf("lifecycle = %+v", evs)
 	}
 }
