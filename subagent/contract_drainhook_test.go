@@ -286,3 +286,31 @@ func TestChildFollowupFailureFailsTheStart(t *testing.T) {
 		t.Errorf("lifecycle = %+v", evs)
 	}
 }
+
+// C58–C60: an accepted follow-up discarded by a cancellation that drops
+// the inbox (a user's cancel of the child's turn) is never logged and does
+// not keep the Activation resident: the child still settles.
+func TestDiscardedAcceptedFollowupLetsTheChildSettle(t *testing.T) {
+	ctx := testCtx(t)
+	g := newGate()
+	st, ps := durableStack(t, t.TempDir(), newScript().add("child", g.reply("never")).model())
+	lc := record(st.Runtime)
+	parent := st.NewParent(t, "parent")
+	if _, _, err := st.Runtime.StartContinuable(ctx, spec(parent, "c58", "child")); err != nil {
+		t.Fatal(err)
+	}
+	g.waitEntered(t, ctx)
+	if _, err := st.Runtime.Followup(ctx, parent, "c58", text("discarded")); err != nil {
+		t.Fatal(err)
+	}
+	st.Live("c58").Cancel(session.AbortReason{Kind: "user"}, false)
+	ends := lc.waitEnds(t, ctx, "c58", 1)
+	if ends[0].StopReason != "aborted" {
+		t.Errorf("end = %+v", ends[0])
+	}
+	gone(t, st, "c58")
+	_, evs := persistedEvents(t, ctx, durable{ps}, "c58")
+	if got := userTexts(evs, ""); len(got) != 1 {
+		t.Errorf("user texts = %q: the discarded follow-up was logged", got)
+	}
+}
