@@ -8,6 +8,7 @@ package subagent_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 
@@ -312,5 +313,52 @@ func TestDiscardedAcceptedFollowupLetsTheChildSettle(t *testing.T) {
 	_, evs := persistedEvents(t, ctx, durable{ps}, "c58")
 	if got := userTexts(evs, ""); len(got) != 1 {
 		t.Errorf("user texts = %q: the discarded follow-up was logged", got)
+	}
+}
+
+// C80: a teardown notice injected into a parent that is then disposed is
+// cancelled with it: the splices are insert-then-remove and the resumed
+// parent never receives the notice.
+func TestInjectedNoticeDiesWithItsDisposedParent(t *testing.T) {
+	ctx := testCtx(t)
+	gc, gg := newGate(), newGate()
+	sc := newScript().add("child", gc.reply("never")).add("grand", gg.reply("never")).text("child", "resumed")
+	st, ps := durableStack(t, t.TempDir(), sc.model())
+	lc := record(st.Runtime)
+	parent := st.NewParent(t, "parent")
+	c, g := startHeldChildAndGrandchild(t, ctx, st, parent, gc, gg)
+	if err := st.Runtime.DrainDescendants(ctx, st.Live(c)); err != nil {
+		t.Fatal(err)
+	}
+	lc.waitEnds(t, ctx, g, 1)
+	if err := st.Runtime.DrainChildren(ctx, parent, c); err != nil {
+		t.Fatal(err)
+	}
+	lc.waitEnds(t, ctx, c, 1)
+	if _, err := st.Runtime.Followup(ctx, parent, c, text("resume")); err != nil {
+		t.Fatal(err)
+	}
+	lc.waitEnds(t, ctx, c, 2)
+	_, evs := persistedEvents(t, ctx, durable{ps}, c)
+	var splices []string
+	for _, ev := range evs {
+		if ev.Type != session.TypeInboxSpliced {
+			continue
+		}
+		d, _ := session.DecodeData[session.InboxSplicedData](ev)
+		if len(d.Inserted) == 1 && d.Inserted[0].Source.Kind == "subagent-settled" {
+			splices = append(splices, "inserted")
+		} else if len(splices) == 1 && len(d.Inserted) == 0 && d.RemovedCount != nil && *d.RemovedCount == 1 {
+			splices = append(splices, "removed")
+		}
+	}
+	if strings.Join(splices, ",") != "inserted,removed" {
+		t.Errorf("notice splices = %v, want inserted then removed", splices)
+	}
+	if got := userTexts(evs, "subagent-settled"); len(got) != 0 {
+		t.Errorf("the resumed parent received the notice: %q", got)
+	}
+	if got := strings.Join(userTexts(evs, ""), "|"); got != "task: child|resume" {
+		t.Errorf("user texts = %s", got)
 	}
 }
