@@ -12,12 +12,15 @@
 //     binds them to the driver.Host of the start (children.go).
 //   - Continuations (continuations.go, settle.go): the continuation
 //     manager — the resident Activations, their per-child locks, admission
-//     while draining, settlement, the settlement notice, Drain and
-//     DrainDescendants.
+//     while draining, settlement, the settlement notice, Drain,
+//     DrainDescendants and DrainChildren.
 //   - Listing (listing.go): the read side, ListChildren/ListDescendants over
 //     the Catalog and the live status of list_agents.
-//   - ProviderRegistry and Lifecycle: the registered drivers and the
-//     lifecycle listeners (OnLifecycle).
+//   - ProviderRegistry and Lifecycle: the registered drivers, the
+//     lifecycle listeners (OnLifecycle, contained) and the start-edge
+//     publishers (OnPublish, which can fail a continuable start).
+//   - the delegation tool filter (toolfilter.go, ChildTools: the composition
+//     root's child factory applies it),
 //   - the durable descriptor (descriptor.go), the catalog and list_agents
 //     (catalog.go, list_agents.go), settlement notices (notice.go) and the
 //     model-facing tools: subagent, subagent_fork, send_message,
