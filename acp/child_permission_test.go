@@ -259,6 +259,11 @@ func TestChildPermissionDurableBeforeShown(t *testing.T) {
 	var (
 		mu   sync.Mutex
 		seen []string
+		// closed is closed by the hook once it recorded the update that
+		// closes the call. The recorder signals await before it runs the
+		// hook, so awaiting the recorded updates alone raced the hook.
+		closed    = make(chan struct{})
+		closeOnce sync.Once
 	)
 	c.recorder.mu.Lock()
 	c.recorder.onUpdate = func(n acpsdk.SessionNotification) {
@@ -288,18 +293,18 @@ func TestChildPermissionDurableBeforeShown(t *testing.T) {
 		mu.Lock()
 		seen = append(seen, fmt.Sprintf("%s: stored %v %v", status, slices.Contains(stored, need), err))
 		mu.Unlock()
+		if u := n.Update.ToolCallUpdate; u != nil && u.Status != nil {
+			closeOnce.Do(func() { close(closed) })
+		}
 	}
 	c.recorder.mu.Unlock()
 	if _, err := e.prompt(ctx, id, "delegate"); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.rec.await(ctx, func(ns []acpsdk.SessionNotification) bool {
-		return slices.ContainsFunc(ns, func(n acpsdk.SessionNotification) bool {
-			return n.Update.ToolCallUpdate != nil && strings.HasSuffix(string(n.Update.ToolCallUpdate.ToolCallId), "/call-w") &&
-				n.Update.ToolCallUpdate.Status != nil
-		})
-	}); err != nil {
-		t.Fatal(err)
+	select {
+	case <-closed:
+	case <-ctx.Done():
+		t.Fatal("the child's permission call was never closed")
 	}
 	mu.Lock()
 	defer mu.Unlock()

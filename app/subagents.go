@@ -7,7 +7,6 @@ package app
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/session"
@@ -70,7 +69,13 @@ func (a *App) childFactory(s *session.Session, spec subagent.ChildSpec) (*agent.
 	rt := a.Subagents
 	tools := append(subagent.ParentTools(rt, spec.Depth, a.maxDepth()), subagent.NewReportTool(rt), subagent.NewListAgents(rt, rt))
 	tools = append(tools, a.WorkspaceTools...)
-	tools = filterTools(tools, spec.ToolFilter)
+	tools, err := subagent.ChildTools(tools, spec.ToolFilter, func(name string) bool {
+		_, ok := a.Tools.Get(name)
+		return ok
+	})
+	if err != nil {
+		return nil, err
+	}
 	reg, err := tool.NewRegistry(tools...)
 	if err != nil {
 		return nil, err
@@ -93,18 +98,4 @@ func (a *App) childFactory(s *session.Session, spec subagent.ChildSpec) (*agent.
 	opts.PreStep = append(opts.PreStep, spec.PreStep...)
 	opts.OnIdle = spec.OnIdle
 	return agent.New(s, opts), nil
-}
-
-// filterTools applies a delegation's allow/deny lists by tool name.
-func filterTools(tools []tool.Tool, f *subagent.ToolFilter) []tool.Tool {
-	if f == nil {
-		return tools
-	}
-	return slices.DeleteFunc(tools, func(t tool.Tool) bool {
-		name := t.Spec().Name
-		if f.Allow != nil && !slices.Contains(f.Allow, name) {
-			return true
-		}
-		return slices.Contains(f.Deny, name)
-	})
 }

@@ -125,8 +125,15 @@ func TestListChildrenOrdersByCreatedAtThenIDBytesAndSkipsForks(t *testing.T) {
 	}{{"child-0009", 9}, {"child-0002", 5}, {"child-0001", 5}, {"Child-0003", 5}} {
 		f.liveChild(childHeader(c.id, "parent", c.at), descPayload(c.id, 2))
 	}
-	if _, err := f.store.Fork("parent", session.ForkOptions{Boundary: -1, ChildID: "plain-fork"}); err != nil {
+	fork, err := f.store.Fork("parent", session.ForkOptions{Boundary: -1, ChildID: "plain-fork"})
+	if err != nil {
 		t.Fatal(err)
+	}
+	// The fork has an identity of its own, so only the origin filter keeps
+	// it out (without a descriptor it would be dropped as still creating).
+	mustAppend(fork, session.TypeDescriptor, descPayload("plain-fork", 2))
+	if h := fork.Header(); h.ParentSession != "parent" || h.Origin == session.OriginSubagent {
+		t.Fatalf("fork header %+v: want parent %q and an ordinary origin", h, "parent")
 	}
 	rows := listChildren(t, f.cat, "parent")
 	var ids []string
@@ -546,7 +553,11 @@ func TestListingCancellationAtEveryCheckpointIsCancelled(t *testing.T) {
 			f.disk.inspectHook = func(ctx context.Context, _ string) error { cancel(); <-ctx.Done(); return ctx.Err() }
 		}},
 		{"abort after inspection resolves", func(f *catFix, cancel context.CancelFunc) {
-			f.disk.afterInspect = func(context.Context, string, *session.Header) error { cancel(); return nil }
+			// Both reads are past their pre-read checks before the abort,
+			// so only the post-read checks can see it, on every run.
+			f.cat.Concurrency = 2
+			both := barrier(2)
+			f.disk.afterInspect = func(context.Context, string, *session.Header) error { both(); cancel(); return nil }
 		}},
 		{"failure during abort", func(f *catFix, cancel context.CancelFunc) {
 			f.disk.inspectHook = func(context.Context, string) error { cancel(); return errors.New("backend read failed") }
@@ -576,6 +587,25 @@ func TestListingCancellationAtEveryCheckpointIsCancelled(t *testing.T) {
 				cancel()
 			}
 		})
+	}
+}
+
+// barrier returns a function that blocks its first n callers until all n
+// have called it; later callers pass through.
+func barrier(n int) func() {
+	var (
+		mu      sync.Mutex
+		arrived int
+		all     = make(chan struct{})
+	)
+	return func() {
+		mu.Lock()
+		arrived++
+		if arrived == n {
+			close(all)
+		}
+		mu.Unlock()
+		<-all
 	}
 }
 

@@ -685,14 +685,20 @@ func TestDrainDescendantsTakesDownOnlyTheRootsForest(t *testing.T) {
 
 func TestReportReachesTheParentAsARelayedMessage(t *testing.T) {
 	ctx := testCtx(t)
+	g := newGate()
 	sc := newScript().
 		call("child", "r1", "report", map[string]string{"output": "halfway there"}).
-		text("child", "done").
+		add("child", g.reply("done")).
 		text("main", "seen report", "seen notice")
 	st, _ := durableStack(t, t.TempDir(), sc.model())
 	lc := record(st.Runtime)
 	parent := st.NewParent(t, "parent")
 	id, _ := startChild(t, ctx, st.Runtime, parent, "child")
+	// The report woke the parent before the child's last step; the child
+	// settles only after the parent's report turn ended.
+	g.waitEntered(t, ctx)
+	waitIdle(t, ctx, parent)
+	g.open()
 	lc.waitEnds(t, ctx, id, 1)
 	waitIdle(t, ctx, parent)
 	var report *session.Message
@@ -710,6 +716,20 @@ func TestReportReachesTheParentAsARelayedMessage(t *testing.T) {
 	}
 	if report.Source.Form != "relay" || report.Source.SenderSessionID != id {
 		t.Errorf("report source = %+v", report.Source)
+	}
+	// C63: the settlement notice follows the report, in its own turn
+	// after the report's.
+	evs := parent.Session().Events()
+	notices := userTexts(evs, "subagent-settled")
+	want := "Background subagent " + id + " finished and will do no further work unless you send it more.\nIts closing message:\ndone"
+	if len(notices) != 1 || notices[0] != want {
+		t.Errorf("notices = %q, want [%q]", notices, want)
+	}
+	if got := strings.Join(userTexts(evs, ""), "|"); !strings.HasPrefix(got, "Background subagent "+id+" reported:") {
+		t.Errorf("parent user texts = %q: the report must come first", got)
+	}
+	if n := count(evs, session.TypeTurnStart); n != 2 {
+		t.Errorf("parent turns = %d, want 2 (report, then notice)", n)
 	}
 }
 

@@ -23,6 +23,7 @@ package subagent
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"maps"
 	"sync"
@@ -47,6 +48,10 @@ type activation struct {
 	ancestry map[*agent.Agent]bool
 
 	disposing bool
+	// drained marks an activation a scoped drain has cancelled: its
+	// teardown belongs to the drain, which reports its failures, so the
+	// idle callback the cancellation causes must not settle it first.
+	drained   bool
 	announced bool
 	// started records that the epoch's subagent/start edge was published,
 	// so a rollback must close it with a subagent/end.
@@ -73,6 +78,10 @@ type Continuations struct {
 
 	locksMu sync.Mutex
 	locks   map[string]*childLock
+
+	// drainBegan, when set (tests only, export_test.go), is called by
+	// Drain once admission is closed.
+	drainBegan func()
 }
 
 type childLock struct {
@@ -235,8 +244,12 @@ func (c *Continuations) install(ctx context.Context, act *activation, parent *ag
 	if err := c.admit(parent); err != nil {
 		return err
 	}
+	start := c.lifecycle(act, EventStart)
+	if err := c.lc.publish(start); err != nil {
+		return wrapError(CodeStartPublicationFailed, fmt.Sprintf("subagent %q start publication failed: %v", act.id, err), err)
+	}
 	act.started = true
-	c.lc.emit(c.lifecycle(act, EventStart))
+	c.lc.emit(start)
 	return nil
 }
 

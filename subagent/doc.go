@@ -12,12 +12,15 @@
 //     binds them to the driver.Host of the start (children.go).
 //   - Continuations (continuations.go, settle.go): the continuation
 //     manager — the resident Activations, their per-child locks, admission
-//     while draining, settlement, the settlement notice, Drain and
-//     DrainDescendants.
+//     while draining, settlement, the settlement notice, Drain,
+//     DrainDescendants and DrainChildren.
 //   - Listing (listing.go): the read side, ListChildren/ListDescendants over
 //     the Catalog and the live status of list_agents.
-//   - ProviderRegistry and Lifecycle: the registered drivers and the
-//     lifecycle listeners (OnLifecycle).
+//   - ProviderRegistry and Lifecycle: the registered drivers, the
+//     lifecycle listeners (OnLifecycle, contained) and the start-edge
+//     publishers (OnPublish, which can fail a continuable start).
+//   - the delegation tool filter (toolfilter.go, ChildTools: the composition
+//     root's child factory applies it),
 //   - the durable descriptor (descriptor.go), the catalog and list_agents
 //     (catalog.go, list_agents.go), settlement notices (notice.go) and the
 //     model-facing tools: subagent, subagent_fork, send_message,
@@ -57,7 +60,10 @@
 //
 // Extensions to the contract's error catalogue: SESSION_LOCKED (the child
 // is held by another writer) and INVALID_REQUEST (malformed request, for
-// example a negative maxDepth, where the reference throws a TypeError).
+// example a negative maxDepth, where the reference throws a TypeError) and
+// START_PUBLICATION_FAILED (a Lifecycle.OnPublish publisher failed a
+// continuable start edge: the reference's throwing subagent/start
+// dispatch, which Go's contained listeners cannot produce).
 // Tool failures of a foreground child carry the tool code
 // SUBAGENT_RUN_FAILED.
 package subagent

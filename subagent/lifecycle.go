@@ -44,11 +44,14 @@ const (
 type Lifecycle struct {
 	log *slog.Logger
 
-	mu        sync.Mutex
-	listeners []*listener
+	mu         sync.Mutex
+	listeners  []*listener
+	publishers []*publisher
 }
 
 type listener struct{ fn func(LifecycleEvent) }
+
+type publisher struct{ fn func(LifecycleEvent) error }
 
 // OnLifecycle registers fn for every lifecycle event. fn runs
 // synchronously on the goroutine that caused the event; a panic in fn is
@@ -63,6 +66,49 @@ func (lc *Lifecycle) OnLifecycle(fn func(LifecycleEvent)) (unsubscribe func()) {
 		defer lc.mu.Unlock()
 		lc.listeners = slices.DeleteFunc(lc.listeners, func(x *listener) bool { return x == l })
 	}
+}
+
+// OnPublish registers fn as a publisher of continuable start edges
+// (subagent-contract.md §5.7 C8): it runs before the listeners hear the
+// edge, on the goroutine that starts the epoch, and an error or a panic
+// from it fails the publication. The start (or cold resume) is then
+// rolled back with START_PUBLICATION_FAILED: the listeners never hear the
+// start and no subagent/end is emitted for it. Unlike a listener's, a
+// publisher's failure is not contained: it is where a host makes the
+// child known (for example, records it), so a child it could not make
+// known must not run. The returned function unregisters it.
+func (lc *Lifecycle) OnPublish(fn func(LifecycleEvent) error) (unsubscribe func()) {
+	p := &publisher{fn: fn}
+	lc.mu.Lock()
+	lc.publishers = append(lc.publishers, p)
+	lc.mu.Unlock()
+	return func() {
+		lc.mu.Lock()
+		defer lc.mu.Unlock()
+		lc.publishers = slices.DeleteFunc(lc.publishers, func(x *publisher) bool { return x == p })
+	}
+}
+
+// publish runs the publishers of ev in registration order and stops at
+// the first failure (a panic counts as one).
+func (lc *Lifecycle) publish(ev LifecycleEvent) error {
+	lc.mu.Lock()
+	ps := slices.Clone(lc.publishers)
+	lc.mu.Unlock()
+	for _, p := range ps {
+		err := func() (err error) {
+			defer func() {
+				if r := recover(); r != nil {
+					err = fmt.Errorf("publisher panicked: %v", r)
+				}
+			}()
+			return p.fn(ev)
+		}()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (lc *Lifecycle) emit(ev LifecycleEvent) {

@@ -13,9 +13,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acp-agent/acp-agent/agent/projection"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/agent/tool"
 	"github.com/acp-agent/acp-agent/subagent"
+	"github.com/acp-agent/acp-agent/subagent/subagenttest"
 )
 
 type catCaller string
@@ -192,20 +194,55 @@ func TestListAgentsErrorsBecomeTypedToolResults(t *testing.T) {
 }
 
 // #69: descendants over live sessions, idle child owning a running
-// grandchild.
+// grandchild. The statuses come from the real runtime: a continuable child
+// whose turn ended while its grandchild is still inside a model call.
 func TestListAgentsDescendantsScopeAnnotatesParentAndDepth(t *testing.T) {
-	f := newCatFix(t)
-	f.liveChild(childHeader("child-id", "parent", 1), descPayload("waiting branch", 2))
-	f.liveChild(childHeader("grandchild-id", "child-id", 2), descPayload("nested leaf", 2))
-	agents := statusMap{"child-id": "idle", "grandchild-id": "running"}
-	res := runListAgents(t, subagent.NewListAgents(f.cat, agents), t.Context(), `{"scope":"descendants"}`, catCaller("parent"))
-	want := "child-id [idle] parent=parent depth=1 — waiting branch\ngrandchild-id [running] parent=child-id depth=2 — nested leaf"
+	ctx := testCtx(t)
+	gg := newGate()
+	defer gg.open()
+	sc := newScript().add("nested leaf", gg.reply("leaf done"))
+	ps := mustPersistence(t)
+	reg := projection.New()
+	if _, err := subagent.RegisterProjections(reg); err != nil {
+		t.Fatal(err)
+	}
+	st := subagenttest.New(t, subagenttest.Config{Model: sc.model(), Durable: durable{ps},
+		Attach: func(s *session.Store) { ps.Attach(s); reg.Attach(s) }})
+	cat := &subagent.Catalog{Sessions: st.Sessions, Projections: reg, Persisted: durable{ps}}
+	parent := st.NewParent(t, "parent")
+	// The child starts its grandchild from inside its first turn, then
+	// ends the turn: idle, and resident because it owns the grandchild.
+	childIDs, grandIDs := make(chan string, 1), make(chan string, 1)
+	sc.add("waiting branch", func(context.Context) ([]session.Chunk, error) {
+		g, _, err := st.Runtime.StartContinuable(ctx, subagent.ContinuableSpec{Provider: "spawn", Label: "nested leaf", Prompt: text("deep"), Parent: st.Live(<-childIDs)})
+		if err != nil {
+			return nil, err
+		}
+		grandIDs <- g
+		return subagenttest.Text("waiting"), nil
+	})
+	c, _, err := st.Runtime.StartContinuable(ctx, subagent.ContinuableSpec{Provider: "spawn", Label: "waiting branch", Prompt: text("task"), Parent: parent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	childIDs <- c
+	var g string
+	select {
+	case g = <-grandIDs:
+	case <-ctx.Done():
+		t.Fatal("grandchild never started")
+	}
+	gg.waitEntered(t, ctx)
+	waitIdle(t, ctx, st.Live(c))
+
+	res := runListAgents(t, subagent.NewListAgents(cat, st.Runtime), ctx, `{"scope":"descendants"}`, catCaller("parent"))
+	want := c + " [idle] parent=parent depth=1 — waiting branch\n" + g + " [running] parent=" + c + " depth=2 — nested leaf"
 	if got := resultText(res); got != want {
 		t.Fatalf("text\n%s\nwant\n%s", got, want)
 	}
 	wantJSON(t, res.Raw, `[
-		{"kind":"child","id":"child-id","label":"waiting branch","status":"idle","parent":"parent","depth":1},
-		{"kind":"child","id":"grandchild-id","label":"nested leaf","status":"running","parent":"child-id","depth":2}]`)
+		{"kind":"child","id":"`+c+`","label":"waiting branch","status":"idle","parent":"parent","depth":1},
+		{"kind":"child","id":"`+g+`","label":"nested leaf","status":"running","parent":"`+c+`","depth":2}]`)
 }
 
 // #70

@@ -52,6 +52,9 @@ const (
 	// CodeInvalidRequest: a malformed request (for example a negative
 	// maxDepth).
 	CodeInvalidRequest Code = "INVALID_REQUEST"
+	// CodeStartPublicationFailed: a publisher (Lifecycle.OnPublish) failed
+	// the start edge of a continuable epoch; the start was rolled back.
+	CodeStartPublicationFailed Code = "START_PUBLICATION_FAILED"
 )
 
 // ErrSessionLocked must be matched (errors.Is) by the error Durable.Load

@@ -27,7 +27,8 @@ func (c *Continuations) trySettle(act *activation) {
 	unlock := c.lockChild(act.id)
 	defer unlock()
 	c.mu.Lock()
-	if c.acts[act.id] != act || act.disposing || len(act.owned) > 0 {
+	// While a drain covers act, the drain disposes it and reports how.
+	if c.acts[act.id] != act || act.disposing || act.drained || c.draining || len(act.owned) > 0 {
 		c.mu.Unlock()
 		return
 	}
@@ -131,17 +132,23 @@ func (c *Continuations) retire(act *activation, stop string, output []session.Bl
 
 // notify sends the settlement notice to act's direct parent when it is
 // live (subagent-contract.md §2.10): injected without a wake while the
-// parent's lineage drains, otherwise a new turn for an idle parent and the
-// next step of a running one.
+// parent's lineage drains or the parent's own Activation is being disposed
+// (a selected-child drain takes its forest down child-first: the notice
+// must not start a turn in the agent being taken down), otherwise a new
+// turn for an idle parent and the next step of a running one.
 func (c *Continuations) notify(act *activation, stop string, output []session.Block) {
 	parent := c.live.get(act.parentID)
 	if parent == nil {
 		return
 	}
 	msg := SettlementNotice(act.id, stop, output)
+	c.mu.Lock()
+	owner := act.owner
+	parentDisposing := owner != nil && owner.agent == parent && owner.disposing
+	c.mu.Unlock()
 	var err error
 	switch {
-	case c.admit(parent) != nil:
+	case parentDisposing || c.admit(parent) != nil:
 		_, err = parent.Inject(msg)
 	case parent.Status() == agent.StatusRunning:
 		_, err = parent.Steer(msg)
@@ -161,6 +168,9 @@ func (c *Continuations) Drain(ctx context.Context) error {
 	c.mu.Lock()
 	c.draining = true
 	c.mu.Unlock()
+	if c.drainBegan != nil {
+		c.drainBegan()
+	}
 	return c.drainWhere(ctx, func(*activation) bool { return true }, "activation(s)")
 }
 
@@ -197,6 +207,7 @@ func (c *Continuations) DrainDescendants(ctx context.Context, roots ...*agent.Ag
 	var targets []*activation
 	for _, act := range c.acts {
 		if below(act) && !act.disposing {
+			act.drained = true
 			targets = append(targets, act)
 		}
 	}
@@ -206,6 +217,57 @@ func (c *Continuations) DrainDescendants(ctx context.Context, roots ...*agent.Ag
 		act.agent.Cancel(session.AbortReason{Kind: "parent"}, false)
 	}
 	return c.drainWhere(ctx, below, "scoped activation(s)")
+}
+
+// DrainChildren disposes the selected resident continuable children of
+// parent and the forests they own, child-first (subagent-contract.md §2.7
+// drainContinuableChildren). parent must be the registry's exact live
+// entry and every selected resident child a direct child of it, or nothing
+// is disposed (UNAUTHORIZED); absent or settled ids are ignored and
+// duplicates count once. Unlike the drains it does not close admission: a
+// later follow-up cold-resumes a disposed child. Failures are aggregated
+// into ACTIVATION_TEARDOWN_FAILED; each failed child is still released.
+func (c *Continuations) DrainChildren(ctx context.Context, parent *agent.Agent, childIDs ...string) error {
+	if c.live.reg == nil {
+		return nil
+	}
+	if !c.live.exact(parent) {
+		return NewError(CodeUnauthorized, "selected child teardown requires the exact live parent agent")
+	}
+	var targets []*activation
+	seen := map[string]bool{}
+	c.mu.Lock()
+	for _, id := range childIDs {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		act := c.acts[id]
+		if act == nil {
+			continue
+		}
+		if act.parentID != parent.ID() || !act.ancestry[parent] {
+			c.mu.Unlock()
+			return Errorf(CodeUnauthorized, "subagent %q is not a direct child of agent %q", id, parent.ID())
+		}
+		targets = append(targets, act)
+	}
+	c.mu.Unlock()
+	var errs []error
+	for _, act := range targets {
+		if err := c.disposeTree(act); err != nil {
+			errs = append(errs, err)
+		}
+		if ctx.Err() != nil {
+			errs = append(errs, context.Cause(ctx))
+			break
+		}
+	}
+	if len(errs) > 0 {
+		joined := errors.Join(errs...)
+		return wrapError(CodeActivationTeardownFailed, fmt.Sprintf("continuable subagent teardown failed for %d selected activation(s): %v", len(errs), joined), joined)
+	}
+	return nil
 }
 
 func (c *Continuations) drainWhere(ctx context.Context, match func(*activation) bool, noun string) error {

@@ -3,6 +3,7 @@ package subagenttest
 import (
 	"context"
 	"iter"
+	"log/slog"
 	"sync"
 	"testing"
 
@@ -100,6 +101,11 @@ type Config struct {
 	MaxDepth int
 	// ChildPreStep hooks run first in every child's chain.
 	ChildPreStep []agent.PreStepHook
+	// Logger is the runtime's logger (nil: slog.Default()).
+	Logger *slog.Logger
+	// WrapFactory, when set, wraps the child agent factory (fault
+	// injection at materialization).
+	WrapFactory func(subagent.AgentFactory) subagent.AgentFactory
 }
 
 // Stack is a wired subagent stack.
@@ -123,8 +129,12 @@ func New(t testing.TB, cfg Config) *Stack {
 		cfg.Attach(st)
 	}
 	s := &Stack{Sessions: st, Agents: agent.NewRegistry(), Model: cfg.Model, cfg: cfg}
+	factory := s.Factory()
+	if cfg.WrapFactory != nil {
+		factory = cfg.WrapFactory(factory)
+	}
 	s.Runtime = subagent.New(subagent.Options{
-		Sessions: st, Agents: s.Agents, Durable: cfg.Durable, Factory: s.Factory(),
+		Sessions: st, Agents: s.Agents, Durable: cfg.Durable, Factory: factory, Logger: cfg.Logger,
 	})
 	if _, err := s.Runtime.RegisterProviders(inprocess.Drivers(inprocess.WithFaults(cfg.Faults))...); err != nil {
 		t.Fatal(err)
@@ -156,6 +166,23 @@ func (s *Stack) Tools(depth int, child bool) *tool.Registry {
 	return reg
 }
 
+// childTools is the tool registry of a child: the tools of its depth
+// with the report tool, filtered by its delegation's tool filter against
+// the top-level tool set.
+func (s *Stack) childTools(spec subagent.ChildSpec) (*tool.Registry, error) {
+	tools := subagent.ParentTools(s.Runtime, spec.Depth, s.cfg.MaxDepth)
+	tools = append(tools, subagent.NewReportTool(s.Runtime))
+	root := s.Tools(0, false)
+	tools, err := subagent.ChildTools(tools, spec.ToolFilter, func(name string) bool {
+		_, ok := root.Get(name)
+		return ok
+	})
+	if err != nil {
+		return nil, err
+	}
+	return tool.NewRegistry(tools...)
+}
+
 // journal is the agents' agent.Journal (nil without Config.SyncTo).
 func (s *Stack) journal() agent.Journal {
 	if s.cfg.SyncTo == nil {
@@ -174,8 +201,12 @@ func (syncOnly) Shown(context.Context, string, int64) error { return nil }
 // Factory returns the agent factory children are built with.
 func (s *Stack) Factory() subagent.AgentFactory {
 	return func(sess *session.Session, spec subagent.ChildSpec) (*agent.Agent, error) {
+		tools, err := s.childTools(spec)
+		if err != nil {
+			return nil, err
+		}
 		return agent.New(sess, agent.Options{
-			Model: s.Model, Route: spec.Route, ScriptKey: spec.Label, Tools: s.Tools(spec.Depth, true),
+			Model: s.Model, Route: spec.Route, ScriptKey: spec.Label, Tools: tools,
 			MaxTokens: spec.MaxTokens, PreStep: append(append([]agent.PreStepHook(nil), s.cfg.ChildPreStep...), spec.PreStep...),
 			Journal: s.journal(), OnIdle: spec.OnIdle,
 		}), nil
