@@ -43,7 +43,7 @@ func (s *Server) Initialize(ctx context.Context, p acpsdk.InitializeRequest) (re
 		ProtocolVersion:   acpsdk.ProtocolVersionNumber,
 		AgentInfo:         &acpsdk.Implementation{Name: AgentName, Version: s.opts.Version},
 		AgentCapabilities: caps,
-		AuthMethods:       []acpsdk.AuthMethod{},
+		AuthMethods:       s.authMethods(),
 	}, nil
 }
 
@@ -309,11 +309,6 @@ func (s *Server) Cancel(ctx context.Context, p acpsdk.CancelNotification) (err e
 }
 
 var errUserCancel = errors.New("acp: cancelled by the client")
-
-// Authenticate is not supported: no auth methods are advertised.
-func (s *Server) Authenticate(ctx context.Context, p acpsdk.AuthenticateRequest) (acpsdk.AuthenticateResponse, error) {
-	return acpsdk.AuthenticateResponse{}, acpsdk.NewMethodNotFound(acpsdk.AgentMethodAuthenticate)
-}
 
 // ResumeSession is not supported (sessionCapabilities.resume is off).
 func (s *Server) ResumeSession(ctx context.Context, p acpsdk.ResumeSessionRequest) (acpsdk.ResumeSessionResponse, error) {

@@ -86,6 +86,11 @@ type Options struct {
 	// ModelError, when non-nil, rejects every prompt with this error (for
 	// example: no model configured). Sessions can still be created/loaded.
 	ModelError error
+	// Auth, when set, is the credentials state of the configured models:
+	// its env_var methods are advertised in initialize, prompts of a model
+	// without its key are refused with AUTH_REQUIRED (-32000), and
+	// authenticate reads the environment again (auth.go).
+	Auth Authenticator
 	// MaxPromptBytes bounds a prompt's content; 0 means DefaultMaxPromptBytes.
 	MaxPromptBytes int
 	// PageSize is the session/list page size; 0 means DefaultPageSize.

@@ -63,16 +63,23 @@ func resolveModel(cfg Config) (model.Model, error, error) {
 	if provider == nil {
 		provider = providerModel
 	}
-	m, err := provider(ModelConfig{Spec: spec, BaseURL: cfg.BaseURL, APIKeyEnv: cfg.APIKeyEnv, Getenv: cfg.Getenv, Logger: cfg.Logger})
+	mc := ModelConfig{Spec: spec, BaseURL: cfg.BaseURL, APIKeyEnv: cfg.APIKeyEnv, Getenv: cfg.Getenv, Logger: cfg.Logger}
+	m, err := provider(mc)
+	if k, ok := deferKey(mc, provider, err); ok {
+		// Start anyway: the client is told which key to set (auth.go).
+		cfg.Logger.Warn("model key missing; prompts need authentication", "model", spec, "env_var", k.missing.EnvVar)
+		return k, nil, nil
+	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("app: model %q: %w", spec, err)
+		return nil, nil, fmt.Errorf("model %q: %w", spec, err)
 	}
 	return m, nil, nil
 }
 
 // providerModel is the default ProviderFunc: an OpenAI-compatible
-// streaming provider. Missing keys and base URLs fail here, at start-up,
-// not at the first prompt.
+// streaming provider. A missing base URL fails here, at start-up; a
+// missing key (model.MissingKeyError) lets the agent start and ask for it
+// (auth.go).
 func providerModel(mc ModelConfig) (model.Model, error) {
 	cfg, err := openai.ConfigFromFlags(mc.Spec, mc.BaseURL, mc.APIKeyEnv)
 	if err != nil {

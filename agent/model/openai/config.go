@@ -183,7 +183,7 @@ func (c Config) resolveKey() (string, error) {
 	if k := getenv(env); k != "" {
 		return k, nil
 	}
-	return "", fmt.Errorf("%w: provider %s needs an API key; set the environment variable %s", ErrMissingKey, c.Provider, env)
+	return "", &model.MissingKeyError{Provider: c.Provider, EnvVar: env, Err: ErrMissingKey}
 }
 
 // baseURL returns the endpoint to use, validating overrides.
