@@ -35,9 +35,9 @@ const (
 	// CodeAuthRequired is answered with JSON-RPC -32000 (the ACP
 	// auth_required error): a configured model's API key is not set.
 	CodeAuthRequired Code = "AUTH_REQUIRED"
-	CodeTurnFailed         Code = "TURN_FAILED"
-	CodeShuttingDown       Code = "SHUTTING_DOWN"
-	CodeInternal           Code = "INTERNAL"
+	CodeTurnFailed   Code = "TURN_FAILED"
+	CodeShuttingDown Code = "SHUTTING_DOWN"
+	CodeInternal     Code = "INTERNAL"
 )
 
 // Error is a typed failure of a request: the module's one typed-error
