@@ -214,7 +214,7 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	// SDK reads its logger field unsynchronized (a data race otherwise).
 	watched := newWatchedWriter(out)
 	s.out = &countingWriter{w: watched, c: s.wire, before: s.afterResponse.beforeWrite}
-	conn := acpsdk.NewAgentSideConnection(s, s.out, &countingReader{r: in, c: s.wire, gate: s.ready})
+	conn := acpsdk.NewAgentSideConnection(s, s.out, &countingReader{r: in, c: s.wire, gate: s.ready, reject: s.out.rejectLine})
 	conn.SetLogger(s.log)
 	s.conn = conn
 	close(s.ready)

@@ -37,6 +37,17 @@ var errNoModel = fmt.Errorf("%w: start acp-agent with --model PROVIDER/MODEL "+
 	"or openai-compatible/NAME with --base-url) or with --model script:PATH for a scripted model; "+
 	"the ACP_AGENT_MODEL environment variable works too", model.ErrNotConfigured)
 
+var errNoScriptPath = errors.New("no script path")
+
+// asUsage marks configuration mistakes (model.ErrBadConfig: a bad
+// --model or --base-url) as usage errors, exit status 2.
+func asUsage(err error) error {
+	if errors.Is(err, model.ErrBadConfig) {
+		return &UsageError{Err: err}
+	}
+	return err
+}
+
 // resolveModel returns the configured model, or (nil, explanation, nil)
 // when none is configured. A bad spec or script is an error (the process
 // should not start with a broken configuration).
@@ -51,11 +62,11 @@ func resolveModel(cfg Config) (model.Model, error, error) {
 	case strings.HasPrefix(spec, ScriptPrefix):
 		path := strings.TrimPrefix(spec, ScriptPrefix)
 		if path == "" {
-			return nil, nil, errors.New("app: --model script:PATH needs a path")
+			return nil, nil, model.ConfigErrorf(errNoScriptPath, "--model script:PATH needs a path")
 		}
 		script, err := scripted.Load(path)
 		if err != nil {
-			return nil, nil, fmt.Errorf("app: load model script: %w", err)
+			return nil, nil, fmt.Errorf("load the model script: %w", err)
 		}
 		return scripted.New(script), nil, nil
 	}

@@ -26,27 +26,48 @@ import (
 )
 
 func sessionsCommand() Command {
+	var cwd string
 	return Command{
 		Name:    "sessions",
-		Usage:   "sessions [--cwd DIR]",
-		Summary: "list stored sessions; 'sessions show ID' prints one",
-		Run:     runSessions,
+		Usage:   "sessions [--data-dir DIR] [--cwd DIR]",
+		Summary: "list the stored sessions, newest first",
+		Description: `Prints one row per session log in the data directory: id, title, creation
+and last update time, and the parent session (for subagents and forks).
+Unreadable logs are listed with the reason. Nothing is locked or changed.`,
+		Examples: []string{
+			"acp-agent sessions",
+			`acp-agent sessions --cwd "$PWD"`,
+			"acp-agent sessions show 3f2a9c1e-0b7d-4e55-9a51-2c8d0e6f4b10",
+		},
+		Common: []string{CommonDataDir},
+		Flags: func(fs *flag.FlagSet) {
+			fs.StringVar(&cwd, "cwd", "", "only sessions whose working directory is `DIR`")
+		},
+		Sub: []Command{sessionsShowCommand()},
+		Run: func(ctx context.Context, env *Env, args []string) error {
+			return runSessions(ctx, env, cwd, args)
+		},
 	}
 }
 
-func runSessions(ctx context.Context, env *Env, args []string) error {
-	if len(args) > 0 && args[0] == "show" {
-		return runSessionsShow(ctx, env, args[1:])
+func sessionsShowCommand() Command {
+	return Command{
+		Name:    "show",
+		Usage:   "sessions show [--data-dir DIR] ID",
+		Summary: "print the transcript of one stored session",
+		Description: `Prints the session's header (cwd, creation time, parent, title) and its
+conversation: user messages, assistant text and reasoning, tool calls with
+their results, and turns that did not complete normally. The log is read,
+never locked or repaired.`,
+		Examples: []string{"acp-agent sessions show 3f2a9c1e-0b7d-4e55-9a51-2c8d0e6f4b10"},
+		Common:   []string{CommonDataDir},
+		Run:      runSessionsShow,
 	}
-	fs := flag.NewFlagSet("acp-agent sessions", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
-	env.Flags.register(fs)
-	cwd := fs.String("cwd", "", "only sessions whose working directory is DIR")
-	if err := fs.Parse(args); err != nil {
-		return parseError(err)
-	}
-	if fs.NArg() > 0 {
-		return usageErrorf("sessions: unexpected argument %q (did you mean 'sessions show ID'?)", fs.Arg(0))
+}
+
+func runSessions(ctx context.Context, env *Env, cwd string, args []string) error {
+	if len(args) > 0 {
+		return usageErrorf("sessions: unexpected argument %q (did you mean 'sessions show ID'?)", args[0])
 	}
 	st, err := openStore(env)
 	if err != nil {
@@ -61,8 +82,8 @@ func runSessions(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *cwd != "" {
-		want, err := filepath.Abs(*cwd)
+	if cwd != "" {
+		want, err := filepath.Abs(cwd)
 		if err != nil {
 			return err
 		}
@@ -170,18 +191,12 @@ func indexedSessions(ctx context.Context, st *persistence.Store) ([]persistence.
 }
 
 func runSessionsShow(ctx context.Context, env *Env, args []string) error {
-	fs := flag.NewFlagSet("acp-agent sessions show", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
-	env.Flags.register(fs)
-	if err := fs.Parse(args); err != nil {
-		return parseError(err)
+	if len(args) != 1 {
+		return usageErrorf("sessions show: want exactly one session ID, got %d arguments", len(args))
 	}
-	if fs.NArg() != 1 {
-		return usageErrorf("usage: acp-agent sessions show ID")
-	}
-	id := fs.Arg(0)
+	id := args[0]
 	if err := session.ValidateID(id); err != nil {
-		return usageErrorf("%v", err)
+		return usageErrorf("sessions show: %v", err)
 	}
 	st, err := openStore(env)
 	if err != nil {
@@ -190,7 +205,7 @@ func runSessionsShow(ctx context.Context, env *Env, args []string) error {
 	defer st.Close()
 	snap, err := st.Inspect(ctx, id)
 	if err != nil {
-		return err
+		return notFound(err, id, st.Dir())
 	}
 	return WriteTranscript(env.Stdout, snap.Header, snap.Events)
 }
@@ -203,12 +218,26 @@ func openStore(env *Env) (*persistence.Store, error) {
 	return persistence.Open(dir, persistence.Options{Logger: env.Logger})
 }
 
-func parseError(err error) error {
-	if errors.Is(err, flag.ErrHelp) {
-		return err
+// notFound explains persistence.ErrNotFound for people; other errors
+// pass through.
+func notFound(err error, id, dir string) error {
+	if errors.Is(err, persistence.ErrNotFound) {
+		return &NotFoundError{ID: id, Dir: dir, Err: err}
 	}
-	return &UsageError{Err: err}
+	return err
 }
+
+// NotFoundError reports a session id with no log in the data directory.
+type NotFoundError struct {
+	ID, Dir string
+	Err     error
+}
+
+func (e *NotFoundError) Error() string {
+	return fmt.Sprintf("session %s not found in %s (list the stored sessions with 'acp-agent sessions', or pass --data-dir)", e.ID, e.Dir)
+}
+
+func (e *NotFoundError) Unwrap() error { return e.Err }
 
 // WriteTranscript renders a session log for people: the header, then the
 // conversation (user messages, assistant text and reasoning, tool calls
