@@ -76,7 +76,7 @@ func runAgents(ctx context.Context, env *Env, descendants bool, args []string) e
 	}
 	id := args[0]
 	if err := session.ValidateID(id); err != nil {
-		return usageErrorf("agents: %v", err)
+		return usageErrorf("agents: %s", badID(id))
 	}
 	st, err := openStore(env)
 	if err != nil {

@@ -56,6 +56,8 @@ const (
 type UsageError struct {
 	Err error
 	Cmd string
+	// root: the hint names acp-agent's own help whatever Cmd is.
+	root bool
 }
 
 func (e *UsageError) Error() string { return e.Err.Error() }
@@ -141,6 +143,9 @@ func (n node) subNames() string {
 // arguments ("agents ID --descendants"); after "--" everything is
 // positional. -h and --help return helpRequest.
 func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	if err := checkKnownFlags(fs, args, true); err != nil {
+		return nil, err
+	}
 	var pos []string
 	for {
 		err := fs.Parse(args)
@@ -160,6 +165,42 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
+}
+
+// checkKnownFlags reports the first flag in args that fs does not define,
+// naming the ones it does (the flag package's own message is single-dash
+// and says nothing of what would work). Without interspersed it stops at
+// the first positional argument (the command name, for the root).
+func checkKnownFlags(fs *flag.FlagSet, args []string, interspersed bool) error {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return nil
+		}
+		if len(a) < 2 || a[0] != '-' {
+			if !interspersed {
+				return nil
+			}
+			continue
+		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if name == "h" || name == "help" || name == "" {
+			continue
+		}
+		f := fs.Lookup(name)
+		if f == nil {
+			var known []string
+			fs.VisitAll(func(f *flag.Flag) { known = append(known, "--"+f.Name) })
+			if len(known) == 0 {
+				return fmt.Errorf("unknown flag --%s (this command takes no flags)", name)
+			}
+			return fmt.Errorf("unknown flag --%s (known: %s)", name, strings.Join(known, ", "))
+		}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); !hasValue && !(ok && b.IsBoolFlag()) {
+			i++ // its value
+		}
+	}
+	return nil
 }
 
 // writeHelp prints the help of n: usage forms, summary and description,
@@ -258,7 +299,7 @@ func helpCommand(root func() node) Command {
 					if len(n.path) > 0 {
 						what = n.name() + " command"
 					}
-					return usageErrorf("help: unknown %s %q", what, a)
+					return &UsageError{Err: fmt.Errorf("help: unknown %s %q", what, a), root: true}
 				}
 				n = c
 			}

@@ -188,7 +188,10 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	fs.Usage = func() {}
 	flags.register(fs)
 	showVersion := fs.Bool("version", false, "print the version and exit")
-	err := fs.Parse(args)
+	err := checkKnownFlags(fs, args, false)
+	if err == nil {
+		err = fs.Parse(args)
+	}
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		return reportError(stderr, writeRootHelp(stdout, env, root))
@@ -222,7 +225,11 @@ func reportError(stderr io.Writer, err error) int {
 	case err == nil, errors.Is(err, run.ErrSignal):
 		return ExitOK
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "acp-agent: %v\nRun 'acp-agent help%s' for usage.\n", err, prefixed(" ", ue.Cmd))
+		cmd := ue.Cmd
+		if ue.root {
+			cmd = ""
+		}
+		fmt.Fprintf(stderr, "acp-agent: %v\nRun 'acp-agent help%s' for usage.\n", err, prefixed(" ", cmd))
 		return ExitUsage
 	default:
 		fmt.Fprintf(stderr, "acp-agent: %v\n", err)

@@ -196,7 +196,7 @@ func runSessionsShow(ctx context.Context, env *Env, args []string) error {
 	}
 	id := args[0]
 	if err := session.ValidateID(id); err != nil {
-		return usageErrorf("sessions show: %v", err)
+		return usageErrorf("sessions show: %s", badID(id))
 	}
 	st, err := openStore(env)
 	if err != nil {
@@ -216,6 +216,11 @@ func openStore(env *Env) (*persistence.Store, error) {
 		return nil, err
 	}
 	return persistence.Open(dir, persistence.Options{Logger: env.Logger})
+}
+
+// badID explains an id session.ValidateID refused.
+func badID(id string) string {
+	return fmt.Sprintf("%q is not a session id (ids are file names: no path separators, colons, control characters or leading dot)", id)
 }
 
 // notFound explains persistence.ErrNotFound for people; other errors

@@ -47,7 +47,7 @@ session updates.`,
 			Examples: []string{"acp-agent scenario run subagent-fork"},
 			Run: func(ctx context.Context, env *app.Env, args []string) error {
 				if len(args) != 1 {
-					return &app.UsageError{Err: fmt.Errorf("scenario run: want one scenario NAME, got %d arguments (scenarios: %s)", len(args), strings.Join(Names(), ", "))}
+					return &app.UsageError{Err: fmt.Errorf("scenario run: want one scenario NAME, got %d arguments (known: %s)", len(args), strings.Join(Names(), ", "))}
 				}
 				if _, err := Load(args[0]); err != nil {
 					return &app.UsageError{Err: err}
