@@ -64,7 +64,6 @@ func TestAgentsCommandPrintsCatalogTree(t *testing.T) {
 			"  └─ child-a [continuable, inactive, has children] — review the patch\n" +
 			"    └─ grandchild [one-shot, inactive]\n" +
 			"  └─ child-b [diagnostic: corrupt]\n"},
-		{[]string{"agents", "--data-dir", dir, "nobody"}, "nobody\n  (no subagents)\n"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args[3:], " "), func(t *testing.T) {
@@ -79,6 +78,11 @@ func TestAgentsCommandPrintsCatalogTree(t *testing.T) {
 		})
 	}
 	var out, errb bytes.Buffer
+	// An unknown session is not found (exit 1), not an empty tree.
+	if code := Main(context.Background(), []string{"agents", "--data-dir", dir, "nobody"}, strings.NewReader(""), &out, &errb, func(string) string { return "" }); code != ExitError ||
+		out.Len() != 0 || !strings.Contains(errb.String(), "session nobody not found") {
+		t.Fatalf("unknown session: exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
+	}
 	if code := Main(context.Background(), []string{"agents", "--data-dir", dir, "../etc"}, strings.NewReader(""), &out, &errb, func(string) string { return "" }); code != ExitUsage {
 		t.Fatalf("hostile id: exit %d, want %d", code, ExitUsage)
 	}
