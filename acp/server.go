@@ -144,6 +144,14 @@ type Server struct {
 	emitters sync.WaitGroup // emitter drain goroutines
 
 	afterResponse responseHooks // see respond.go
+
+	// rejects queues the errors answering undecodable lines (wire.go) to
+	// the goroutine Serve starts, so the SDK's reader never blocks on a
+	// write; stopRejects (closed once by Close) ends that goroutine, which
+	// is counted in emitters.
+	rejects     chan int
+	stopRejects chan struct{}
+	stopOnce    sync.Once
 }
 
 // bound is a session attached to this connection.
@@ -184,11 +192,13 @@ func New(opts Options) (*Server, error) {
 		opts.PageSize = DefaultPageSize
 	}
 	return &Server{
-		opts:     opts,
-		log:      opts.Logger,
-		ready:    make(chan struct{}),
-		wire:     newWireCounter(),
-		sessions: make(map[string]*bound),
+		opts:        opts,
+		log:         opts.Logger,
+		ready:       make(chan struct{}),
+		wire:        newWireCounter(),
+		sessions:    make(map[string]*bound),
+		rejects:     make(chan int, maxQueuedRejects),
+		stopRejects: make(chan struct{}),
 	}, nil
 }
 
@@ -214,7 +224,19 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	// SDK reads its logger field unsynchronized (a data race otherwise).
 	watched := newWatchedWriter(out)
 	s.out = &countingWriter{w: watched, c: s.wire, before: s.afterResponse.beforeWrite}
-	conn := acpsdk.NewAgentSideConnection(s, s.out, &countingReader{r: in, c: s.wire, gate: s.ready, reject: s.out.rejectLine})
+	s.emitters.Add(1)
+	go func() {
+		defer s.emitters.Done()
+		for {
+			select {
+			case code := <-s.rejects:
+				s.out.rejectLine(code)
+			case <-s.stopRejects:
+				return
+			}
+		}
+	}()
+	conn := acpsdk.NewAgentSideConnection(s, s.out, &countingReader{r: in, c: s.wire, gate: s.ready, reject: s.queueReject})
 	conn.SetLogger(s.log)
 	s.conn = conn
 	close(s.ready)
@@ -237,6 +259,20 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 		s.log.Warn("shutdown did not complete", "err", serr)
 	}
 	return err
+}
+
+// maxQueuedRejects bounds the answers to undecodable lines waiting to be
+// written; beyond it (a client sending garbage and not reading) they are
+// dropped.
+const maxQueuedRejects = 64
+
+// queueReject queues the answer to an undecodable line without blocking.
+func (s *Server) queueReject(code int) {
+	select {
+	case s.rejects <- code:
+	default:
+		s.log.Warn("dropped the error reply to an undecodable line", "code", code)
+	}
 }
 
 // serveShutdownTimeout bounds the graceful part of Serve's own shutdown
@@ -304,6 +340,7 @@ func (s *Server) Close(ctx context.Context) error {
 	for _, b := range bs {
 		errs = append(errs, s.release(ctx, b))
 	}
+	s.stopOnce.Do(func() { close(s.stopRejects) })
 	errs = append(errs, waitGroup(ctx, &s.emitters))
 	return errors.Join(errs...)
 }
