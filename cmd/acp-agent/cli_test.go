@@ -8,14 +8,17 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sebdah/goldie/v2"
+	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/acp-agent/acp-agent/app"
 	"github.com/acp-agent/acp-agent/scenarios"
@@ -119,5 +122,46 @@ func TestVersionNamesModuleVersionAndCommit(t *testing.T) {
 	code, got := cliRun(t, t.TempDir(), "--version")
 	if code != 0 || !strings.Contains(got, "acp-agent ") || !strings.Contains(got, "commit") || !strings.Contains(got, "go1.") {
 		t.Errorf("--version:\n%s", got)
+	}
+}
+
+// TestBinaryStartsWithoutTheKey is the first contact of the issue: a real
+// provider configured, its key unset. The process serves anyway, names
+// the variable in initialize and answers a prompt with AUTH_REQUIRED; it
+// exits 0 when the editor closes stdin.
+func TestBinaryStartsWithoutTheKey(t *testing.T) {
+	dir := t.TempDir()
+	p := startProcEnv(t, []string{"DEEPSEEK_API_KEY="}, "--data-dir", filepath.Join(dir, "data"), "--model", "deepseek/deepseek-chat")
+	var init struct {
+		AuthMethods []struct {
+			ID   string `json:"id"`
+			Type string `json:"type"`
+			Vars []struct {
+				Name string `json:"name"`
+			} `json:"vars"`
+		} `json:"authMethods"`
+	}
+	p.call(t, "initialize", map[string]any{"protocolVersion": 1}, &init)
+	if len(init.AuthMethods) != 1 || init.AuthMethods[0].Type != "env_var" || len(init.AuthMethods[0].Vars) != 1 || init.AuthMethods[0].Vars[0].Name != "DEEPSEEK_API_KEY" {
+		t.Errorf("authMethods = %+v, want one env_var method naming DEEPSEEK_API_KEY", init.AuthMethods)
+	}
+	var created struct {
+		SessionID string `json:"sessionId"`
+	}
+	p.call(t, "session/new", map[string]any{"cwd": dir, "mcpServers": []any{}}, &created)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var res map[string]any
+	err := p.conn.Call(ctx, "session/prompt", map[string]any{"sessionId": created.SessionID, "prompt": []any{map[string]any{"type": "text", "text": "hi"}}}, &res)
+	var je *jsonrpc2.Error
+	if !errors.As(err, &je) || je.Code != -32000 || !strings.Contains(je.Message, "DEEPSEEK_API_KEY") {
+		t.Errorf("prompt without the key = %v, want -32000 naming DEEPSEEK_API_KEY", err)
+	}
+	err = p.conn.Call(ctx, "authenticate", map[string]any{"methodId": "DEEPSEEK_API_KEY"}, &res)
+	if !errors.As(err, &je) || je.Code != -32000 {
+		t.Errorf("authenticate with the key still unset = %v, want -32000", err)
+	}
+	if code, verdict := p.finish(t); code != 0 || verdict != nil {
+		t.Errorf("exit %d, stdout verdict %v\nstderr:\n%s", code, verdict, p.stderr)
 	}
 }
