@@ -255,8 +255,11 @@ func WriteTranscript(w io.Writer, h session.Header, events []session.Event) erro
 		fmt.Fprintf(&b, "  cwd:     %s\n", h.Cwd)
 	}
 	fmt.Fprintf(&b, "  created: %s\n", humanTime(h.CreatedAt))
-	if h.ParentSession != "" {
+	switch {
+	case h.ParentSession != "" && h.Origin == session.OriginSubagent:
 		fmt.Fprintf(&b, "  parent:  %s (subagent, depth %d)\n", h.ParentSession, h.DelegationDepth)
+	case h.ParentSession != "":
+		fmt.Fprintf(&b, "  parent:  %s (forked from it)\n", h.ParentSession)
 	}
 	if t := acp.LatestTitle(events); t != "" {
 		fmt.Fprintf(&b, "  title:   %s\n", t)
