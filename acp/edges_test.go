@@ -376,3 +376,26 @@ func TestUnparsableLinesGetParseErrorWithNullID(t *testing.T) {
 	for range lines {
 	}
 }
+
+func TestLockedSessionMessageSaysWhatToDo(t *testing.T) {
+	ctx := ctxFor(t)
+	dir, cwd, id := firstSession(t, ctx)
+	a := startRPC(t, dir, oneReply)
+	a.initialize(ctx)
+	var r map[string]any
+	a.mustCall(ctx, "session/resume", map[string]any{"sessionId": id, "cwd": cwd}, &r)
+
+	b := startRPC(t, dir, oneReply)
+	b.initialize(ctx)
+	for _, method := range []string{"session/load", "session/resume"} {
+		err := b.call(ctx, method, map[string]any{"sessionId": id, "cwd": cwd, "mcpServers": []any{}}, &r)
+		if rpcCode(err) != -32602 || !strings.Contains(err.Error(), "is open in another acp-agent process") {
+			t.Errorf("%s of a session held elsewhere = %v, want -32602 saying where it is open", method, err)
+		}
+		for _, prefix := range []string{"acp:", "persistence:"} {
+			if err != nil && strings.Contains(err.Error(), prefix) {
+				t.Errorf("%s: message carries the package prefix %q: %v", method, prefix, err)
+			}
+		}
+	}
+}
