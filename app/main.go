@@ -145,6 +145,14 @@ func versionLine() string {
 	if !ok {
 		return "acp-agent " + Version()
 	}
+	return formatVersion(bi)
+}
+
+func formatVersion(bi *debug.BuildInfo) string {
+	version := bi.Main.Version
+	if version == "" || version == "(devel)" {
+		version = "dev"
+	}
 	commit, modified := "", false
 	for _, st := range bi.Settings {
 		switch st.Key {
@@ -162,7 +170,7 @@ func versionLine() string {
 	default:
 		commit = "commit " + commit
 	}
-	return fmt.Sprintf("acp-agent %s (%s; %s)", Version(), commit, bi.GoVersion)
+	return fmt.Sprintf("acp-agent %s (%s; %s)", version, commit, bi.GoVersion)
 }
 
 // DeterministicEnv, set to "1", makes the served agent deterministic (see
