@@ -26,10 +26,12 @@ func TestCommand(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if sc.Summary == "" || strings.Contains(sc.Summary, "\n") {
-			t.Errorf("%s: want a one-line summary, got %q", n, sc.Summary)
+		// Without a summary: the whole description, on one line.
+		sum := summary(sc)
+		if sum == "" || strings.Contains(sum, "\n") {
+			t.Errorf("%s: want a one-line summary, got %q", n, sum)
 		}
-		if !strings.Contains(out, n+" ") || !strings.Contains(out, sc.Summary+"\n") {
+		if !strings.Contains(out, n+" ") || !strings.Contains(out, sum+"\n") {
 			t.Errorf("list lacks %s with its whole summary:\n%s", n, out)
 		}
 	}
