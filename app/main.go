@@ -308,20 +308,21 @@ Commands:
 	(&Flags{}).register(fs)
 	fs.Bool("version", false, "print the version and exit")
 	writeFlags(&b, fs)
+	b.WriteString("\nThese flags go before a command too (acp-agent --data-dir DIR sessions).\n\nEnvironment:\n")
+	for _, e := range [][2]string{
+		{EnvDataDir, "default for --data-dir"},
+		{EnvModel, "default for --model (several comma-separated)"},
+		{EnvBaseURL, "default for --base-url"},
+		{EnvAPIKeyEnv, "default for --api-key-env"},
+		{EnvLogLevel, "default for --log-level"},
+		{"DEEPSEEK_API_KEY", "API key of the deepseek/ provider"},
+		{"OPENAI_API_KEY", "API key of the openai/ provider"},
+		{"XDG_STATE_HOME", "base of the default data directory"},
+		{DeterministicEnv, "1: ids and timestamps from per-session counters (recorded scenario runs)"},
+	} {
+		fmt.Fprintf(&b, "  %-24s %s\n", e[0], e[1])
+	}
 	b.WriteString(`
-The flags also go before a command (acp-agent --data-dir DIR sessions).
-
-Environment:
-  ` + EnvDataDir + `      default for --data-dir
-  ` + EnvModel + `         default for --model (several comma-separated)
-  ` + EnvBaseURL + `      default for --base-url
-  ` + EnvAPIKeyEnv + `   default for --api-key-env
-  ` + EnvLogLevel + `     default for --log-level
-  DEEPSEEK_API_KEY, OPENAI_API_KEY
-                           API keys of the deepseek/ and openai/ providers
-  XDG_STATE_HOME           base of the default data directory
-  ACP_AGENT_DETERMINISTIC  1: ids and timestamps from per-session counters (recorded scenario runs)
-
 Without a model the agent still starts, creates and loads sessions, and
 answers each prompt with an error explaining how to configure one. With a
 provider whose API key is not set it starts too: initialize names the
