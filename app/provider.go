@@ -81,6 +81,9 @@ func resolveModel(cfg Config) (model.Model, error, error) {
 		cfg.Logger.Warn("model key missing; prompts need authentication", "model", spec, "env_var", k.missing.EnvVar)
 		return k, nil, nil
 	}
+	if errors.Is(err, openai.ErrInvalidModelFlag) {
+		return nil, nil, err // it quotes the spec already
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("model %q: %w", spec, err)
 	}
