@@ -5,9 +5,11 @@
 //
 // Supported methods:
 //   - initialize: protocolVersion 1, agentInfo {name "acp-agent", version},
-//     loadSession, sessionCapabilities.list and .close, promptCapabilities
+//     loadSession, sessionCapabilities.list, .close, .resume and .fork
+//     (unstable), promptCapabilities
 //     {embeddedContext: true, image: false, audio: false}, mcpCapabilities
-//     {http: true, sse: true}, authMethods [];
+//     {http: true, sse: true}, authMethods (Options.Auth: one env_var method
+//     per missing API key variable, else []);
 //     extension methods are advertised under agentCapabilities._meta
 //     ["acp-agent"] (for example {"subagents/list": true}). The client's
 //     capabilities are kept (ClientCapabilities).
@@ -18,6 +20,19 @@
 //     session/list (stored top-level sessions, newest first, cwd filter,
 //     title, updatedAt, opaque cursor, 50 per page; children too with
 //     _meta["acp-agent/includeChildren"]: true), session/close.
+//   - authenticate (auth.go): the Authenticator reads the environment
+//     again; until a model has its key its prompts answer -32000
+//     AUTH_REQUIRED naming the variable. Without Options.Auth, -32601.
+//   - session/resume (resume.go): session/load without the replay; a
+//     subagent session is refused (-32602 READ_ONLY_SESSION).
+//   - session/fork (fork.go, unstable): a new top-level session seeded with
+//     the source's completed turns (header parentSession and seedLength, no
+//     descriptor), durable before the answer, listed, not replayed.
+//   - additionalDirectories (session/new, load, resume, fork) is refused
+//     with -32602 naming the directories; its capability is not advertised.
+//   - Lines the SDK cannot decode, which it drops unanswered, get an error
+//     with id null from the reader in front of it (wire.go): -32700 for
+//     text that is not JSON, -32600 for JSON that is not a message.
 //   - session/set_mode and modes {availableModes, currentModeId} in the
 //     session/new and session/load answers (modes.go): default,
 //     accept-edits, plan, bypass. A change is logged as an ignorable
@@ -60,8 +75,8 @@
 // "/name" runs the command instead of a model turn (an unknown name gets
 // the list of known ones); the exchange is not recorded in the log.
 //
-// Everything else (authenticate, session/resume, other unstable methods,
-// unknown methods) answers -32601 and its capability stays off.
+// Everything else (other unstable methods, unknown methods) answers
+// -32601 and its capability stays off.
 //
 // Client methods the agent calls: session/request_permission (the
 // permission gate, permission.go), and — only when the client advertised

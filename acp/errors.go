@@ -32,9 +32,12 @@ const (
 	CodeInvalidCursor      Code = "INVALID_CURSOR"
 
 	CodeModelNotConfigured Code = "MODEL_NOT_CONFIGURED"
-	CodeTurnFailed         Code = "TURN_FAILED"
-	CodeShuttingDown       Code = "SHUTTING_DOWN"
-	CodeInternal           Code = "INTERNAL"
+	// CodeAuthRequired is answered with JSON-RPC -32000 (the ACP
+	// auth_required error): a configured model's API key is not set.
+	CodeAuthRequired Code = "AUTH_REQUIRED"
+	CodeTurnFailed   Code = "TURN_FAILED"
+	CodeShuttingDown Code = "SHUTTING_DOWN"
+	CodeInternal     Code = "INTERNAL"
 )
 
 // Error is a typed failure of a request: the module's one typed-error
@@ -75,6 +78,8 @@ var invalidParamCodes = map[Code]bool{
 //   - *acpsdk.RequestError anywhere in the chain: returned as is;
 //   - *Error with an invalid-params code, session.ErrInvalidID, ErrNotFound
 //     and ErrLocked: -32602 "Invalid params: <detail>";
+//   - CodeAuthRequired (model.ErrAuthRequired): -32000 "Authentication
+//     required: <detail>";
 //   - context.Canceled: -32800 (request cancelled) — never used by Prompt,
 //     which answers stopReason "cancelled" instead;
 //   - everything else: -32603 with the detail as message.
@@ -93,6 +98,8 @@ func toRequestError(err error) error {
 	switch {
 	case invalidParamCodes[code]:
 		return &acpsdk.RequestError{Code: -32602, Message: "Invalid params: " + err.Error(), Data: data}
+	case code == CodeAuthRequired:
+		return &acpsdk.RequestError{Code: -32000, Message: "Authentication required: " + err.Error(), Data: data}
 	case code == CodeInternal && errors.Is(err, context.Canceled):
 		return &acpsdk.RequestError{Code: -32800, Message: "Request cancelled", Data: data}
 	case code == CodeInternal:
@@ -122,6 +129,8 @@ func classify(err error) Code {
 		return CodeSessionLocked
 	case errors.Is(err, model.ErrNotConfigured):
 		return CodeModelNotConfigured
+	case errors.Is(err, model.ErrAuthRequired):
+		return CodeAuthRequired
 	}
 	return CodeInternal
 }

@@ -32,8 +32,10 @@ func (s *Server) Initialize(ctx context.Context, p acpsdk.InitializeRequest) (re
 		PromptCapabilities: acpsdk.PromptCapabilities{EmbeddedContext: true},
 		McpCapabilities:    mcpCapabilities,
 		SessionCapabilities: acpsdk.SessionCapabilities{
-			List:  &acpsdk.SessionListCapabilities{},
-			Close: &acpsdk.SessionCloseCapabilities{},
+			List:   &acpsdk.SessionListCapabilities{},
+			Close:  &acpsdk.SessionCloseCapabilities{},
+			Resume: &acpsdk.SessionResumeCapabilities{},
+			Fork:   &acpsdk.SessionForkCapabilities{},
 		},
 	}
 	if ext := s.advertisedExtensions(); len(ext) > 0 {
@@ -43,7 +45,7 @@ func (s *Server) Initialize(ctx context.Context, p acpsdk.InitializeRequest) (re
 		ProtocolVersion:   acpsdk.ProtocolVersionNumber,
 		AgentInfo:         &acpsdk.Implementation{Name: AgentName, Version: s.opts.Version},
 		AgentCapabilities: caps,
-		AuthMethods:       []acpsdk.AuthMethod{},
+		AuthMethods:       s.authMethods(),
 	}, nil
 }
 
@@ -72,6 +74,9 @@ func (s *Server) ClientCapabilities() acpsdk.ClientCapabilities {
 func (s *Server) NewSession(ctx context.Context, p acpsdk.NewSessionRequest) (resp acpsdk.NewSessionResponse, err error) {
 	defer s.recoverTo("session/new", &err)
 	if err := checkCwd(p.Cwd); err != nil {
+		return resp, toRequestError(err)
+	}
+	if err := checkAdditionalDirectories(p.AdditionalDirectories); err != nil {
 		return resp, toRequestError(err)
 	}
 	if err := s.admitting(); err != nil {
@@ -137,12 +142,15 @@ func (s *Server) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (
 			return resp, toRequestError(err)
 		}
 	}
+	if err := checkAdditionalDirectories(p.AdditionalDirectories); err != nil {
+		return resp, toRequestError(err)
+	}
 	if err := s.admitting(); err != nil {
 		return resp, toRequestError(err)
 	}
 	s.bindMu.Lock()
 	defer s.bindMu.Unlock()
-	b, notices, err := s.loadLocked(ctx, id, p.Cwd, p.McpServers)
+	b, notices, err := s.loadLocked(ctx, id, p.Cwd, p.McpServers, true)
 	if err != nil {
 		return resp, toRequestError(err)
 	}
@@ -162,11 +170,18 @@ func (s *Server) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (
 // builds the session's agent, it starts the session's MCP servers first
 // (in cwd, else the session's own cwd) and returns their failure notices.
 // A session already bound or driven by a live agent keeps its tools.
-func (s *Server) loadLocked(ctx context.Context, id, cwd string, servers []acpsdk.McpServer) (*bound, []acpsdk.SessionUpdate, error) {
+// Without replay (session/resume) nothing of the log is sent, and a child
+// (subagent) session, which can only be viewed, is refused.
+func (s *Server) loadLocked(ctx context.Context, id, cwd string, servers []acpsdk.McpServer, replay bool) (*bound, []acpsdk.SessionUpdate, error) {
 	s.mu.Lock()
 	b, ok := s.sessions[id]
 	s.mu.Unlock()
-	if ok {
+	switch {
+	case ok && !replay && b.readOnly:
+		return nil, nil, errViewOnly(id)
+	case ok && !replay:
+		return b, nil, nil
+	case ok:
 		return b, nil, s.replayAgain(b)
 	}
 	startMCP := func(sess *session.Session) (*mcptool.Set, []acpsdk.SessionUpdate) {
@@ -178,18 +193,21 @@ func (s *Server) loadLocked(ctx context.Context, id, cwd string, servers []acpsd
 	}
 	if sess, ok := s.opts.Sessions.Get(id); ok {
 		if sess.Header().Origin == session.OriginSubagent {
+			if !replay {
+				return nil, nil, errViewOnly(id)
+			}
 			b, err := s.readOnly(id, sess.Header().DelegationDepth, sess.Events())
 			return b, nil, err
 		}
 		if s.opts.Agents != nil {
 			if ag, ok := s.opts.Agents.Get(id); ok {
-				b, err := s.bindAgent(sess, ag, false, false, true)
+				b, err := s.bindAgent(sess, ag, false, false, replay)
 				b, err = s.settleDangling(ctx, b, err)
 				return b, nil, err
 			}
 		}
 		set, notices := startMCP(sess)
-		b, err := s.attachNew(sess, false, true, set)
+		b, err := s.attachNew(sess, false, replay, set)
 		b, err = s.settleDangling(ctx, b, err)
 		return b, notices, err
 	}
@@ -215,6 +233,9 @@ func (s *Server) loadLocked(ctx context.Context, id, cwd string, servers []acpsd
 		return nil, nil, fmt.Errorf("read session %s: %w", id, err)
 	}
 	if h.Origin == session.OriginSubagent {
+		if !replay {
+			return nil, nil, errViewOnly(id)
+		}
 		if events == nil {
 			if h, events, err = s.opts.Stored.Inspect(ctx, id); err != nil {
 				return nil, nil, fmt.Errorf("read session %s: %w", id, err)
@@ -236,12 +257,12 @@ func (s *Server) loadLocked(ctx context.Context, id, cwd string, servers []acpsd
 		return nil, nil, fmt.Errorf("restore session %s: %w", id, err)
 	}
 	set, notices := startMCP(sess)
-	b, err = s.attachNew(sess, true, true, set)
+	b, err = s.attachNew(sess, true, replay, set)
 	if err != nil {
 		_ = s.opts.Sessions.Remove(id)
 		return nil, nil, err
 	}
-	s.log.Info("session loaded", "session_id", id, "events", len(events))
+	s.log.Info("session loaded", "session_id", id, "events", len(events), "replay", replay)
 	b, err = s.settleDangling(ctx, b, nil)
 	return b, notices, err
 }
@@ -349,16 +370,6 @@ func (s *Server) Cancel(ctx context.Context, p acpsdk.CancelNotification) (err e
 }
 
 var errUserCancel = errors.New("acp: cancelled by the client")
-
-// Authenticate is not supported: no auth methods are advertised.
-func (s *Server) Authenticate(ctx context.Context, p acpsdk.AuthenticateRequest) (acpsdk.AuthenticateResponse, error) {
-	return acpsdk.AuthenticateResponse{}, acpsdk.NewMethodNotFound(acpsdk.AgentMethodAuthenticate)
-}
-
-// ResumeSession is not supported (sessionCapabilities.resume is off).
-func (s *Server) ResumeSession(ctx context.Context, p acpsdk.ResumeSessionRequest) (acpsdk.ResumeSessionResponse, error) {
-	return acpsdk.ResumeSessionResponse{}, acpsdk.NewMethodNotFound(acpsdk.AgentMethodSessionResume)
-}
 
 // SetSessionConfigOption switches a session's model when the model picker
 // is offered (config_options.go); otherwise it is not supported.

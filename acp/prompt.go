@@ -36,6 +36,9 @@ func (s *Server) Prompt(ctx context.Context, p acpsdk.PromptRequest) (resp acpsd
 	if s.opts.ModelError != nil {
 		return resp, toRequestError(&Error{Code: CodeModelNotConfigured, Message: s.opts.ModelError.Error(), Err: s.opts.ModelError})
 	}
+	if err := s.authReady(b.id); err != nil {
+		return resp, toRequestError(err)
+	}
 	blocks, err := promptBlocks(p.Prompt, s.opts.MaxPromptBytes)
 	if err != nil {
 		return resp, toRequestError(err)

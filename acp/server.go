@@ -90,6 +90,11 @@ type Options struct {
 	// ModelError, when non-nil, rejects every prompt with this error (for
 	// example: no model configured). Sessions can still be created/loaded.
 	ModelError error
+	// Auth, when set, is the credentials state of the configured models:
+	// its env_var methods are advertised in initialize, prompts of a model
+	// without its key are refused with AUTH_REQUIRED (-32000), and
+	// authenticate reads the environment again (auth.go).
+	Auth Authenticator
 	// MaxPromptBytes bounds a prompt's content; 0 means DefaultMaxPromptBytes.
 	MaxPromptBytes int
 	// PageSize is the session/list page size; 0 means DefaultPageSize.
@@ -143,6 +148,14 @@ type Server struct {
 	emitters tracker // emitter drain goroutines
 
 	afterResponse responseHooks // see respond.go
+
+	// rejects queues the errors answering undecodable lines (wire.go) to
+	// the goroutine Serve starts, so the SDK's reader never blocks on a
+	// write; stopRejects (closed once by Close) ends that goroutine, which
+	// is counted in emitters.
+	rejects     chan int
+	stopRejects chan struct{}
+	stopOnce    sync.Once
 }
 
 // bound is a session attached to this connection.
@@ -183,11 +196,13 @@ func New(opts Options) (*Server, error) {
 		opts.PageSize = DefaultPageSize
 	}
 	return &Server{
-		opts:     opts,
-		log:      opts.Logger,
-		ready:    make(chan struct{}),
-		wire:     newWireCounter(),
-		sessions: make(map[string]*bound),
+		opts:        opts,
+		log:         opts.Logger,
+		ready:       make(chan struct{}),
+		wire:        newWireCounter(),
+		sessions:    make(map[string]*bound),
+		rejects:     make(chan int, maxQueuedRejects),
+		stopRejects: make(chan struct{}),
 	}, nil
 }
 
@@ -213,7 +228,19 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	// SDK reads its logger field unsynchronized (a data race otherwise).
 	watched := newWatchedWriter(out)
 	s.out = &countingWriter{w: watched, c: s.wire, before: s.afterResponse.beforeWrite}
-	conn := acpsdk.NewAgentSideConnection(s, s.out, &countingReader{r: in, c: s.wire, gate: s.ready})
+	s.emitters.Add(1)
+	go func() {
+		defer s.emitters.Done()
+		for {
+			select {
+			case code := <-s.rejects:
+				s.out.rejectLine(code)
+			case <-s.stopRejects:
+				return
+			}
+		}
+	}()
+	conn := acpsdk.NewAgentSideConnection(s, s.out, &countingReader{r: in, c: s.wire, gate: s.ready, reject: s.queueReject})
 	conn.SetLogger(s.log)
 	s.conn = conn
 	close(s.ready)
@@ -236,6 +263,20 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 		s.log.Warn("shutdown did not complete", "err", serr)
 	}
 	return err
+}
+
+// maxQueuedRejects bounds the answers to undecodable lines waiting to be
+// written; beyond it (a client sending garbage and not reading) they are
+// dropped.
+const maxQueuedRejects = 64
+
+// queueReject queues the answer to an undecodable line without blocking.
+func (s *Server) queueReject(code int) {
+	select {
+	case s.rejects <- code:
+	default:
+		s.log.Warn("dropped the error reply to an undecodable line", "code", code)
+	}
 }
 
 // serveShutdownTimeout bounds the graceful part of Serve's own shutdown
@@ -303,6 +344,7 @@ func (s *Server) Close(ctx context.Context) error {
 	for _, b := range bs {
 		errs = append(errs, s.release(ctx, b))
 	}
+	s.stopOnce.Do(func() { close(s.stopRejects) })
 	if err := s.emitters.Wait(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("acp: pending session updates not sent: %w", err))
 	}

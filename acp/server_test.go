@@ -84,7 +84,8 @@ func TestInitializeAdvertisesHonestCapabilities(t *testing.T) {
 		t.Errorf("protocol/agentInfo = %v %+v", r.ProtocolVersion, r.AgentInfo)
 	}
 	c := r.AgentCapabilities
-	if !c.LoadSession || c.SessionCapabilities.List == nil || c.SessionCapabilities.Close == nil || c.SessionCapabilities.Resume != nil {
+	if !c.LoadSession || c.SessionCapabilities.List == nil || c.SessionCapabilities.Close == nil ||
+		c.SessionCapabilities.Resume == nil || c.SessionCapabilities.Fork == nil || c.SessionCapabilities.AdditionalDirectories != nil {
 		t.Errorf("session capabilities = %+v loadSession=%v", c.SessionCapabilities, c.LoadSession)
 	}
 	if !c.PromptCapabilities.EmbeddedContext || c.PromptCapabilities.Image || c.PromptCapabilities.Audio {

@@ -55,9 +55,12 @@ func (c *wireCounter) settled() (bool, <-chan struct{}) {
 // countingReader passes the client's bytes through and counts the requests
 // among its complete lines.
 type countingReader struct {
-	r       io.Reader
-	c       *wireCounter
-	gate    <-chan struct{} // the first Read waits for it to close
+	r    io.Reader
+	c    *wireCounter
+	gate <-chan struct{} // the first Read waits for it to close
+	// reject, when set, answers a line the SDK would drop silently (code
+	// -32700 or -32600, see lineInfo.invalid).
+	reject  func(code int)
 	partial []byte
 	skip    bool // inside an oversized line
 }
@@ -97,6 +100,9 @@ func (cr *countingReader) Read(p []byte) (int, error) {
 				if li.request {
 					reqs++
 				}
+				if li.invalid != 0 && cr.reject != nil {
+					cr.reject(li.invalid)
+				}
 				// Recorded before Read returns, so before the SDK can
 				// dispatch the line.
 				switch {
@@ -120,6 +126,10 @@ type lineInfo struct {
 	prompt    bool   // a session/prompt request the SDK hands to Prompt
 	cancel    bool   // a session/cancel notification the SDK hands to Cancel
 	sessionID string // of prompt or cancel
+	// invalid is the JSON-RPC error the line deserves because the SDK
+	// drops it unanswered: -32700 (not JSON) or -32600 (JSON, but not a
+	// message the SDK can decode). 0 otherwise, also for blank lines.
+	invalid int
 }
 
 // scanLine classifies a line the way the SDK will: it decodes the line into
@@ -137,7 +147,16 @@ func scanLine(line []byte) lineInfo {
 		Result  json.RawMessage      `json:"result,omitempty"`
 		Error   *acpsdk.RequestError `json:"error,omitempty"`
 	}
-	if json.Unmarshal(line, &m) != nil || m.Method == "" {
+	if err := json.Unmarshal(line, &m); err != nil {
+		switch {
+		case len(bytes.TrimSpace(line)) == 0:
+			return lineInfo{}
+		case !json.Valid(line):
+			return lineInfo{invalid: codeParseError}
+		}
+		return lineInfo{invalid: codeInvalidRequest}
+	}
+	if m.Method == "" {
 		return lineInfo{}
 	}
 	li := lineInfo{request: m.ID != nil}
@@ -286,4 +305,32 @@ func isResponse(p []byte) bool {
 		}
 	}
 	return sawID
+}
+
+// JSON-RPC codes of lines the SDK cannot decode.
+const (
+	codeParseError     = -32700
+	codeInvalidRequest = -32600
+)
+
+// rejectLine answers an undecodable line with a JSON-RPC error whose id is
+// null (JSON-RPC 2.0 §5: the id could not be read). The SDK logs and
+// drops such lines, so without this a client waits forever. The reply is
+// not counted as a response: the line was never counted as a request.
+func (cw *countingWriter) rejectLine(code int) {
+	msg := "Parse error: the line is not valid JSON"
+	if code == codeInvalidRequest {
+		msg = "Invalid request: the line is not a JSON-RPC 2.0 message"
+	}
+	b, err := json.Marshal(map[string]any{
+		"jsonrpc": "2.0",
+		"id":      nil,
+		"error":   map[string]any{"code": code, "message": msg},
+	})
+	if err != nil {
+		return
+	}
+	cw.mu.Lock()
+	defer cw.mu.Unlock()
+	_, _ = cw.w.Write(append(b, '\n'))
 }

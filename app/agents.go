@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/acp-agent/acp-agent/acp"
@@ -46,11 +45,25 @@ func anyRows[T any](entries []T) []any {
 }
 
 func agentsCommand() Command {
+	var descendants bool
 	return Command{
 		Name:    "agents",
-		Usage:   "agents [--descendants] SESSION_ID",
+		Usage:   "agents [--data-dir DIR] [--descendants] SESSION_ID",
 		Summary: "print the subagents of a stored session as a tree (read-only)",
-		Run:     runAgents,
+		Description: `Prints the session's subagents from the durable catalog: id, mode,
+activity and label of each, as the /agents slash command and the
+_acp-agent/subagents/list extension show them. Nothing is locked or resumed.`,
+		Examples: []string{
+			"acp-agent agents 3f2a9c1e-0b7d-4e55-9a51-2c8d0e6f4b10",
+			"acp-agent agents --descendants 3f2a9c1e-0b7d-4e55-9a51-2c8d0e6f4b10",
+		},
+		Common: []string{CommonDataDir},
+		Flags: func(fs *flag.FlagSet) {
+			fs.BoolVar(&descendants, "descendants", false, "walk the whole tree below the session, not only its direct children")
+		},
+		Run: func(ctx context.Context, env *Env, args []string) error {
+			return runAgents(ctx, env, descendants, args)
+		},
 	}
 }
 
@@ -58,20 +71,13 @@ func agentsCommand() Command {
 // read-only in effect: it scans the catalog index, reads cache rows and
 // inspects logs, and never locks, repairs or resumes a session (the only
 // file it may write is the derived index, when it had to rebuild rows).
-func runAgents(ctx context.Context, env *Env, args []string) error {
-	fs := flag.NewFlagSet("acp-agent agents", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
-	env.Flags.register(fs)
-	descendants := fs.Bool("descendants", false, "walk the whole tree below the session, not only its direct children")
-	if err := fs.Parse(reorderFlags(args, "descendants")); err != nil {
-		return parseError(err)
+func runAgents(ctx context.Context, env *Env, descendants bool, args []string) error {
+	if len(args) != 1 {
+		return usageErrorf("agents: want exactly one SESSION_ID, got %d arguments", len(args))
 	}
-	if fs.NArg() != 1 {
-		return usageErrorf("agents: want exactly one SESSION_ID, got %d arguments", fs.NArg())
-	}
-	id := fs.Arg(0)
+	id := args[0]
 	if err := session.ValidateID(id); err != nil {
-		return usageErrorf("agents: %v", err)
+		return usageErrorf("agents: %s", badID(id))
 	}
 	st, err := openReadStore(env)
 	if errors.Is(err, errNoDataDir) {
@@ -101,7 +107,7 @@ func runAgents(ctx context.Context, env *Env, args []string) error {
 		Cache:       cache,
 		Index:       catalogIndex{cache.Index(st.Dir(), headerReader(st))},
 	}
-	if *descendants {
+	if descendants {
 		entries, err := cat.ListDescendants(ctx, id)
 		if err != nil {
 			return err
@@ -117,27 +123,6 @@ func runAgents(ctx context.Context, env *Env, args []string) error {
 		tree[i] = subagent.DescendantEntry{ListEntry: e, ParentID: id, Depth: 1}
 	}
 	return writeTree(env.Stdout, id, tree)
-}
-
-// reorderFlags lets flags follow the positional argument
-// ("agents ID --descendants"), which the flag package would not parse.
-// Flags not named in boolFlags take the next argument as their value.
-func reorderFlags(args []string, boolFlags ...string) []string {
-	var flags, rest []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if !strings.HasPrefix(a, "-") || a == "-" {
-			rest = append(rest, a)
-			continue
-		}
-		flags = append(flags, a)
-		name := strings.TrimLeft(a, "-")
-		if !strings.Contains(name, "=") && !slices.Contains(boolFlags, name) && i+1 < len(args) {
-			flags = append(flags, args[i+1])
-			i++
-		}
-	}
-	return append(flags, rest...)
 }
 
 // writeTree renders catalog rows indented by depth under the root id.

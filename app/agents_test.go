@@ -79,6 +79,11 @@ func TestAgentsCommandPrintsCatalogTree(t *testing.T) {
 		})
 	}
 	var out, errb bytes.Buffer
+	// An unknown session is not found (exit 1), not an empty tree.
+	if code := Main(context.Background(), []string{"agents", "--data-dir", dir, "nobody"}, strings.NewReader(""), &out, &errb, func(string) string { return "" }); code != ExitError ||
+		out.Len() != 0 || !strings.Contains(errb.String(), "session not found: nobody") {
+		t.Fatalf("unknown session: exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
+	}
 	if code := Main(context.Background(), []string{"agents", "--data-dir", dir, "../etc"}, strings.NewReader(""), &out, &errb, func(string) string { return "" }); code != ExitUsage {
 		t.Fatalf("hostile id: exit %d, want %d", code, ExitUsage)
 	}

@@ -212,6 +212,7 @@ func New(cfg Config) (*App, error) {
 		Tools:      a.Tools.Get,
 		Extensions: a.Extensions,
 		ModelError: a.ModelErr,
+		Auth:       newAuth(a.Models),
 		// Workspace fallbacks when the client lacks fs / terminal
 		// (workspace.go).
 		LocalFiles:    localFiles,

@@ -34,7 +34,7 @@ func (e *DataError) Unwrap() error     { return e.Err }
 func (e *DataError) ErrorCode() string { return e.Code }
 
 func sessionNotFound(id string, err error) error {
-	return &DataError{Code: CodeSessionNotFound, Message: "session not found: " + id, Err: err}
+	return &DataError{Code: CodeSessionNotFound, Message: "session not found: " + id + " (list the stored sessions with 'acp-agent sessions', or pass --data-dir)", Err: err}
 }
 
 // sessionError turns a storage error about session id into what a person

@@ -38,8 +38,8 @@ func TestDataCommandsUnknownSession(t *testing.T) {
 		} {
 			t.Run(filepath.Base(dir)+"/"+strings.Join(args, " "), func(t *testing.T) {
 				code, out, errOut := runCLI(t, dir, args...)
-				if code != ExitError || out != "" || errOut != "acp-agent: session not found: nosuch\n" {
-					t.Errorf("exit %d, stdout %q, stderr %q; want 1, nothing, \"acp-agent: session not found: nosuch\"", code, out, errOut)
+				if code != ExitError || out != "" || errOut != "acp-agent: session not found: nosuch (list the stored sessions with 'acp-agent sessions', or pass --data-dir)\n" {
+					t.Errorf("exit %d, stdout %q, stderr %q; want 1, nothing, \"acp-agent: session not found: nosuch (…)\"", code, out, errOut)
 				}
 			})
 		}

@@ -3,9 +3,15 @@
 // Config: the live session store with persistence attached (write-behind
 // JSONL under <DataDir>/sessions), the agent registry, the model (scripted
 // from script:PATH, a real provider through the Provider hook, or none;
-// several --model values offer the model picker, models.go),
-// the tool registry and the ACP server. Main is the command line
-// (flags, environment variables, subcommands, exit codes).
+// several --model values offer the model picker, models.go; a provider
+// whose API key is missing starts anyway and is built again when the
+// client authenticates, auth.go), the tool registry and the ACP server.
+// Main is the command line (main.go: root flags, environment variables,
+// serving; cli.go: the command tree — Command with synopsis, description,
+// examples, its own flags and subcommands, "help [COMMAND]", --help at
+// every level — and the exit status: 0 ok, 1 failure, 2 usage error,
+// UsageError; configuration mistakes, model.ErrBadConfig, are usage
+// errors).
 //
 // The workspace tools (read, write, edit, glob, grep, bash; workspace.go)
 // are offered to top-level agents and to children (within their tool

@@ -11,7 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"runtime/debug"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/oklog/run"
@@ -38,45 +38,27 @@ const (
 	ExitUsage = 2
 )
 
-// Env is what a subcommand runs with: the standard streams, the
-// environment, the logger and the values of the common flags.
+// Env is what a command runs with: the standard streams, the
+// environment, the logger and the values of the shared flags.
 type Env struct {
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
 	Getenv func(string) string
 	Logger *slog.Logger
-	// Flags holds the common flags as parsed so far (root flags, then the
-	// subcommand's own copy of them).
+	// Flags holds the shared flags as parsed so far (before the command,
+	// then the ones the command takes after its name).
 	Flags *Flags
 }
 
-// Command is a subcommand of acp-agent.
-type Command struct {
-	Name    string
-	Summary string // one line, shown in --help
-	Usage   string // the synopsis after "acp-agent", e.g. "sessions [--cwd DIR]"
-	Run     func(ctx context.Context, env *Env, args []string) error
-}
-
-// builtinCommands are the subcommands this package provides. Others (the
-// scenario runner, the agents catalog) are passed to Main by cmd/acp-agent;
-// adding one is one line in either place.
+// builtinCommands are the commands this package provides. Others (the
+// scenario runner) are passed to Main by cmd/acp-agent; adding one is one
+// line in either place.
 func builtinCommands() []Command {
 	return []Command{
 		sessionsCommand(),
 		agentsCommand(),
 	}
-}
-
-// UsageError marks a command-line mistake (exit code 2).
-type UsageError struct{ Err error }
-
-func (e *UsageError) Error() string { return e.Err.Error() }
-func (e *UsageError) Unwrap() error { return e.Err }
-
-func usageErrorf(format string, args ...any) error {
-	return &UsageError{Err: fmt.Errorf(format, args...)}
 }
 
 // Flags are the flags shared by serving and every subcommand, each with an
@@ -92,21 +74,38 @@ type Flags struct {
 	Sandbox bool
 }
 
-// register binds the common flags to fs with the current values as
-// defaults (so a subcommand inherits what the root parsed).
+// register binds every shared flag to fs with the current values as
+// defaults.
 func (f *Flags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.DataDir, "data-dir", f.DataDir,
-		"data directory holding sessions/ and projections/ (env "+EnvDataDir+"; default $XDG_STATE_HOME/acp-agent or ~/.local/state/acp-agent)")
-	fs.Var(&modelsFlag{f: f}, "model",
-		"model `SPEC`: script:PATH (scripted, no key), deepseek/MODEL, openai/MODEL or openai-compatible/MODEL; repeat it to offer several in the editor's model picker, the first being the default (env "+EnvModel+", comma-separated)")
-	fs.StringVar(&f.BaseURL, "base-url", f.BaseURL,
-		"API base URL of the provider; required for openai-compatible/ (env "+EnvBaseURL+")")
-	fs.StringVar(&f.APIKeyEnv, "api-key-env", f.APIKeyEnv,
-		"name of the environment variable holding the API key; default DEEPSEEK_API_KEY or OPENAI_API_KEY by provider (env "+EnvAPIKeyEnv+")")
-	fs.StringVar(&f.LogLevel, "log-level", f.LogLevel,
-		"log level on stderr: debug, info, warn or error (env "+EnvLogLevel+")")
-	fs.BoolVar(&f.Sandbox, "sandbox", f.Sandbox,
-		"run commands on this machine in a sandbox: they read everywhere, write only under the session's directory and the temp dir, and have no network (env "+EnvSandbox+"=1)")
+	f.registerOnly(fs, CommonDataDir, CommonModel, CommonBaseURL, CommonAPIKeyEnv, CommonLogLevel, CommonSandbox)
+}
+
+// registerOnly binds the named shared flags to fs.
+func (f *Flags) registerOnly(fs *flag.FlagSet, names ...string) {
+	for _, n := range names {
+		switch n {
+		case CommonDataDir:
+			fs.StringVar(&f.DataDir, n, f.DataDir,
+				"data directory `DIR`, holding sessions/ and projections/ (env "+EnvDataDir+"; default $XDG_STATE_HOME/acp-agent or ~/.local/state/acp-agent)")
+		case CommonModel:
+			fs.Var(&modelsFlag{f: f}, n,
+				"model `SPEC`: script:PATH (scripted, no key), deepseek/MODEL, openai/MODEL or openai-compatible/MODEL; repeat it to offer several in the editor's model picker, the first being the default (env "+EnvModel+", comma-separated)")
+		case CommonBaseURL:
+			fs.StringVar(&f.BaseURL, n, f.BaseURL,
+				"API base `URL` of the provider; required for openai-compatible/ (env "+EnvBaseURL+")")
+		case CommonAPIKeyEnv:
+			fs.StringVar(&f.APIKeyEnv, n, f.APIKeyEnv,
+				"`NAME` of the environment variable holding the API key; default DEEPSEEK_API_KEY or OPENAI_API_KEY by provider (env "+EnvAPIKeyEnv+")")
+		case CommonLogLevel:
+			fs.StringVar(&f.LogLevel, n, f.LogLevel,
+				"log `LEVEL` on stderr: debug, info, warn or error (env "+EnvLogLevel+")")
+		case CommonSandbox:
+			fs.BoolVar(&f.Sandbox, n, f.Sandbox,
+				"run commands on this machine in a sandbox: they read everywhere, write only under the session's directory and the temp dir, and have no network (env "+EnvSandbox+"=1)")
+		default:
+			panic("app: unknown shared flag " + n) // a programming error in a Command literal
+		}
+	}
 }
 
 func flagsFromEnv(getenv func(string) string) *Flags {
@@ -148,71 +147,118 @@ func Version() string {
 	return "dev"
 }
 
+// versionLine is what --version prints: the module version, the commit
+// (when the build recorded it) and the Go version.
+func versionLine() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "acp-agent " + Version()
+	}
+	return formatVersion(bi)
+}
+
+func formatVersion(bi *debug.BuildInfo) string {
+	version := bi.Main.Version
+	if version == "" || version == "(devel)" {
+		version = "dev"
+	}
+	commit, modified := "", false
+	for _, st := range bi.Settings {
+		switch st.Key {
+		case "vcs.revision":
+			commit = st.Value
+		case "vcs.modified":
+			modified = st.Value == "true"
+		}
+	}
+	switch {
+	case commit == "":
+		commit = "commit unknown: built without VCS information"
+	case modified:
+		commit = "commit " + commit + " with local changes"
+	default:
+		commit = "commit " + commit
+	}
+	return fmt.Sprintf("acp-agent %s (%s; %s)", version, commit, bi.GoVersion)
+}
+
 // DeterministicEnv, set to "1", makes the served agent deterministic (see
 // serve); it exists for recorded scenario runs, not for people.
 const DeterministicEnv = "ACP_AGENT_DETERMINISTIC"
 
 // Main runs the acp-agent command line with args (without the program
-// name) and returns the exit code: 0 on success, on the client closing
-// stdin and on SIGINT/SIGTERM; 2 for usage errors; 1 otherwise. extra adds
-// subcommands. Main writes to stdout only the ACP protocol (when serving)
-// or the output a subcommand was asked for; logs go to stderr.
+// name) and returns the exit code: ExitOK on success, on the client closing
+// stdin and on SIGINT/SIGTERM; ExitUsage for usage errors (bad flags,
+// arguments or configuration); ExitError otherwise. extra adds commands.
+// Main writes to stdout only the ACP protocol (when serving) or the output
+// a command was asked for (help included); logs and errors go to stderr.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, extra ...Command) int {
-	cmds := map[string]Command{}
-	for _, c := range append(builtinCommands(), extra...) {
-		cmds[c.Name] = c
-	}
+	var root node
+	root.cmd.Sub = append(builtinCommands(), extra...)
+	root.cmd.Sub = append(root.cmd.Sub, helpCommand(func() node { return root }))
+	slices.SortFunc(root.cmd.Sub, func(a, b Command) int { return strings.Compare(a.Name, b.Name) })
+
 	flags := flagsFromEnv(getenv)
+	env := &Env{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: getenv, Flags: flags}
 	fs := flag.NewFlagSet("acp-agent", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	flags.register(fs)
 	showVersion := fs.Bool("version", false, "print the version and exit")
-	fs.Usage = func() {}
-	err := fs.Parse(args)
+	err := checkKnownFlags(fs, args, false)
+	if err == nil {
+		err = fs.Parse(args)
+	}
 	switch {
 	case errors.Is(err, flag.ErrHelp):
-		writeHelp(stdout, fs, cmds)
-		return ExitOK
+		return reportError(stderr, writeRootHelp(stdout, env, root))
 	case err != nil:
-		fmt.Fprintf(stderr, "acp-agent: %v\nRun 'acp-agent --help' for usage.\n", err)
-		return ExitUsage
+		return reportError(stderr, &UsageError{Err: err})
 	case *showVersion:
-		fmt.Fprintf(stdout, "acp-agent %s\n", Version())
+		fmt.Fprintln(stdout, versionLine())
 		return ExitOK
 	}
 	level, err := flags.level()
 	if err != nil {
 		return reportError(stderr, err)
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	env := &Env{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: getenv, Logger: logger, Flags: flags}
+	env.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 
 	if rest := fs.Args(); len(rest) > 0 {
-		c, ok := cmds[rest[0]]
+		c, ok := root.child(rest[0])
 		if !ok {
-			return reportError(stderr, usageErrorf("unknown command %q (run 'acp-agent --help')", rest[0]))
+			return reportError(stderr, usageErrorf("unknown command %q", rest[0]))
 		}
-		return reportError(stderr, c.Run(ctx, env, rest[1:]))
+		return reportError(stderr, c.run(ctx, env, rest[1:]))
 	}
-	slog.SetDefault(logger)
+	slog.SetDefault(env.Logger)
 	return reportError(stderr, serve(ctx, env))
 }
 
-// reportError prints err (if any) and maps it to an exit code.
+// reportError prints err (if any) for people and maps it to an exit code.
 func reportError(stderr io.Writer, err error) int {
 	var ue *UsageError
 	switch {
 	case err == nil, errors.Is(err, run.ErrSignal):
 		return ExitOK
-	case errors.Is(err, flag.ErrHelp):
-		return ExitOK
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "acp-agent: %v\n", err)
+		cmd := ue.Cmd
+		if ue.root {
+			cmd = ""
+		}
+		fmt.Fprintf(stderr, "acp-agent: %v\nRun 'acp-agent help%s' for usage.\n", err, prefixed(" ", cmd))
 		return ExitUsage
 	default:
 		fmt.Fprintf(stderr, "acp-agent: %v\n", err)
 		return ExitError
 	}
+}
+
+func prefixed(sep, s string) string {
+	if s == "" {
+		return ""
+	}
+	return sep + s
 }
 
 // serve runs the ACP agent on stdin/stdout.
@@ -243,53 +289,67 @@ func serve(ctx context.Context, env *Env) error {
 	}
 	a, err := New(cfg)
 	if err != nil {
-		return err
+		return asUsage(err)
 	}
 	err = a.Run(ctx, env.Stdin, env.Stdout)
 	return errors.Join(err, a.Close())
 }
 
-func writeHelp(w io.Writer, fs *flag.FlagSet, cmds map[string]Command) {
+// writeRootHelp prints acp-agent's own help: what it is, serving and
+// the commands, the serving flags, the environment and the exit status.
+func writeRootHelp(w io.Writer, env *Env, root node) error {
 	var b strings.Builder
 	b.WriteString(`acp-agent: an Agent Client Protocol (ACP) agent for editors, with durable
 in-process subagents. Editors start it and speak ACP (JSON-RPC) on its
 stdin/stdout; logs go to stderr.
 
 Usage:
-`)
-	names := make([]string, 0, len(cmds))
-	for n := range cmds {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	width := len("[flags]")
-	for _, n := range names {
-		width = max(width, len(cmds[n].Usage))
-	}
-	fmt.Fprintf(&b, "  acp-agent %-*s  %s\n", width, "[flags]", "serve ACP on stdin/stdout")
-	for _, n := range names {
-		c := cmds[n]
-		fmt.Fprintf(&b, "  acp-agent %-*s  %s\n", width, c.Usage, c.Summary)
-	}
-	b.WriteString("\nFlags (also accepted after a command):\n")
-	fs.VisitAll(func(f *flag.Flag) {
-		name, usage := flag.UnquoteUsage(f)
-		fmt.Fprintf(&b, "  --%s %s\n      %s\n", f.Name, name, usage)
-	})
-	b.WriteString(`
-Environment:
-  ` + EnvDataDir + `      default for --data-dir
-  ` + EnvModel + `         default for --model (several comma-separated)
-  ` + EnvBaseURL + `      default for --base-url
-  ` + EnvAPIKeyEnv + `   default for --api-key-env
-  ` + EnvLogLevel + `     default for --log-level
-  DEEPSEEK_API_KEY, OPENAI_API_KEY
-                           API keys of the deepseek/ and openai/ providers
-  XDG_STATE_HOME           base of the default data directory
-  ACP_AGENT_DETERMINISTIC  1: ids and timestamps from per-session counters (recorded scenario runs)
+  acp-agent [flags]                    serve ACP on stdin/stdout
+  acp-agent COMMAND [flags] [ARGS...]  run a command
 
-Without a model the agent still starts, creates and loads sessions, and
-answers each prompt with an error explaining how to configure one.
+Commands:
 `)
-	io.WriteString(w, b.String())
+	width := 0
+	for _, c := range root.cmd.Sub {
+		width = max(width, len(c.Name))
+	}
+	for _, c := range root.cmd.Sub {
+		fmt.Fprintf(&b, "  %-*s  %s\n", width, c.Name, c.Summary)
+	}
+	fs := flag.NewFlagSet("acp-agent", flag.ContinueOnError)
+	(&Flags{}).register(fs)
+	fs.Bool("version", false, "print the version and exit")
+	writeFlags(&b, fs)
+	b.WriteString("\nThese flags go before a command too (acp-agent --data-dir DIR sessions).\n\nEnvironment:\n")
+	for _, e := range [][2]string{
+		{EnvDataDir, "default for --data-dir"},
+		{EnvModel, "default for --model (several comma-separated)"},
+		{EnvBaseURL, "default for --base-url"},
+		{EnvAPIKeyEnv, "default for --api-key-env"},
+		{EnvLogLevel, "default for --log-level"},
+		{"DEEPSEEK_API_KEY", "API key of the deepseek/ provider"},
+		{"OPENAI_API_KEY", "API key of the openai/ provider"},
+		{"XDG_STATE_HOME", "base of the default data directory"},
+		{DeterministicEnv, "1: ids and timestamps from per-session counters (recorded scenario runs)"},
+	} {
+		fmt.Fprintf(&b, "  %-24s %s\n", e[0], e[1])
+	}
+	b.WriteString(`
+Without a model the agent still starts, creates and loads sessions, and
+answers each prompt with an error explaining how to configure one. With a
+provider whose API key is not set it starts too: initialize names the
+variable (an env_var auth method) and prompts answer "Authentication
+required" until it is set.
+
+Examples:
+  acp-agent scenario run subagent-fork
+  acp-agent --model deepseek/deepseek-chat
+  acp-agent --model script:demo.yaml --data-dir /tmp/acp-demo
+  acp-agent sessions --cwd "$PWD"
+
+` + exitStatusHelp + `
+Run 'acp-agent help COMMAND' for a command's flags and examples.
+`)
+	_, err := io.WriteString(w, b.String())
+	return err
 }

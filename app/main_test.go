@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"context"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -100,5 +101,29 @@ func TestSessionsCommandListsAndShows(t *testing.T) {
 	var out, errOut bytes.Buffer
 	if code := Main(context.Background(), []string{"--data-dir", dir, "sessions", "show", "../../etc"}, strings.NewReader(""), &out, &errOut, noEnv); code != ExitUsage {
 		t.Errorf("hostile id: exit %d, want %d", code, ExitUsage)
+	}
+}
+
+func TestVersionLineNamesModuleVersionAndCommit(t *testing.T) {
+	tests := []struct {
+		name string
+		bi   debug.BuildInfo
+		want string
+	}{
+		{"installed at a version", debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "v0.3.1"},
+			Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "5e47205abc"}, {Key: "vcs.modified", Value: "false"}}},
+			"acp-agent v0.3.1 (commit 5e47205abc; go1.26.8)"},
+		{"work tree with changes", debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"},
+			Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "5e47205abc"}, {Key: "vcs.modified", Value: "true"}}},
+			"acp-agent dev (commit 5e47205abc with local changes; go1.26.8)"},
+		{"no VCS stamp", debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}},
+			"acp-agent dev (commit unknown: built without VCS information; go1.26.8)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := formatVersion(&tt.bi); got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
 	}
 }

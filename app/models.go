@@ -9,6 +9,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"path/filepath"
@@ -85,6 +86,8 @@ func resolveModels(cfg Config) ([]ModelChoice, error, error) {
 	return checkChoices(choices)
 }
 
+var errBadChoices = errors.New("bad model choices")
+
 // checkChoices rejects several models without distinct routes.
 func checkChoices(choices []ModelChoice) ([]ModelChoice, error, error) {
 	if len(choices) < 2 {
@@ -93,10 +96,10 @@ func checkChoices(choices []ModelChoice) ([]ModelChoice, error, error) {
 	seen := map[string]bool{}
 	for _, c := range choices {
 		if c.Model == nil || c.Route.Provider == "" || c.Route.Model == "" {
-			return nil, nil, fmt.Errorf("app: model %q: several models need a model and a PROVIDER/MODEL route each", c.ID())
+			return nil, nil, model.ConfigErrorf(errBadChoices, "model %q: several models need a model and a PROVIDER/MODEL route each", c.ID())
 		}
 		if seen[c.ID()] {
-			return nil, nil, fmt.Errorf("app: model %q is configured twice", c.ID())
+			return nil, nil, model.ConfigErrorf(errBadChoices, "model %q is configured twice", c.ID())
 		}
 		seen[c.ID()] = true
 	}

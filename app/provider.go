@@ -37,6 +37,17 @@ var errNoModel = fmt.Errorf("%w: start acp-agent with --model PROVIDER/MODEL "+
 	"or openai-compatible/NAME with --base-url) or with --model script:PATH for a scripted model; "+
 	"the ACP_AGENT_MODEL environment variable works too", model.ErrNotConfigured)
 
+var errNoScriptPath = errors.New("no script path")
+
+// asUsage marks configuration mistakes (model.ErrBadConfig: a bad
+// --model or --base-url) as usage errors, exit status 2.
+func asUsage(err error) error {
+	if errors.Is(err, model.ErrBadConfig) {
+		return &UsageError{Err: err}
+	}
+	return err
+}
+
 // resolveModel returns the configured model, or (nil, explanation, nil)
 // when none is configured. A bad spec or script is an error (the process
 // should not start with a broken configuration).
@@ -51,11 +62,11 @@ func resolveModel(cfg Config) (model.Model, error, error) {
 	case strings.HasPrefix(spec, ScriptPrefix):
 		path := strings.TrimPrefix(spec, ScriptPrefix)
 		if path == "" {
-			return nil, nil, errors.New("app: --model script:PATH needs a path")
+			return nil, nil, model.ConfigErrorf(errNoScriptPath, "--model script:PATH needs a path")
 		}
 		script, err := scripted.Load(path)
 		if err != nil {
-			return nil, nil, fmt.Errorf("app: load model script: %w", err)
+			return nil, nil, fmt.Errorf("load the model script: %w", err)
 		}
 		return scripted.New(script), nil, nil
 	}
@@ -63,16 +74,26 @@ func resolveModel(cfg Config) (model.Model, error, error) {
 	if provider == nil {
 		provider = providerModel
 	}
-	m, err := provider(ModelConfig{Spec: spec, BaseURL: cfg.BaseURL, APIKeyEnv: cfg.APIKeyEnv, Getenv: cfg.Getenv, Logger: cfg.Logger})
+	mc := ModelConfig{Spec: spec, BaseURL: cfg.BaseURL, APIKeyEnv: cfg.APIKeyEnv, Getenv: cfg.Getenv, Logger: cfg.Logger}
+	m, err := provider(mc)
+	if k, ok := deferKey(mc, provider, err); ok {
+		// Start anyway: the client is told which key to set (auth.go).
+		cfg.Logger.Warn("model key missing; prompts need authentication", "model", spec, "env_var", k.missing.EnvVar)
+		return k, nil, nil
+	}
+	if errors.Is(err, openai.ErrInvalidModelFlag) {
+		return nil, nil, err // it quotes the spec already
+	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("app: model %q: %w", spec, err)
+		return nil, nil, fmt.Errorf("model %q: %w", spec, err)
 	}
 	return m, nil, nil
 }
 
 // providerModel is the default ProviderFunc: an OpenAI-compatible
-// streaming provider. Missing keys and base URLs fail here, at start-up,
-// not at the first prompt.
+// streaming provider. A missing base URL fails here, at start-up; a
+// missing key (model.MissingKeyError) lets the agent start and ask for it
+// (auth.go).
 func providerModel(mc ModelConfig) (model.Model, error) {
 	cfg, err := openai.ConfigFromFlags(mc.Spec, mc.BaseURL, mc.APIKeyEnv)
 	if err != nil {

@@ -42,10 +42,30 @@ func TestProviderSpecsResolveToOpenAICompatibleModels(t *testing.T) {
 	}
 }
 
-func TestMissingProviderKeyFailsAtStartNamingTheVariable(t *testing.T) {
+func TestMissingProviderKeyIsAuthRequiredNamingTheVariable(t *testing.T) {
 	_, err := providerModel(ModelConfig{Spec: "deepseek/deepseek-chat", Getenv: func(string) string { return "" }})
-	if !errors.Is(err, openai.ErrMissingKey) || !strings.Contains(err.Error(), "DEEPSEEK_API_KEY") {
-		t.Fatalf("err = %v, want ErrMissingKey naming DEEPSEEK_API_KEY", err)
+	if !errors.Is(err, openai.ErrMissingKey) || !errors.Is(err, model.ErrAuthRequired) || !strings.Contains(err.Error(), "DEEPSEEK_API_KEY") {
+		t.Fatalf("err = %v, want ErrMissingKey and ErrAuthRequired naming DEEPSEEK_API_KEY", err)
+	}
+	if strings.HasPrefix(err.Error(), "openai:") {
+		t.Errorf("err = %q, want no package prefix", err)
+	}
+	// The composition starts anyway, with a model waiting for the key.
+	env := map[string]string{}
+	m, why, err := resolveModel(Config{Model: "deepseek/deepseek-chat", Getenv: func(k string) string { return env[k] }}.withDefaults())
+	k, ok := m.(*keyedModel)
+	if err != nil || why != nil || !ok {
+		t.Fatalf("resolveModel = %T, %v, %v; want a keyedModel", m, why, err)
+	}
+	if err := k.reload(); !errors.Is(err, model.ErrAuthRequired) {
+		t.Fatalf("reload without key = %v, want ErrAuthRequired", err)
+	}
+	env["DEEPSEEK_API_KEY"] = "sk-test"
+	if err := k.reload(); err != nil {
+		t.Fatalf("reload with key = %v", err)
+	}
+	if cur, err := k.current(); cur == nil || err != nil {
+		t.Fatalf("current after reload = %v, %v", cur, err)
 	}
 	if routeOf("script:x.yaml") != (model.Route{}) {
 		t.Fatal("a scripted model records no route")

@@ -17,20 +17,34 @@ import (
 	"github.com/acp-agent/acp-agent/persistence"
 )
 
-func runSessionsRepair(ctx context.Context, env *Env, args []string) error {
-	fs := flag.NewFlagSet("acp-agent sessions repair", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
-	env.Flags.register(fs)
-	yes := fs.Bool("yes", false, "repair without asking")
-	if err := fs.Parse(reorderFlags(args, "yes")); err != nil {
-		return parseError(err)
+func sessionsRepairCommand() Command {
+	var yes bool
+	return Command{
+		Name:    "repair",
+		Usage:   "sessions repair [--data-dir DIR] [--yes] ID",
+		Summary: "repair a session log with a bad line in the middle",
+		Description: `Backs up the whole log (ID.jsonl.broken, or .broken.N when that exists),
+then drops the bad line when what follows still continues the log, or cuts
+the log at it. Asks first unless --yes. The session must not be open in a
+running agent.`,
+		Examples: []string{"acp-agent sessions repair --yes 3f2a9c1e-0b7d-4e55-9a51-2c8d0e6f4b10"},
+		Common:   []string{CommonDataDir},
+		Flags: func(fs *flag.FlagSet) {
+			fs.BoolVar(&yes, "yes", false, "repair without asking")
+		},
+		Run: func(ctx context.Context, env *Env, args []string) error {
+			return runSessionsRepair(ctx, env, yes, args)
+		},
 	}
-	if fs.NArg() != 1 {
-		return usageErrorf("usage: acp-agent sessions repair [--yes] ID")
+}
+
+func runSessionsRepair(ctx context.Context, env *Env, yes bool, args []string) error {
+	if len(args) != 1 {
+		return usageErrorf("sessions repair: want exactly one session ID, got %d arguments", len(args))
 	}
-	id := fs.Arg(0)
+	id := args[0]
 	if err := session.ValidateID(id); err != nil {
-		return usageErrorf("%v", err)
+		return usageErrorf("sessions repair: %s", badID(id))
 	}
 	st, err := openReadStore(env)
 	if errors.Is(err, errNoDataDir) {
@@ -54,7 +68,7 @@ func runSessionsRepair(ctx context.Context, env *Env, args []string) error {
 	}
 	fmt.Fprintf(env.Stdout, "session %s: line %d of %s is bad: %v\n", id, plan.Line, plan.Path, plan.Cause)
 	fmt.Fprintf(env.Stdout, "repair will %s and keep %d events; the whole file is backed up first\n", what, plan.Kept)
-	if !*yes {
+	if !yes {
 		fmt.Fprint(env.Stdout, "repair? [y/N] ")
 		answer, _ := bufio.NewReader(env.Stdin).ReadString('\n')
 		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {

@@ -26,30 +26,49 @@ import (
 )
 
 func sessionsCommand() Command {
+	var cwd string
 	return Command{
 		Name:    "sessions",
-		Usage:   "sessions [--cwd DIR]",
-		Summary: "list stored sessions; 'sessions show ID' prints one; 'sessions repair [--yes] ID' repairs a damaged one",
-		Run:     runSessions,
+		Usage:   "sessions [--data-dir DIR] [--cwd DIR]",
+		Summary: "list the stored sessions, newest first",
+		Description: `Prints one row per session log in the data directory: id, title, creation
+and last update time, and the parent session (for subagents and forks).
+Unreadable logs are listed with the reason. Nothing is locked or changed.`,
+		Examples: []string{
+			"acp-agent sessions",
+			`acp-agent sessions --cwd "$PWD"`,
+			"acp-agent sessions show 3f2a9c1e-0b7d-4e55-9a51-2c8d0e6f4b10",
+			"acp-agent sessions repair 3f2a9c1e-0b7d-4e55-9a51-2c8d0e6f4b10",
+		},
+		Common: []string{CommonDataDir},
+		Flags: func(fs *flag.FlagSet) {
+			fs.StringVar(&cwd, "cwd", "", "only sessions whose working directory is `DIR`")
+		},
+		Sub: []Command{sessionsShowCommand(), sessionsRepairCommand()},
+		Run: func(ctx context.Context, env *Env, args []string) error {
+			return runSessions(ctx, env, cwd, args)
+		},
 	}
 }
 
-func runSessions(ctx context.Context, env *Env, args []string) error {
-	if len(args) > 0 && args[0] == "show" {
-		return runSessionsShow(ctx, env, args[1:])
+func sessionsShowCommand() Command {
+	return Command{
+		Name:    "show",
+		Usage:   "sessions show [--data-dir DIR] ID",
+		Summary: "print the transcript of one stored session",
+		Description: `Prints the session's header (cwd, creation time, parent, title) and its
+conversation: user messages, assistant text and reasoning, tool calls with
+their results, and turns that did not complete normally. The log is read,
+never locked or repaired.`,
+		Examples: []string{"acp-agent sessions show 3f2a9c1e-0b7d-4e55-9a51-2c8d0e6f4b10"},
+		Common:   []string{CommonDataDir},
+		Run:      runSessionsShow,
 	}
-	if len(args) > 0 && args[0] == "repair" {
-		return runSessionsRepair(ctx, env, args[1:])
-	}
-	fs := flag.NewFlagSet("acp-agent sessions", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
-	env.Flags.register(fs)
-	cwd := fs.String("cwd", "", "only sessions whose working directory is DIR")
-	if err := fs.Parse(args); err != nil {
-		return parseError(err)
-	}
-	if fs.NArg() > 0 {
-		return usageErrorf("sessions: unexpected argument %q (did you mean 'sessions show ID'?)", fs.Arg(0))
+}
+
+func runSessions(ctx context.Context, env *Env, cwd string, args []string) error {
+	if len(args) > 0 {
+		return usageErrorf("sessions: unexpected argument %q (did you mean 'sessions show ID'?)", args[0])
 	}
 	st, err := openReadStore(env)
 	if errors.Is(err, errNoDataDir) {
@@ -68,8 +87,8 @@ func runSessions(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *cwd != "" {
-		want, err := filepath.Abs(*cwd)
+	if cwd != "" {
+		want, err := filepath.Abs(cwd)
 		if err != nil {
 			return err
 		}
@@ -178,18 +197,12 @@ func indexedSessions(ctx context.Context, st *persistence.Store) ([]persistence.
 }
 
 func runSessionsShow(ctx context.Context, env *Env, args []string) error {
-	fs := flag.NewFlagSet("acp-agent sessions show", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
-	env.Flags.register(fs)
-	if err := fs.Parse(args); err != nil {
-		return parseError(err)
+	if len(args) != 1 {
+		return usageErrorf("sessions show: want exactly one session ID, got %d arguments", len(args))
 	}
-	if fs.NArg() != 1 {
-		return usageErrorf("usage: acp-agent sessions show ID")
-	}
-	id := fs.Arg(0)
+	id := args[0]
 	if err := session.ValidateID(id); err != nil {
-		return usageErrorf("%v", err)
+		return usageErrorf("sessions show: %s", badID(id))
 	}
 	st, err := openReadStore(env)
 	if errors.Is(err, errNoDataDir) {
@@ -229,11 +242,9 @@ func runSessionsShow(ctx context.Context, env *Env, args []string) error {
 	return err
 }
 
-func parseError(err error) error {
-	if errors.Is(err, flag.ErrHelp) {
-		return err
-	}
-	return &UsageError{Err: err}
+// badID explains an id session.ValidateID refused.
+func badID(id string) string {
+	return fmt.Sprintf("%q is not a session id (ids are file names: no path separators, colons, control characters or leading dot)", id)
 }
 
 // WriteTranscript renders a session log for people: the header, then the
@@ -247,8 +258,11 @@ func WriteTranscript(w io.Writer, h session.Header, events []session.Event) erro
 		fmt.Fprintf(&b, "  cwd:     %s\n", h.Cwd)
 	}
 	fmt.Fprintf(&b, "  created: %s\n", humanTime(h.CreatedAt))
-	if h.ParentSession != "" {
+	switch {
+	case h.ParentSession != "" && h.Origin == session.OriginSubagent:
 		fmt.Fprintf(&b, "  parent:  %s (subagent, depth %d)\n", h.ParentSession, h.DelegationDepth)
+	case h.ParentSession != "":
+		fmt.Fprintf(&b, "  parent:  %s (forked from it)\n", h.ParentSession)
 	}
 	if t := acp.LatestTitle(events); t != "" {
 		fmt.Fprintf(&b, "  title:   %s\n", t)

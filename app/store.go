@@ -77,7 +77,7 @@ func listAs[T any](ctx context.Context, p *persistence.Store, row func(persisten
 func (s storedSessions) Inspect(ctx context.Context, id string) (session.Header, []session.Event, error) {
 	snap, err := s.p.Inspect(ctx, id)
 	if err != nil {
-		return session.Header{}, nil, storeError(err)
+		return session.Header{}, nil, storeError(id, err)
 	}
 	return snap.Header, snap.Events, nil
 }
@@ -89,7 +89,7 @@ var _ acp.ValidPartReader = storedSessions{}
 func (s storedSessions) InspectValid(ctx context.Context, id string) (session.Header, []session.Event, string, error) {
 	snap, ce, err := s.p.InspectValid(ctx, id)
 	if err != nil {
-		return session.Header{}, nil, "", storeError(err)
+		return session.Header{}, nil, "", storeError(id, err)
 	}
 	if ce == nil {
 		return snap.Header, snap.Events, "", nil
@@ -100,7 +100,7 @@ func (s storedSessions) InspectValid(ctx context.Context, id string) (session.He
 func (s storedSessions) Load(ctx context.Context, id string) (session.Header, []session.Event, error) {
 	snap, err := s.p.Load(ctx, id)
 	if err != nil {
-		return session.Header{}, nil, storeError(err)
+		return session.Header{}, nil, storeError(id, err)
 	}
 	return snap.Header, snap.Events, nil
 }
@@ -112,22 +112,37 @@ var _ acp.HeaderReader = storedSessions{}
 func (s storedSessions) Header(ctx context.Context, id string) (session.Header, error) {
 	h, err := s.p.Header(ctx, id)
 	if err != nil {
-		return session.Header{}, storeError(err)
+		return session.Header{}, storeError(id, err)
 	}
 	return h, nil
 }
 
-// storeError adds the acp sentinels the server classifies by.
-func storeError(err error) error {
+// storeError adds the acp sentinels the server classifies by, with a
+// message for people: the editor shows it as is, so it names the session
+// and what to do, not the packages it went through.
+func storeError(id string, err error) error {
 	var locked *persistence.LockedError
 	switch {
 	case errors.Is(err, persistence.ErrNotFound):
-		return fmt.Errorf("%w: %w", acp.ErrNotFound, err)
+		return &classifiedError{msg: "no stored session " + id, errs: []error{acp.ErrNotFound, err}}
 	case errors.As(err, &locked):
-		return fmt.Errorf("%w: %w", acp.ErrLocked, err)
+		return &classifiedError{
+			msg:  fmt.Sprintf("session %s is open in another acp-agent process (it holds the lock on %s); close it there first", id, locked.Path),
+			errs: []error{acp.ErrLocked, err},
+		}
 	}
 	return err
 }
+
+// classifiedError carries a sentinel and the cause (errors.Is finds both)
+// under its own message.
+type classifiedError struct {
+	msg  string
+	errs []error
+}
+
+func (e *classifiedError) Error() string   { return e.msg }
+func (e *classifiedError) Unwrap() []error { return e.errs }
 
 // durableStore adapts persistence to subagent.Durable and to the
 // catalog's subagent.SessionReader.

@@ -8,43 +8,61 @@ import (
 	"github.com/acp-agent/acp-agent/app"
 )
 
-// Command is the "acp-agent scenario" subcommand: "list" prints the
-// embedded scenarios, "run NAME" runs one against the real composition in
-// a temporary directory and prints its transcript. It needs no model
-// configuration and no API key.
+// Command is the "acp-agent scenario" command: "list" prints the embedded
+// scenarios with their one-line summaries, "run NAME" runs one against the
+// real composition in a temporary directory and prints its transcript. It
+// needs no model configuration and no API key.
 func Command() app.Command {
 	return app.Command{
 		Name:    "scenario",
 		Summary: "list or run the built-in scripted scenarios (no API key needed)",
-		Usage:   "scenario list | run NAME",
-		Run: func(ctx context.Context, env *app.Env, args []string) error {
-			switch {
-			case len(args) == 1 && args[0] == "list":
+		Description: `Each scenario drives the real agent with a scripted model and a scripted
+editor, in a temporary directory, and prints what the editor saw.`,
+		Examples: []string{"acp-agent scenario list", "acp-agent scenario run subagent-fork"},
+		Sub: []app.Command{{
+			Name:     "list",
+			Usage:    "scenario list",
+			Summary:  "list the scenarios, each with its summary",
+			Examples: []string{"acp-agent scenario list"},
+			Run: func(ctx context.Context, env *app.Env, args []string) error {
+				if len(args) > 0 {
+					return &app.UsageError{Err: fmt.Errorf("scenario list: unexpected argument %q", args[0])}
+				}
 				for _, n := range Names() {
 					sc, err := Load(n)
 					if err != nil {
 						return err
 					}
-					fmt.Fprintf(env.Stdout, "%-32s %s\n", n, firstSentence(sc.Description))
+					fmt.Fprintf(env.Stdout, "%-32s %s\n", n, summary(sc))
 				}
 				return nil
-			case len(args) == 2 && args[0] == "run":
-				if _, err := Load(args[1]); err != nil {
+			},
+		}, {
+			Name:    "run",
+			Usage:   "scenario run NAME",
+			Summary: "run one scenario and print its transcript",
+			Description: `Runs the scenario in a fresh temporary data directory and cwd (removed
+afterwards) and prints the editor's view of it: requests, responses and
+session updates.`,
+			Examples: []string{"acp-agent scenario run subagent-fork"},
+			Run: func(ctx context.Context, env *app.Env, args []string) error {
+				if len(args) != 1 {
+					return &app.UsageError{Err: fmt.Errorf("scenario run: want one scenario NAME, got %d arguments (known: %s)", len(args), strings.Join(Names(), ", "))}
+				}
+				if _, err := Load(args[0]); err != nil {
 					return &app.UsageError{Err: err}
 				}
-				return Run(ctx, args[1], env.Stdout)
-			}
-			return &app.UsageError{Err: fmt.Errorf("usage: acp-agent scenario list | run NAME (scenarios: %s)", strings.Join(Names(), ", "))}
-		},
+				return Run(ctx, args[0], env.Stdout)
+			},
+		}},
 	}
 }
 
-// firstSentence returns the description up to its first full stop, on one
-// line.
-func firstSentence(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if i := strings.Index(s, ". "); i >= 0 {
-		return s[:i+1]
+// summary is the scenario's one-line summary; without one, its
+// description on one line.
+func summary(sc *Scenario) string {
+	if sc.Summary != "" {
+		return sc.Summary
 	}
-	return s
+	return strings.Join(strings.Fields(sc.Description), " ")
 }

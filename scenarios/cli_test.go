@@ -2,36 +2,46 @@ package scenarios
 
 import (
 	"bytes"
-	"errors"
+	"context"
 	"strings"
 	"testing"
 
 	"github.com/acp-agent/acp-agent/app"
 )
 
+func runMain(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := app.Main(context.Background(), args, strings.NewReader(""), &out, &errOut, func(string) string { return "" }, Command())
+	return code, out.String(), errOut.String()
+}
+
 func TestCommand(t *testing.T) {
-	var out bytes.Buffer
-	env := &app.Env{Stdout: &out}
-	cmd := Command()
-	if err := cmd.Run(t.Context(), env, []string{"list"}); err != nil {
-		t.Fatal(err)
+	code, out, _ := runMain(t, "scenario", "list")
+	if code != app.ExitOK {
+		t.Fatalf("list: exit %d", code)
 	}
 	for _, n := range Names() {
-		if !strings.Contains(out.String(), n+" ") {
-			t.Errorf("list lacks %s:\n%s", n, out.String())
+		sc, err := Load(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Without a summary: the whole description, on one line.
+		sum := summary(sc)
+		if sum == "" || strings.Contains(sum, "\n") {
+			t.Errorf("%s: want a one-line summary, got %q", n, sum)
+		}
+		if !strings.Contains(out, n+" ") || !strings.Contains(out, sum+"\n") {
+			t.Errorf("list lacks %s with its whole summary:\n%s", n, out)
 		}
 	}
-	out.Reset()
-	if err := cmd.Run(t.Context(), env, []string{"run", "prompt-cancel"}); err != nil {
-		t.Fatal(err)
+	code, out, _ = runMain(t, "scenario", "run", "prompt-cancel")
+	if code != app.ExitOK || !strings.HasPrefix(out, "Scenario prompt-cancel\n") || !strings.Contains(out, "stop reason cancelled") {
+		t.Errorf("run: exit %d, output:\n%s", code, out)
 	}
-	if !strings.HasPrefix(out.String(), "Scenario prompt-cancel\n") || !strings.Contains(out.String(), "stop reason cancelled") {
-		t.Errorf("run output:\n%s", out.String())
-	}
-	for _, args := range [][]string{nil, {"run"}, {"run", "no-such"}, {"walk"}} {
-		var ue *app.UsageError
-		if err := cmd.Run(t.Context(), env, args); !errors.As(err, &ue) {
-			t.Errorf("%v: got %v, want a usage error", args, err)
+	for _, args := range [][]string{{"scenario"}, {"scenario", "run"}, {"scenario", "run", "no-such"}, {"scenario", "walk"}, {"scenario", "list", "x"}} {
+		if code, out, errOut := runMain(t, args...); code != app.ExitUsage || out != "" || !strings.Contains(errOut, "Run 'acp-agent help scenario") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want a usage error", args, code, out, errOut)
 		}
 	}
 }

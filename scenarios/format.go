@@ -18,6 +18,8 @@ type Scenario struct {
 	// Name is the scenario's directory name; File the path used in errors.
 	Name, File  string
 	Description string
+	// Summary is the one line "scenario list" shows.
+	Summary string
 	// Seed lists the sessions written to the data directory before the
 	// agent starts (cold-start cases).
 	Seed []SeedSession
@@ -209,6 +211,8 @@ func Parse(file, name string, data []byte) (*Scenario, error) {
 		switch k.Value {
 		case "description":
 			sc.Description, err = p.str(v, "description")
+		case "summary":
+			sc.Summary, err = p.str(v, "summary")
 		case "seed":
 			sc.Seed, err = p.seed(v)
 		case "faults":
@@ -230,7 +234,7 @@ func Parse(file, name string, data []byte) (*Scenario, error) {
 		case "sandbox":
 			sc.Sandbox, err = p.sandbox(v)
 		default:
-			err = p.errf(k, "", "unknown key %q (want description, seed, faults, fences, model, models, mcp_servers, steps, client, files, sandbox)", k.Value)
+			err = p.errf(k, "", "unknown key %q (want summary, description, seed, faults, fences, model, models, mcp_servers, steps, client, files, sandbox)", k.Value)
 		}
 		if err != nil {
 			return nil, err

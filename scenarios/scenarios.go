@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -69,7 +70,7 @@ func Load(name string) (*Scenario, error) {
 	}
 	sc, ok := all[name]
 	if !ok {
-		return nil, fmt.Errorf("%w %q (known: %v)", errUnknown, name, Names())
+		return nil, fmt.Errorf("%w %q (known: %s)", errUnknown, name, strings.Join(Names(), ", "))
 	}
 	return sc, nil
 }

@@ -56,13 +56,13 @@ var (
 func ParseModelFlag(s string) (model.Route, error) {
 	provider, id, ok := strings.Cut(s, "/")
 	if !ok || id == "" || strings.TrimSpace(s) != s {
-		return model.Route{}, fmt.Errorf("%w %q: want PROVIDER/MODEL, for example deepseek/deepseek-chat, openai/gpt-4.1 or openai-compatible/NAME", ErrInvalidModelFlag, s)
+		return model.Route{}, model.ConfigErrorf(ErrInvalidModelFlag, "invalid --model value %q: want PROVIDER/MODEL, for example deepseek/deepseek-chat, openai/gpt-4.1 or openai-compatible/NAME", s)
 	}
 	switch provider {
 	case ProviderDeepSeek, ProviderOpenAI, ProviderCompatible:
 		return model.Route{Provider: provider, Model: id}, nil
 	}
-	return model.Route{}, fmt.Errorf("%w %q: unknown provider %q (want %s, %s or %s)", ErrInvalidModelFlag, s, provider, ProviderDeepSeek, ProviderOpenAI, ProviderCompatible)
+	return model.Route{}, model.ConfigErrorf(ErrInvalidModelFlag, "invalid --model value %q: unknown provider %q (want %s, %s or %s)", s, provider, ProviderDeepSeek, ProviderOpenAI, ProviderCompatible)
 }
 
 // Config configures one provider. The zero values of the optional fields
@@ -183,7 +183,7 @@ func (c Config) resolveKey() (string, error) {
 	if k := getenv(env); k != "" {
 		return k, nil
 	}
-	return "", fmt.Errorf("%w: provider %s needs an API key; set the environment variable %s", ErrMissingKey, c.Provider, env)
+	return "", &model.MissingKeyError{Provider: c.Provider, EnvVar: env, Err: ErrMissingKey}
 }
 
 // baseURL returns the endpoint to use, validating overrides.
@@ -195,11 +195,11 @@ func (c Config) baseURL() (string, error) {
 		case ProviderOpenAI:
 			return OpenAIBaseURL, nil
 		}
-		return "", fmt.Errorf("%w: provider %s needs --base-url (for example http://localhost:11434/v1)", ErrMissingBaseURL, c.Provider)
+		return "", model.ConfigErrorf(ErrMissingBaseURL, "provider %s needs --base-url (for example http://localhost:11434/v1)", c.Provider)
 	}
 	u, err := url.Parse(c.BaseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", fmt.Errorf("%w %q: want an http or https URL", ErrInvalidBaseURL, c.BaseURL)
+		return "", model.ConfigErrorf(ErrInvalidBaseURL, "invalid --base-url %q: want an http or https URL", c.BaseURL)
 	}
 	return c.BaseURL, nil
 }

@@ -5,7 +5,6 @@ package openai
 
 import (
 	"context"
-	"fmt"
 	"iter"
 	"log/slog"
 	"net/http"
@@ -112,10 +111,10 @@ func newClient(cfg Config) (*client, error) {
 	switch cfg.Provider {
 	case ProviderDeepSeek, ProviderOpenAI, ProviderCompatible:
 	default:
-		return nil, fmt.Errorf("%w %q (want %s, %s or %s)", ErrUnknownProvider, cfg.Provider, ProviderDeepSeek, ProviderOpenAI, ProviderCompatible)
+		return nil, model.ConfigErrorf(ErrUnknownProvider, "unknown provider %q (want %s, %s or %s)", cfg.Provider, ProviderDeepSeek, ProviderOpenAI, ProviderCompatible)
 	}
 	if cfg.Model == "" {
-		return nil, fmt.Errorf("%w for provider %s", ErrMissingModel, cfg.Provider)
+		return nil, model.ConfigErrorf(ErrMissingModel, "missing model id for provider %s", cfg.Provider)
 	}
 	base, err := cfg.baseURL()
 	if err != nil {

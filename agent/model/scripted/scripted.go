@@ -75,20 +75,20 @@ type file struct {
 func Parse(data []byte) (*Script, error) {
 	var f file
 	if err := yaml.Unmarshal(data, &f); err != nil {
-		return nil, fmt.Errorf("scripted: parse script: %w", err)
+		return nil, fmt.Errorf("parse script: %w", err)
 	}
 	if f.Model.Kind == 0 {
-		return nil, errors.New(`scripted: script has no "model" section`)
+		return nil, errors.New(`the script has no "model" section`)
 	}
 	if f.Model.Kind != yaml.MappingNode {
-		return nil, fmt.Errorf(`scripted: line %d: "model" must map script keys to lists of replies`, f.Model.Line)
+		return nil, fmt.Errorf(`line %d: "model" must map script keys to lists of replies`, f.Model.Line)
 	}
 	if err := checkFields(&f.Model); err != nil {
 		return nil, err
 	}
 	var replies map[string][]Reply
 	if err := f.Model.Decode(&replies); err != nil {
-		return nil, fmt.Errorf("scripted: parse model section: %w", err)
+		return nil, fmt.Errorf("parse model section: %w", err)
 	}
 	s := &Script{Replies: replies}
 	if err := s.Validate(); err != nil {
@@ -114,7 +114,7 @@ func checkFields(m *yaml.Node) error {
 		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			if k := n.Content[i]; !allowed[k.Value] {
-				return fmt.Errorf("scripted: line %d: unknown %s field %q", k.Line, what, k.Value)
+				return fmt.Errorf("line %d: unknown %s field %q", k.Line, what, k.Value)
 			}
 		}
 		return nil
@@ -158,7 +158,7 @@ func checkFields(m *yaml.Node) error {
 func Load(path string) (*Script, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("scripted: %w", err)
+		return nil, err // names the path and why
 	}
 	s, err := Parse(data)
 	if err != nil {
@@ -177,7 +177,7 @@ func (s *Script) Validate() error {
 	sort.Strings(keys)
 	for _, k := range keys {
 		for i, r := range s.Replies[k] {
-			where := fmt.Sprintf("scripted: model[%q][%d]", k, i)
+			where := fmt.Sprintf("model[%q][%d]", k, i)
 			switch r.Finish {
 			case "", model.FinishStop, model.FinishToolCalls, model.FinishLength, model.FinishContentFilter:
 			default:

@@ -1,0 +1,68 @@
+package acp
+
+// This file defines session/resume (reattach to a session without
+// replaying it) and the refusal of additionalDirectories.
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/acp-agent/acp-agent/agent/session"
+)
+
+// ResumeSession reattaches a top-level session to this connection like
+// session/load, but sends none of its history: the client already shows
+// it. A live session keeps its agent; a stored one is restored from its
+// log. A subagent (child) session can only be viewed (session/load) and is
+// refused.
+func (s *Server) ResumeSession(ctx context.Context, p acpsdk.ResumeSessionRequest) (resp acpsdk.ResumeSessionResponse, err error) {
+	defer s.recoverTo("session/resume", &err)
+	id := string(p.SessionId)
+	if err := session.ValidateID(id); err != nil {
+		return resp, toRequestError(&Error{Code: CodeInvalidSessionID, Message: fmt.Sprintf("invalid session id %q: %v", id, err), Err: err})
+	}
+	if err := checkCwd(p.Cwd); err != nil {
+		return resp, toRequestError(err)
+	}
+	if err := checkAdditionalDirectories(p.AdditionalDirectories); err != nil {
+		return resp, toRequestError(err)
+	}
+	if err := s.admitting(); err != nil {
+		return resp, toRequestError(err)
+	}
+	s.bindMu.Lock()
+	defer s.bindMu.Unlock()
+	b, notices, err := s.loadLocked(ctx, id, p.Cwd, p.McpServers, false)
+	if err != nil {
+		return resp, toRequestError(err)
+	}
+	s.sessionReady(b, notices)
+	if err := s.flush(ctx, b); err != nil {
+		return resp, toRequestError(err)
+	}
+	s.log.Info("session resumed", "session_id", id)
+	resp.Modes = s.modeState(b)
+	resp.ConfigOptions = s.configOptions(b)
+	resp.Models = s.legacyModels(b)
+	return resp, nil
+}
+
+// errViewOnly refuses to resume or fork a subagent session.
+func errViewOnly(id string) error {
+	return errorf(CodeReadOnlySession, "session %s is a subagent session: load it with session/load to view it", id)
+}
+
+// checkAdditionalDirectories refuses extra workspace roots: the tools and
+// the permission gate know one root per session (its cwd), so accepting
+// them silently would let the person believe the agent may work there.
+// sessionCapabilities.additionalDirectories is not advertised.
+func checkAdditionalDirectories(dirs []string) error {
+	if len(dirs) == 0 {
+		return nil
+	}
+	return errorf(CodeInvalidParams, "additionalDirectories is not supported (%s): this agent works in the session's cwd only; "+
+		"start a session in a directory that contains them instead", strings.Join(dirs, ", "))
+}
