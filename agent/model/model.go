@@ -79,12 +79,23 @@ const (
 var ErrNotConfigured = errors.New("no model configured")
 
 // FromSurface converts model-visible history into request messages.
+//
+// Consecutive user messages (not tool results) are merged into one: a turn
+// that failed before the model answered leaves its user message without a
+// reply, and providers that require alternating roles reject [user, user].
+// The merge copies the blocks, so the history is never written through.
 func FromSurface(history []session.SurfaceMessage) []Message {
 	out := make([]Message, 0, len(history))
 	for _, h := range history {
 		role := h.Message.Role
 		if h.Message.Source.Kind == session.SourceTool {
 			role = RoleTool
+		}
+		if n := len(out); n > 0 && role == session.RoleUser && out[n-1].Role == session.RoleUser {
+			prev := &out[n-1]
+			merged := make([]session.Block, 0, len(prev.Content)+len(h.Message.Content))
+			prev.Content = append(append(merged, prev.Content...), h.Message.Content...)
+			continue
 		}
 		out = append(out, Message{Role: role, Content: h.Message.Content})
 	}
