@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"iter"
+	"time"
 
 	"github.com/acp-agent/acp-agent/agent/session"
 )
@@ -30,6 +31,33 @@ type Request struct {
 	Messages  []Message
 	Tools     []ToolSpec
 	MaxTokens int
+	// Notify, when set, receives transient reports of the call in
+	// progress (a retry wait), for the person to see. It is called on the
+	// goroutine consuming the stream and must be quick.
+	Notify func(Notice) `json:"-"`
+}
+
+// Notice is a transient report of a model call in progress. It is not
+// part of the answer and is not logged.
+type Notice struct {
+	Kind string // NoticeRetry
+	// Message is a short text for people, e.g. "retrying in 4 s (HTTP 429)".
+	Message string
+	// Attempt is the attempt that failed (1-based); Delay the wait before
+	// the next one; Status the HTTP status (0 without a response).
+	Attempt int
+	Delay   time.Duration
+	Status  int
+}
+
+// NoticeRetry reports a failed attempt that will be retried after Delay.
+const NoticeRetry = "retry"
+
+// Notice sends n to r.Notify when one is set.
+func (r Request) Notice(n Notice) {
+	if r.Notify != nil {
+		r.Notify(n)
+	}
 }
 
 // Caller describes the session making a request.
