@@ -190,6 +190,8 @@ func (e *emitter) process(it item) {
 		}
 	case it.update != nil && it.update.Progress != nil:
 		updates = e.tr.progress(*it.update.Progress)
+	case it.update != nil && it.update.Notice != nil:
+		updates = noticeUpdate(*it.update.Notice)
 	case it.replay != nil:
 		tr := e.tr
 		if it.again {

@@ -232,6 +232,16 @@ func (a *Agent) Subscribe(fn func(Update)) (unsubscribe func()) {
 	}
 }
 
+// publishNotice hands a model call's transient notice to every subscriber.
+func (a *Agent) publishNotice(n model.Notice) {
+	a.subMu.Lock()
+	subs := append([]*subscriber(nil), a.subs...)
+	a.subMu.Unlock()
+	for _, s := range subs {
+		s.deliver(Update{Notice: &n})
+	}
+}
+
 // publishProgress hands a tool progress report to every subscriber.
 func (a *Agent) publishProgress(callID string, p tool.Progress) {
 	a.subMu.Lock()

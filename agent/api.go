@@ -109,6 +109,9 @@ type TurnResult struct {
 type Update struct {
 	Event    *session.Event
 	Progress *ToolProgress
+	// Notice is a transient report of the model call in progress (a retry
+	// wait); it is not logged.
+	Notice *model.Notice
 }
 
 // ToolProgress is a transient progress report of a running tool call.

@@ -474,6 +474,7 @@ func (a *Agent) request(call int) (model.Request, error) {
 		Messages:  msgs,
 		Tools:     a.opts.Tools.Specs(),
 		MaxTokens: a.opts.MaxTokens,
+		Notify:    a.publishNotice,
 	}, nil
 }
 
