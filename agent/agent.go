@@ -38,10 +38,11 @@ type Agent struct {
 	// nextStep holds steering messages (target "next-step").
 	nextTurn []*item
 	nextStep []*item
-	parked   bool       // unclaimed items wait for a waking send
-	closed   bool       // Close was called
-	turn     *turnState // the open turn, nil between turns
-	looping  bool       // a loop goroutine exists
+	parked   bool          // unclaimed items wait for a waking send
+	closed   bool          // Close was called
+	turn     *turnState    // the open turn, nil between turns
+	compactQ []*compactReq // queued Compact calls (compaction.go)
+	looping  bool          // a loop goroutine exists
 	loopDone chan struct{}
 	// idle is closed while the agent is quiescent and its OnIdle callback
 	// has returned; a fresh channel replaces it when work arrives.

@@ -197,6 +197,10 @@ func (a *Agent) dropLocked(cause session.AbortReason) {
 		}
 		*q.items = nil
 	}
+	for _, r := range a.compactQ {
+		r.waiter <- compactDone{data: session.CompactionData{Outcome: session.CompactionCancelled}, err: &AbortError{Reason: cause}}
+	}
+	a.compactQ = nil
 	a.parked = false
 	a.syncParkedLocked()
 }
@@ -213,7 +217,7 @@ func (a *Agent) runnableLocked() bool {
 	if a.closed || a.parked {
 		return false
 	}
-	if len(a.nextStep) > 0 {
+	if len(a.nextStep) > 0 || len(a.compactQ) > 0 {
 		return true
 	}
 	for _, it := range a.nextTurn {

@@ -102,6 +102,11 @@ const (
 	FinishContentFilter = "content-filter"
 )
 
+// ErrContextLength is wrapped by a provider's error when the request does
+// not fit the model's context window; the loop answers it by compacting
+// once and retrying.
+var ErrContextLength = errors.New("request exceeds the model's context window")
+
 // ErrNotConfigured is returned (wrapped) by a model that cannot serve
 // requests because no real model was configured.
 var ErrNotConfigured = errors.New("no model configured")

@@ -10,11 +10,20 @@ type SurfaceMessage struct {
 // History derives the model-visible conversation from the surface events
 // of a log: append ops add a message; a replace op {start, end} removes the
 // messages produced by events start..end and puts its own message where the
-// first of them stood (compaction). Log events are never deleted, so the
+// first of them stood; a completed session/compaction event replaces the
+// messages it covers by its summary (compaction.go). Log events are never
+// deleted, so the
 // same log always yields the same history.
 func History(events []Event) ([]SurfaceMessage, error) {
 	var out []SurfaceMessage
 	for _, ev := range events {
+		if ev.Type == TypeCompaction {
+			var err error
+			if out, err = applyCompaction(out, ev); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if !SurfaceTypes[ev.Type] || ev.SurfaceOp == nil {
 			continue
 		}

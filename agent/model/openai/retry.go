@@ -132,7 +132,7 @@ func (c *client) classify(err error, resp *http.Response) *ProviderError {
 	case s == http.StatusTooManyRequests:
 		pe.Code = CodeRateLimited
 	case s == http.StatusBadRequest && contextLength(pe.ProviderCode, pe.Message):
-		pe.Code = CodeContextLength
+		pe.Code, pe.Err = CodeContextLength, fmt.Errorf("%w: %w", model.ErrContextLength, err)
 	case s >= 500:
 		pe.Code = CodeUnavailable
 	case s == 0:
