@@ -191,7 +191,7 @@ func (e *emitter) process(it item) {
 	case it.update != nil && it.update.Progress != nil:
 		updates = e.tr.progress(*it.update.Progress)
 	case it.update != nil && it.update.Notice != nil:
-		updates = noticeUpdate(*it.update.Notice)
+		updates = e.tr.notice(*it.update.Notice)
 	case it.replay != nil:
 		tr := e.tr
 		if it.again {
@@ -212,6 +212,10 @@ func (e *emitter) process(it item) {
 			for _, u := range us {
 				m.add(u)
 			}
+		}
+		// The replay ends with the usage it leaves the session at.
+		for _, u := range tr.ctx.usageUpdate() {
+			m.add(u)
 		}
 		m.flush()
 		// A log that ends inside a turn (crash, or a live turn) keeps its

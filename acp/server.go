@@ -17,6 +17,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/budget"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/agent/tool"
 	mcptool "github.com/acp-agent/acp-agent/agent/tool/mcp"
@@ -101,6 +102,9 @@ type Options struct {
 	NewAgentWithTools func(s *session.Session, extra []tool.Tool) (*agent.Agent, error)
 	// MCP configures how those servers are started (timeouts); see mcp.go.
 	MCP mcptool.Options
+	// Budget is the context policy: which window usage_update reports
+	// (context.go). Its zero value reports only known models.
+	Budget budget.Config
 	// Commands are the slash commands offered to clients (commands.go).
 	Commands []Command
 	// Models are the models a session can be switched to, the default
@@ -414,6 +418,7 @@ func (s *Server) bindAgent(sess *session.Session, ag *agent.Agent, ownAgent, own
 	tr := newTranslator(s.toolLookup(ag)).withDepth(sess.Header().DelegationDepth)
 	tr = tr.withModels(s.opts.Models)
 	tr.cwd = sess.Header().Cwd
+	tr.ctx.cfg = s.opts.Budget
 	b.em = newEmitter(tr, s.sendTo(b.id), &s.emitters, s.log.With("session_id", b.id))
 	b.em.sendText = s.sendTextTo(b.id)
 	if d := s.opts.Durable; d != nil {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/budget"
 	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/projection"
 	"github.com/acp-agent/acp-agent/agent/session"
@@ -79,6 +80,15 @@ type Config struct {
 	// MCPStartTimeout bounds the start of each MCP server a client names
 	// in session/new or session/load; 0 means mcp.DefaultStartTimeout.
 	MCPStartTimeout time.Duration
+	// ContextWindow overrides the context window of every model
+	// (--context-window); 0 uses the built-in table of known models.
+	ContextWindow int
+	// CompactThreshold is the fraction of the window at which sessions
+	// compact (--compact-threshold); 0 means budget.DefaultThreshold.
+	CompactThreshold float64
+	// IdleTimeout ends a model attempt after this long without a byte
+	// (--idle-timeout); 0 means the provider's default, negative disables.
+	IdleTimeout time.Duration
 	// Testing holds the knobs only this module's tests and scenario runner
 	// turn (a scripted model instance, no fsync, fault injection). Its type
 	// is internal, so programs outside the module leave it nil.
@@ -217,6 +227,7 @@ func New(cfg Config) (*App, error) {
 		NewAgentWithTools: a.NewAgentWithTools,
 		MCP:               mcp.Options{StartTimeout: cfg.MCPStartTimeout, Logger: a.Log},
 		Commands:          a.commands(),
+		Budget:            a.budget(),
 		Models:            pickerOptions(a.Models),
 	})
 	if err != nil {
@@ -261,8 +272,14 @@ func (a *App) AgentOptions(s *session.Session) agent.Options {
 		System:    a.Config.System,
 		MaxSteps:  a.Config.MaxSteps,
 		Journal:   journal{a},
+		Budget:    a.budget(),
 		Logger:    a.Log.With("session_id", id),
 	}
+}
+
+// budget is the context policy of every session (top-level and children).
+func (a *App) budget() budget.Config {
+	return budget.Config{Window: a.Config.ContextWindow, Threshold: a.Config.CompactThreshold}
 }
 
 // NewAgent builds the agent of a top-level session (acp.Options.NewAgent).

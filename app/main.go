@@ -13,6 +13,7 @@ import (
 	"runtime/debug"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/oklog/run"
 
@@ -85,6 +86,10 @@ type Flags struct {
 	BaseURL   string
 	APIKeyEnv string
 	LogLevel  string
+	// Context policy and model waits (issue 18): 0 selects the defaults.
+	ContextWindow    int
+	CompactThreshold float64
+	IdleTimeout      time.Duration
 }
 
 // register binds the common flags to fs with the current values as
@@ -100,6 +105,12 @@ func (f *Flags) register(fs *flag.FlagSet) {
 		"name of the environment variable holding the API key; default DEEPSEEK_API_KEY or OPENAI_API_KEY by provider (env "+EnvAPIKeyEnv+")")
 	fs.StringVar(&f.LogLevel, "log-level", f.LogLevel,
 		"log level on stderr: debug, info, warn or error (env "+EnvLogLevel+")")
+	fs.IntVar(&f.ContextWindow, "context-window", f.ContextWindow,
+		"context window of the model in `tokens`; default: the built-in table of known models (usage and automatic compaction need a known window)")
+	fs.Float64Var(&f.CompactThreshold, "compact-threshold", f.CompactThreshold,
+		"compact a session when its next request would fill this `fraction` of the context window (default 0.8)")
+	fs.DurationVar(&f.IdleTimeout, "idle-timeout", f.IdleTimeout,
+		"end and retry a model request after this long without a byte from the provider (default 2m; negative disables)")
 }
 
 func flagsFromEnv(getenv func(string) string) *Flags {
@@ -214,14 +225,21 @@ func serve(ctx context.Context, env *Env) error {
 		return err
 	}
 	paceGC(env.Getenv)
+	if f := env.Flags; f.ContextWindow < 0 || f.CompactThreshold < 0 || f.CompactThreshold > 1 {
+		return usageErrorf("--context-window must be positive and --compact-threshold between 0 and 1 (got %d and %g)", f.ContextWindow, f.CompactThreshold)
+	}
 	cfg := Config{
 		DataDir:   dir,
 		Model:     env.Flags.Model,
 		BaseURL:   env.Flags.BaseURL,
 		APIKeyEnv: env.Flags.APIKeyEnv,
 		Version:   Version(),
-		Logger:    env.Logger,
-		Getenv:    env.Getenv,
+
+		ContextWindow:    env.Flags.ContextWindow,
+		CompactThreshold: env.Flags.CompactThreshold,
+		IdleTimeout:      env.Flags.IdleTimeout,
+		Logger:           env.Logger,
+		Getenv:           env.Getenv,
 	}
 	if env.Getenv(DeterministicEnv) == "1" {
 		// Recorded scenario runs: ids and timestamps from per-session
