@@ -98,6 +98,10 @@ func New(s *session.Session, opts Options) *Agent {
 			a.ownTurns++
 		case session.TypeStepStart:
 			a.stepCount++
+		case session.TypeCompaction:
+			if overflowRetry(ev) {
+				a.stepCount++ // the retried request was a model call too
+			}
 		}
 	}
 	return a

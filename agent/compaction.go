@@ -148,16 +148,21 @@ func (a *Agent) compactNow(ctx context.Context, trigger, instructions string) (s
 		return d, cause
 	}
 
-	// Phase one: stub old tool results, when that is enough (not for
-	// /compact, which asks for a summary).
-	if trigger != session.TriggerManual && window > 0 {
+	// Phase one: stub old tool results, when that is enough (only for the
+	// automatic trigger: /compact asks for a summary, and after an overflow
+	// the provider has shown our estimate to be short).
+	if trigger == session.TriggerAuto && window > 0 {
 		if upTo, post, ok := compact.StubEnough(hist, fixed, int(float64(window)*compact.Target)); ok {
 			d.StubUpTo, d.PostTokens = upTo, post
 			return record(session.CompactionCompleted, nil)
 		}
 	}
 	// Phase two: a model-written summary of everything before the kept turns.
-	plan, ok := compact.Cut(hist, int(float64(window)*compact.KeepFraction), trigger == session.TriggerManual)
+	keep := int(float64(window) * compact.KeepFraction)
+	if trigger == session.TriggerOverflow {
+		keep = 0 // our estimate fell short: keep only the newest turn
+	}
+	plan, ok := compact.Cut(hist, keep, trigger == session.TriggerManual)
 	if !ok {
 		return d, ErrNothingToCompact
 	}
@@ -198,3 +203,11 @@ func (a *Agent) compactNow(ctx context.Context, trigger, instructions string) (s
 }
 
 func (a *Agent) scriptKey() string { return a.opts.ScriptKey }
+
+// overflowRetry reports whether ev is a completed overflow compaction,
+// after which the step's request was sent again: that retry counts as a
+// model call (Caller.Call), here and after a restart alike.
+func overflowRetry(ev session.Event) bool {
+	d, err := session.DecodeData[session.CompactionData](ev)
+	return err == nil && d.Trigger == session.TriggerOverflow && d.Outcome == session.CompactionCompleted
+}

@@ -290,6 +290,8 @@ func (a *Agent) runStep(t *turnState, step, call int, steer []*item) stepOutcome
 		// retry the request once.
 		d, cerr := a.compactNow(t.ctx, session.TriggerOverflow, "")
 		if d.Outcome == session.CompactionCompleted {
+			call = a.stepCount
+			a.stepCount++
 			if req, err = a.request(call); err != nil {
 				return failed(t, err, CodeSessionWrite)
 			}

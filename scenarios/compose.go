@@ -32,6 +32,8 @@ func Composition(_ context.Context, cfg Config) (System, error) {
 		Version: "scenario",
 		Logger:  cfg.Logger,
 		Testing: hooks,
+
+		ContextWindow: cfg.ContextWindow,
 	}
 	if m != nil {
 		hooks.Model = scripted.New(m)

@@ -43,6 +43,8 @@ type Config struct {
 	// Models are the scenario's model names (two or more offer the model
 	// picker; see Scenario.Models).
 	Models []string
+	// ContextWindow is Scenario.ContextWindow.
+	ContextWindow int
 	// ObserveModel must wrap the model the composition uses, so the runner
 	// sees model calls start (model_call waits).
 	ObserveModel func(model.Model) model.Model
@@ -228,6 +230,8 @@ func (r *runner) start(ctx context.Context) error {
 		Sources: &session.DeterministicSources{Epoch: Epoch, Step: 1000},
 		Script:  r.sc.Model,
 		Models:  r.sc.Models,
+
+		ContextWindow: r.sc.ContextWindow,
 		ObserveModel: func(m model.Model) model.Model {
 			return observedModel{inner: m, r: r, sys: &sys}
 		},

@@ -14,7 +14,7 @@ const KeepFraction = 0.3
 
 // Target is the share of the window a compaction aims for: stubbing alone
 // is enough when it brings the context under it.
-const Target = 0.5
+const Target = 0.6
 
 // Plan is where to cut a history.
 type Plan struct {
