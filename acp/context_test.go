@@ -3,13 +3,19 @@ package acp_test
 import (
 	"context"
 	"io"
+	"iter"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent/model"
+	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/app"
 	"github.com/acp-agent/acp-agent/internal/testhooks"
 )
@@ -17,9 +23,15 @@ import (
 // startWindow is start with a context window configured.
 func startWindow(t *testing.T, dir string, m model.Model, window int) *env {
 	t.Helper()
+	return startHooks(t, dir, &testhooks.Hooks{Model: m, NoSync: true, PanicOnBug: true}, window)
+}
+
+// startHooks is startWindow with the test hooks given.
+func startHooks(t *testing.T, dir string, hooks *testhooks.Hooks, window int) *env {
+	t.Helper()
 	a, err := app.New(app.Config{
 		DataDir: dir, Version: "test", Logger: testLogger(t), ContextWindow: window,
-		Testing: &testhooks.Hooks{Model: m, NoSync: true, PanicOnBug: true},
+		Testing: hooks,
 	})
 	if err != nil {
 		t.Fatalf("app.New: %v", err)
@@ -115,5 +127,87 @@ func TestUsageUpdateLiveAndOnLoad(t *testing.T) {
 	ru := usages(replay)
 	if len(ru) != 1 || ru[0].Used != after[0].Used || ru[0].Size != after[0].Size {
 		t.Errorf("replayed usage = %+v, want %+v", ru, after)
+	}
+}
+
+// reqLog records the requests a model sees.
+type reqLog struct {
+	inner model.Model
+	mu    sync.Mutex
+	reqs  []model.Request
+}
+
+func (r *reqLog) Stream(ctx context.Context, req model.Request) iter.Seq2[session.Chunk, error] {
+	r.mu.Lock()
+	r.reqs = append(r.reqs, req)
+	r.mu.Unlock()
+	return r.inner.Stream(ctx, req)
+}
+
+// TestCompactionDurableBeforeUse: at the fault point right after the
+// compaction event (before any request uses it) the session file is
+// copied, which is what a kill at that point leaves on disk. A fresh
+// process on the copy neither loses the compaction nor writes a second
+// one: its next request is built from the recorded summary, and it never
+// asks for a summary again (its script has no main/compact replies).
+func TestCompactionDurableBeforeUse(t *testing.T) {
+	ctx := ctxFor(t)
+	dir, crashDir, cwd := t.TempDir(), t.TempDir(), tempCwd(t)
+	var copied atomic.Int32
+	hooks := &testhooks.Hooks{Model: loadScript(t, usageScript), NoSync: true, PanicOnBug: true,
+		AfterCompaction: func(id string, _ int64) {
+			src := filepath.Join(dir, "sessions", id+".jsonl")
+			b, err := os.ReadFile(src)
+			if err == nil {
+				err = os.MkdirAll(filepath.Join(crashDir, "sessions"), 0o700)
+			}
+			if err == nil {
+				err = os.WriteFile(filepath.Join(crashDir, "sessions", id+".jsonl"), b, 0o600)
+			}
+			if err != nil {
+				t.Errorf("copy at the fault point: %v", err)
+			}
+			copied.Add(1)
+		}}
+	e := startHooks(t, dir, hooks, 16000)
+	e.initialize(ctx)
+	id := e.newSession(ctx, cwd)
+	if _, err := e.prompt(ctx, id, "hello"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.prompt(ctx, id, "/compact"); err != nil {
+		t.Fatal(err)
+	}
+	e.stop()
+	if copied.Load() != 1 {
+		t.Fatalf("fault point reached %d times, want 1", copied.Load())
+	}
+
+	rec := &reqLog{inner: loadScript(t, "model:\n  main:\n    - text: x\n    - text: after the crash\n")}
+	second := startHooks(t, crashDir, &testhooks.Hooks{Model: rec, NoSync: true, PanicOnBug: true}, 16000)
+	second.initialize(ctx)
+	if _, err := second.cs.LoadSession(ctx, acpsdk.LoadSessionRequest{SessionId: acpsdk.SessionId(id), Cwd: cwd, McpServers: []acpsdk.McpServer{}}); err != nil {
+		t.Fatalf("session/load after the crash: %v", err)
+	}
+	if _, err := second.prompt(ctx, id, "after"); err != nil {
+		t.Fatal(err)
+	}
+	second.stop()
+	if len(rec.reqs) != 1 || rec.reqs[0].Caller.ScriptKey != "main" {
+		t.Fatalf("requests after the crash = %+v, want one turn request and no summary request", rec.reqs)
+	}
+	var text strings.Builder
+	for _, m := range rec.reqs[0].Messages {
+		text.WriteString(session.JoinText(m.Content, " "))
+	}
+	if got := text.String(); !strings.Contains(got, "the person said hello twice") || strings.Contains(got, "first answer") {
+		t.Errorf("request after the crash = %q, want the recorded summary instead of the old turns", got)
+	}
+	b, err := os.ReadFile(filepath.Join(crashDir, "sessions", id+".jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), `"type":"`+session.TypeCompaction+`"`); n != 1 {
+		t.Errorf("%d compaction events after the restart, want exactly 1", n)
 	}
 }

@@ -274,7 +274,18 @@ func (a *App) AgentOptions(s *session.Session) agent.Options {
 		Journal:   journal{a},
 		Budget:    a.budget(),
 		Logger:    a.Log.With("session_id", id),
+
+		AfterCompaction: a.afterCompaction(id),
 	}
+}
+
+// afterCompaction is the test-only fault point after a durable compaction.
+func (a *App) afterCompaction(id string) func(session.Event) {
+	h := a.Config.hooks().AfterCompaction
+	if h == nil {
+		return nil
+	}
+	return func(ev session.Event) { h(id, ev.Seq) }
 }
 
 // budget is the context policy of every session (top-level and children).
