@@ -192,7 +192,10 @@ func runSessionsShow(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	return WriteTranscript(env.Stdout, snap.Header, snap.Events)
+	if err := WriteTranscript(env.Stdout, snap.Header, snap.Events); err != nil {
+		return err
+	}
+	return writeUsage(ctx, env.Stdout, st, id, snap.Events)
 }
 
 func openStore(env *Env) (*persistence.Store, error) {
