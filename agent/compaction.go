@@ -167,8 +167,11 @@ func (a *Agent) compactNow(ctx context.Context, trigger, instructions string) (s
 		return d, ErrNothingToCompact
 	}
 	a.publishNotice(model.Notice{Kind: NoticeCompaction, Message: d.ID})
+	// The summary call's index counts this session's own compactions (not
+	// a fork's inherited ones), so it survives restarts like Caller.Call.
 	calls := 0
-	for _, ev := range a.sess.EventsView() {
+	evs := a.sess.EventsView()
+	for _, ev := range evs[min(max(a.sess.Header().SeedLength, 0), len(evs)):] {
 		if ev.Type == session.TypeCompaction {
 			calls++
 		}
