@@ -36,6 +36,30 @@ type contextState struct {
 	tally budget.Tally
 	// started holds the compaction ids whose tool call is open.
 	started map[string]bool
+	// native selects compaction_update (the client announced
+	// clientCapabilities.session.compaction); raw holds those updates
+	// until the emitter sends them, as raw JSON: the SDK has no type.
+	native bool
+	raw    []map[string]any
+}
+
+// compactionUpdate queues one compaction_update.
+func (c *contextState) compactionUpdate(id, status, summary, errText string) {
+	u := map[string]any{"sessionUpdate": "compaction_update", "compactionId": id, "status": status}
+	if summary != "" {
+		u["summary"] = summary
+	}
+	if errText != "" {
+		u["error"] = errText
+	}
+	c.raw = append(c.raw, u)
+}
+
+// takeRaw returns and clears the queued raw updates.
+func (c *contextState) takeRaw() []map[string]any {
+	r := c.raw
+	c.raw = nil
+	return r
 }
 
 // size is the context window of the session's current route, 0 unknown.
@@ -78,6 +102,10 @@ func (c *contextState) compactionStart(id string) []acpsdk.SessionUpdate {
 		c.started = map[string]bool{}
 	}
 	c.started[id] = true
+	if c.native {
+		c.compactionUpdate(id, "in_progress", "", "")
+		return nil
+	}
 	return []acpsdk.SessionUpdate{acpsdk.StartToolCall(compactionCallID(id), CompactionTitle,
 		acpsdk.WithStartKind(acpsdk.ToolKindThink),
 		acpsdk.WithStartStatus(acpsdk.ToolCallStatusInProgress))}
@@ -117,6 +145,14 @@ func compactionText(d session.CompactionData) string {
 func (c *contextState) compaction(ev session.Event) []acpsdk.SessionUpdate {
 	var d session.CompactionData
 	if err := json.Unmarshal(ev.Data, &d); err != nil {
+		return nil
+	}
+	if c.native {
+		if !c.started[d.ID] {
+			c.compactionUpdate(d.ID, "in_progress", "", "")
+		}
+		delete(c.started, d.ID)
+		c.compactionUpdate(d.ID, d.Outcome, d.Summary, d.Error)
 		return nil
 	}
 	status := acpsdk.ToolCallStatusCompleted

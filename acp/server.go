@@ -418,9 +418,10 @@ func (s *Server) bindAgent(sess *session.Session, ag *agent.Agent, ownAgent, own
 	tr := newTranslator(s.toolLookup(ag)).withDepth(sess.Header().DelegationDepth)
 	tr = tr.withModels(s.opts.Models)
 	tr.cwd = sess.Header().Cwd
-	tr.ctx.cfg = s.opts.Budget
+	tr.ctx.cfg, tr.ctx.native = s.opts.Budget, s.wire.compaction.Load()
 	b.em = newEmitter(tr, s.sendTo(b.id), &s.emitters, s.log.With("session_id", b.id))
 	b.em.sendText = s.sendTextTo(b.id)
+	b.em.sendRaw = s.sendRawTo(b.id)
 	if d := s.opts.Durable; d != nil {
 		b.em.durable = func(ctx context.Context, seq int64) error { return d(ctx, b.id, seq) }
 	}

@@ -71,7 +71,7 @@ func (t *translator) fresh() *translator {
 	n := newTranslator(t.tools).withDepth(t.depth)
 	n.cwd = t.cwd
 	n.models = t.models
-	n.ctx.cfg = t.ctx.cfg
+	n.ctx.cfg, n.ctx.native = t.ctx.cfg, t.ctx.native
 	return n
 }
 

@@ -337,7 +337,7 @@ func (r *runner) step(ctx context.Context, st Step) (stepResult, error) {
 	case OpInitialize:
 		raw, err := c.call(ctx, "initialize", map[string]any{
 			"protocolVersion":    1,
-			"clientCapabilities": map[string]any{"fs": map[string]any{"readTextFile": r.sc.Client.FS, "writeTextFile": r.sc.Client.FS}, "terminal": r.sc.Client.Terminal},
+			"clientCapabilities": r.clientCapabilities(),
 		})
 		if err != nil {
 			return res, err
@@ -561,4 +561,13 @@ func (r *runner) awaitCondition(ctx context.Context, sys System, ref string, w W
 		return err
 	}
 	return iw.WaitIdle(ctx, id)
+}
+
+// clientCapabilities is what the scenario client announces in initialize.
+func (r *runner) clientCapabilities() map[string]any {
+	caps := map[string]any{"fs": map[string]any{"readTextFile": r.sc.Client.FS, "writeTextFile": r.sc.Client.FS}, "terminal": r.sc.Client.Terminal}
+	if r.sc.Client.Compaction {
+		caps["session"] = map[string]any{"compaction": map[string]any{}}
+	}
+	return caps
 }
