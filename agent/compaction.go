@@ -15,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/acp-agent/acp-agent/agent/budget"
 	"github.com/acp-agent/acp-agent/agent/compact"
@@ -112,7 +111,7 @@ func (a *Agent) maybeCompact(ctx context.Context, req model.Request) bool {
 // compactNow compacts the current view and records the outcome. It runs
 // on the loop goroutine.
 func (a *Agent) compactNow(ctx context.Context, trigger, instructions string) (session.CompactionData, error) {
-	start := time.Now()
+	start := a.sess.Now() // the session's clock: scenario runs are deterministic
 	if _, err := a.history(); err != nil {
 		return session.CompactionData{}, err
 	}
@@ -129,7 +128,7 @@ func (a *Agent) compactNow(ctx context.Context, trigger, instructions string) (s
 	}
 	record := func(outcome string, cause error) (session.CompactionData, error) {
 		d.Outcome = outcome
-		d.DurationMs = time.Since(start).Milliseconds()
+		d.DurationMs = max(a.sess.Now()-start, 0)
 		if cause != nil {
 			d.Error = cause.Error()
 		}
