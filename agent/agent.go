@@ -58,6 +58,9 @@ type Agent struct {
 	ownTurns  int  // turn/start events in the own suffix (after the seed)
 	stepCount int  // step/start events in the own suffix: the next Caller.Call
 	hist      hist // cached model-visible history
+	// ownCompactions counts session/compaction events in the own suffix:
+	// the next summary request's Caller.Call.
+	ownCompactions int
 }
 
 // item is one inbox entry.
@@ -99,6 +102,7 @@ func New(s *session.Session, opts Options) *Agent {
 		case session.TypeStepStart:
 			a.stepCount++
 		case session.TypeCompaction:
+			a.ownCompactions++
 			if overflowRetry(ev) {
 				a.stepCount++ // the retried request was a model call too
 			}

@@ -136,6 +136,7 @@ func (a *Agent) compactNow(ctx context.Context, trigger, instructions string) (s
 		if err != nil {
 			return d, err
 		}
+		a.ownCompactions++
 		// Durable before any request uses it: a restart must see the same
 		// view the next request is built from.
 		if err := a.syncTo(context.WithoutCancel(ctx), ev.Seq); err != nil {
@@ -168,13 +169,7 @@ func (a *Agent) compactNow(ctx context.Context, trigger, instructions string) (s
 	a.publishNotice(model.Notice{Kind: NoticeCompaction, Message: d.ID})
 	// The summary call's index counts this session's own compactions (not
 	// a fork's inherited ones), so it survives restarts like Caller.Call.
-	calls := 0
-	evs := a.sess.EventsView()
-	for _, ev := range evs[min(max(a.sess.Header().SeedLength, 0), len(evs)):] {
-		if ev.Type == session.TypeCompaction {
-			calls++
-		}
-	}
+	calls := a.ownCompactions
 	req := compact.Request(base, plan.Covered, instructions, int(float64(window)*compact.Target))
 	req.Caller.ScriptKey, req.Caller.Call, req.Notify = a.scriptKey()+CompactScriptSuffix, calls, a.publishNotice
 	var text strings.Builder

@@ -533,7 +533,9 @@ func (a *Agent) history() ([]model.Message, error) {
 	evs := a.sess.EventsFrom(a.hist.next)
 	replace := false
 	for _, ev := range evs {
-		if ev.SurfaceOp != nil && ev.SurfaceOp.Replace || ev.Type == session.TypeCompaction {
+		// A compaction folds into the cached view (session.Extend); only a
+		// surface replace op needs the whole log.
+		if ev.SurfaceOp != nil && ev.SurfaceOp.Replace {
 			replace = true
 			break
 		}
@@ -546,11 +548,11 @@ func (a *Agent) history() ([]model.Message, error) {
 		}
 		a.hist = hist{next: len(all), msgs: h}
 	} else if len(evs) > 0 {
-		h, err := session.History(evs)
+		h, err := session.Extend(a.hist.msgs, evs)
 		if err != nil {
 			return nil, err
 		}
-		a.hist.msgs = append(a.hist.msgs, h...)
+		a.hist.msgs = h
 		a.hist.next = int(evs[len(evs)-1].Seq) + 1
 	}
 	return model.FromSurface(a.hist.msgs), nil

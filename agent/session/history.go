@@ -15,7 +15,13 @@ type SurfaceMessage struct {
 // deleted, so the
 // same log always yields the same history.
 func History(events []Event) ([]SurfaceMessage, error) {
-	var out []SurfaceMessage
+	return Extend(nil, events)
+}
+
+// Extend folds further events into a history derived from the events
+// before them: History(a ++ b) == Extend(History(a), b). The returned slice
+// may share out's storage.
+func Extend(out []SurfaceMessage, events []Event) ([]SurfaceMessage, error) {
 	for _, ev := range events {
 		if ev.Type == TypeCompaction {
 			var err error
