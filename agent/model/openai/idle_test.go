@@ -50,7 +50,10 @@ func TestIdleTimeout(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := newReplay(t, tt.handlers...)
 			cfg := r.config()
-			cfg.IdleTimeout = 20 * time.Millisecond
+			// Long enough that a loaded machine (race detector, parallel
+			// builds) still answers the healthy attempt well within it; the
+			// stalled attempts end only by the timeout whatever its length.
+			cfg.IdleTimeout = 500 * time.Millisecond
 			cfg.MaxRetries = tt.maxRetries
 			var notices []model.Notice
 			req := userReq("hi")
