@@ -106,18 +106,27 @@ type Tally struct {
 	Compactions int
 }
 
-// Add folds one event into t.
+// Add folds one event into t. It never decodes message content: a
+// response is read for its usage and route only, and text not counted by
+// the provider is estimated from the size of its record (which also counts
+// the JSON around it: conservative). A session/load replay of a large log
+// folds every event, so this stays cheap.
 func (t *Tally) Add(ev session.Event) {
 	switch ev.Type {
 	case session.TypeAssistantMessage:
-		d, err := session.DecodeData[session.AssistantMessageData](ev)
-		if err != nil {
+		var d struct {
+			Message struct {
+				Source session.Source `json:"source"`
+			} `json:"message"`
+			Usage *session.Usage `json:"usage"`
+		}
+		if json.Unmarshal(ev.Data, &d) != nil {
 			return
 		}
 		t.Calls++
 		t.Route = model.Route{Provider: d.Message.Source.Provider, Model: d.Message.Source.Model}
 		if d.Usage == nil {
-			t.Used += perMessage + EstimateBlocks(d.Message.Content)
+			t.Used += perMessage + (len(ev.Data)+2)/3
 			return
 		}
 		u := *d.Usage
@@ -132,16 +141,14 @@ func (t *Tally) Add(ev session.Event) {
 			t.Priced++
 		}
 	case session.TypeUserMessage, session.TypeToolResult:
-		if ev.SurfaceOp == nil {
-			return
+		if ev.SurfaceOp != nil {
+			t.Used += perMessage + (len(ev.Data)+2)/3
 		}
-		msg, err := session.SurfaceMessageOf(ev)
-		if err != nil {
-			return
-		}
-		t.Used += perMessage + EstimateBlocks(msg.Content)
 	case session.TypeCompaction:
-		var d session.CompactionData
+		var d struct {
+			Outcome    string `json:"outcome"`
+			PostTokens int    `json:"postTokens"`
+		}
 		if json.Unmarshal(ev.Data, &d) != nil || d.Outcome != session.CompactionCompleted {
 			return
 		}
