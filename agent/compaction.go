@@ -96,13 +96,17 @@ func (a *Agent) runCompactTurn(t *turnState) session.TurnEndReason {
 
 // maybeCompact compacts before req when it would pass the threshold. It
 // returns whether the view changed (the request must be rebuilt).
-func (a *Agent) maybeCompact(ctx context.Context, req model.Request) bool {
+// A compaction that did not complete is not tried again in the same turn
+// (each try would be another summary request); the request goes out as
+// it is and the provider decides.
+func (a *Agent) maybeCompact(t *turnState, req model.Request) bool {
 	limit := a.opts.Budget.Limit(req.Route)
-	if limit <= 0 || budget.EstimateRequest(req) <= limit {
+	if t.compactFailed || limit <= 0 || budget.EstimateRequest(req) <= limit {
 		return false
 	}
-	d, err := a.compactNow(ctx, session.TriggerAuto, "")
+	d, err := a.compactNow(t.ctx, session.TriggerAuto, "")
 	if err != nil {
+		t.compactFailed = true
 		a.log.Warn("automatic compaction did not complete", "outcome", d.Outcome, "err", err)
 	}
 	return d.Outcome == session.CompactionCompleted

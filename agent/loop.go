@@ -26,6 +26,8 @@ type turnState struct {
 	first    bool        // first turn of the session's own suffix
 	claimed  []*item     // next-turn items claimed at turn start
 	compact  *compactReq // a Compact turn: it runs the compaction, no steps
+	// compactFailed: an automatic compaction of this turn did not complete.
+	compactFailed bool
 }
 
 // loop runs turns while there is runnable work, then reports idleness.
@@ -273,7 +275,7 @@ func (a *Agent) runStep(t *turnState, step, call int, steer []*item) stepOutcome
 	if err != nil {
 		return failed(t, err, CodeSessionWrite)
 	}
-	if a.maybeCompact(t.ctx, req) {
+	if a.maybeCompact(t, req) {
 		if req, err = a.request(call); err != nil {
 			return failed(t, err, CodeSessionWrite)
 		}
