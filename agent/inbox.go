@@ -214,10 +214,16 @@ func abortedResult(cause session.AbortReason) TurnResult {
 
 // runnableLocked reports whether a turn should run now.
 func (a *Agent) runnableLocked() bool {
-	if a.closed || a.parked {
+	if a.closed {
 		return false
 	}
-	if len(a.nextStep) > 0 || len(a.compactQ) > 0 {
+	if len(a.compactQ) > 0 {
+		return true // /compact runs even while cancelled items stay parked
+	}
+	if a.parked {
+		return false
+	}
+	if len(a.nextStep) > 0 {
 		return true
 	}
 	for _, it := range a.nextTurn {
