@@ -33,6 +33,14 @@
 //   - Lines the SDK cannot decode, which it drops unanswered, get an error
 //     with id null from the reader in front of it (wire.go): -32700 for
 //     text that is not JSON, -32600 for JSON that is not a message.
+//   - Long sessions (context.go, notice.go): usage_update {used, size,
+//     cost} after each model response and compaction and once at the end
+//     of a session/load replay, when the window is known (Options.Budget);
+//     each compaction as compaction_update (raw JSON, the SDK lacks the
+//     type) when the initialize request announced
+//     clientCapabilities.session.compaction, else as a "think" tool call
+//     "Compact conversation" with _meta.contextCompaction; model retry
+//     waits as a marked agent_thought_chunk line (_meta "acp-agent/notice").
 //   - session/set_mode and modes {availableModes, currentModeId} in the
 //     session/new and session/load answers (modes.go): default,
 //     accept-edits, plan, bypass. A change is logged as an ignorable

@@ -59,6 +59,9 @@ type emitter struct {
 	// sendText, when set, sends a replayed text chunk update without the
 	// SDK's generic encoding (replay.go); nil sends it as any update.
 	sendText textSendFunc
+	// sendRaw sends updates the SDK has no type for (context.go); nil
+	// drops them.
+	sendRaw rawSendFunc
 
 	mu      sync.Mutex // guards the fields below
 	queue   []item
@@ -200,6 +203,18 @@ func (e *emitter) process(it item) {
 			sendOne(u)
 		}
 	}
+	// sendRaw sends what tr queued as raw JSON (compaction_update), in
+	// order before the updates of the same event.
+	sendRaw := func(tr *translator) {
+		for _, u := range tr.ctx.takeRaw() {
+			if e.sendRaw == nil {
+				continue
+			}
+			if err := e.sendRaw(context.Background(), u); err != nil {
+				e.log.Debug("session update not sent", "err", err)
+			}
+		}
+	}
 	var updates []acpsdk.SessionUpdate
 	switch {
 	case it.update != nil && it.update.Event != nil:
@@ -208,8 +223,12 @@ func (e *emitter) process(it item) {
 		if len(updates) > 0 && !e.isDurable(ev) {
 			updates = nil
 		}
+		sendRaw(e.tr)
 	case it.update != nil && it.update.Progress != nil:
 		updates = e.tr.progress(*it.update.Progress)
+	case it.update != nil && it.update.Notice != nil:
+		updates = e.tr.notice(*it.update.Notice)
+		sendRaw(e.tr)
 	case it.replay != nil:
 		tr := e.tr
 		if it.again {
@@ -224,12 +243,20 @@ func (e *emitter) process(it item) {
 				m.flush() // a run never spans two model replies
 			}
 			us := tr.event(ev, true)
+			if len(tr.ctx.raw) > 0 {
+				m.flush()
+				sendRaw(tr)
+			}
 			if len(us) > 0 && !e.isDurable(ev) {
 				continue // a live session's call a reload caught mid-checkpoint
 			}
 			for _, u := range us {
 				m.add(u)
 			}
+		}
+		// The replay ends with the usage it leaves the session at.
+		for _, u := range tr.ctx.usageUpdate() {
+			m.add(u)
 		}
 		m.flush()
 		// A log that ends inside a turn (crash, or a live turn) keeps its

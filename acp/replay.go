@@ -121,6 +121,27 @@ func (s *Server) sendTextTo(id string) textSendFunc {
 	}
 }
 
+// sendRawTo returns the sender of updates the SDK has no type for
+// (compaction_update): the session/update notification is encoded here and
+// written whole to the connection's writer, like sendTextTo's lines.
+func (s *Server) sendRawTo(id string) rawSendFunc {
+	return func(_ context.Context, update map[string]any) error {
+		<-s.ready
+		b, err := json.Marshal(map[string]any{
+			"jsonrpc": "2.0", "method": acpsdk.ClientMethodSessionUpdate,
+			"params": map[string]any{"sessionId": id, "update": update},
+		})
+		if err != nil {
+			return err
+		}
+		_, err = s.out.Write(append(b, '\n'))
+		return err
+	}
+}
+
+// rawSendFunc sends one raw session/update payload.
+type rawSendFunc func(ctx context.Context, update map[string]any) error
+
 // lineBuffers recycles the encoding buffers of textChunkLine, so a large
 // replay does not allocate a line per update.
 var lineBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}

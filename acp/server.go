@@ -17,6 +17,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/budget"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/agent/tool"
 	mcptool "github.com/acp-agent/acp-agent/agent/tool/mcp"
@@ -110,6 +111,9 @@ type Options struct {
 	NewAgentWithTools func(s *session.Session, extra []tool.Tool) (*agent.Agent, error)
 	// MCP configures how those servers are started (timeouts); see mcp.go.
 	MCP mcptool.Options
+	// Budget is the context policy: which window usage_update reports
+	// (context.go). Its zero value reports only known models.
+	Budget budget.Config
 	// Commands are the slash commands offered to clients (commands.go).
 	Commands []Command
 	// Models are the models a session can be switched to, the default
@@ -451,8 +455,10 @@ func (s *Server) bindAgent(sess *session.Session, ag *agent.Agent, ownAgent, own
 	tr := newTranslator(s.toolLookup(ag)).withDepth(sess.Header().DelegationDepth)
 	tr = tr.withModels(s.opts.Models)
 	tr.cwd = sess.Header().Cwd
+	tr.ctx.cfg, tr.ctx.native = s.opts.Budget, s.wire.compaction.Load()
 	b.em = newEmitter(tr, s.sendTo(b.id), &s.emitters, s.log.With("session_id", b.id))
 	b.em.sendText = s.sendTextTo(b.id)
+	b.em.sendRaw = s.sendRawTo(b.id)
 	if d := s.opts.Durable; d != nil {
 		b.em.durable = func(ctx context.Context, seq int64) error { return d(ctx, b.id, seq) }
 	}

@@ -58,6 +58,8 @@ type translator struct {
 	planCalls map[string]bool
 	// models renders session/model events (config_options.go).
 	models modelList
+	// ctx is the context accounting and open compactions (context.go).
+	ctx contextState
 }
 
 func newTranslator(tools ToolLookup) *translator {
@@ -69,6 +71,7 @@ func (t *translator) fresh() *translator {
 	n := newTranslator(t.tools).withDepth(t.depth)
 	n.cwd = t.cwd
 	n.models = t.models
+	n.ctx.cfg, n.ctx.native = t.ctx.cfg, t.ctx.native
 	return n
 }
 
@@ -80,7 +83,11 @@ func (t *translator) event(ev session.Event, replay bool) []acpsdk.SessionUpdate
 		return nil
 	}
 	t.next = ev.Seq + 1
+	t.ctx.fold(ev)
 	switch ev.Type {
+	case session.TypeCompaction:
+		return append(t.ctx.compaction(ev), t.liveUsage(replay)...)
+
 	case session.TypeUserMessage:
 		if !replay {
 			return nil
@@ -122,8 +129,11 @@ func (t *translator) event(ev session.Event, replay bool) []acpsdk.SessionUpdate
 		// Its position is read first: a large replay skips decoding the
 		// text of every streamed message.
 		var at session.StepData
-		if err := json.Unmarshal(ev.Data, &at); err != nil || t.chunked[[2]int{at.Turn, at.Step}] {
+		if err := json.Unmarshal(ev.Data, &at); err != nil {
 			return nil
+		}
+		if t.chunked[[2]int{at.Turn, at.Step}] {
+			return t.liveUsage(replay)
 		}
 		d, err := session.DecodeData[session.AssistantMessageData](ev)
 		if err != nil {
@@ -142,7 +152,7 @@ func (t *translator) event(ev session.Event, replay bool) []acpsdk.SessionUpdate
 				}
 			}
 		}
-		return out
+		return append(out, t.liveUsage(replay)...)
 
 	case session.TypeToolCall:
 		d, err := session.DecodeData[session.ToolCallData](ev)
@@ -192,6 +202,15 @@ func (t *translator) event(ev session.Event, replay bool) []acpsdk.SessionUpdate
 		return t.closeOpen()
 	}
 	return nil
+}
+
+// liveUsage is the usage_update sent after a live model response or
+// compaction; a replay sends one at its end instead (emitter).
+func (t *translator) liveUsage(replay bool) []acpsdk.SessionUpdate {
+	if replay {
+		return nil
+	}
+	return t.ctx.usageUpdate()
 }
 
 // toolResult closes a tool call with its final status, text content and

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"io"
 	"sync"
+	"sync/atomic"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 )
@@ -21,6 +22,10 @@ import (
 const maxLine = 10 << 20
 
 type wireCounter struct {
+	// compaction records clientCapabilities.session.compaction from the
+	// initialize request: the SDK's type has no field for it (context.go).
+	compaction atomic.Bool
+
 	mu       sync.Mutex // guards the fields below
 	received int64      // requests read
 	answered int64      // responses written
@@ -103,6 +108,9 @@ func (cr *countingReader) Read(p []byte) (int, error) {
 				if li.invalid != 0 && cr.reject != nil {
 					cr.reject(li.invalid)
 				}
+				if li.compaction {
+					cr.c.compaction.Store(true)
+				}
 				// Recorded before Read returns, so before the SDK can
 				// dispatch the line.
 				switch {
@@ -130,6 +138,9 @@ type lineInfo struct {
 	// drops it unanswered: -32700 (not JSON) or -32600 (JSON, but not a
 	// message the SDK can decode). 0 otherwise, also for blank lines.
 	invalid int
+	// compaction: an initialize request whose clientCapabilities.session
+	// announces compaction (compaction_update).
+	compaction bool
 }
 
 // scanLine classifies a line the way the SDK will: it decodes the line into
@@ -165,6 +176,18 @@ func scanLine(line []byte) lineInfo {
 		var p acpsdk.PromptRequest
 		if json.Unmarshal(m.Params, &p) == nil && p.Validate() == nil {
 			li.prompt, li.sessionID = true, string(p.SessionId)
+		}
+	case li.request && m.Method == acpsdk.AgentMethodInitialize:
+		var p struct {
+			ClientCapabilities struct {
+				Session struct {
+					Compaction json.RawMessage `json:"compaction"`
+				} `json:"session"`
+			} `json:"clientCapabilities"`
+		}
+		if json.Unmarshal(m.Params, &p) == nil {
+			c := string(bytes.TrimSpace(p.ClientCapabilities.Session.Compaction))
+			li.compaction = c != "" && c != "null" && c != "false"
 		}
 	case !li.request && m.Method == acpsdk.AgentMethodSessionCancel:
 		var p acpsdk.CancelNotification

@@ -38,10 +38,11 @@ type Agent struct {
 	// nextStep holds steering messages (target "next-step").
 	nextTurn []*item
 	nextStep []*item
-	parked   bool       // unclaimed items wait for a waking send
-	closed   bool       // Close was called
-	turn     *turnState // the open turn, nil between turns
-	looping  bool       // a loop goroutine exists
+	parked   bool          // unclaimed items wait for a waking send
+	closed   bool          // Close was called
+	turn     *turnState    // the open turn, nil between turns
+	compactQ []*compactReq // queued Compact calls (compaction.go)
+	looping  bool          // a loop goroutine exists
 	loopDone chan struct{}
 	// idle is closed while the agent is quiescent and its OnIdle callback
 	// has returned; a fresh channel replaces it when work arrives.
@@ -57,6 +58,9 @@ type Agent struct {
 	ownTurns  int  // turn/start events in the own suffix (after the seed)
 	stepCount int  // step/start events in the own suffix: the next Caller.Call
 	hist      hist // cached model-visible history
+	// ownCompactions counts session/compaction events in the own suffix:
+	// the next summary request's Caller.Call.
+	ownCompactions int
 }
 
 // item is one inbox entry.
@@ -97,6 +101,11 @@ func New(s *session.Session, opts Options) *Agent {
 			a.ownTurns++
 		case session.TypeStepStart:
 			a.stepCount++
+		case session.TypeCompaction:
+			a.ownCompactions++
+			if overflowRetry(ev) {
+				a.stepCount++ // the retried request was a model call too
+			}
 		}
 	}
 	return a
@@ -229,6 +238,16 @@ func (a *Agent) Subscribe(fn func(Update)) (unsubscribe func()) {
 				break
 			}
 		}
+	}
+}
+
+// publishNotice hands a model call's transient notice to every subscriber.
+func (a *Agent) publishNotice(n model.Notice) {
+	a.subMu.Lock()
+	subs := append([]*subscriber(nil), a.subs...)
+	a.subMu.Unlock()
+	for _, s := range subs {
+		s.deliver(Update{Notice: &n})
 	}
 }
 

@@ -401,8 +401,9 @@ func TestInjectRecordedWithoutWake(t *testing.T) {
 	if td := decode[session.TitleData](t, ofType(evs, title)[0]); td.Title != "wake up now" {
 		t.Errorf("title = %q", td.Title)
 	}
-	if n := len(rec.requests()[0].Messages); n != 2 {
-		t.Errorf("request has %d messages, want 2", n)
+	// Consecutive user messages reach the model as one (model.FromSurface).
+	if msgs := rec.requests()[0].Messages; len(msgs) != 1 || session.JoinText(msgs[0].Content, "|") != "quiet note|wake up now" {
+		t.Errorf("request messages = %+v, want one user message with both texts", msgs)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"context"
 	"log/slog"
 
+	"github.com/acp-agent/acp-agent/agent/budget"
 	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/agent/tool"
@@ -43,6 +44,14 @@ type Options struct {
 	System    string
 	MaxSteps  int
 	MaxTokens int
+	// Budget is the context policy: the window (known models or the
+	// override) and the compaction threshold. A zero window disables
+	// automatic compaction.
+	Budget budget.Config
+	// AfterCompaction, when set, is called on the loop goroutine right
+	// after a session/compaction event was made durable, before any
+	// request uses it (a fault hook for crash tests).
+	AfterCompaction func(ev session.Event)
 	// PreStep hooks run, in order, before every model request of a step.
 	PreStep []PreStepHook
 	// Journal is the agent's way to its durable store; nil keeps the log
@@ -109,6 +118,9 @@ type TurnResult struct {
 type Update struct {
 	Event    *session.Event
 	Progress *ToolProgress
+	// Notice is a transient report of the model call in progress (a retry
+	// wait); it is not logged.
+	Notice *model.Notice
 }
 
 // ToolProgress is a transient progress report of a running tool call.

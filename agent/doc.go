@@ -45,10 +45,22 @@
 //     (cancel or model error after some chunks) keeps only its reasoning
 //     and text blocks, marked interrupted.
 //   - Tool calls run sequentially in the order the model gave them.
+//   - Consecutive user messages reach the model as one (model.FromSurface),
+//     so a turn that failed before the model answered leaves a well-formed
+//     next request.
+//   - Long sessions (compaction.go, policy in agent/compact, accounting in
+//     agent/budget): before a request that would pass Options.Budget's
+//     threshold the loop compacts (first stubs of old tool results, then a
+//     model-written summary, script key <key>/compact); a
+//     context_length_exceeded answer (model.ErrContextLength) gets one
+//     compaction and one retry, which counts as a model call (Caller.Call)
+//     here and after a restart; Compact runs /compact as a turn of its own.
+//     The session/compaction event is durable before any request uses it;
+//     a failed or cancelled compaction is recorded and changes nothing.
 //
 // Layering: agent owns the turn loop, the inbox and the agent registry. It
-// imports agent/session, agent/model and agent/tool and the standard
-// library only; it must never import persistence, subagent, driver, acp
+// imports agent/session, agent/model, agent/tool, the context policy
+// packages agent/budget and agent/compact, and the standard library only; it must never import persistence, subagent, driver, acp
 // or app (internal/layering enforces this). Durability is reached through
 // Options.Journal only.
 //

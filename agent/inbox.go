@@ -197,6 +197,10 @@ func (a *Agent) dropLocked(cause session.AbortReason) {
 		}
 		*q.items = nil
 	}
+	for _, r := range a.compactQ {
+		r.waiter <- compactDone{data: session.CompactionData{Outcome: session.CompactionCancelled}, err: &AbortError{Reason: cause}}
+	}
+	a.compactQ = nil
 	a.parked = false
 	a.syncParkedLocked()
 }
@@ -210,7 +214,13 @@ func abortedResult(cause session.AbortReason) TurnResult {
 
 // runnableLocked reports whether a turn should run now.
 func (a *Agent) runnableLocked() bool {
-	if a.closed || a.parked {
+	if a.closed {
+		return false
+	}
+	if len(a.compactQ) > 0 {
+		return true // /compact runs even while cancelled items stay parked
+	}
+	if a.parked {
 		return false
 	}
 	if len(a.nextStep) > 0 {

@@ -23,8 +23,11 @@ type turnState struct {
 	ctx      context.Context
 	cancel   context.CancelCauseFunc
 	startSeq int64
-	first    bool    // first turn of the session's own suffix
-	claimed  []*item // next-turn items claimed at turn start
+	first    bool        // first turn of the session's own suffix
+	claimed  []*item     // next-turn items claimed at turn start
+	compact  *compactReq // a Compact turn: it runs the compaction, no steps
+	// compactFailed: an automatic compaction of this turn did not complete.
+	compactFailed bool
 }
 
 // loop runs turns while there is runnable work, then reports idleness.
@@ -69,24 +72,34 @@ func (a *Agent) startTurnLocked() *turnState {
 	if !a.runnableLocked() {
 		return nil
 	}
+	var creq *compactReq
+	if len(a.compactQ) > 0 && len(a.nextStep) == 0 {
+		creq, a.compactQ = a.compactQ[0], a.compactQ[1:]
+	}
 	n := 0
 	for i, it := range a.nextTurn {
+		if creq != nil {
+			break // a Compact turn claims no messages
+		}
 		if it.wake {
 			n = i + 1
 			break
 		}
 	}
-	if n == 0 {
+	if n == 0 && creq == nil {
 		// Woken by leftover steering only: the waiting injections ride along.
 		n = len(a.nextTurn)
 	}
-	t := &turnState{num: a.lastTurn + 1, first: a.ownTurns == 0}
+	t := &turnState{num: a.lastTurn + 1, first: a.ownTurns == 0, compact: creq}
 	t.ctx, t.cancel = context.WithCancelCause(a.life)
 	ev, err := a.sess.Append(session.TypeTurnStart, session.TurnData{Turn: t.num})
 	if err != nil {
 		// The session is gone (removed from its store): nothing can run.
 		a.log.Error("cannot start turn", "err", err)
 		t.cancel(err)
+		if creq != nil {
+			creq.waiter <- compactDone{err: err}
+		}
 		a.dropQueuesSilentlyLocked(session.AbortReason{Kind: AbortDisposed})
 		return nil
 	}
@@ -118,14 +131,22 @@ func (a *Agent) dropQueuesSilentlyLocked(cause session.AbortReason) {
 			}
 		}
 	}
-	a.nextTurn, a.nextStep = nil, nil
+	for _, r := range a.compactQ {
+		r.waiter <- compactDone{data: session.CompactionData{Outcome: session.CompactionCancelled}, err: &AbortError{Reason: cause}}
+	}
+	a.nextTurn, a.nextStep, a.compactQ = nil, nil, nil
 	a.syncParkedLocked()
 }
 
 // runTurn runs an open turn to its end, appends turn/end, checkpoints and
 // hands the result to the Prompts whose messages the turn claimed.
 func (a *Agent) runTurn(t *turnState) {
-	reason := a.runSteps(t)
+	var reason session.TurnEndReason
+	if t.compact != nil {
+		reason = a.runCompactTurn(t)
+	} else {
+		reason = a.runSteps(t)
+	}
 	ctx := context.WithoutCancel(t.ctx)
 	end, err := a.sess.Append(session.TypeTurnEnd, session.TurnEndData{Turn: t.num, Reason: reason})
 	if err != nil {
@@ -254,9 +275,34 @@ func (a *Agent) runStep(t *turnState, step, call int, steer []*item) stepOutcome
 	if err != nil {
 		return failed(t, err, CodeSessionWrite)
 	}
+	if a.maybeCompact(t, req) {
+		if req, err = a.request(call); err != nil {
+			return failed(t, err, CodeSessionWrite)
+		}
+	}
+	if t.ctx.Err() != nil {
+		return stepOutcome{reason: abortedReason(t)}
+	}
 	reply, err := a.stream(t, step, req)
 	if err != nil {
 		return failed(t, err, CodeSessionWrite)
+	}
+	if reply.err != nil && !reply.streamed() && errors.Is(reply.err, model.ErrContextLength) && t.ctx.Err() == nil {
+		// The provider counted more than we estimated: compact once and
+		// retry the request once.
+		d, cerr := a.compactNow(t.ctx, session.TriggerOverflow, "")
+		if d.Outcome == session.CompactionCompleted {
+			call = a.stepCount
+			a.stepCount++
+			if req, err = a.request(call); err != nil {
+				return failed(t, err, CodeSessionWrite)
+			}
+			if reply, err = a.stream(t, step, req); err != nil {
+				return failed(t, err, CodeSessionWrite)
+			}
+		} else {
+			a.log.Warn("compaction after context overflow did not complete", "outcome", d.Outcome, "err", cerr)
+		}
 	}
 	reply.route = req.Route
 	if t.ctx.Err() != nil || reply.err != nil {
@@ -474,6 +520,7 @@ func (a *Agent) request(call int) (model.Request, error) {
 		Messages:  msgs,
 		Tools:     a.opts.Tools.Specs(),
 		MaxTokens: a.opts.MaxTokens,
+		Notify:    a.publishNotice,
 	}, nil
 }
 
@@ -488,6 +535,8 @@ func (a *Agent) history() ([]model.Message, error) {
 	evs := a.sess.EventsFrom(a.hist.next)
 	replace := false
 	for _, ev := range evs {
+		// A compaction folds into the cached view (session.Extend); only a
+		// surface replace op needs the whole log.
 		if ev.SurfaceOp != nil && ev.SurfaceOp.Replace {
 			replace = true
 			break
@@ -501,11 +550,11 @@ func (a *Agent) history() ([]model.Message, error) {
 		}
 		a.hist = hist{next: len(all), msgs: h}
 	} else if len(evs) > 0 {
-		h, err := session.History(evs)
+		h, err := session.Extend(a.hist.msgs, evs)
 		if err != nil {
 			return nil, err
 		}
-		a.hist.msgs = append(a.hist.msgs, h...)
+		a.hist.msgs = h
 		a.hist.next = int(evs[len(evs)-1].Seq) + 1
 	}
 	return model.FromSurface(a.hist.msgs), nil

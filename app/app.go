@@ -20,6 +20,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/budget"
 	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/projection"
 	"github.com/acp-agent/acp-agent/agent/session"
@@ -83,6 +84,15 @@ type Config struct {
 	// Sandbox, when set, runs local commands in the Landlock sandbox
 	// (workspace.go); nil runs them as the user.
 	Sandbox *sandbox.Policy
+	// ContextWindow overrides the context window of every model
+	// (--context-window); 0 uses the built-in table of known models.
+	ContextWindow int
+	// CompactThreshold is the fraction of the window at which sessions
+	// compact (--compact-threshold); 0 means budget.DefaultThreshold.
+	CompactThreshold float64
+	// IdleTimeout ends a model attempt after this long without a byte
+	// (--idle-timeout); 0 means the provider's default, negative disables.
+	IdleTimeout time.Duration
 	// Testing holds the knobs only this module's tests and scenario runner
 	// turn (a scripted model instance, no fsync, fault injection). Its type
 	// is internal, so programs outside the module leave it nil.
@@ -223,6 +233,7 @@ func New(cfg Config) (*App, error) {
 		NewAgentWithTools: a.NewAgentWithTools,
 		MCP:               mcp.Options{StartTimeout: cfg.MCPStartTimeout, Logger: a.Log},
 		Commands:          a.commands(),
+		Budget:            a.budget(),
 		Models:            pickerOptions(a.Models),
 	})
 	if err != nil {
@@ -267,8 +278,25 @@ func (a *App) AgentOptions(s *session.Session) agent.Options {
 		System:    a.Config.System,
 		MaxSteps:  a.Config.MaxSteps,
 		Journal:   journal{a},
+		Budget:    a.budget(),
 		Logger:    a.Log.With("session_id", id),
+
+		AfterCompaction: a.afterCompaction(id),
 	}
+}
+
+// afterCompaction is the test-only fault point after a durable compaction.
+func (a *App) afterCompaction(id string) func(session.Event) {
+	h := a.Config.hooks().AfterCompaction
+	if h == nil {
+		return nil
+	}
+	return func(ev session.Event) { h(id, ev.Seq) }
+}
+
+// budget is the context policy of every session (top-level and children).
+func (a *App) budget() budget.Config {
+	return budget.Config{Window: a.Config.ContextWindow, Threshold: a.Config.CompactThreshold}
 }
 
 // NewAgent builds the agent of a top-level session (acp.Options.NewAgent).

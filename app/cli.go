@@ -49,6 +49,10 @@ const (
 	CommonAPIKeyEnv = "api-key-env"
 	CommonLogLevel  = "log-level"
 	CommonSandbox   = "sandbox"
+
+	CommonContextWindow    = "context-window"
+	CommonCompactThreshold = "compact-threshold"
+	CommonIdleTimeout      = "idle-timeout"
 )
 
 // UsageError marks a command-line mistake (exit code 2). Cmd is the

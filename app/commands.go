@@ -16,14 +16,28 @@ import (
 	"github.com/acp-agent/acp-agent/subagent"
 )
 
-// commands returns the slash commands of this composition. There is no
-// /compact: nothing compacts a session's history yet.
+// commands returns the slash commands of this composition.
 func (a *App) commands() []acp.Command {
 	return []acp.Command{{
 		Name:        "agents",
 		Description: "show the subagent tree of this session (from the durable catalog, without asking the model)",
 		Run: func(ctx context.Context, sessionID, _ string) (string, error) {
 			return agentsText(ctx, a.Catalog, sessionID)
+		},
+	}, {
+		Name:        "compact",
+		Description: "summarize the conversation so far to free context (the full history stays in the log)",
+		Hint:        "optional instructions for the summary",
+		Run: func(ctx context.Context, sessionID, input string) (string, error) {
+			ag, ok := a.Agents.Get(sessionID)
+			if !ok {
+				return "", fmt.Errorf("session %s is not live", sessionID)
+			}
+			d, err := ag.Compact(ctx, input)
+			if err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("Conversation compacted: about %d tokens before, %d after.", d.PreTokens, d.PostTokens), nil
 		},
 	}}
 }

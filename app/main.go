@@ -13,6 +13,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/oklog/run"
 
@@ -72,12 +73,16 @@ type Flags struct {
 	// Sandbox runs local commands in the sandbox (writes only under the
 	// cwd and the temp dir, no network).
 	Sandbox bool
+	// Context policy and model waits (issue 18): 0 selects the defaults.
+	ContextWindow    int
+	CompactThreshold float64
+	IdleTimeout      time.Duration
 }
 
 // register binds every shared flag to fs with the current values as
 // defaults.
 func (f *Flags) register(fs *flag.FlagSet) {
-	f.registerOnly(fs, CommonDataDir, CommonModel, CommonBaseURL, CommonAPIKeyEnv, CommonLogLevel, CommonSandbox)
+	f.registerOnly(fs, CommonDataDir, CommonModel, CommonBaseURL, CommonAPIKeyEnv, CommonLogLevel, CommonSandbox, CommonContextWindow, CommonCompactThreshold, CommonIdleTimeout)
 }
 
 // registerOnly binds the named shared flags to fs.
@@ -102,6 +107,15 @@ func (f *Flags) registerOnly(fs *flag.FlagSet, names ...string) {
 		case CommonSandbox:
 			fs.BoolVar(&f.Sandbox, n, f.Sandbox,
 				"run commands on this machine in a sandbox: they read everywhere, write only under the session's directory and the temp dir, and have no network (env "+EnvSandbox+"=1)")
+		case CommonContextWindow:
+			fs.IntVar(&f.ContextWindow, n, f.ContextWindow,
+				"context window of the model in `tokens`; default: the built-in table of known models (usage and automatic compaction need a known window)")
+		case CommonCompactThreshold:
+			fs.Float64Var(&f.CompactThreshold, n, f.CompactThreshold,
+				"compact a session when its next request would fill this `fraction` of the context window (default 0.8)")
+		case CommonIdleTimeout:
+			fs.DurationVar(&f.IdleTimeout, n, f.IdleTimeout,
+				"end and retry a model request after this long without a byte from the provider (default 2m; negative disables)")
 		default:
 			panic("app: unknown shared flag " + n) // a programming error in a Command literal
 		}
@@ -268,14 +282,21 @@ func serve(ctx context.Context, env *Env) error {
 		return err
 	}
 	paceGC(env.Getenv)
+	if f := env.Flags; f.ContextWindow < 0 || f.CompactThreshold < 0 || f.CompactThreshold > 1 {
+		return usageErrorf("--context-window must be positive and --compact-threshold between 0 and 1 (got %d and %g)", f.ContextWindow, f.CompactThreshold)
+	}
 	cfg := Config{
 		DataDir:   dir,
 		Model:     env.Flags.Model,
 		BaseURL:   env.Flags.BaseURL,
 		APIKeyEnv: env.Flags.APIKeyEnv,
 		Version:   Version(),
-		Logger:    env.Logger,
-		Getenv:    env.Getenv,
+
+		ContextWindow:    env.Flags.ContextWindow,
+		CompactThreshold: env.Flags.CompactThreshold,
+		IdleTimeout:      env.Flags.IdleTimeout,
+		Logger:           env.Logger,
+		Getenv:           env.Getenv,
 	}
 	if env.Flags.Sandbox {
 		cfg.Sandbox = &sandbox.Policy{}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/model/openai"
@@ -23,6 +24,8 @@ type ModelConfig struct {
 	APIKeyEnv string
 	Getenv    func(string) string
 	Logger    *slog.Logger
+	// IdleTimeout is Config.IdleTimeout.
+	IdleTimeout time.Duration
 }
 
 // ProviderFunc builds the model of a PROVIDER/MODEL spec.
@@ -74,7 +77,7 @@ func resolveModel(cfg Config) (model.Model, error, error) {
 	if provider == nil {
 		provider = providerModel
 	}
-	mc := ModelConfig{Spec: spec, BaseURL: cfg.BaseURL, APIKeyEnv: cfg.APIKeyEnv, Getenv: cfg.Getenv, Logger: cfg.Logger}
+	mc := ModelConfig{Spec: spec, BaseURL: cfg.BaseURL, APIKeyEnv: cfg.APIKeyEnv, Getenv: cfg.Getenv, Logger: cfg.Logger, IdleTimeout: cfg.IdleTimeout}
 	m, err := provider(mc)
 	if k, ok := deferKey(mc, provider, err); ok {
 		// Start anyway: the client is told which key to set (auth.go).
@@ -99,7 +102,7 @@ func providerModel(mc ModelConfig) (model.Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg.Getenv, cfg.Logger = mc.Getenv, mc.Logger
+	cfg.Getenv, cfg.Logger, cfg.IdleTimeout = mc.Getenv, mc.Logger, mc.IdleTimeout
 	return openai.New(cfg)
 }
 

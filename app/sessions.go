@@ -237,9 +237,11 @@ func runSessionsShow(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	if open > 0 {
-		_, err = fmt.Fprintf(env.Stdout, "\n[turn %d open (running elsewhere)]\n", open)
+		if _, err := fmt.Fprintf(env.Stdout, "\n[turn %d open (running elsewhere)]\n", open); err != nil {
+			return err
+		}
 	}
-	return err
+	return writeUsage(ctx, env.Stdout, st, id, snap.Events)
 }
 
 // badID explains an id session.ValidateID refused.

@@ -33,6 +33,8 @@ func Composition(_ context.Context, cfg Config) (System, error) {
 		Logger:  cfg.Logger,
 		Testing: hooks,
 		Sandbox: cfg.Sandbox.policy(cfg.Cwd),
+
+		ContextWindow: cfg.ContextWindow,
 	}
 	if m != nil {
 		hooks.Model = scripted.New(m)

@@ -35,6 +35,10 @@ type Scenario struct {
 	// model picker (models.go): each runs the same script and its route is
 	// script/NAME; the first is the default.
 	Models []string
+	// ContextWindow is the model's context window in tokens
+	// (--context-window), so usage_update and automatic compaction run
+	// against a known size; 0 leaves the scripted model without one.
+	ContextWindow int
 	// Steps are the client's actions, run strictly in order.
 	Steps []Step
 	// Client is what the scenario client advertises and serves (fs,
@@ -221,6 +225,10 @@ func Parse(file, name string, data []byte) (*Scenario, error) {
 			sc.Model, err = p.model(k, v)
 		case "models":
 			sc.Models, err = p.models(v)
+		case "context_window":
+			if v.Kind != yaml.ScalarNode || v.Decode(&sc.ContextWindow) != nil || sc.ContextWindow <= 0 {
+				err = p.errf(v, "", "context_window must be a positive number of tokens")
+			}
 		case "fences":
 			sc.Fences, err = p.fences(v)
 		case "steps":
@@ -234,7 +242,7 @@ func Parse(file, name string, data []byte) (*Scenario, error) {
 		case "sandbox":
 			sc.Sandbox, err = p.sandbox(v)
 		default:
-			err = p.errf(k, "", "unknown key %q (want summary, description, seed, faults, fences, model, models, mcp_servers, steps, client, files, sandbox)", k.Value)
+			err = p.errf(k, "", "unknown key %q (want summary, description, seed, faults, fences, model, models, context_window, mcp_servers, steps, client, files, sandbox)", k.Value)
 		}
 		if err != nil {
 			return nil, err

@@ -43,6 +43,8 @@ type Config struct {
 	// Models are the scenario's model names (two or more offer the model
 	// picker; see Scenario.Models).
 	Models []string
+	// ContextWindow is Scenario.ContextWindow.
+	ContextWindow int
 	// ObserveModel must wrap the model the composition uses, so the runner
 	// sees model calls start (model_call waits).
 	ObserveModel func(model.Model) model.Model
@@ -233,6 +235,8 @@ func (r *runner) start(ctx context.Context) error {
 		Sources: &session.DeterministicSources{Epoch: Epoch, Step: 1000},
 		Script:  r.sc.Model,
 		Models:  r.sc.Models,
+
+		ContextWindow: r.sc.ContextWindow,
 		ObserveModel: func(m model.Model) model.Model {
 			return observedModel{inner: m, r: r, sys: &sys}
 		},
@@ -339,7 +343,7 @@ func (r *runner) step(ctx context.Context, st Step) (stepResult, error) {
 	case OpInitialize:
 		raw, err := c.call(ctx, "initialize", map[string]any{
 			"protocolVersion":    1,
-			"clientCapabilities": map[string]any{"fs": map[string]any{"readTextFile": r.sc.Client.FS, "writeTextFile": r.sc.Client.FS}, "terminal": r.sc.Client.Terminal},
+			"clientCapabilities": r.clientCapabilities(),
 		})
 		if err != nil {
 			return res, err
@@ -563,4 +567,13 @@ func (r *runner) awaitCondition(ctx context.Context, sys System, ref string, w W
 		return err
 	}
 	return iw.WaitIdle(ctx, id)
+}
+
+// clientCapabilities is what the scenario client announces in initialize.
+func (r *runner) clientCapabilities() map[string]any {
+	caps := map[string]any{"fs": map[string]any{"readTextFile": r.sc.Client.FS, "writeTextFile": r.sc.Client.FS}, "terminal": r.sc.Client.Terminal}
+	if r.sc.Client.Compaction {
+		caps["session"] = map[string]any{"compaction": map[string]any{}}
+	}
+	return caps
 }

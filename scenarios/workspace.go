@@ -32,6 +32,9 @@ import (
 // serves.
 type ClientCaps struct {
 	FS, Terminal bool
+	// Compaction announces clientCapabilities.session.compaction: the
+	// agent then sends compaction_update instead of the think tool call.
+	Compaction bool
 }
 
 // WorkspaceFile is a file written into the cwd before the run.
@@ -47,7 +50,7 @@ const OpSetMode = "set_mode"
 const answerCancelled = "cancelled"
 
 func (p parser) client(n *yaml.Node) (ClientCaps, error) {
-	f, err := p.fields(n, "client", "fs", "terminal")
+	f, err := p.fields(n, "client", "fs", "terminal", "compaction")
 	if err != nil {
 		return ClientCaps{}, err
 	}
@@ -59,6 +62,11 @@ func (p parser) client(n *yaml.Node) (ClientCaps, error) {
 	}
 	if v, ok := f["terminal"]; ok {
 		if c.Terminal, err = p.boolean(v, "client.terminal"); err != nil {
+			return ClientCaps{}, err
+		}
+	}
+	if v, ok := f["compaction"]; ok {
+		if c.Compaction, err = p.boolean(v, "client.compaction"); err != nil {
 			return ClientCaps{}, err
 		}
 	}

@@ -20,6 +20,10 @@
 // Events handed out are immutable by convention: never mutate an Event or its
 // Data after it was appended.
 //
+// Compaction is a log-only session/compaction event (compaction.go):
+// History replaces the messages it covers by its summary and stubs old
+// tool results, while the log keeps every original event for replay.
+//
 // The log is the only authority. Everything derived from it (model history,
 // projections, titles) is recomputed from events; see
 // ../shared/spec/subagent-contract.md §1.1–1.3 and §7.

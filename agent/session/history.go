@@ -10,11 +10,26 @@ type SurfaceMessage struct {
 // History derives the model-visible conversation from the surface events
 // of a log: append ops add a message; a replace op {start, end} removes the
 // messages produced by events start..end and puts its own message where the
-// first of them stood (compaction). Log events are never deleted, so the
+// first of them stood; a completed session/compaction event replaces the
+// messages it covers by its summary (compaction.go). Log events are never
+// deleted, so the
 // same log always yields the same history.
 func History(events []Event) ([]SurfaceMessage, error) {
-	var out []SurfaceMessage
+	return Extend(nil, events)
+}
+
+// Extend folds further events into a history derived from the events
+// before them: History(a ++ b) == Extend(History(a), b). The returned slice
+// may share out's storage.
+func Extend(out []SurfaceMessage, events []Event) ([]SurfaceMessage, error) {
 	for _, ev := range events {
+		if ev.Type == TypeCompaction {
+			var err error
+			if out, err = applyCompaction(out, ev); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if !SurfaceTypes[ev.Type] || ev.SurfaceOp == nil {
 			continue
 		}

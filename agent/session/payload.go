@@ -177,10 +177,17 @@ const (
 	ChunkFinish    = "finish"
 )
 
-// Usage counts tokens of one model call.
+// Usage counts tokens of one model call, provider-neutral. InputTokens
+// counts every input token of the request, cached ones included;
+// CachedReadTokens says how many of them were read from the provider's
+// prompt cache and CacheWriteTokens how many were written to it (providers
+// that bill cache writes). The cache fields are omitted when zero, so logs
+// written before they existed read the same.
 type Usage struct {
-	InputTokens  int `json:"inputTokens"`
-	OutputTokens int `json:"outputTokens"`
+	InputTokens      int `json:"inputTokens"`
+	OutputTokens     int `json:"outputTokens"`
+	CachedReadTokens int `json:"cachedReadTokens,omitempty"`
+	CacheWriteTokens int `json:"cacheWriteTokens,omitempty"`
 }
 
 // AssistantMessageData is the payload of assistant/message.

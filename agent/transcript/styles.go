@@ -16,8 +16,14 @@ import (
 // and queue changes are not shown, nor turns that completed normally.
 type inspect struct{}
 
-func (inspect) turnStart(*bytes.Buffer, session.TurnData)       {}
-func (inspect) title(*bytes.Buffer, session.TitleData)          {}
+func (inspect) turnStart(*bytes.Buffer, session.TurnData) {}
+func (inspect) title(*bytes.Buffer, session.TitleData)    {}
+func (inspect) compaction(b *bytes.Buffer, d session.CompactionData) {
+	fmt.Fprintf(b, "\n[%s]\n", DescribeCompaction(d))
+	if d.Summary != "" {
+		WriteIndented(b, "  ", d.Summary)
+	}
+}
 func (inspect) spliced(*bytes.Buffer, session.InboxSplicedData) {}
 func (inspect) descriptor(b *bytes.Buffer, raw json.RawMessage) {
 	fmt.Fprintf(b, "\n[subagent descriptor] %s\n", OneLine(string(raw), 200))
@@ -122,6 +128,13 @@ func (compact) turnEnd(b *bytes.Buffer, d session.TurnEndData) {
 
 func (compact) descriptor(b *bytes.Buffer, raw json.RawMessage) {
 	WriteIndented(b, "  ", "descriptor "+CompactJSON(raw))
+}
+
+func (compact) compaction(b *bytes.Buffer, d session.CompactionData) {
+	fmt.Fprintf(b, "%s%s\n", in, DescribeCompaction(d))
+	if d.Summary != "" {
+		WriteIndented(b, in+"  | ", d.Summary)
+	}
 }
 
 func (compact) title(b *bytes.Buffer, d session.TitleData) {

@@ -45,6 +45,7 @@ type formatter interface {
 	assistant(b *bytes.Buffer, d session.AssistantMessageData)
 	toolCall(b *bytes.Buffer, d session.ToolCallData)
 	toolResult(b *bytes.Buffer, d session.ToolResultData)
+	compaction(b *bytes.Buffer, d session.CompactionData)
 }
 
 // Write renders events to w in style s. Events whose payload does not
@@ -76,6 +77,7 @@ var byType = map[string]func(*bytes.Buffer, session.Event, formatter){
 	session.TypeAssistantMessage: decoded(formatter.assistant),
 	session.TypeToolCall:         decoded(formatter.toolCall),
 	session.TypeToolResult:       decoded(formatter.toolResult),
+	session.TypeCompaction:       decoded(formatter.compaction),
 }
 
 // decoded adapts a formatter method to an event: it is called with the
@@ -94,6 +96,19 @@ func WriteIndented(b *bytes.Buffer, pad, text string) {
 	for _, l := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
 		b.WriteString(strings.TrimRight(pad+l, " ") + "\n")
 	}
+}
+
+// DescribeCompaction reads a compaction record on one line: trigger,
+// outcome, what it did and the token estimates.
+func DescribeCompaction(d session.CompactionData) string {
+	what := "summary up to seq " + fmt.Sprint(d.UpTo)
+	if d.Summary == "" {
+		what = "tool results stubbed up to seq " + fmt.Sprint(d.StubUpTo)
+	}
+	if d.Outcome != session.CompactionCompleted {
+		what = d.Error
+	}
+	return fmt.Sprintf("compaction (%s) %s: %s; ~%d -> ~%d tokens", d.Trigger, d.Outcome, what, d.PreTokens, d.PostTokens)
 }
 
 // DescribeEnd reads a turn's end reason: its kind, the nested reason and

@@ -9,5 +9,6 @@
 // reachable only from app and scenarios outside tests.
 // store_test.go checks the store seam: agent/session depends on no other
 // package of the module, and the agent loop only on agent/session,
-// agent/model and agent/tool.
+// agent/model and agent/tool (plus the context policy, agent/budget and
+// agent/compact, which are leaves over session and model).
 package layering

@@ -22,6 +22,8 @@ func TestSharedPackagesStayLeaves(t *testing.T) {
 		{"agent/delegation", nil},
 		{"agent/transcript", []string{"agent/session"}},
 		{"internal/testhooks", []string{"agent/model", "driver/inprocess", "persistence"}},
+		{"agent/budget", []string{"agent/model", "agent/session"}},
+		{"agent/compact", []string{"agent/budget", "agent/model", "agent/session"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.pkg, func(t *testing.T) {

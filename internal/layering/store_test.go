@@ -31,7 +31,8 @@ func importsOf(t *testing.T, pkg string, deps bool) []string {
 // and knows the session vocabulary only; the vocabulary (with the repair
 // of an interrupted turn) depends on nothing of ours; the agent loop
 // reaches storage only through the Journal it declares, so it imports no
-// more than its own vocabulary, model and tool packages.
+// more than its own vocabulary, model and tool packages, and the context
+// policy packages (budget, compact).
 func TestStoreSeam(t *testing.T) {
 	tests := []struct {
 		pkg     string
@@ -40,7 +41,7 @@ func TestStoreSeam(t *testing.T) {
 	}{
 		{module + "/persistence/...", true, []string{module + "/persistence", module + "/agent/session", "github.com/google/uuid"}},
 		{module + "/agent/session", true, []string{module + "/agent/session", "github.com/google/uuid"}},
-		{module + "/agent", false, []string{module + "/agent/session", module + "/agent/model", module + "/agent/tool"}},
+		{module + "/agent", false, []string{module + "/agent/session", module + "/agent/model", module + "/agent/tool", module + "/agent/budget", module + "/agent/compact"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.pkg, func(t *testing.T) {

@@ -36,4 +36,8 @@ type Hooks struct {
 	PanicOnBug bool
 	// Faults injects failures into in-process children (scenarios).
 	Faults inprocess.Faults
+	// AfterCompaction is agent.Options.AfterCompaction for every agent: a
+	// fault point right after a session/compaction event is durable and
+	// before any request uses it (crash tests).
+	AfterCompaction func(sessionID string, seq int64)
 }

@@ -96,6 +96,11 @@ type Config struct {
 	// retries at once instead of waiting that long. 0 selects
 	// DefaultMaxRetryDelay.
 	MaxRetryDelay time.Duration
+	// IdleTimeout ends an attempt when the provider sends no byte for this
+	// long, before the response or mid-stream; the attempt is retried like a
+	// connection failure while nothing was delivered. 0 selects
+	// DefaultIdleTimeout; a negative value disables it.
+	IdleTimeout time.Duration
 	// HTTPClient carries the requests. nil selects a client with its own
 	// clone of http.DefaultTransport and no overall timeout (streams are
 	// long; the request context bounds them).
@@ -216,6 +221,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxRetryDelay <= 0 {
 		c.MaxRetryDelay = DefaultMaxRetryDelay
+	}
+	switch {
+	case c.IdleTimeout == 0:
+		c.IdleTimeout = DefaultIdleTimeout
+	case c.IdleTimeout < 0:
+		c.IdleTimeout = 0
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

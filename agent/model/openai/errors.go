@@ -34,6 +34,13 @@ const (
 	// CodeStreamError: the stream carried an in-band error event or a chunk
 	// that is not valid JSON.
 	CodeStreamError Code = "PROVIDER_STREAM_ERROR"
+	// CodeIdleTimeout: the provider sent no byte for Config.IdleTimeout
+	// (before the response or mid-stream). Retried like CodeTransport while
+	// nothing of the answer was delivered.
+	CodeIdleTimeout Code = "PROVIDER_IDLE_TIMEOUT"
+	// CodeContextLength: the provider refused the request because it does
+	// not fit the model's context window (context_length_exceeded).
+	CodeContextLength Code = "PROVIDER_CONTEXT_LENGTH"
 	// CodeRoute: the request named a route this model cannot serve.
 	CodeRoute Code = "PROVIDER_ROUTE"
 )
@@ -83,6 +90,10 @@ func (e *ProviderError) Error() string {
 		s = fmt.Sprintf("%s: response stream cut before the model finished", e.Provider)
 	case CodeStreamError:
 		s = fmt.Sprintf("%s: bad response stream", e.Provider)
+	case CodeIdleTimeout:
+		s = fmt.Sprintf("%s: provider stopped sending", e.Provider)
+	case CodeContextLength:
+		s = fmt.Sprintf("%s: request exceeds the model's context window (HTTP %d)", e.Provider, e.Status)
 	default:
 		s = fmt.Sprintf("%s: %s", e.Provider, e.Code)
 	}

@@ -15,55 +15,100 @@ package openai
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 
+	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/internal/errcode"
 )
 
 // open sends the request until it gets a 2xx response, a non-retryable
-// failure, or runs out of attempts. It returns the event stream and the
-// number of attempts made; the caller closes the stream.
-func (c *client) open(ctx context.Context, p oai.ChatCompletionNewParams) (*ssestream.Stream[wireChunk], int, error) {
-	for attempt := 1; ; attempt++ {
+// failure, or runs out of attempts, counting from attempt first. It
+// returns the event stream, the watchdog of the attempt that opened it
+// (the caller stops it once done with the stream) and the number of
+// attempts made; the caller closes the stream. Before each retry wait the
+// request's Notify hears a NoticeRetry.
+func (c *client) open(ctx context.Context, p oai.ChatCompletionNewParams, first int, req model.Request) (*ssestream.Stream[wireChunk], *watchdog, int, error) {
+	for attempt := first; ; attempt++ {
 		var resp *http.Response
-		s := c.svc.NewStreaming(ctx, p, option.WithResponseInto(&resp))
+		wd := newWatchdog(ctx, c.cfg.IdleTimeout)
+		s := c.svc.NewStreaming(wd.ctx, p, option.WithResponseInto(&resp))
 		err := s.Err()
 		if err == nil && resp != nil {
 			// Decode the events ourselves (see wire.go); the SDK's
 			// stream wraps the same body and is dropped unread.
-			return ssestream.NewStream[wireChunk](ssestream.NewDecoder(resp), nil), attempt, nil
+			wd.kick()
+			wd.watch(resp)
+			return ssestream.NewStream[wireChunk](ssestream.NewDecoder(resp), nil), wd, attempt, nil
 		}
 		_ = s.Close()
+		idle := wd.fired()
+		wd.stop()
 		if err == nil {
 			err = errors.New("no HTTP response") // not expected from the SDK
 		}
 		if ctx.Err() != nil {
-			return nil, attempt, c.ctxErr(ctx)
+			return nil, nil, attempt, c.ctxErr(ctx)
 		}
 		pe := c.classify(err, resp)
+		if idle {
+			pe.Code, pe.Status, pe.Err = CodeIdleTimeout, 0, context.Cause(wd.ctx)
+		}
 		if attempt > 1 {
 			pe.Attempts = attempt
 		}
 		if !retryable(pe.Code) || attempt > c.cfg.MaxRetries {
-			return nil, attempt, pe
+			return nil, nil, attempt, pe
 		}
 		d, ok := c.delay(attempt, resp, time.Now())
 		if !ok {
 			pe.RetryAfter = d
-			return nil, attempt, pe
+			return nil, nil, attempt, pe
 		}
-		c.log.WarnContext(ctx, "model request retry", "status", pe.Status, "code", string(pe.Code), "attempt", attempt, "delay", d)
+		c.retryNotice(ctx, req, pe, attempt, d)
 		if !sleep(ctx, d) {
-			return nil, attempt, c.ctxErr(ctx)
+			return nil, nil, attempt, c.ctxErr(ctx)
 		}
 	}
+}
+
+// retryNotice logs a retry and tells the person about the wait.
+func (c *client) retryNotice(ctx context.Context, req model.Request, pe *ProviderError, attempt int, d time.Duration) {
+	c.log.WarnContext(ctx, "model request retry", "status", pe.Status, "code", string(pe.Code), "attempt", attempt, "delay", d)
+	req.Notice(model.Notice{
+		Kind: model.NoticeRetry, Message: RetryMessage(pe, d),
+		Attempt: attempt, Delay: d, Status: pe.Status,
+	})
+}
+
+// RetryMessage is the short notice shown while waiting to retry, e.g.
+// "retrying in 4 s (HTTP 429)".
+func RetryMessage(pe *ProviderError, d time.Duration) string {
+	var wait string
+	switch {
+	case d >= time.Second:
+		wait = fmt.Sprintf("%d s", int((d+time.Second/2)/time.Second))
+	default:
+		wait = fmt.Sprintf("%d ms", d.Milliseconds())
+	}
+	var why string
+	switch {
+	case pe.Code == CodeIdleTimeout:
+		why = "no data from the provider"
+	case pe.Status != 0:
+		why = fmt.Sprintf("HTTP %d", pe.Status)
+	default:
+		why = "no response"
+	}
+	return fmt.Sprintf("retrying in %s (%s)", wait, why)
 }
 
 // classify turns a failed request into a ProviderError. The provider's
@@ -86,6 +131,8 @@ func (c *client) classify(err error, resp *http.Response) *ProviderError {
 		pe.Code, pe.KeyEnv, pe.Message = CodeAuth, c.keyEnv, ""
 	case s == http.StatusTooManyRequests:
 		pe.Code = CodeRateLimited
+	case s == http.StatusBadRequest && contextLength(pe.ProviderCode, pe.Message):
+		pe.Code, pe.Err = CodeContextLength, fmt.Errorf("%w: %w", model.ErrContextLength, err)
 	case s >= 500:
 		pe.Code = CodeUnavailable
 	case s == 0:
@@ -96,8 +143,20 @@ func (c *client) classify(err error, resp *http.Response) *ProviderError {
 	return pe
 }
 
+// contextLength recognizes the providers' "does not fit the context
+// window" refusals: OpenAI's error code, and the message DeepSeek and
+// OpenAI-compatible servers send with a generic code.
+func contextLength(code, msg string) bool {
+	if code == "context_length_exceeded" {
+		return true
+	}
+	m := strings.ToLower(msg)
+	return strings.Contains(m, "context_length_exceeded") || strings.Contains(m, "maximum context length") ||
+		strings.Contains(m, "context window")
+}
+
 func retryable(c Code) bool {
-	return c == CodeRateLimited || c == CodeUnavailable || c == CodeTransport
+	return c == CodeRateLimited || c == CodeUnavailable || c == CodeTransport || c == CodeIdleTimeout
 }
 
 // delay returns how long to wait before attempt+1, and false when the

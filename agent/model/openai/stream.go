@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
+	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/acp-agent/acp-agent/agent/model"
@@ -21,7 +23,8 @@ const maxToolCalls = 1024
 
 // stream runs one call and yields its chunks, then a usage chunk (if the
 // server reported usage) and a finish chunk, or an error. A stream that
-// breaks after some chunks yields those chunks and then the error.
+// breaks after some chunks yields those chunks and then the error. An idle
+// timeout before any chunk was yielded is retried like a failed open.
 func (c *client) stream(ctx context.Context, modelID string, req model.Request, yield func(session.Chunk, error) bool) {
 	params, err := buildParams(c.provider, modelID, req)
 	if err != nil {
@@ -29,29 +32,48 @@ func (c *client) stream(ctx context.Context, modelID string, req model.Request, 
 		return
 	}
 	c.log.DebugContext(ctx, "model request", "model", modelID, "messages", len(params.Messages), "tools", len(params.Tools))
-	s, attempts, err := c.open(ctx, params)
+	for first := 1; ; {
+		attempts, retry := c.attempt(ctx, params, first, req, yield)
+		if !retry {
+			return
+		}
+		first = attempts + 1
+	}
+}
+
+// attempt opens the stream (with the open-time retries) and relays it. It
+// reports the attempts made and whether to start over: the stream went
+// idle before yielding anything and attempts remain.
+func (c *client) attempt(ctx context.Context, params oai.ChatCompletionNewParams, first int, req model.Request, yield func(session.Chunk, error) bool) (int, bool) {
+	s, wd, attempts, err := c.open(ctx, params, first, req)
 	if err != nil {
 		yield(session.Chunk{}, err)
-		return
+		return attempts, false
 	}
 	// Close releases the response body (and with it the connection) when
 	// the consumer stops early; after a normal end it is a no-op.
+	defer wd.stop()
 	defer s.Close()
 
 	var st streamState
+	yielded := false
+	relay := func(ck session.Chunk, err error) bool {
+		yielded = true
+		return yield(ck, err)
+	}
 	for s.Next() {
 		ck := s.Current()
-		if err := st.apply(&ck, yield); err != nil {
+		if err := st.apply(&ck, relay); err != nil {
 			if !errors.Is(err, errStopped) {
 				yield(session.Chunk{}, c.streamError(CodeStreamError, attempts, err))
 			}
-			return
+			return attempts, false
 		}
 	}
 	if err := s.Err(); err != nil {
 		if ctx.Err() != nil {
 			yield(session.Chunk{}, c.ctxErr(ctx))
-			return
+			return attempts, false
 		}
 		code := CodeStreamCut
 		var se *ssestream.StreamError
@@ -60,19 +82,33 @@ func (c *client) stream(ctx context.Context, modelID string, req model.Request, 
 		if errors.As(err, &se) || errors.As(err, &je) || errors.As(err, &te) {
 			code = CodeStreamError
 		}
+		if wd.fired() {
+			code, err = CodeIdleTimeout, context.Cause(wd.ctx)
+			if !yielded && attempts <= c.cfg.MaxRetries {
+				pe := c.streamError(code, attempts, err).(*ProviderError)
+				d, _ := c.delay(attempts, nil, time.Now())
+				c.retryNotice(ctx, req, pe, attempts, d)
+				if !sleep(ctx, d) {
+					yield(session.Chunk{}, c.ctxErr(ctx))
+					return attempts, false
+				}
+				return attempts, true
+			}
+		}
 		yield(session.Chunk{}, c.streamError(code, attempts, err))
-		return
+		return attempts, false
 	}
 	if st.finish == "" {
 		// A clean end of the body without a finish reason: the server or a
 		// proxy dropped the rest of the answer.
 		yield(session.Chunk{}, c.streamError(CodeStreamCut, attempts, errors.New("stream ended without a finish reason")))
-		return
+		return attempts, false
 	}
 	if st.usage != nil && !yield(session.Chunk{Type: session.ChunkUsage, Usage: st.usage}, nil) {
-		return
+		return attempts, false
 	}
 	yield(session.Chunk{Type: session.ChunkFinish, Finish: st.finishReason()}, nil)
+	return attempts, false
 }
 
 func (c *client) streamError(code Code, attempts int, err error) error {
@@ -156,7 +192,7 @@ func (st *streamState) apply(ck *wireChunk, yield func(session.Chunk, error) boo
 		}
 	}
 	if ck.Usage != nil {
-		st.usage = &session.Usage{InputTokens: ck.Usage.PromptTokens, OutputTokens: ck.Usage.CompletionTokens}
+		st.usage = ck.Usage.usage()
 	}
 	return nil
 }

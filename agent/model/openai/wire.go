@@ -10,7 +10,11 @@ package openai
 // and 7 KB against 12 and 0.8 KB in BenchmarkStreamChunk), and its typed
 // delta has no field for reasoning_content anyway.
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/acp-agent/acp-agent/agent/session"
+)
 
 type wireChunk struct {
 	Choices []wireChoice `json:"choices"`
@@ -48,6 +52,21 @@ type wireToolCall struct {
 type wireUsage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
+	// PromptCacheHitTokens is DeepSeek's count of cached prompt tokens;
+	// PromptTokensDetails.CachedTokens is OpenAI's.
+	PromptCacheHitTokens int `json:"prompt_cache_hit_tokens"`
+	PromptTokensDetails  *struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+}
+
+// usage maps the wire usage onto the provider-neutral struct.
+func (u *wireUsage) usage() *session.Usage {
+	out := &session.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, CachedReadTokens: u.PromptCacheHitTokens}
+	if u.PromptTokensDetails != nil && u.PromptTokensDetails.CachedTokens > out.CachedReadTokens {
+		out.CachedReadTokens = u.PromptTokensDetails.CachedTokens
+	}
+	return out
 }
 
 // lenientString decodes a JSON string and ignores any other value.

@@ -43,6 +43,10 @@ type Reply struct {
 	// after the reply's chunks when ErrorAfterChunks is set.
 	Error            string `yaml:"error"`
 	ErrorAfterChunks bool   `yaml:"error_after_chunks"`
+	// ContextLengthExceeded makes the error a refusal of a request that
+	// does not fit the context window (it wraps model.ErrContextLength,
+	// as a provider's 400 context_length_exceeded does).
+	ContextLengthExceeded bool `yaml:"context_length_exceeded"`
 	// Hang streams the reply's text and reasoning chunks, then blocks until
 	// the call's context is cancelled and fails with its cause.
 	Hang bool `yaml:"hang"`
@@ -100,7 +104,7 @@ func Parse(data []byte) (*Script, error) {
 // Fields a script may use, per mapping level.
 var (
 	replyFields = map[string]bool{"text": true, "reasoning": true, "tool_calls": true, "usage": true,
-		"finish": true, "error": true, "error_after_chunks": true, "hang": true}
+		"finish": true, "error": true, "error_after_chunks": true, "context_length_exceeded": true, "hang": true}
 	callFields  = map[string]bool{"id": true, "name": true, "arguments": true}
 	usageFields = map[string]bool{"input": true, "output": true}
 )
@@ -189,6 +193,9 @@ func (s *Script) Validate() error {
 			if r.ErrorAfterChunks && r.Error == "" {
 				return fmt.Errorf("%s: error_after_chunks without error", where)
 			}
+			if r.ContextLengthExceeded && r.Error == "" {
+				return fmt.Errorf("%s: context_length_exceeded without error", where)
+			}
 			if r.Usage != nil && (r.Usage.Input < 0 || r.Usage.Output < 0) {
 				return fmt.Errorf("%s: negative usage", where)
 			}
@@ -231,9 +238,21 @@ func (e *ScriptError) Error() string {
 func (e *ScriptError) Code() string { return CodeScriptMismatch }
 
 // ReplyError is the failure a scripted error entry produces.
-type ReplyError struct{ Message string }
+type ReplyError struct {
+	Message string
+	// ContextLength marks a context_length_exceeded refusal.
+	ContextLength bool
+}
 
 func (e *ReplyError) Error() string { return e.Message }
+
+// Unwrap returns model.ErrContextLength for a context-length refusal.
+func (e *ReplyError) Unwrap() error {
+	if e.ContextLength {
+		return model.ErrContextLength
+	}
+	return nil
+}
 
 // Code returns CodeScripted.
 func (e *ReplyError) Code() string { return CodeScripted }
@@ -276,7 +295,7 @@ func (m *Model) Stream(ctx context.Context, req model.Request) iter.Seq2[session
 			return
 		}
 		if r.Error != "" && !r.ErrorAfterChunks {
-			yield(session.Chunk{}, &ReplyError{Message: r.Error})
+			yield(session.Chunk{}, &ReplyError{Message: r.Error, ContextLength: r.ContextLengthExceeded})
 			return
 		}
 		for _, c := range Chunks(r) {
@@ -296,7 +315,7 @@ func (m *Model) Stream(ctx context.Context, req model.Request) iter.Seq2[session
 		}
 		switch {
 		case r.Error != "":
-			yield(session.Chunk{}, &ReplyError{Message: r.Error})
+			yield(session.Chunk{}, &ReplyError{Message: r.Error, ContextLength: r.ContextLengthExceeded})
 		case r.Hang:
 			<-ctx.Done()
 			yield(session.Chunk{}, fmt.Errorf("scripted model: %w", context.Cause(ctx)))

@@ -1,0 +1,183 @@
+package acp
+
+// This file shows context accounting and compaction to the editor:
+//   - usage_update (used, size, cost) after each model response, after a
+//     compaction, and once at the end of a session/load replay, when the
+//     model's context window is known (budget tables or --context-window);
+//   - each compaction as the convention claude-agent-acp and codex-acp use:
+//     a "think" tool call titled "Compact conversation" carrying
+//     _meta.contextCompaction {version, trigger, preTokens, postTokens,
+//     durationMs, error}. It starts (in_progress) at the agent's transient
+//     compaction notice and ends at the session/compaction event; a replay,
+//     which has no notice, shows it whole where it happened.
+// The tally is folded from the same events, so a replay ends with the same
+// figures the live session showed last.
+
+import (
+	"encoding/json"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/budget"
+	"github.com/acp-agent/acp-agent/agent/model"
+	"github.com/acp-agent/acp-agent/agent/session"
+)
+
+// MetaContextCompaction is the _meta key of the compaction tool call.
+const MetaContextCompaction = "contextCompaction"
+
+// CompactionTitle is the title of the compaction tool call.
+const CompactionTitle = "Compact conversation"
+
+// contextState is the translator's accounting and open compactions.
+type contextState struct {
+	cfg   budget.Config
+	tally budget.Tally
+	// started holds the compaction ids whose tool call is open.
+	started map[string]bool
+	// native selects compaction_update (the client announced
+	// clientCapabilities.session.compaction); raw holds those updates
+	// until the emitter sends them, as raw JSON: the SDK has no type.
+	native bool
+	raw    []map[string]any
+}
+
+// compactionUpdate queues one compaction_update.
+func (c *contextState) compactionUpdate(id, status, summary, errText string) {
+	u := map[string]any{"sessionUpdate": "compaction_update", "compactionId": id, "status": status}
+	if summary != "" {
+		u["summary"] = summary
+	}
+	if errText != "" {
+		u["error"] = errText
+	}
+	c.raw = append(c.raw, u)
+}
+
+// takeRaw returns and clears the queued raw updates.
+func (c *contextState) takeRaw() []map[string]any {
+	r := c.raw
+	c.raw = nil
+	return r
+}
+
+// size is the context window of the session's current route, 0 unknown.
+func (c *contextState) size() int { return c.cfg.WindowFor(c.tally.Route) }
+
+// fold adds ev to the tally. Without a known window only responses and
+// compactions are folded: the estimate of other messages is only needed
+// against a size.
+func (c *contextState) fold(ev session.Event) {
+	switch ev.Type {
+	case session.TypeAssistantMessage, session.TypeCompaction:
+		c.tally.Add(ev)
+	case session.TypeUserMessage, session.TypeToolResult:
+		if c.size() > 0 {
+			c.tally.Add(ev)
+		}
+	}
+}
+
+// usageUpdate returns the usage_update of the current tally, if the
+// window is known.
+func (c *contextState) usageUpdate() []acpsdk.SessionUpdate {
+	size := c.size()
+	if size <= 0 {
+		return nil
+	}
+	u := &acpsdk.SessionUsageUpdate{Used: min(c.tally.Used, size), Size: size}
+	if c.tally.Priced > 0 {
+		u.Cost = &acpsdk.Cost{Amount: c.tally.Cost, Currency: "USD"}
+	}
+	return []acpsdk.SessionUpdate{{UsageUpdate: u}}
+}
+
+// compactionStart opens the tool call of a compaction that has begun.
+func (c *contextState) compactionStart(id string) []acpsdk.SessionUpdate {
+	if id == "" || c.started[id] {
+		return nil
+	}
+	if c.started == nil {
+		c.started = map[string]bool{}
+	}
+	c.started[id] = true
+	if c.native {
+		c.compactionUpdate(id, "in_progress", "", "")
+		return nil
+	}
+	return []acpsdk.SessionUpdate{acpsdk.StartToolCall(compactionCallID(id), CompactionTitle,
+		acpsdk.WithStartKind(acpsdk.ToolKindThink),
+		acpsdk.WithStartStatus(acpsdk.ToolCallStatusInProgress))}
+}
+
+func compactionCallID(id string) acpsdk.ToolCallId { return acpsdk.ToolCallId("compaction-" + id) }
+
+// compactionMeta is _meta.contextCompaction of a compaction.
+func compactionMeta(d session.CompactionData) map[string]any {
+	m := map[string]any{
+		"version": 1, "trigger": d.Trigger, "preTokens": d.PreTokens,
+		"postTokens": d.PostTokens, "durationMs": d.DurationMs,
+	}
+	if d.Error != "" {
+		m["error"] = d.Error
+	} else {
+		m["error"] = nil
+	}
+	return map[string]any{MetaContextCompaction: m}
+}
+
+// compactionText is what the tool call shows: the summary, or what
+// happened instead.
+func compactionText(d session.CompactionData) string {
+	switch {
+	case d.Error != "":
+		return "Compaction " + d.Outcome + ": " + d.Error
+	case d.Summary != "":
+		return d.Summary
+	default:
+		return "Old tool results were replaced by short stubs."
+	}
+}
+
+// compaction closes (or, in a replay, shows whole) the tool call of a
+// recorded compaction, followed by the new usage.
+func (c *contextState) compaction(ev session.Event) []acpsdk.SessionUpdate {
+	var d session.CompactionData
+	if err := json.Unmarshal(ev.Data, &d); err != nil {
+		return nil
+	}
+	if c.native {
+		if !c.started[d.ID] {
+			c.compactionUpdate(d.ID, "in_progress", "", "")
+		}
+		delete(c.started, d.ID)
+		c.compactionUpdate(d.ID, d.Outcome, d.Summary, d.Error)
+		return nil
+	}
+	status := acpsdk.ToolCallStatusCompleted
+	if d.Outcome != session.CompactionCompleted {
+		status = acpsdk.ToolCallStatusFailed
+	}
+	var out []acpsdk.SessionUpdate
+	if !c.started[d.ID] {
+		out = append(out, acpsdk.StartToolCall(compactionCallID(d.ID), CompactionTitle,
+			acpsdk.WithStartKind(acpsdk.ToolKindThink),
+			acpsdk.WithStartStatus(acpsdk.ToolCallStatusInProgress)))
+	}
+	delete(c.started, d.ID)
+	u := acpsdk.UpdateToolCall(compactionCallID(d.ID),
+		acpsdk.WithUpdateStatus(status),
+		acpsdk.WithUpdateContent(textContent(compactionText(d))))
+	u.ToolCallUpdate.Meta = compactionMeta(d)
+	return append(out, u)
+}
+
+// notice translates a transient model notice: a compaction start opens
+// its tool call, anything else is a marked thought line (notice.go).
+func (t *translator) notice(n model.Notice) []acpsdk.SessionUpdate {
+	if n.Kind == agent.NoticeCompaction {
+		return t.ctx.compactionStart(n.Message)
+	}
+	return noticeUpdate(n)
+}

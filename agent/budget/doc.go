@@ -1,0 +1,9 @@
+// Package budget owns context accounting: how large each known model's
+// context window is, what its tokens cost, a conservative estimate for
+// text the provider has not counted yet, and the fold that derives a
+// session's usage (tokens in context, cumulative tokens and cost) from its
+// log. Everything here is derived from the log and can be recomputed.
+//
+// It imports only agent/session and agent/model (for Route); it must not
+// import the loop (agent), acp, subagent or persistence.
+package budget

@@ -1,0 +1,80 @@
+package budget
+
+// This file holds the built-in tables of known models: context window and
+// list price. Ids are matched by the longest known prefix, so dated
+// snapshots ("gpt-4.1-2025-04-14") find their family.
+
+import (
+	"strings"
+
+	"github.com/acp-agent/acp-agent/agent/model"
+)
+
+// Price is a model's list price in USD per million tokens.
+type Price struct {
+	Input, CachedInput, Output float64
+}
+
+type known struct {
+	prefix string
+	window int
+	price  *Price
+}
+
+// models are the known model families, by provider. Prices are the
+// providers' published list prices when this table was written; a model
+// without a price gets no cost.
+var models = map[string][]known{
+	"deepseek": {
+		{"deepseek-chat", 128_000, &Price{Input: 0.28, CachedInput: 0.028, Output: 0.42}},
+		{"deepseek-reasoner", 128_000, &Price{Input: 0.28, CachedInput: 0.028, Output: 0.42}},
+	},
+	"openai": {
+		{"gpt-4.1-nano", 1_047_576, &Price{Input: 0.10, CachedInput: 0.025, Output: 0.40}},
+		{"gpt-4.1-mini", 1_047_576, &Price{Input: 0.40, CachedInput: 0.10, Output: 1.60}},
+		{"gpt-4.1", 1_047_576, &Price{Input: 2.00, CachedInput: 0.50, Output: 8.00}},
+		{"gpt-4o-mini", 128_000, &Price{Input: 0.15, CachedInput: 0.075, Output: 0.60}},
+		{"gpt-4o", 128_000, &Price{Input: 2.50, CachedInput: 1.25, Output: 10.00}},
+		{"gpt-4-turbo", 128_000, nil},
+		{"gpt-4", 8_192, nil},
+		{"gpt-3.5-turbo", 16_385, nil},
+		{"gpt-5-nano", 400_000, &Price{Input: 0.05, CachedInput: 0.005, Output: 0.40}},
+		{"gpt-5-mini", 400_000, &Price{Input: 0.25, CachedInput: 0.025, Output: 2.00}},
+		{"gpt-5", 400_000, &Price{Input: 1.25, CachedInput: 0.125, Output: 10.00}},
+		{"o4-mini", 200_000, &Price{Input: 1.10, CachedInput: 0.275, Output: 4.40}},
+		{"o3-mini", 200_000, &Price{Input: 1.10, CachedInput: 0.55, Output: 4.40}},
+		{"o3", 200_000, &Price{Input: 2.00, CachedInput: 0.50, Output: 8.00}},
+		{"o1", 200_000, nil},
+	},
+}
+
+func lookup(r model.Route) (known, bool) {
+	fams := models[r.Provider]
+	if r.Provider == "" || r.Provider == "openai-compatible" {
+		// Unknown providers may still serve a well-known model id.
+		fams = append(append([]known(nil), models["openai"]...), models["deepseek"]...)
+	}
+	best, ok := known{}, false
+	for _, k := range fams {
+		if strings.HasPrefix(r.Model, k.prefix) && len(k.prefix) > len(best.prefix) {
+			best, ok = k, true
+		}
+	}
+	return best, ok
+}
+
+// KnownWindow returns the context window of a known model, or 0.
+func KnownWindow(r model.Route) int {
+	k, _ := lookup(r)
+	return k.window
+}
+
+// KnownPrice returns the list price of a known model.
+func KnownPrice(r model.Route) (Price, bool) {
+	k, ok := lookup(r)
+	if !ok || k.price == nil || r.Provider == "openai-compatible" {
+		// A compatible server's prices are its own.
+		return Price{}, false
+	}
+	return *k.price, true
+}
