@@ -30,8 +30,12 @@ type grepRun struct {
 	lit   []byte
 	limit int
 
-	mu      sync.Mutex
-	pending map[int]fileResult // results that arrived ahead of next
+	mu   sync.Mutex
+	cond *sync.Cond // signalled when next advances or the run stops
+	// pending are the results that arrived ahead of next; the walk
+	// hands out no file grepWindow or more ahead of next, which bounds
+	// them.
+	pending map[int]fileResult
 	next    int
 	out     strings.Builder
 	matches int
@@ -47,8 +51,19 @@ type fileResult struct {
 	n    int
 }
 
+// grepWindow bounds how far ahead of the merge files are searched.
+const grepWindow = 256
+
 func newGrepRun(re *regexp.Regexp, limit int) *grepRun {
-	return &grepRun{re: re, lit: requiredLiteral(re.String()), limit: limit, pending: map[int]fileResult{}}
+	g := &grepRun{re: re, lit: requiredLiteral(re.String()), limit: limit, pending: map[int]fileResult{}}
+	g.cond = sync.NewCond(&g.mu)
+	return g
+}
+
+// stop ends the handing out of files.
+func (g *grepRun) stop() {
+	g.stopped.Store(true)
+	g.cond.Broadcast()
 }
 
 type grepJob struct {
@@ -59,21 +74,20 @@ type grepJob struct {
 // walk searches the regular files below dir that keep admits (by path
 // relative to dir), shown by show.
 func (g *grepRun) walk(ctx context.Context, dir string, ig *ignores, keep func(rel string) bool, show func(path string) string) (limited bool, err error) {
-	jobs := make(chan grepJob, 256)
+	jobs := make(chan grepJob, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
 	var searchErr atomic.Pointer[error]
 	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
 			s := newSearcher(g)
 			for j := range jobs {
-				if g.stopped.Load() {
-					continue
-				}
-				res, err := s.file(ctx, j.path, j.name, g.limit+1)
-				if err != nil {
-					searchErr.CompareAndSwap(nil, &err)
-					g.stopped.Store(true)
-					continue
+				var res fileResult
+				if !g.stopped.Load() {
+					var err error
+					if res, err = s.file(ctx, j.path, j.name, g.limit+1); err != nil {
+						searchErr.CompareAndSwap(nil, &err)
+						g.stop()
+					}
 				}
 				g.deliver(j.idx, res)
 			}
@@ -89,6 +103,14 @@ func (g *grepRun) walk(ctx context.Context, dir string, ig *ignores, keep func(r
 		}
 		if !keep(relTo(dir, path)) {
 			return nil
+		}
+		g.mu.Lock()
+		for idx >= g.next+grepWindow && !g.stopped.Load() {
+			g.cond.Wait()
+		}
+		g.mu.Unlock()
+		if g.stopped.Load() {
+			return errStop
 		}
 		select {
 		case jobs <- grepJob{idx: idx, path: path, name: show(path)}:
@@ -120,6 +142,7 @@ func (g *grepRun) single(ctx context.Context, path, name string) error {
 func (g *grepRun) deliver(idx int, res fileResult) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	defer g.cond.Broadcast()
 	g.pending[idx] = res
 	for {
 		r, ok := g.pending[g.next]
@@ -141,7 +164,7 @@ func (g *grepRun) merge(r fileResult) {
 	for i := range r.n {
 		if g.matches == g.limit {
 			g.cut = true
-			g.stopped.Store(true)
+			g.stopped.Store(true) // deliver broadcasts
 			return
 		}
 		g.matches++
