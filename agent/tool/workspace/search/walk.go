@@ -144,6 +144,12 @@ func (m matcher) match(rel string) bool {
 
 // relTo returns path relative to dir with forward slashes.
 func relTo(dir, path string) string {
+	// The walk's paths are dir + "/" + rel: slice them (Rel cleans).
+	if len(path) > len(dir) && strings.HasPrefix(path, dir) && (path[len(dir)] == '/' || strings.HasSuffix(dir, "/")) {
+		if rel := strings.TrimPrefix(path[len(dir):], "/"); rel != "" {
+			return rel
+		}
+	}
 	rel, err := filepath.Rel(dir, path)
 	if err != nil {
 		return filepath.ToSlash(path)
