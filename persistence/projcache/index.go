@@ -194,6 +194,13 @@ const statParallelism = 4
 // statAll stats the log of every id for which skip is false.
 func statAll(dir string, ids []string, skip func(string) bool) []logStat {
 	out := make([]logStat, len(ids))
+	// Stats relative to the directory (see statLogAt); without it, by path.
+	d, err := os.Open(dir)
+	if err != nil {
+		d = nil
+	} else {
+		defer d.Close()
+	}
 	work := func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			if skip != nil && skip(ids[i]) {
@@ -201,7 +208,7 @@ func statAll(dir string, ids []string, skip func(string) bool) []logStat {
 				continue
 			}
 			st := &out[i]
-			st.w, st.regular, st.err = statLog(filepath.Join(dir, ids[i]+".jsonl"))
+			st.w, st.regular, st.err = statLogAt(d, dir, ids[i]+".jsonl")
 		}
 	}
 	workers := min(statParallelism, len(ids)/128)
