@@ -47,5 +47,9 @@ table() {
 
 for dir in "$TREE" "$PWD"; do
 	echo "== $dir (benchtime $BENCHTIME, GOMAXPROCS $(nproc))"
-	ACP_SEARCH_TREE=$dir go test -run '^$' -bench '^BenchmarkRipgrep$' -benchtime "$BENCHTIME" "$PKG" | tee /dev/stderr | table
+	out=$(mktemp)
+	ACP_SEARCH_TREE=$dir go test -run '^$' -bench '^BenchmarkRipgrep$' -benchtime "$BENCHTIME" "$PKG" >"$out"
+	grep '^Benchmark' "$out"
+	table <"$out"
+	rm -f "$out"
 done
