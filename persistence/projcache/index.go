@@ -193,13 +193,19 @@ const statParallelism = 4
 
 // statAll stats the log of every id for which skip is false.
 func statAll(dir string, ids []string, skip func(string) bool) []logStat {
+	return statAllIn(dir, ids, skip, true)
+}
+
+// statAllIn is statAll; relative (the default) stats relative to the
+// directory (see statLogAt), else by full path (the benchmark's baseline).
+func statAllIn(dir string, ids []string, skip func(string) bool, relative bool) []logStat {
 	out := make([]logStat, len(ids))
-	// Stats relative to the directory (see statLogAt); without it, by path.
-	d, err := os.Open(dir)
-	if err != nil {
-		d = nil
-	} else {
-		defer d.Close()
+	var d *os.File
+	if relative {
+		if f, err := os.Open(dir); err == nil {
+			d = f
+			defer f.Close()
+		}
 	}
 	work := func(lo, hi int) {
 		for i := lo; i < hi; i++ {
