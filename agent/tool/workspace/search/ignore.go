@@ -1,8 +1,6 @@
 package search
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -161,10 +159,10 @@ func readIgnoreFile(path, base string, follow bool) *ruleSet {
 		return nil
 	}
 	var rules []ignoreRule
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, maxIgnoreFile)
-	for sc.Scan() {
-		if r, ok := parseIgnoreLine(sc.Text()); ok {
+	// Split, not a bufio.Scanner: its 4 KiB buffer per file was most of
+	// what honouring nested ignore files allocated.
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if r, ok := parseIgnoreLine(line); ok {
 			rules = append(rules, r)
 		}
 	}
