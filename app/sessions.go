@@ -145,7 +145,13 @@ func runSessions(ctx context.Context, env *Env, cwd string, args []string) error
 // listing left out because their header cannot be read (a FIFO, a
 // directory, an empty file, a bad header...), one row each.
 func unlistedSessions(ctx context.Context, st *persistence.Store, listed []persistence.Entry) ([]persistence.Unreadable, error) {
-	names, err := os.ReadDir(st.Dir())
+	// Names only: os.ReadDir would make and sort a DirEntry per log.
+	d, err := os.Open(st.Dir())
+	if err != nil {
+		return nil, err
+	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
 	if err != nil {
 		return nil, err
 	}
@@ -154,8 +160,8 @@ func unlistedSessions(ctx context.Context, st *persistence.Store, listed []persi
 		seen[e.Header.ID] = true
 	}
 	var bad []persistence.Unreadable
-	for _, de := range names {
-		id, ok := strings.CutSuffix(de.Name(), ".jsonl")
+	for _, name := range names {
+		id, ok := strings.CutSuffix(name, ".jsonl")
 		if !ok || seen[id] || session.ValidateID(id) != nil {
 			continue
 		}

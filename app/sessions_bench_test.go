@@ -155,3 +155,34 @@ func TestSessionsCommandIgnoresIndexState(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSessionsScaling runs `acp-agent sessions` (valid index) over
+// 1,000, 10,000 and 50,000 stored sessions and reports the cost per
+// session, which should stay flat:
+//
+//	go test ./app -run '^$' -bench SessionsScaling -benchtime 3x -benchmem
+func BenchmarkSessionsScaling(b *testing.B) {
+	for _, n := range []int{1_000, 10_000, 50_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			dir := b.TempDir()
+			writeTitledSessions(b, dir, n)
+			run := func(b *testing.B) {
+				var errOut bytes.Buffer
+				out := &countingWriter{}
+				if code := Main(context.Background(), []string{"--data-dir", dir, "sessions"}, strings.NewReader(""), out, &errOut, noEnv); code != ExitOK {
+					b.Fatalf("exit %d: %s", code, errOut.String())
+				}
+				if out.lines != n+1 {
+					b.Fatalf("%d lines", out.lines)
+				}
+			}
+			run(b) // builds the index
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				run(b)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/session")
+		})
+	}
+}

@@ -194,7 +194,20 @@ const statParallelism = 4
 
 // statAll stats the log of every id for which skip is false.
 func statAll(dir string, ids []string, skip func(string) bool) []logStat {
+	return statAllIn(dir, ids, skip, true)
+}
+
+// statAllIn is statAll; relative (the default) stats relative to the
+// directory (see statLogAt), else by full path (the benchmark's baseline).
+func statAllIn(dir string, ids []string, skip func(string) bool, relative bool) []logStat {
 	out := make([]logStat, len(ids))
+	var d *os.File
+	if relative {
+		if f, err := os.Open(dir); err == nil {
+			d = f
+			defer f.Close()
+		}
+	}
 	work := func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			if skip != nil && skip(ids[i]) {
@@ -202,7 +215,7 @@ func statAll(dir string, ids []string, skip func(string) bool) []logStat {
 				continue
 			}
 			st := &out[i]
-			st.w, st.regular, st.err = statLog(filepath.Join(dir, ids[i]+".jsonl"))
+			st.w, st.regular, st.err = statLogAt(d, dir, ids[i]+".jsonl")
 		}
 	}
 	workers := min(statParallelism, len(ids)/128)

@@ -1,14 +1,8 @@
 package search
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
 	"regexp"
 	"strings"
 	"unicode/utf8"
@@ -26,7 +20,9 @@ const (
 	// maxScanLine is how much of one line is matched; the rest of a
 	// longer line is skipped.
 	maxScanLine = 64 << 10
-	sniffBytes  = 8000
+	// sniffBytes is how much of a file's start is checked for a NUL
+	// byte, which marks it binary.
+	sniffBytes = 8 << 10
 )
 
 const (
@@ -103,32 +99,21 @@ func (t *Grep) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, e
 		return deref(failed), err
 	}
 
-	s := &scan{re: re, limit: limit, reader: bufio.NewReaderSize(nil, 64<<10)}
-	if prefix, _ := re.LiteralPrefix(); prefix != "" {
-		s.prefix = []byte(prefix)
-	}
+	g := newGrepRun(re, limit)
 	var limited bool
 	var ig *ignores
 	if rt.isDir {
 		ig = ignoresFor(rt, args.IncludeIgnored)
-		limited, err = walk(ctx, rt.walkDir, ig, func(path string, d fs.DirEntry) error {
-			if !d.Type().IsRegular() {
-				return nil // symlinks may lead anywhere; devices and FIFOs block
-			}
-			if filter != nil && !filter.match(relTo(rt.walkDir, path)) {
-				return nil
-			}
-			return s.file(ctx, path, rt.shown(path))
-		})
-		if errors.Is(err, errStop) {
-			err = nil
-		}
+		limited, err = g.walk(ctx, rt.walkDir, ig, func(rel string) bool {
+			return filter == nil || filter.match(rel)
+		}, rt.shown)
 	} else {
-		err = s.file(ctx, rt.path.Abs, workspace.DisplayPath(rt.env.Cwd, rt.path.Abs))
+		err = g.single(ctx, rt.path.Abs, workspace.DisplayPath(rt.env.Cwd, rt.path.Abs))
 	}
-	if err != nil && !errors.Is(err, errStop) {
+	if err != nil {
 		return workspace.Failed(err, rt.display), nil
 	}
+	s := g
 	out := GrepOutput{Matches: s.matches, Files: s.files, Truncated: s.cut || limited}
 	b := &s.out
 	if s.matches == 0 {
@@ -144,91 +129,6 @@ func (t *Grep) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, e
 	res := tool.TextResult(strings.TrimPrefix(b.String(), "\n"), out)
 	res.Display = rt.display
 	return res, nil
-}
-
-// scan accumulates the matches of one grep call.
-type scan struct {
-	re      *regexp.Regexp
-	limit   int
-	out     strings.Builder
-	matches int
-	files   int
-	cut     bool
-	// reader and line are reused from file to file.
-	reader *bufio.Reader
-	line   []byte
-	// prefix, when set, is a literal every match starts with: lines
-	// without it are skipped before the regexp runs.
-	prefix []byte
-}
-
-// file searches one regular file; it returns errStop once the limit is
-// reached. Unreadable and binary files are skipped.
-func (s *scan) file(ctx context.Context, path, name string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(path, os.O_RDONLY|nonblock, 0)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
-		return nil
-	}
-	r := s.reader
-	r.Reset(f)
-	defer r.Reset(nil)
-	if head, _ := r.Peek(sniffBytes); bytes.IndexByte(head, 0) >= 0 {
-		return nil
-	}
-	counted := false
-	line := s.line
-	defer func() { s.line = line[:0] }()
-	for n := 1; ; n++ {
-		if n%4096 == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-		line, err = readLine(r, line[:0])
-		if len(line) > 0 || err == nil {
-			if (s.prefix == nil || bytes.Contains(line, s.prefix)) && s.re.Match(line) {
-				if s.matches == s.limit {
-					s.cut = true
-					return errStop
-				}
-				s.matches++
-				if !counted {
-					s.files++
-					counted = true
-				}
-				fmt.Fprintf(&s.out, "%s:%d:%s\n", name, n, cutText(line, MaxMatchChars))
-			}
-		}
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return nil // a read error ends this file only
-		}
-	}
-}
-
-// readLine reads one line without its terminator into buf, keeping at
-// most maxScanLine bytes of it and discarding the rest.
-func readLine(r *bufio.Reader, buf []byte) ([]byte, error) {
-	for {
-		chunk, err := r.ReadSlice('\n')
-		if room := maxScanLine - len(buf); room > 0 {
-			buf = append(buf, chunk[:min(len(chunk), room)]...)
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		buf = bytes.TrimSuffix(bytes.TrimSuffix(buf, []byte("\n")), []byte("\r"))
-		return buf, err
-	}
 }
 
 // cutText renders a matching line, cut to n characters at a rune boundary.

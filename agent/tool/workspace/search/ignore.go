@@ -1,48 +1,87 @@
 package search
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
-
-	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 )
 
 // ignoreFile is the per-directory ignore file the walk honours.
 const ignoreFile = ".gitignore"
 
-// ignores are the git ignore rules one walk honours: .git/info/exclude of
-// the repository and the .gitignore files from the repository root down,
-// each applying to its own subtree. Pattern semantics are go-git's.
+// ignores are the git ignore rules one walk honours, with git's
+// precedence from lowest to highest: the global excludes file
+// (core.excludesFile), .git/info/exclude of the repository, then the
+// .gitignore files from the repository root down, each applying to its
+// own subtree. Each ignore file is parsed and compiled once (ruleSet);
+// a directory's rules are a chain of compiled layers shared with its
+// parent (ignoreLayer), so deciding an entry costs a few map lookups per
+// layer, not one match per pattern.
 //
 // A directory named as the search root is searched even when ignored (as
 // ripgrep does): rules from above the root that match the root or one of
 // its ancestors are dropped, so they do not hide the root's contents.
 type ignores struct {
-	// walkDir is the walked directory; rootParts is its path, as
-	// components, relative to the directory pattern domains start from
-	// (the repository root, else the cwd, else walkDir itself).
-	walkDir   string
-	rootParts []string
+	walkDir string
+	// rootRel is walkDir relative to the directory pattern domains
+	// start from (the repository root, else the cwd, else walkDir
+	// itself), slash-separated, "" when they are the same.
+	rootRel string
 	// outer are the rules in force at walkDir from above it.
-	outer []gitignore.Pattern
-	// inDir holds the rules in force in each directory entered, in
-	// ascending priority; directories without an ignore file share
-	// their parent's slice.
-	inDir map[string][]gitignore.Pattern
+	outer *ignoreLayer
 	// skipped counts the ignored files and directories the walk passed.
 	skipped int
+}
+
+// ignoreLayer is one compiled ignore file on top of the layers of the
+// directories above it.
+type ignoreLayer struct {
+	rules  *ruleSet
+	parent *ignoreLayer
+	// anchored is set when this or a lower layer has anchored rules,
+	// which need the entry's path and not only its name.
+	anchored bool
+}
+
+// push returns the layer of rs over l (l itself when rs is nil).
+func (l *ignoreLayer) push(rs *ruleSet) *ignoreLayer {
+	if rs == nil {
+		return l
+	}
+	return &ignoreLayer{rules: rs, parent: l, anchored: rs.anchored || (l != nil && l.anchored)}
+}
+
+// ignored reports whether the entry name in the directory dirRel
+// (relative to the domain root) is ignored: the innermost layer with a
+// matching rule decides, by its last matching rule.
+func (l *ignoreLayer) ignored(dirRel, name string, isDir bool) bool {
+	rel := ""
+	if l.anchored {
+		rel = joinRel(dirRel, name)
+	}
+	for x := l; x != nil; x = x.parent {
+		sub := ""
+		if x.rules.anchored {
+			sub = relBelow(x.rules.base, rel)
+		}
+		if i := x.rules.match(name, sub, isDir); i >= 0 {
+			return !x.rules.rules[i].negate
+		}
+	}
+	return false
 }
 
 // loadIgnores prepares the ignore rules of a walk of walkDir (symlinks
 // resolved) in a session whose working directory is cwd.
 func loadIgnores(cwd, walkDir string) *ignores {
-	ig := &ignores{walkDir: walkDir, inDir: map[string][]gitignore.Pattern{}}
+	return loadIgnoresEnv(cwd, walkDir, os.Getenv)
+}
+
+// loadIgnoresEnv is loadIgnores reading the environment (for git's
+// config files) with getenv.
+func loadIgnoresEnv(cwd, walkDir string, getenv func(string) string) *ignores {
+	ig := &ignores{walkDir: walkDir}
 	base := walkDir
 	repo, gitDir := findRepo(walkDir)
 	switch {
@@ -53,57 +92,48 @@ func loadIgnores(cwd, walkDir string) *ignores {
 			base = real
 		}
 	}
-	ig.rootParts = splitRel(base, walkDir)
-	if gitDir != "" {
-		ig.outer = readIgnoreFile(filepath.Join(gitDir, "info", "exclude"), nil)
-	}
-	for i := range ig.rootParts {
-		dir := filepath.Join(append([]string{base}, ig.rootParts[:i]...)...)
-		ig.outer = append(ig.outer, readIgnoreFile(filepath.Join(dir, ignoreFile), ig.rootParts[:i])...)
-	}
-	ig.outer = slices.DeleteFunc(ig.outer, func(p gitignore.Pattern) bool {
-		for i := 1; i <= len(ig.rootParts); i++ {
-			if p.Match(ig.rootParts[:i], true) != gitignore.NoMatch {
-				return true
+	rootParts := splitRel(base, walkDir)
+	ig.rootRel = strings.Join(rootParts, "/")
+	// keep drops a rule of the file in domain dir that matches walkDir
+	// or one of its ancestors below dir.
+	keep := func(dir string) func(ignoreRule) bool {
+		return func(r ignoreRule) bool {
+			for i := 1; i <= len(rootParts); i++ {
+				rel := strings.Join(rootParts[:i], "/")
+				if dir != "" && !strings.HasPrefix(rel, dir+"/") {
+					continue
+				}
+				if ruleMatches(r, rootParts[i-1], relBelow(dir, rel), true) {
+					return false
+				}
 			}
+			return true
 		}
-		return false
-	})
+	}
+	outer := func(rs *ruleSet) {
+		if rs != nil {
+			ig.outer = ig.outer.push(rs.filtered(keep(rs.base)))
+		}
+	}
+	if repo != "" {
+		if global := globalExcludesFile(gitDir, getenv); global != "" {
+			outer(readIgnoreFile(global, "", true))
+		}
+	}
+	if gitDir != "" {
+		outer(readIgnoreFile(filepath.Join(gitDir, "info", "exclude"), "", true))
+	}
+	for i := range rootParts {
+		dir := filepath.Join(append([]string{base}, rootParts[:i]...)...)
+		outer(readIgnoreFile(filepath.Join(dir, ignoreFile), strings.Join(rootParts[:i], "/"), false))
+	}
 	return ig
 }
 
-// enter reads the ignore file of dir, which the walk is about to descend
-// into; its rules apply to dir's entries and below.
-func (ig *ignores) enter(dir string) {
-	inherited := ig.outer
-	if dir != ig.walkDir {
-		inherited = ig.inDir[filepath.Dir(dir)]
-	}
-	own := readIgnoreFile(filepath.Join(dir, ignoreFile), ig.parts(dir))
-	if len(own) == 0 {
-		ig.inDir[dir] = inherited
-		return
-	}
-	ig.inDir[dir] = append(slices.Clip(inherited), own...)
-}
-
-// ignored reports whether the entry at path (below walkDir, in a
-// directory already entered) is ignored.
-func (ig *ignores) ignored(path string, isDir bool) bool {
-	rules := ig.inDir[filepath.Dir(path)]
-	if len(rules) == 0 {
-		return false
-	}
-	parts := ig.parts(path)
-	for i := len(rules) - 1; i >= 0; i-- {
-		switch rules[i].Match(parts, isDir) {
-		case gitignore.Exclude:
-			return true
-		case gitignore.Include:
-			return false
-		}
-	}
-	return false
+// ruleMatches reports whether the single rule r matches the entry name
+// at rel (relative to the rule's directory).
+func ruleMatches(r ignoreRule, name, rel string, isDir bool) bool {
+	return compileRules("", []ignoreRule{r}).match(name, rel, isDir) == 0
 }
 
 // skippedNote tells the model, when a search found nothing, that ignored
@@ -115,49 +145,31 @@ func (ig *ignores) skippedNote() string {
 	return fmt.Sprintf("\n[Skipped as ignored by .gitignore or .git/info/exclude: %d files or directories; set include_ignored to search them too.]", ig.skipped)
 }
 
-// parts is path (walkDir or below) as components from the domain base.
-func (ig *ignores) parts(path string) []string {
-	rel := strings.TrimLeft(strings.TrimPrefix(path, ig.walkDir), string(filepath.Separator))
-	parts := slices.Clip(ig.rootParts)
-	if rel == "" {
-		return parts
-	}
-	return append(parts, strings.Split(filepath.ToSlash(rel), "/")...)
-}
-
 // maxIgnoreFile bounds how much of one ignore file is read.
 const maxIgnoreFile = 1 << 20
 
-// readIgnoreFile parses one ignore file whose rules apply below domain;
-// a missing or unreadable file has no rules. Only a regular file is read
-// (git does not follow a symlinked .gitignore; a FIFO would block).
-func readIgnoreFile(path string, domain []string) []gitignore.Pattern {
-	if info, err := os.Lstat(path); err != nil || !info.Mode().IsRegular() {
-		return nil
-	}
-	f, err := os.OpenFile(path, os.O_RDONLY|nonblock, 0)
+// readIgnoreFile parses and compiles one ignore file whose rules apply
+// below the domain-relative directory base; a missing, unreadable or
+// empty file has no rules (nil). Only a regular file is read (a FIFO
+// would block); a symlink only when follow is set (git does not follow
+// a symlinked .gitignore).
+func readIgnoreFile(path, base string, follow bool) *ruleSet {
+	data, err := readRegular(path, maxIgnoreFile, follow)
 	if err != nil {
 		return nil
 	}
-	defer f.Close()
-	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
-		return nil
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxIgnoreFile))
-	if err != nil {
-		return nil
-	}
-	var ps []gitignore.Pattern
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, maxIgnoreFile)
-	for sc.Scan() {
-		line := strings.TrimSuffix(sc.Text(), "\r")
-		if strings.HasPrefix(line, "#") || strings.TrimSpace(line) == "" {
-			continue
+	var rules []ignoreRule
+	// Split, not a bufio.Scanner: its 4 KiB buffer per file was most of
+	// what honouring nested ignore files allocated.
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if r, ok := parseIgnoreLine(line); ok {
+			rules = append(rules, r)
 		}
-		ps = append(ps, gitignore.ParsePattern(line, domain))
 	}
-	return ps
+	if len(rules) == 0 {
+		return nil
+	}
+	return compileRules(base, rules)
 }
 
 // findRepo returns the nearest directory at or above dir holding a .git
@@ -219,4 +231,21 @@ func splitRel(base, path string) []string {
 		return nil
 	}
 	return strings.Split(filepath.ToSlash(rel), "/")
+}
+
+// joinRel joins a slash-separated relative directory and a name.
+func joinRel(dir, name string) string {
+	if dir == "" {
+		return name
+	}
+	return dir + "/" + name
+}
+
+// relBelow returns rel (below base, both slash-separated and relative to
+// the same root) relative to base.
+func relBelow(base, rel string) string {
+	if base == "" {
+		return rel
+	}
+	return strings.TrimPrefix(rel[min(len(base), len(rel)):], "/")
 }

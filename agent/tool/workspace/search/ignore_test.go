@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -112,15 +113,19 @@ func TestIgnoredDirectoriesNotEntered(t *testing.T) {
 	}
 	ig := loadIgnores(dir, dir)
 	var files []string
-	if _, err := walk(context.Background(), dir, ig, func(path string, _ fs.DirEntry) error {
+	var mu sync.Mutex
+	entered := map[string]bool{}
+	w := newWalker(ig)
+	w.entered = func(d string) {
+		mu.Lock()
+		defer mu.Unlock()
+		entered[relTo(dir, d)] = true
+	}
+	if _, err := w.run(context.Background(), dir, func(path string, _ fs.DirEntry) error {
 		files = append(files, relTo(dir, path))
 		return nil
 	}); err != nil {
 		t.Fatal(err)
-	}
-	entered := map[string]bool{}
-	for d := range ig.inDir {
-		entered[relTo(dir, d)] = true
 	}
 	for _, d := range []string{".", "src", "src/build", "src/sub", "docs", "docs/a/b"} {
 		if !entered[d] {

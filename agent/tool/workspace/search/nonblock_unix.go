@@ -7,3 +7,6 @@ import "syscall"
 // nonblock keeps an open of a FIFO swapped in after the walk from
 // blocking.
 const nonblock = syscall.O_NONBLOCK
+
+// nofollow keeps an ignore file swapped for a symlink from being read.
+const nofollow = syscall.O_NOFOLLOW

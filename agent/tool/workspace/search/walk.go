@@ -97,56 +97,15 @@ func resolveRoot(ctx context.Context, r workspace.Resolver, inv tool.Invocation,
 	return rt, nil, nil
 }
 
-// walk calls fn for every non-directory entry under dir in lexical order,
-// skipping version-control directories, unreadable directories and, when
-// ig is not nil, what ig ignores (ignored directories are not entered).
-// It stops when fn returns errStop, after MaxVisited entries (reporting
-// limited), or when ctx ends.
+// walk calls fn for every non-directory entry under dir in lexical
+// (depth-first, by entry name) order, skipping version-control
+// directories, unreadable directories and, when ig is not nil, what ig
+// ignores (ignored directories are not entered). It stops when fn
+// returns errStop, after MaxVisited entries (reporting limited), or when
+// ctx ends. Directories are read in parallel ahead of fn (see walker);
+// fn runs on the caller's goroutine.
 func walk(ctx context.Context, dir string, ig *ignores, fn func(path string, d fs.DirEntry) error) (limited bool, err error) {
-	visited := 0
-	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if d != nil && d.IsDir() && path != dir {
-				return fs.SkipDir // unreadable: search the rest
-			}
-			if path == dir {
-				return err
-			}
-			return nil
-		}
-		visited++
-		if visited%256 == 1 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-		if visited > MaxVisited {
-			limited = true
-			return errStop
-		}
-		if d.IsDir() {
-			if path != dir && skippedDirs[d.Name()] {
-				return fs.SkipDir
-			}
-			if path != dir && ig != nil && ig.ignored(path, true) {
-				ig.skipped++
-				return fs.SkipDir
-			}
-			if ig != nil {
-				ig.enter(path)
-			}
-			return nil
-		}
-		if ig != nil && ig.ignored(path, false) {
-			ig.skipped++
-			return nil
-		}
-		return fn(path, d)
-	})
-	if errors.Is(err, errStop) {
-		err = nil
-	}
-	return limited, err
+	return newWalker(ig).run(ctx, dir, fn)
 }
 
 var errStop = errors.New("stop walking")
@@ -185,6 +144,12 @@ func (m matcher) match(rel string) bool {
 
 // relTo returns path relative to dir with forward slashes.
 func relTo(dir, path string) string {
+	// The walk's paths are dir + "/" + rel: slice them (Rel cleans).
+	if len(path) > len(dir) && strings.HasPrefix(path, dir) && (path[len(dir)] == '/' || strings.HasSuffix(dir, "/")) {
+		if rel := strings.TrimPrefix(path[len(dir):], "/"); rel != "" {
+			return rel
+		}
+	}
 	rel, err := filepath.Rel(dir, path)
 	if err != nil {
 		return filepath.ToSlash(path)
