@@ -57,6 +57,7 @@ type Agent struct {
 	ownTurns  int  // turn/start events in the own suffix (after the seed)
 	stepCount int  // step/start events in the own suffix: the next Caller.Call
 	hist      hist // cached model-visible history
+	system    systemState
 }
 
 // item is one inbox entry.
@@ -91,6 +92,7 @@ func New(s *session.Session, opts Options) *Agent {
 	events := s.EventsView() // read only
 	a.lastTurn = session.LastTurn(events)
 	seed := min(max(s.Header().SeedLength, 0), len(events))
+	a.loadSystem(events[seed:])
 	for _, ev := range events[seed:] {
 		switch ev.Type {
 		case session.TypeTurnStart:

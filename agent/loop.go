@@ -240,6 +240,9 @@ func (a *Agent) runStep(t *turnState, step, call int, steer []*item) stepOutcome
 	if out, enter := a.runHooks(t, step); !enter {
 		return out
 	}
+	if err := a.ensureSystem(t.ctx); err != nil {
+		return failed(t, err, CodeSessionWrite)
+	}
 	if err := a.checkpoint(t.ctx); err != nil {
 		return failed(t, err, CodeCheckpointFailed)
 	}
@@ -470,7 +473,7 @@ func (a *Agent) request(call int) (model.Request, error) {
 	return model.Request{
 		Caller:    model.Caller{SessionID: a.sess.ID(), ScriptKey: a.opts.ScriptKey, Call: call},
 		Route:     a.CurrentRoute(),
-		System:    a.opts.System,
+		System:    a.system.text,
 		Messages:  msgs,
 		Tools:     a.opts.Tools.Specs(),
 		MaxTokens: a.opts.MaxTokens,

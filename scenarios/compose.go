@@ -32,6 +32,7 @@ func Composition(_ context.Context, cfg Config) (System, error) {
 		Version: "scenario",
 		Logger:  cfg.Logger,
 		Testing: hooks,
+		Prompt:  app.DeterministicPrompt(),
 	}
 	if m != nil {
 		hooks.Model = scripted.New(m)

@@ -57,6 +57,10 @@ func Build(in Input) string {
 	return strings.Join(parts, "\n\n") + "\n"
 }
 
+// ChildSection is the section every delegated child gets: it works for
+// another agent and its final message is its result.
+func ChildSection() string { return section("child.md") }
+
 // section returns an embedded section, trimmed. A missing section is a
 // build mistake that the golden tests catch, so it yields "".
 func section(name string) string {
