@@ -67,6 +67,9 @@ func TestSessionsCommandListsAndShows(t *testing.T) {
 	if _, err := s.Append(session.TypeSessionTitle, session.TitleData{Title: "Fix the flaky test", Source: session.Source{Kind: "fallback"}}); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := s.Append(session.TypeSystemPrompt, session.SystemPromptData{Text: "You are acp-agent.\n<environment>\nWorking directory: /work/project\n</environment>\n"}); err != nil {
+		t.Fatal(err)
+	}
 	if err := a.Sessions.Remove(s.ID()); err != nil {
 		t.Fatal(err)
 	}
@@ -96,6 +99,12 @@ func TestSessionsCommandListsAndShows(t *testing.T) {
 		if !strings.Contains(show, want) {
 			t.Errorf("transcript lacks %q:\n%s", want, show)
 		}
+	}
+	if strings.Contains(show, "<environment>") {
+		t.Errorf("the transcript prints the system prompt:\n%s", show)
+	}
+	if got, want := run("sessions", "show", "--system", s.ID()), "You are acp-agent.\n<environment>\nWorking directory: /work/project\n</environment>\n"; got != want {
+		t.Errorf("show --system printed %q, want %q", got, want)
 	}
 	var out, errOut bytes.Buffer
 	if code := Main(context.Background(), []string{"--data-dir", dir, "sessions", "show", "../../etc"}, strings.NewReader(""), &out, &errOut, noEnv); code != ExitUsage {

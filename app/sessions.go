@@ -173,11 +173,12 @@ func runSessionsShow(ctx context.Context, env *Env, args []string) error {
 	fs := flag.NewFlagSet("acp-agent sessions show", flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
 	env.Flags.register(fs)
+	system := fs.Bool("system", false, "print the system prompt the session's model saw, as recorded in its log")
 	if err := fs.Parse(args); err != nil {
 		return parseError(err)
 	}
 	if fs.NArg() != 1 {
-		return usageErrorf("usage: acp-agent sessions show ID")
+		return usageErrorf("usage: acp-agent sessions show [--system] ID")
 	}
 	id := fs.Arg(0)
 	if err := session.ValidateID(id); err != nil {
@@ -192,7 +193,29 @@ func runSessionsShow(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *system {
+		return writeSystemPrompt(env.Stdout, snap.Header, snap.Events)
+	}
 	return WriteTranscript(env.Stdout, snap.Header, snap.Events)
+}
+
+// writeSystemPrompt prints the session's recorded system prompt (its own,
+// after any inherited seed). A session that never called its model has
+// none, which is an error rather than a guess at what it would be.
+func writeSystemPrompt(w io.Writer, h session.Header, events []session.Event) error {
+	seed := min(max(h.SeedLength, 0), len(events))
+	text, ok, err := session.RecordedSystemPrompt(events[seed:])
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("session %s has no recorded system prompt (it has made no model request)", h.ID)
+	}
+	if !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	_, err = io.WriteString(w, text)
+	return err
 }
 
 func openStore(env *Env) (*persistence.Store, error) {
