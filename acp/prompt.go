@@ -36,10 +36,11 @@ func (s *Server) Prompt(ctx context.Context, p acpsdk.PromptRequest) (resp acpsd
 	if s.opts.ModelError != nil {
 		return resp, toRequestError(&Error{Code: CodeModelNotConfigured, Message: s.opts.ModelError.Error(), Err: s.opts.ModelError})
 	}
-	blocks, err := promptBlocks(p.Prompt, s.opts.MaxPromptBytes)
+	blocks, err := promptBlocks(p.Prompt, s.opts.MaxPromptBytes, s.imageInput(b.id))
 	if err != nil {
 		return resp, toRequestError(err)
 	}
+	blocks = s.expandLinks(ctx, b.id, blocks)
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)

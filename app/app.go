@@ -217,6 +217,8 @@ func New(cfg Config) (*App, error) {
 		MCP:               mcp.Options{StartTimeout: cfg.MCPStartTimeout, Logger: a.Log},
 		Commands:          a.commands(),
 		Models:            pickerOptions(a.Models),
+		Images:            anyImages(a.Models),
+		ImageInput:        a.imageInput,
 	})
 	if err != nil {
 		a.Close()

@@ -85,3 +85,31 @@ func (a *App) systemPrompt(s *session.Session, child bool, persona string, get f
 		})
 	}
 }
+
+// anyImages reports whether some configured model takes images (what
+// initialize advertises as promptCapabilities.image).
+func anyImages(choices []ModelChoice) bool {
+	for _, c := range choices {
+		if c.Images() {
+			return true
+		}
+	}
+	return false
+}
+
+// imageInput reports whether top-level session id's current model takes
+// images (acp.Options.ImageInput).
+func (a *App) imageInput(id string) bool {
+	if len(a.Models) == 0 {
+		return false
+	}
+	if route := a.sessionRoute(id); route != nil {
+		cur := route()
+		for _, c := range a.Models {
+			if c.Route == cur {
+				return c.Images()
+			}
+		}
+	}
+	return a.Models[0].Images()
+}
