@@ -287,4 +287,3 @@ func TestNew_MissingKey(t *testing.T) {
 		t.Fatalf("key from %s: %v", EnvAPIKey, err)
 	}
 }
-
