@@ -3,6 +3,7 @@ package anthropic
 // This file maps a model.Request onto Messages API parameters.
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -41,18 +42,20 @@ func buildParams(cfg Config, modelID string, req model.Request) (sdk.MessageNewP
 		p.Thinking = sdk.ThinkingConfigParamOfEnabled(int64(cfg.ThinkingBudget))
 	}
 	for _, t := range req.Tools {
-		var schema sdk.ToolInputSchemaParam
 		raw := t.Parameters
 		if len(raw) == 0 {
 			raw = json.RawMessage(`{"type":"object"}`)
 		}
-		if !json.Valid(raw) {
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, raw); err != nil {
 			return p, fmt.Errorf("%w: tool %q has invalid JSON parameters", ErrBadRequest, t.Name)
 		}
-		if err := json.Unmarshal(raw, &schema); err != nil {
-			return p, fmt.Errorf("%w: tool %q parameters: %v", ErrBadRequest, t.Name, err)
-		}
-		u := sdk.ToolUnionParamOfTool(schema, t.Name)
+		// The schema goes out byte for byte (compacted) as the one extra
+		// field input_schema: decoded into the SDK's schema type, keys
+		// beyond properties/required would be re-added in map order,
+		// which changes from request to request and breaks the cache.
+		u := sdk.ToolUnionParamOfTool(sdk.ToolInputSchemaParam{}, t.Name)
+		u.OfTool.SetExtraFields(map[string]any{"input_schema": json.RawMessage(compact.Bytes())})
 		if t.Description != "" {
 			u.OfTool.Description = sdk.String(t.Description)
 		}

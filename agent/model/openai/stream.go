@@ -156,7 +156,7 @@ func (st *streamState) apply(ck *wireChunk, yield func(session.Chunk, error) boo
 		}
 	}
 	if ck.Usage != nil {
-		st.usage = &session.Usage{InputTokens: ck.Usage.PromptTokens, OutputTokens: ck.Usage.CompletionTokens}
+		st.usage = &session.Usage{InputTokens: ck.Usage.PromptTokens, OutputTokens: ck.Usage.CompletionTokens, CacheReadTokens: ck.Usage.cachedTokens()}
 	}
 	return nil
 }

@@ -48,6 +48,23 @@ type wireToolCall struct {
 type wireUsage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
+	// Cached prompt tokens: OpenAI reports prompt_tokens_details.
+	// cached_tokens, DeepSeek prompt_cache_hit_tokens.
+	PromptTokensDetails *struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+	PromptCacheHitTokens int `json:"prompt_cache_hit_tokens"`
+}
+
+// cachedTokens returns the prompt tokens served from the provider's cache.
+func (u *wireUsage) cachedTokens() int {
+	if u.PromptCacheHitTokens > 0 {
+		return u.PromptCacheHitTokens
+	}
+	if u.PromptTokensDetails != nil {
+		return u.PromptTokensDetails.CachedTokens
+	}
+	return 0
 }
 
 // lenientString decodes a JSON string and ignores any other value.
