@@ -81,10 +81,14 @@ func Probe(ctx context.Context, cwd string, o ProbeOptions) Env {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if out, err := git(ctx, cwd, "rev-parse", "--abbrev-ref", "HEAD"); err == nil {
-		e.Branch = strings.TrimSpace(string(out))
-	} else {
-		e.Branch = headBranch(e.GitRoot)
+	// The branch from .git/HEAD costs no process; git answers for the
+	// rest (worktrees and submodules, whose .git is a file).
+	if e.Branch = headBranch(e.GitRoot); e.Branch == "" {
+		if out, err := git(ctx, cwd, "rev-parse", "--abbrev-ref", "HEAD"); err == nil {
+			if e.Branch = strings.TrimSpace(string(out)); e.Branch == "HEAD" {
+				e.Branch = "(detached HEAD)"
+			}
+		}
 	}
 	if out, err := git(ctx, cwd, "status", "--porcelain", "--untracked-files=normal"); err == nil {
 		e.Dirty = len(bytes.TrimSpace(out)) > 0
@@ -115,8 +119,8 @@ func FindGitRoot(dir string) string {
 	}
 }
 
-// headBranch reads the branch from .git/HEAD when git itself is missing
-// or slow; "" for a detached head or a .git file.
+// headBranch reads the branch from .git/HEAD; "" for a detached head or a
+// .git file.
 func headBranch(root string) string {
 	b, err := os.ReadFile(filepath.Join(root, ".git", "HEAD"))
 	if err != nil {
