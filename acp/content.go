@@ -4,6 +4,9 @@ package acp
 // content blocks, in both directions.
 
 import (
+	"strconv"
+	"strings"
+
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/acp-agent/acp-agent/agent/session"
@@ -15,10 +18,11 @@ import (
 const DefaultMaxPromptBytes = 1 << 20
 
 // promptBlocks converts an ACP prompt into log content blocks. Text,
-// resource_link and embedded text resources are accepted (that is what
-// initialize advertises); images, audio, blob resources and an empty prompt
-// are invalid params.
-func promptBlocks(prompt []acpsdk.ContentBlock, maxBytes int) ([]session.Block, error) {
+// resource_link, embedded text resources (with the line range of a
+// selection) and, when images is set, images are accepted (that is what
+// initialize advertises); other images, audio, blob resources and an
+// empty prompt are invalid params.
+func promptBlocks(prompt []acpsdk.ContentBlock, maxBytes int, images bool) ([]session.Block, error) {
 	if len(prompt) == 0 {
 		return nil, errorf(CodeInvalidParams, "empty prompt")
 	}
@@ -44,16 +48,25 @@ func promptBlocks(prompt []acpsdk.ContentBlock, maxBytes int) ([]session.Block, 
 			if r.MimeType != nil {
 				b.MimeType = *r.MimeType
 			}
+			b.StartLine, b.EndLine = lineRange(r.Uri)
 		case cb.Resource != nil:
 			return nil, errorf(CodeUnsupportedContent, "prompt block %d: binary (blob) embedded resources are not supported", i)
+		case cb.Image != nil && images:
+			if cb.Image.Data == "" || !strings.HasPrefix(cb.Image.MimeType, "image/") {
+				return nil, errorf(CodeInvalidParams, "prompt block %d: an image needs base64 data and an image/* mimeType", i)
+			}
+			b = session.Block{Type: session.BlockImage, MimeType: cb.Image.MimeType, Data: cb.Image.Data}
+			if cb.Image.Uri != nil {
+				b.URI = *cb.Image.Uri
+			}
 		case cb.Image != nil:
-			return nil, errorf(CodeUnsupportedContent, "prompt block %d: image content is not supported (promptCapabilities.image is false)", i)
+			return nil, errorf(CodeUnsupportedContent, "prompt block %d: image content is not supported: the session's model does not take image input (choose a model that does, or describe the image in text)", i)
 		case cb.Audio != nil:
 			return nil, errorf(CodeUnsupportedContent, "prompt block %d: audio content is not supported (promptCapabilities.audio is false)", i)
 		default:
 			return nil, errorf(CodeUnsupportedContent, "prompt block %d: unknown content type", i)
 		}
-		size += len(b.Text) + len(b.URI) + len(b.Name)
+		size += len(b.Text) + len(b.URI) + len(b.Name) + len(b.Data)
 		if size > maxBytes {
 			return nil, errorf(CodeInvalidParams, "prompt is too large: more than %d bytes of content", maxBytes)
 		}
@@ -79,6 +92,12 @@ func contentBlock(b session.Block) (acpsdk.ContentBlock, bool) {
 			cb.ResourceLink.MimeType = acpsdk.Ptr(b.MimeType)
 		}
 		return cb, true
+	case session.BlockImage:
+		cb := acpsdk.ImageBlock(b.Data, b.MimeType)
+		if b.URI != "" {
+			cb.Image.Uri = acpsdk.Ptr(b.URI)
+		}
+		return cb, true
 	case session.BlockResource:
 		res := &acpsdk.TextResourceContents{Uri: b.URI, Text: b.Text}
 		if b.MimeType != "" {
@@ -87,4 +106,34 @@ func contentBlock(b session.Block) (acpsdk.ContentBlock, bool) {
 		return acpsdk.ResourceBlock(acpsdk.EmbeddedResourceResource{TextResourceContents: res}), true
 	}
 	return acpsdk.ContentBlock{}, false
+}
+
+// lineRange reads a selection's lines from a resource URI's fragment, the
+// form editors use for selections: "#L12", "#L12-20", "#L12:20" or
+// "#L12-L20" (1-based, inclusive). Anything else is no range.
+func lineRange(uri string) (start, end int) {
+	_, frag, ok := strings.Cut(uri, "#")
+	if !ok {
+		return 0, 0
+	}
+	frag, ok = strings.CutPrefix(frag, "L")
+	if !ok {
+		return 0, 0
+	}
+	a, b, two := strings.Cut(frag, "-")
+	if !two {
+		a, b, two = strings.Cut(frag, ":")
+	}
+	start, err := strconv.Atoi(a)
+	if err != nil || start < 1 {
+		return 0, 0
+	}
+	if !two {
+		return start, start
+	}
+	end, err = strconv.Atoi(strings.TrimPrefix(b, "L"))
+	if err != nil || end < start {
+		return 0, 0
+	}
+	return start, end
 }

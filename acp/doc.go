@@ -7,12 +7,18 @@
 //   - initialize: protocolVersion 1, agentInfo {name "acp-agent", version},
 //     loadSession, sessionCapabilities.list, .close, .resume and .fork
 //     (unstable), promptCapabilities
-//     {embeddedContext: true, image: false, audio: false}, mcpCapabilities
+//     {embeddedContext: true, image: whether a configured model takes
+//     images (Options.Images), audio: false}, mcpCapabilities
 //     {http: true, sse: true}, authMethods (Options.Auth: one env_var method
 //     per missing API key variable, else []);
 //     extension methods are advertised under agentCapabilities._meta
 //     ["acp-agent"] (for example {"subagents/list": true}). The client's
 //     capabilities are kept (ClientCapabilities).
+//   - session/prompt content (content.go, links.go): text; resource_link,
+//     whose file:// target is read through the session's Files, numbered
+//     and capped, and recorded with the link; embedded text resources with
+//     the line range of a selection (#L12-20); images only for a session
+//     whose model takes them; audio and blobs refused (-32602).
 //   - session/new (absolute cwd; mcpServers started, see MCP below; modes),
 //     session/prompt, session/cancel (notification), session/load (replay
 //     before the answer; a subagent child id replays read-only; mcpServers

@@ -30,7 +30,7 @@ func FuzzPromptBlocks(f *testing.F) {
 		if json.Unmarshal(data, &blocks) != nil {
 			return
 		}
-		out, err := promptBlocks(blocks, 1<<16)
+		out, err := promptBlocks(blocks, 1<<16, len(data)%2 == 0)
 		if err != nil {
 			if toRequestError(err) == nil {
 				t.Fatal("error mapped to nil")

@@ -29,7 +29,7 @@ func (s *Server) Initialize(ctx context.Context, p acpsdk.InitializeRequest) (re
 	s.mu.Unlock()
 	caps := acpsdk.AgentCapabilities{
 		LoadSession:        true,
-		PromptCapabilities: acpsdk.PromptCapabilities{EmbeddedContext: true},
+		PromptCapabilities: acpsdk.PromptCapabilities{EmbeddedContext: true, Image: s.opts.Images},
 		McpCapabilities:    mcpCapabilities,
 		SessionCapabilities: acpsdk.SessionCapabilities{
 			List:   &acpsdk.SessionListCapabilities{},

@@ -39,10 +39,11 @@ func (s *Server) Prompt(ctx context.Context, p acpsdk.PromptRequest) (resp acpsd
 	if err := s.authReady(b.id); err != nil {
 		return resp, toRequestError(err)
 	}
-	blocks, err := promptBlocks(p.Prompt, s.opts.MaxPromptBytes)
+	blocks, err := promptBlocks(p.Prompt, s.opts.MaxPromptBytes, s.imageInput(b.id))
 	if err != nil {
 		return resp, toRequestError(err)
 	}
+	blocks = s.expandLinks(ctx, b.id, blocks)
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)

@@ -98,6 +98,15 @@ type Options struct {
 	Auth Authenticator
 	// MaxPromptBytes bounds a prompt's content; 0 means DefaultMaxPromptBytes.
 	MaxPromptBytes int
+	// Images advertises promptCapabilities.image (some configured model
+	// takes images); ImageInput says whether session id's current model
+	// does (nil: none does). A prompt with an image for a model without
+	// image input is refused (content.go).
+	Images     bool
+	ImageInput func(sessionID string) bool
+	// MaxLinkedFileBytes bounds what a resource_link to a file adds to
+	// the prompt; 0 means DefaultMaxLinkedFileBytes (links.go).
+	MaxLinkedFileBytes int
 	// PageSize is the session/list page size; 0 means DefaultPageSize.
 	PageSize int
 	Logger   *slog.Logger

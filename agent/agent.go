@@ -61,6 +61,7 @@ type Agent struct {
 	// ownCompactions counts session/compaction events in the own suffix:
 	// the next summary request's Caller.Call.
 	ownCompactions int
+	system    systemState
 }
 
 // item is one inbox entry.
@@ -95,6 +96,7 @@ func New(s *session.Session, opts Options) *Agent {
 	events := s.EventsView() // read only
 	a.lastTurn = session.LastTurn(events)
 	seed := min(max(s.Header().SeedLength, 0), len(events))
+	a.loadSystem(events[seed:])
 	for _, ev := range events[seed:] {
 		switch ev.Type {
 		case session.TypeTurnStart:

@@ -40,8 +40,15 @@ type Options struct {
 	ScriptKey string
 	// Tools offered to the model; nil means none.
 	Tools *tool.Registry
-	// System is the system prompt.
-	System    string
+	// System is the system prompt when SystemPrompt is nil.
+	System string
+	// SystemPrompt, when set, assembles the session's system prompt from
+	// the tools it is offered. It is called once per session, before its
+	// first model request, and the result is recorded in the log
+	// (session/system-prompt); a session whose log has one uses that
+	// instead (system.go).
+	SystemPrompt func(ctx context.Context, tools []model.ToolSpec) string
+
 	MaxSteps  int
 	MaxTokens int
 	// Budget is the context policy: the window (known models or the

@@ -261,6 +261,9 @@ func (a *Agent) runStep(t *turnState, step, call int, steer []*item) stepOutcome
 	if out, enter := a.runHooks(t, step); !enter {
 		return out
 	}
+	if err := a.ensureSystem(t.ctx); err != nil {
+		return failed(t, err, CodeSessionWrite)
+	}
 	if err := a.checkpoint(t.ctx); err != nil {
 		return failed(t, err, CodeCheckpointFailed)
 	}
@@ -516,7 +519,7 @@ func (a *Agent) request(call int) (model.Request, error) {
 	return model.Request{
 		Caller:    model.Caller{SessionID: a.sess.ID(), ScriptKey: a.opts.ScriptKey, Call: call},
 		Route:     a.CurrentRoute(),
-		System:    a.opts.System,
+		System:    a.system.text,
 		Messages:  msgs,
 		Tools:     a.opts.Tools.Specs(),
 		MaxTokens: a.opts.MaxTokens,
@@ -571,12 +574,16 @@ type toolCall struct {
 // reply accumulates one streamed model reply.
 type reply struct {
 	text, reasoning strings.Builder
-	calls           []*toolCall
-	usage           *session.Usage
-	finish          string
-	chunkSeqs       []int64
-	err             error       // the stream's error, if it failed
-	route           model.Route // the route the request was sent with
+	// thoughts are the closed reasoning blocks (signed or redacted) before
+	// the open one in reasoning/sig.
+	thoughts  []session.Block
+	sig       string
+	calls     []*toolCall
+	usage     *session.Usage
+	finish    string
+	chunkSeqs []int64
+	err       error       // the stream's error, if it failed
+	route     model.Route // the route the request was sent with
 }
 
 func (r *reply) streamed() bool { return len(r.chunkSeqs) > 0 }
@@ -586,7 +593,7 @@ func (r *reply) add(c session.Chunk) {
 	case session.ChunkText:
 		r.text.WriteString(c.Text)
 	case session.ChunkReasoning:
-		r.reasoning.WriteString(c.Text)
+		r.addReasoning(c)
 	case session.ChunkToolCall:
 		var tc *toolCall
 		for _, x := range r.calls {
@@ -634,9 +641,10 @@ func (r *reply) finishReason() string {
 // calls. An interrupted reply keeps only reasoning and text: its tool calls
 // were never dispatched and may be incomplete.
 func (r *reply) content(interrupted bool) []session.Block {
-	out := make([]session.Block, 0, 2+len(r.calls))
-	if r.reasoning.Len() > 0 {
-		out = append(out, session.Block{Type: session.BlockReasoning, Text: r.reasoning.String()})
+	out := make([]session.Block, 0, 2+len(r.calls)+len(r.thoughts))
+	out = append(out, r.thoughts...)
+	if r.reasoning.Len() > 0 || r.sig != "" {
+		out = append(out, session.Block{Type: session.BlockReasoning, Text: r.reasoning.String(), Signature: r.sig})
 	}
 	if r.text.Len() > 0 {
 		out = append(out, session.Text(r.text.String()))

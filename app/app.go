@@ -38,10 +38,6 @@ import (
 // turns ending, children draining, final updates and flushes).
 const DefaultShutdownTimeout = 10 * time.Second
 
-// DefaultSystemPrompt is the system prompt of top-level agents.
-const DefaultSystemPrompt = "You are acp-agent, a coding assistant running inside the user's editor. " +
-	"Answer concisely. Use the tools you are given when they help, and delegate self-contained work to subagents when that tool is available."
-
 // Config configures one agent process. DataDir is required; everything
 // else has a usable zero value.
 type Config struct {
@@ -61,8 +57,11 @@ type Config struct {
 	Provider ProviderFunc
 	// Tools are offered to every top-level agent (tests add their own).
 	Tools []tool.Tool
-	// System is the system prompt; "" means DefaultSystemPrompt.
-	System   string
+	// System fixes the system prompt of top-level agents (children add
+	// their delegation section); "" assembles it per session (prompt.go).
+	System string
+	// Prompt configures the assembled system prompt.
+	Prompt   PromptConfig
 	MaxSteps int
 	// Sources supplies ids and clocks; nil means wall clock and random ids
 	// (the scenario runner passes session.DeterministicSources).
@@ -235,6 +234,8 @@ func New(cfg Config) (*App, error) {
 		Commands:          a.commands(),
 		Budget:            a.budget(),
 		Models:            pickerOptions(a.Models),
+		Images:            anyImages(a.Models),
+		ImageInput:        a.imageInput,
 	})
 	if err != nil {
 		a.Close()
@@ -250,9 +251,6 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Getenv == nil {
 		c.Getenv = os.Getenv
-	}
-	if c.System == "" {
-		c.System = DefaultSystemPrompt
 	}
 	if c.ShutdownTimeout <= 0 {
 		c.ShutdownTimeout = DefaultShutdownTimeout
@@ -277,9 +275,11 @@ func (a *App) AgentOptions(s *session.Session) agent.Options {
 		Tools:     a.Tools,
 		System:    a.Config.System,
 		MaxSteps:  a.Config.MaxSteps,
-		Journal:   journal{a},
-		Budget:    a.budget(),
-		Logger:    a.Log.With("session_id", id),
+		// The system prompt is assembled once per session and recorded.
+		SystemPrompt: a.systemPrompt(s, false, "", a.Tools.Get),
+		Journal:      journal{a},
+		Budget:       a.budget(),
+		Logger:       a.Log.With("session_id", id),
 
 		AfterCompaction: a.afterCompaction(id),
 	}

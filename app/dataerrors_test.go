@@ -101,7 +101,7 @@ func TestDataCommandsCorruptSession(t *testing.T) {
 		t.Errorf("show: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	env := &Env{Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}, Getenv: noEnv, Flags: &Flags{DataDir: dir}}
-	err := runSessionsShow(context.Background(), env, []string{"broken"})
+	err := runSessionsShow(context.Background(), env, false, []string{"broken"})
 	var de *DataError
 	if !errors.As(err, &de) || de.ErrorCode() != "SESSION_CORRUPT" || !errors.Is(err, persistence.ErrCorrupt) {
 		t.Errorf("show error = %#v, want a DataError with code SESSION_CORRUPT wrapping the CorruptError", err)

@@ -307,6 +307,7 @@ func serve(ctx context.Context, env *Env) error {
 		// records the same bytes as the in-process runner.
 		cfg.Sources = &session.DeterministicSources{Epoch: session.ScenarioEpoch, Step: 1000}
 		cfg.Version = "scenario"
+		cfg.Prompt = DeterministicPrompt()
 	}
 	a, err := New(cfg)
 	if err != nil {

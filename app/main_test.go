@@ -68,7 +68,20 @@ func TestSessionsCommandListsAndShows(t *testing.T) {
 	if _, err := s.Append(session.TypeSessionTitle, session.TitleData{Title: "Fix the flaky test", Source: session.Source{Kind: "fallback"}}); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := s.Append(session.TypeSystemPrompt, session.SystemPromptData{Text: "You are acp-agent.\n<environment>\nWorking directory: /work/project\n</environment>\n"}); err != nil {
+		t.Fatal(err)
+	}
+	other, err := a.Sessions.Create(session.Header{Cwd: "/work/other"}, session.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Append(session.TypeUserMessage, msg); err != nil {
+		t.Fatal(err)
+	}
 	if err := a.Sessions.Remove(s.ID()); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Sessions.Remove(other.ID()); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.Close(); err != nil {
@@ -98,7 +111,18 @@ func TestSessionsCommandListsAndShows(t *testing.T) {
 			t.Errorf("transcript lacks %q:\n%s", want, show)
 		}
 	}
+	if strings.Contains(show, "<environment>") {
+		t.Errorf("the transcript prints the system prompt:\n%s", show)
+	}
+	if got, want := run("sessions", "show", "--system", s.ID()), "You are acp-agent.\n<environment>\nWorking directory: /work/project\n</environment>\n"; got != want {
+		t.Errorf("show --system printed %q, want %q", got, want)
+	}
 	var out, errOut bytes.Buffer
+	if code := Main(context.Background(), []string{"--data-dir", dir, "sessions", "show", "--system", other.ID()}, strings.NewReader(""), &out, &errOut, noEnv); code == ExitOK || !strings.Contains(errOut.String(), "no recorded system prompt") {
+		t.Errorf("show --system of a session without one: exit %d, stderr %q", code, errOut.String())
+	}
+	out.Reset()
+	errOut.Reset()
 	if code := Main(context.Background(), []string{"--data-dir", dir, "sessions", "show", "../../etc"}, strings.NewReader(""), &out, &errOut, noEnv); code != ExitUsage {
 		t.Errorf("hostile id: exit %d, want %d", code, ExitUsage)
 	}

@@ -30,6 +30,9 @@ type ModelChoice struct {
 	Model model.Model
 }
 
+// Images reports whether the choice's model takes image input.
+func (c ModelChoice) Images() bool { return c.Model != nil && model.AcceptsImages(c.Model) }
+
 // ID is the choice's id in the model picker: PROVIDER/MODEL.
 func (c ModelChoice) ID() string { return c.Route.Provider + "/" + c.Route.Model }
 

@@ -8,10 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/acp-agent/acp-agent/agent/model"
+	"github.com/acp-agent/acp-agent/agent/model/anthropic"
 	"github.com/acp-agent/acp-agent/agent/model/openai"
 	"github.com/acp-agent/acp-agent/agent/model/scripted"
 )
@@ -37,6 +39,7 @@ const ScriptPrefix = "script:"
 // errNoModel is the explanation a prompt gets when no model is configured.
 var errNoModel = fmt.Errorf("%w: start acp-agent with --model PROVIDER/MODEL "+
 	"(deepseek/deepseek-chat with DEEPSEEK_API_KEY set, openai/gpt-4.1 with OPENAI_API_KEY set, "+
+	"anthropic/claude-sonnet-4-5 with ANTHROPIC_API_KEY set, "+
 	"or openai-compatible/NAME with --base-url) or with --model script:PATH for a scripted model; "+
 	"the ACP_AGENT_MODEL environment variable works too", model.ErrNotConfigured)
 
@@ -93,11 +96,14 @@ func resolveModel(cfg Config) (model.Model, error, error) {
 	return m, nil, nil
 }
 
-// providerModel is the default ProviderFunc: an OpenAI-compatible
-// streaming provider. A missing base URL fails here, at start-up; a
-// missing key (model.MissingKeyError) lets the agent start and ask for it
-// (auth.go).
+// providerModel is the default ProviderFunc: Anthropic's Messages API for
+// anthropic/MODEL, an OpenAI-compatible streaming provider otherwise. A
+// missing base URL fails here, at start-up; a missing key
+// (model.MissingKeyError) lets the agent start and ask for it (auth.go).
 func providerModel(mc ModelConfig) (model.Model, error) {
+	if id, ok := strings.CutPrefix(mc.Spec, anthropic.Provider+"/"); ok {
+		return anthropicModel(mc, id)
+	}
 	cfg, err := openai.ConfigFromFlags(mc.Spec, mc.BaseURL, mc.APIKeyEnv)
 	if err != nil {
 		return nil, err
@@ -112,9 +118,30 @@ func routeOf(spec string) model.Route {
 	if strings.HasPrefix(spec, ScriptPrefix) {
 		return model.Route{}
 	}
+	if id, ok := strings.CutPrefix(strings.TrimSpace(spec), anthropic.Provider+"/"); ok && id != "" {
+		return model.Route{Provider: anthropic.Provider, Model: id}
+	}
 	r, err := openai.ParseModelFlag(strings.TrimSpace(spec))
 	if err != nil {
 		return model.Route{}
 	}
 	return r
+}
+
+// EnvThinkingBudget, set to a number of tokens, turns on extended thinking
+// for Anthropic models.
+const EnvThinkingBudget = "ACP_AGENT_THINKING_BUDGET"
+
+// anthropicModel builds anthropic/ID: the key from ANTHROPIC_API_KEY (or
+// --api-key-env), the endpoint from --base-url when given.
+func anthropicModel(mc ModelConfig, id string) (model.Model, error) {
+	cfg := anthropic.Config{Model: id, BaseURL: mc.BaseURL, APIKeyEnv: mc.APIKeyEnv, Getenv: mc.Getenv, Logger: mc.Logger}
+	if v := strings.TrimSpace(mc.Getenv(EnvThinkingBudget)); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("%s=%q: want a number of tokens", EnvThinkingBudget, v)
+		}
+		cfg.ThinkingBudget = n
+	}
+	return anthropic.New(cfg)
 }

@@ -52,17 +52,27 @@ Unreadable logs are listed with the reason. Nothing is locked or changed.`,
 }
 
 func sessionsShowCommand() Command {
+	var system bool
 	return Command{
 		Name:    "show",
-		Usage:   "sessions show [--data-dir DIR] ID",
+		Usage:   "sessions show [--data-dir DIR] [--system] ID",
 		Summary: "print the transcript of one stored session",
 		Description: `Prints the session's header (cwd, creation time, parent, title) and its
 conversation: user messages, assistant text and reasoning, tool calls with
 their results, and turns that did not complete normally. The log is read,
-never locked or repaired.`,
-		Examples: []string{"acp-agent sessions show 3f2a9c1e-0b7d-4e55-9a51-2c8d0e6f4b10"},
-		Common:   []string{CommonDataDir},
-		Run:      runSessionsShow,
+never locked or repaired. With --system it prints instead the system prompt
+the session's model saw, as recorded in its log.`,
+		Examples: []string{
+			"acp-agent sessions show 3f2a9c1e-0b7d-4e55-9a51-2c8d0e6f4b10",
+			"acp-agent sessions show --system 3f2a9c1e-0b7d-4e55-9a51-2c8d0e6f4b10",
+		},
+		Common: []string{CommonDataDir},
+		Flags: func(fs *flag.FlagSet) {
+			fs.BoolVar(&system, "system", false, "print the system prompt the session's model saw, as recorded in its log")
+		},
+		Run: func(ctx context.Context, env *Env, args []string) error {
+			return runSessionsShow(ctx, env, system, args)
+		},
 	}
 }
 
@@ -202,7 +212,7 @@ func indexedSessions(ctx context.Context, st *persistence.Store) ([]persistence.
 	return entries, titles, nil
 }
 
-func runSessionsShow(ctx context.Context, env *Env, args []string) error {
+func runSessionsShow(ctx context.Context, env *Env, system bool, args []string) error {
 	if len(args) != 1 {
 		return usageErrorf("sessions show: want exactly one session ID, got %d arguments", len(args))
 	}
@@ -221,6 +231,9 @@ func runSessionsShow(ctx context.Context, env *Env, args []string) error {
 	snap, err := st.Inspect(ctx, id)
 	if err != nil {
 		return sessionError(id, err)
+	}
+	if system {
+		return writeSystemPrompt(env.Stdout, snap.Header, snap.Events)
 	}
 	// A log another process is writing ends in a turn that is running,
 	// not one a crash interrupted: show it open, not "ended interrupted".
@@ -297,4 +310,23 @@ func humanTime(ms int64) string {
 		return "-"
 	}
 	return time.UnixMilli(ms).Format("2006-01-02 15:04:05")
+}
+
+// writeSystemPrompt prints the session's recorded system prompt (its own,
+// after any inherited seed). A session that never called its model has
+// none, which is an error rather than a guess at what it would be.
+func writeSystemPrompt(w io.Writer, h session.Header, events []session.Event) error {
+	seed := min(max(h.SeedLength, 0), len(events))
+	text, ok, err := session.RecordedSystemPrompt(events[seed:])
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("session %s has no recorded system prompt (it has made no model request)", h.ID)
+	}
+	if !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	_, err = io.WriteString(w, text)
+	return err
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 
 	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/prompt"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/agent/tool"
 	"github.com/acp-agent/acp-agent/driver/inprocess"
@@ -18,12 +19,6 @@ import (
 // DefaultMaxDepth bounds delegation: a session at this delegationDepth
 // gets no delegation tools (subagent-contract.md §2.11, tool default 3).
 const DefaultMaxDepth = 3
-
-// childSystemPrompt is appended to a child's system prompt: its scope was
-// fixed by its parent and it reports through its final message.
-const childSystemPrompt = "You are a delegated subagent working for another agent, not directly for a person. " +
-	"Your scope was fixed when you were started. When the task needs more than you can do, say so in your reply " +
-	"so the agent that started you can handle it. Your final message is your result."
 
 // wireSubagents attaches the subagent runtime to a.
 func wireSubagents(a *App) error {
@@ -80,9 +75,15 @@ func (a *App) childFactory(s *session.Session, spec subagent.ChildSpec) (*agent.
 	if err != nil {
 		return nil, err
 	}
-	system := a.Config.System + "\n\n" + childSystemPrompt
-	if spec.Persona != "" {
-		system += "\n\n" + spec.Persona
+	// A fixed prompt gets the child section appended; else the child's
+	// own prompt is assembled (same environment and instructions, plus
+	// its delegation section) and recorded in its log.
+	system := ""
+	if a.Config.System != "" {
+		system = a.Config.System + "\n\n" + prompt.ChildSection()
+		if spec.Persona != "" {
+			system += "\n\n" + spec.Persona
+		}
 	}
 	route := spec.Route
 	if route.Provider == "" && route.Model == "" {
@@ -94,6 +95,7 @@ func (a *App) childFactory(s *session.Session, spec subagent.ChildSpec) (*agent.
 	opts.ScriptKey = spec.Label
 	opts.Tools = reg
 	opts.System = system
+	opts.SystemPrompt = a.systemPrompt(s, true, spec.Persona, reg.Get)
 	opts.MaxTokens = spec.MaxTokens
 	opts.PreStep = append(opts.PreStep, spec.PreStep...)
 	opts.OnIdle = spec.OnIdle

@@ -25,7 +25,7 @@ func TestSessionsShowUsage(t *testing.T) {
 			Turn: 1, Step: 1,
 			Message: session.Message{ID: s.NewID(), Role: session.RoleAssistant, Content: []session.Block{session.Text("ok")},
 				Source: session.Source{Kind: session.SourceModel, Provider: provider, Model: model}},
-			Usage: &session.Usage{InputTokens: in, CachedReadTokens: cached, OutputTokens: out},
+			Usage: &session.Usage{InputTokens: in, CacheReadTokens: cached, OutputTokens: out},
 		}, session.WithSurface(session.AppendOp)); err != nil {
 			t.Fatal(err)
 		}

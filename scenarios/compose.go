@@ -33,6 +33,7 @@ func Composition(_ context.Context, cfg Config) (System, error) {
 		Logger:  cfg.Logger,
 		Testing: hooks,
 		Sandbox: cfg.Sandbox.policy(cfg.Cwd),
+		Prompt:  app.DeterministicPrompt(),
 
 		ContextWindow: cfg.ContextWindow,
 	}

@@ -152,7 +152,7 @@ func execute(ctx context.Context, sc *Scenario, factory Factory, root string, lo
 	}
 	r := &runner{
 		sc: sc, factory: factory, logger: logger, root: root,
-		dataDir: filepath.Join(root, "data"), cwd: filepath.Join(root, "cwd"),
+		dataDir: filepath.Join(root, "data"), cwd: fixedLengthCwd(root),
 		rec: newWireRecorder(), watch: newWatcher(), requests: &requestLog{}, refs: map[string]string{},
 		workspace: newClientWorkspace(sc.Client),
 	}
@@ -576,4 +576,20 @@ func (r *runner) clientCapabilities() map[string]any {
 		caps["session"] = map[string]any{"compaction": map[string]any{}}
 	}
 	return caps
+}
+
+// cwdLength is the length of every run's working directory path. The
+// model sees the real cwd (in the system prompt's environment block), so
+// the token estimates recorded in the log depend on its length; padding it
+// to a constant keeps them the same whatever temp dir a run is given.
+const cwdLength = 160
+
+// fixedLengthCwd returns the working directory of a run in root, padded
+// to cwdLength bytes (roots longer than that get no padding).
+func fixedLengthCwd(root string) string {
+	cwd := filepath.Join(root, "cwd")
+	if pad := cwdLength - len(cwd) - 1; pad > 0 {
+		cwd += "_" + strings.Repeat("x", pad-1)
+	}
+	return cwd
 }

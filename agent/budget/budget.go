@@ -83,7 +83,7 @@ func EstimateRequest(req model.Request) int {
 
 // Cost returns the cost in USD of one call's usage at price p.
 func Cost(u session.Usage, p Price) float64 {
-	cached := min(u.CachedReadTokens, u.InputTokens)
+	cached := min(u.CacheReadTokens, u.InputTokens)
 	return (float64(u.InputTokens-cached)*p.Input + float64(cached)*p.CachedInput + float64(u.OutputTokens)*p.Output) / 1e6
 }
 
@@ -133,7 +133,7 @@ func (t *Tally) Add(ev session.Event) {
 		t.Counted++
 		t.Input += u.InputTokens
 		t.Output += u.OutputTokens
-		t.CachedRead += u.CachedReadTokens
+		t.CachedRead += u.CacheReadTokens
 		t.CacheWrite += u.CacheWriteTokens
 		t.Used = u.InputTokens + u.OutputTokens
 		if p, ok := KnownPrice(t.Route); ok {

@@ -1,8 +1,10 @@
 // Package model declares what the agent loop needs from a language model: a
 // streaming call that turns a Request (system prompt, history, tools) into a
 // sequence of chunks. Implementations live in sub-packages: the keyless
-// scripted model (agent/model/scripted) and OpenAI-compatible providers
-// (agent/model/openai).
+// scripted model (agent/model/scripted), OpenAI-compatible providers
+// (agent/model/openai) and Anthropic's Messages API
+// (agent/model/anthropic). A model that takes images implements
+// ImageInput (capabilities.go).
 //
 // Layering: model imports only agent/session (for content blocks and the
 // chunk vocabulary) and the standard library.

@@ -4,8 +4,8 @@ package session
 // follow reference-scenarios.md §f.
 
 // Block is one content block. Type is one of "text", "reasoning",
-// "tool-call", "tool-result", "resource-link" or "resource"; only the
-// fields of that type are set.
+// "tool-call", "tool-result", "resource-link", "resource" or "image"; only
+// the fields of that type are set.
 type Block struct {
 	Type string `json:"type"`
 	Text string `json:"text,omitempty"`
@@ -17,9 +17,20 @@ type Block struct {
 	ToolCallID string  `json:"toolCallId,omitempty"`
 	Content    []Block `json:"content,omitempty"`
 	IsError    bool    `json:"isError,omitempty"`
-	// resource-link / resource
+	// resource-link / resource (Text: the linked file's numbered lines as
+	// read when the prompt arrived, or the embedded text) / image
 	URI      string `json:"uri,omitempty"`
 	MimeType string `json:"mimeType,omitempty"`
+	// StartLine and EndLine (1-based, inclusive) locate an embedded
+	// selection in its file; 0 when the resource is a whole file.
+	StartLine int `json:"startLine,omitempty"`
+	EndLine   int `json:"endLine,omitempty"`
+	// Data is an image's base64 bytes, or a reasoning block's opaque
+	// (redacted) form that some providers require back verbatim.
+	Data string `json:"data,omitempty"`
+	// Signature authenticates a reasoning block for providers that verify
+	// thinking sent back across turns (Anthropic).
+	Signature string `json:"signature,omitempty"`
 }
 
 // Block types.
@@ -30,6 +41,7 @@ const (
 	BlockToolResult   = "tool-result"
 	BlockResourceLink = "resource-link"
 	BlockResource     = "resource"
+	BlockImage        = "image"
 )
 
 // Text returns a text block.
@@ -166,6 +178,10 @@ type Chunk struct {
 	Arguments string `json:"arguments,omitempty"`
 	Usage     *Usage `json:"usage,omitempty"`
 	Finish    string `json:"finish,omitempty"`
+	// reasoning-delta: Signature closes the current reasoning block with
+	// its provider signature; Data is a redacted reasoning block.
+	Signature string `json:"signature,omitempty"`
+	Data      string `json:"data,omitempty"`
 }
 
 // Chunk types.
@@ -179,14 +195,17 @@ const (
 
 // Usage counts tokens of one model call, provider-neutral. InputTokens
 // counts every input token of the request, cached ones included;
-// CachedReadTokens says how many of them were read from the provider's
+// CacheReadTokens says how many of them were read from the provider's
 // prompt cache and CacheWriteTokens how many were written to it (providers
 // that bill cache writes). The cache fields are omitted when zero, so logs
 // written before they existed read the same.
 type Usage struct {
-	InputTokens      int `json:"inputTokens"`
-	OutputTokens     int `json:"outputTokens"`
-	CachedReadTokens int `json:"cachedReadTokens,omitempty"`
+	InputTokens  int `json:"inputTokens"`
+	OutputTokens int `json:"outputTokens"`
+	// CacheReadTokens and CacheWriteTokens are the prompt tokens served
+	// from and written to the provider's prompt cache (InputTokens
+	// counts all prompt tokens, cached ones included).
+	CacheReadTokens  int `json:"cacheReadTokens,omitempty"`
 	CacheWriteTokens int `json:"cacheWriteTokens,omitempty"`
 }
 

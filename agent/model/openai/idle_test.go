@@ -172,7 +172,7 @@ func TestCachedUsage(t *testing.T) {
 				usage = c.Usage
 			}
 		}
-		if usage == nil || *usage != (session.Usage{InputTokens: 100, OutputTokens: 5, CachedReadTokens: 60}) {
+		if usage == nil || *usage != (session.Usage{InputTokens: 100, OutputTokens: 5, CacheReadTokens: 60}) {
 			t.Errorf("usage %s -> %+v", u, usage)
 		}
 	}

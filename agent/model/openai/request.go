@@ -75,7 +75,7 @@ func buildMessages(provider string, req model.Request) ([]oai.ChatCompletionMess
 	for i, m := range req.Messages {
 		switch m.Role {
 		case session.RoleUser:
-			out = append(out, oai.UserMessage(renderBlocks(m.Content, "\n\n")))
+			out = append(out, userMessage(m.Content))
 		case session.RoleAssistant:
 			msg, ok := assistantMessage(m, echoReasoning != nil && echoReasoning[i])
 			if ok {
@@ -183,6 +183,9 @@ func renderBlocks(bs []session.Block, sep string) string {
 			part = b.Text
 		case session.BlockResourceLink:
 			part = resourceLine(b)
+			if b.Text != "" {
+				part += "\n" + b.Text
+			}
 		case session.BlockResource:
 			part = resourceLine(b)
 			if b.Text != "" {
@@ -205,5 +208,30 @@ func resourceLine(b session.Block) string {
 	if b.MimeType != "" {
 		s += " (" + b.MimeType + ")"
 	}
+	if b.StartLine > 0 {
+		s += fmt.Sprintf(" lines %d-%d", b.StartLine, b.EndLine)
+	}
 	return s
+}
+
+// userMessage renders a user message: plain text, or text and image
+// parts when it carries images.
+func userMessage(bs []session.Block) oai.ChatCompletionMessageParamUnion {
+	var images []session.Block
+	for _, b := range bs {
+		if b.Type == session.BlockImage {
+			images = append(images, b)
+		}
+	}
+	if len(images) == 0 {
+		return oai.UserMessage(renderBlocks(bs, "\n\n"))
+	}
+	parts := make([]oai.ChatCompletionContentPartUnionParam, 0, 1+len(images))
+	if text := renderBlocks(bs, "\n\n"); text != "" {
+		parts = append(parts, oai.TextContentPart(text))
+	}
+	for _, im := range images {
+		parts = append(parts, oai.ImageContentPart(oai.ChatCompletionContentPartImageImageURLParam{URL: "data:" + im.MimeType + ";base64," + im.Data}))
+	}
+	return oai.UserMessage(parts)
 }

@@ -62,9 +62,9 @@ type wireUsage struct {
 
 // usage maps the wire usage onto the provider-neutral struct.
 func (u *wireUsage) usage() *session.Usage {
-	out := &session.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, CachedReadTokens: u.PromptCacheHitTokens}
-	if u.PromptTokensDetails != nil && u.PromptTokensDetails.CachedTokens > out.CachedReadTokens {
-		out.CachedReadTokens = u.PromptTokensDetails.CachedTokens
+	out := &session.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, CacheReadTokens: u.PromptCacheHitTokens}
+	if u.PromptTokensDetails != nil && u.PromptTokensDetails.CachedTokens > out.CacheReadTokens {
+		out.CacheReadTokens = u.PromptTokensDetails.CachedTokens
 	}
 	return out
 }

@@ -1,0 +1,82 @@
+package anthropic
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/acp-agent/acp-agent/internal/errcode"
+)
+
+// Code classifies a provider failure. The spellings are those of the
+// OpenAI-compatible provider (agent/model/openai), so callers branch on
+// one set of codes whatever the provider.
+type Code string
+
+// Provider failure codes.
+const (
+	CodeAuth          Code = "PROVIDER_AUTH"
+	CodeRateLimited   Code = "PROVIDER_RATE_LIMITED"
+	CodeUnavailable   Code = "PROVIDER_UNAVAILABLE"
+	CodeContextLength Code = "PROVIDER_CONTEXT_LENGTH"
+	CodeRejected      Code = "PROVIDER_REJECTED"
+	CodeTransport     Code = "PROVIDER_TRANSPORT"
+	CodeStreamCut     Code = "PROVIDER_STREAM_CUT"
+	CodeStreamError   Code = "PROVIDER_STREAM_ERROR"
+)
+
+// ProviderError is a failed model call. It never contains the API key.
+type ProviderError struct {
+	errcode.Coded[Code]
+	// Status is the HTTP status, 0 when no response was received.
+	Status int
+	// ErrorType is the API's error type ("overloaded_error", ...).
+	ErrorType string
+	KeyEnv    string
+	Attempts  int
+	// RetryAfter is the server-requested delay that was too long to wait.
+	RetryAfter time.Duration
+}
+
+// Error implements error.
+func (e *ProviderError) Error() string {
+	var s string
+	switch e.Code {
+	case CodeAuth:
+		s = fmt.Sprintf("anthropic: API key missing or rejected (HTTP %d); check the environment variable %s", e.Status, e.KeyEnv)
+	case CodeRateLimited:
+		s = fmt.Sprintf("anthropic: rate limited (HTTP %d)", e.Status)
+	case CodeUnavailable:
+		s = fmt.Sprintf("anthropic: server error or overloaded (HTTP %d)", e.Status)
+	case CodeContextLength:
+		s = "anthropic: the conversation is longer than the model's context window"
+	case CodeRejected:
+		s = fmt.Sprintf("anthropic: request rejected (HTTP %d)", e.Status)
+	case CodeTransport:
+		s = "anthropic: request failed"
+	case CodeStreamCut:
+		s = "anthropic: response stream cut before the model finished"
+	case CodeStreamError:
+		s = "anthropic: bad response stream"
+	default:
+		s = "anthropic: " + string(e.Code)
+	}
+	if e.Attempts > 1 {
+		s += fmt.Sprintf(" after %d attempts", e.Attempts)
+	}
+	if e.RetryAfter > 0 {
+		s += fmt.Sprintf(" (server asked to wait %s)", e.RetryAfter)
+	}
+	if e.ErrorType != "" {
+		s += " [" + e.ErrorType + "]"
+	}
+	if e.Message != "" {
+		m := e.Message
+		if len(m) > 300 {
+			m = m[:300] + "…"
+		}
+		s += ": " + m
+	} else if e.Err != nil && e.Code != CodeAuth {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}

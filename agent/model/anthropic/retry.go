@@ -1,0 +1,164 @@
+package anthropic
+
+// This file opens the response stream, retrying 429, 5xx (529 overloaded
+// included) and connection failures with bounded exponential backoff that
+// honours Retry-After, like the OpenAI-compatible provider. Only opening
+// is retried: once a chunk was yielded, a failure ends the call.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	sdk "github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
+	"github.com/anthropics/anthropic-sdk-go/v2/packages/ssestream"
+
+	"github.com/acp-agent/acp-agent/internal/errcode"
+)
+
+// open sends the request until it gets a 2xx response, a non-retryable
+// failure, or runs out of attempts. The caller closes the decoder.
+func (m *Model) open(ctx context.Context, p sdk.MessageNewParams) (ssestream.Decoder, int, error) {
+	for attempt := 1; ; attempt++ {
+		var resp *http.Response
+		s := m.svc.NewStreaming(ctx, p, option.WithResponseInto(&resp))
+		err := s.Err()
+		if err == nil && resp != nil {
+			// Our own event decoding (wire.go) over the same body.
+			return ssestream.NewDecoder(resp), attempt, nil
+		}
+		_ = s.Close()
+		if err == nil {
+			err = errors.New("no HTTP response")
+		}
+		if ctx.Err() != nil {
+			return nil, attempt, ctxErr(ctx)
+		}
+		pe := m.classify(err, resp)
+		if attempt > 1 {
+			pe.Attempts = attempt
+		}
+		if !retryable(pe.Code) || attempt > m.cfg.MaxRetries {
+			return nil, attempt, pe
+		}
+		d, ok := m.delay(attempt, resp)
+		if !ok {
+			pe.RetryAfter = d
+			return nil, attempt, pe
+		}
+		m.log.WarnContext(ctx, "model request retry", "status", pe.Status, "code", string(pe.Code), "attempt", attempt, "delay", d)
+		if !sleep(ctx, d) {
+			return nil, attempt, ctxErr(ctx)
+		}
+	}
+}
+
+// classify maps a failed request onto the shared codes. The message of an
+// auth failure is dropped: it can echo part of the key.
+func (m *Model) classify(err error, resp *http.Response) *ProviderError {
+	pe := &ProviderError{Coded: errcode.Coded[Code]{Err: err}}
+	if resp != nil {
+		pe.Status = resp.StatusCode
+	}
+	var ae *sdk.Error
+	if errors.As(err, &ae) {
+		if ae.StatusCode != 0 {
+			pe.Status = ae.StatusCode
+		}
+		pe.ErrorType, pe.Message = string(ae.Type()), ae.Message
+	}
+	pe.Code = codeOf(pe.Status, pe.ErrorType, pe.Message)
+	if pe.Code == CodeAuth {
+		pe.KeyEnv, pe.Message = m.keyEnv, ""
+	}
+	return pe
+}
+
+// codeOf classifies by HTTP status and the API's error type.
+func codeOf(status int, errType, message string) Code {
+	switch {
+	case status == http.StatusUnauthorized || status == http.StatusForbidden || errType == "authentication_error" || errType == "permission_error":
+		return CodeAuth
+	case status == http.StatusTooManyRequests || errType == "rate_limit_error":
+		return CodeRateLimited
+	case status >= 500 || errType == "overloaded_error" || errType == "api_error":
+		return CodeUnavailable
+	case contextTooLong(message):
+		return CodeContextLength
+	case status == 0:
+		return CodeTransport
+	}
+	return CodeRejected
+}
+
+// contextTooLong recognizes the API's context-window rejections (HTTP 400
+// invalid_request_error "prompt is too long: N tokens > M maximum").
+func contextTooLong(msg string) bool {
+	m := strings.ToLower(msg)
+	return strings.Contains(m, "prompt is too long") || strings.Contains(m, "context window") || strings.Contains(m, "context length")
+}
+
+func retryable(c Code) bool {
+	return c == CodeRateLimited || c == CodeUnavailable || c == CodeTransport
+}
+
+func (m *Model) delay(attempt int, resp *http.Response) (time.Duration, bool) {
+	if resp != nil {
+		if d, ok := retryAfter(resp.Header, time.Now()); ok {
+			return d, d <= m.cfg.MaxRetryDelay
+		}
+	}
+	b := m.cfg.RetryBase
+	for i := 1; i < attempt && b < m.cfg.MaxRetryDelay; i++ {
+		b *= 2
+	}
+	b = min(b, m.cfg.MaxRetryDelay)
+	return b/2 + rand.N(b/2+1), true
+}
+
+// retryAfter reads Retry-After in delta-seconds or HTTP-date form.
+func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
+	v := h.Get("Retry-After")
+	if v == "" {
+		return 0, false
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil {
+		if !(s >= 0 && s <= 1e9) {
+			return 0, false
+		}
+		return time.Duration(s * float64(time.Second)), true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(t.Sub(now), 0), true
+	}
+	return 0, false
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// ctxErr wraps the context's error and its cause.
+func ctxErr(ctx context.Context) error {
+	err, cause := ctx.Err(), context.Cause(ctx)
+	if cause != nil && cause != err {
+		return fmt.Errorf("anthropic: request aborted: %w: %w", err, cause)
+	}
+	return fmt.Errorf("anthropic: request aborted: %w", err)
+}

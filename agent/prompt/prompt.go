@@ -1,0 +1,149 @@
+package prompt
+
+import (
+	"embed"
+	"fmt"
+	"strings"
+)
+
+//go:embed sections
+var sections embed.FS
+
+// Input is everything the system prompt is built from.
+type Input struct {
+	Env Env
+	// Tools are the names of the tools the session is offered, in the
+	// order the model sees them; each known one gets its guidance line.
+	Tools        []string
+	Instructions []Instruction
+	// Child marks a delegated subagent; Delegation and Persona are its
+	// extra sections (the delegating tool's teaching and the persona the
+	// parent chose).
+	Child      bool
+	Delegation string
+	Persona    string
+	// Extra sections appended at the end (tool-specific teaching such as
+	// background delegation).
+	Extra []string
+}
+
+// Build assembles the system prompt. It is a pure function of in: the
+// same input gives the same bytes, which keeps the cached request prefix
+// stable.
+func Build(in Input) string {
+	var parts []string
+	parts = append(parts, section("identity.md"))
+	if g := toolGuidance(in.Tools); g != "" {
+		parts = append(parts, g)
+	}
+	parts = append(parts, in.Env.Block())
+	if s := instructionsSection(in.Instructions); s != "" {
+		parts = append(parts, s)
+	}
+	for _, x := range in.Extra {
+		if x = strings.TrimSpace(x); x != "" {
+			parts = append(parts, x)
+		}
+	}
+	if in.Child {
+		parts = append(parts, section("child.md"))
+		if d := strings.TrimSpace(in.Delegation); d != "" {
+			parts = append(parts, d)
+		}
+		if p := strings.TrimSpace(in.Persona); p != "" {
+			parts = append(parts, p)
+		}
+	}
+	return strings.Join(parts, "\n\n") + "\n"
+}
+
+// ChildSection is the section every delegated child gets: it works for
+// another agent and its final message is its result.
+func ChildSection() string { return section("child.md") }
+
+// section returns an embedded section, trimmed. A missing section is a
+// build mistake that the golden tests catch, so it yields "".
+func section(name string) string {
+	b, err := sections.ReadFile("sections/" + name)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// toolGuidance lists the guidance of the offered tools that have one.
+func toolGuidance(tools []string) string {
+	var lines []string
+	for _, name := range tools {
+		if strings.ContainsAny(name, "/\\.") {
+			continue
+		}
+		if g := section("tools/" + name + ".md"); g != "" {
+			lines = append(lines, "- "+g)
+		}
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	return "Tools:\n" + strings.Join(lines, "\n")
+}
+
+// Block renders the environment block.
+func (e Env) Block() string {
+	var b strings.Builder
+	b.WriteString("<environment>\n")
+	fmt.Fprintf(&b, "Working directory: %s\n", e.Cwd)
+	fmt.Fprintf(&b, "Platform: %s/%s\n", e.OS, e.Arch)
+	fmt.Fprintf(&b, "Shell: %s\n", e.Shell)
+	fmt.Fprintf(&b, "Date: %s\n", e.Date)
+	if e.GitRoot == "" {
+		b.WriteString("Git repository: no\n")
+	} else {
+		fmt.Fprintf(&b, "Git repository: %s\n", e.GitRoot)
+		branch := e.Branch
+		if branch == "" {
+			branch = "(unknown)"
+		}
+		fmt.Fprintf(&b, "Branch: %s\n", branch)
+		state := "clean"
+		if e.Dirty {
+			state = "has uncommitted changes"
+		}
+		fmt.Fprintf(&b, "Working tree: %s\n", state)
+	}
+	b.WriteString("</environment>")
+	return b.String()
+}
+
+// instructionsSection renders the instruction files, each under its path,
+// with a note where the cap cut it.
+func instructionsSection(ins []Instruction) string {
+	var b strings.Builder
+	for _, in := range ins {
+		if in.Text == "" && in.Cut == 0 {
+			continue
+		}
+		if b.Len() == 0 {
+			b.WriteString("Instructions from the user and the project follow; where they disagree, the later (nearer) file wins.\n")
+		}
+		fmt.Fprintf(&b, "\n<instructions path=%q scope=%q>\n%s\n", in.Path, in.Scope, in.Text)
+		if in.Cut > 0 {
+			fmt.Fprintf(&b, "[... %d bytes of this file were cut to fit the instructions limit; read the file for the rest.]\n", in.Cut)
+		}
+		b.WriteString("</instructions>\n")
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// Config is what Assemble needs for one session.
+type Config struct {
+	Cwd   string
+	Probe ProbeOptions
+	// UserFile is the user's instructions file ("" for none).
+	UserFile string
+	// Cap bounds the instructions; 0 means DefaultInstructionsCap.
+	Cap int
+	// Input supplies Tools, Child, Delegation, Persona and Extra; its Env
+	// and Instructions are filled in.
+	Input Input
+}
