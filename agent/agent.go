@@ -61,7 +61,7 @@ type Agent struct {
 	// ownCompactions counts session/compaction events in the own suffix:
 	// the next summary request's Caller.Call.
 	ownCompactions int
-	system    systemState
+	system         systemState
 }
 
 // item is one inbox entry.
