@@ -64,7 +64,7 @@ func (g *gate) Authorize(ctx context.Context, req workspace.PermissionRequest) e
 	if b != nil && !b.readOnly {
 		mode = g.s.modeOf(b)
 	}
-	mutating := req.Kind == workspace.KindEdit || req.Kind == workspace.KindExecute
+	mutating := !workspace.ReadOnlyKind(req.Kind)
 	if mode == ModePlan && mutating {
 		return &tool.Error{Code: workspace.CodeModeForbids, Message: fmt.Sprintf(
 			"the session is in plan mode, which allows read-only tools only: %s was not run. "+
@@ -72,15 +72,21 @@ func (g *gate) Authorize(ctx context.Context, req workspace.PermissionRequest) e
 	}
 	if !req.OutsideCwd {
 		switch {
+		case req.Protected != "":
+			// A write there can become a command: asked in every mode
+			// but bypass, and no remembered "always" covers it.
+			if mode == ModeBypass {
+				return nil
+			}
 		case !mutating, mode == ModeBypass, mode == ModeAcceptEdits && req.Kind == workspace.KindEdit:
 			return nil
 		}
 	}
-	if allow, ok := g.s.remembered(g.requester, req.Kind); ok {
+	if allow, ok := g.s.remembered(g.requester, alwaysKey(req)); ok {
 		if !allow {
 			return rejected(req, "the user chose to always reject this kind of call in this session")
 		}
-		if !req.OutsideCwd {
+		if !req.OutsideCwd && req.Protected == "" {
 			return nil
 		}
 	}
@@ -129,7 +135,7 @@ func (g *gate) ask(ctx context.Context, b *bound, req workspace.PermissionReques
 	resp, err := g.s.conn.RequestPermission(ctx, acpsdk.RequestPermissionRequest{
 		SessionId: acpsdk.SessionId(g.root),
 		ToolCall:  call,
-		Options:   permissionOptions(req.Kind),
+		Options:   permissionOptions(req),
 	})
 	derr := g.decide(ctx, req, resp, err)
 	if ask != nil {
@@ -159,10 +165,10 @@ func (g *gate) decide(ctx context.Context, req workspace.PermissionRequest, resp
 	case OptionAllowOnce:
 		return nil
 	case OptionAllowAlways:
-		g.s.remember(g.requester, req.Kind, true)
+		g.s.remember(g.requester, alwaysKey(req), true)
 		return nil
 	case OptionRejectAlways:
-		g.s.remember(g.requester, req.Kind, false)
+		g.s.remember(g.requester, alwaysKey(req), false)
 		return rejected(req, "the user rejected it and chose to always reject this kind of call in this session")
 	case OptionRejectOnce:
 		return rejected(req, "the user rejected it")
@@ -173,14 +179,11 @@ func (g *gate) decide(ctx context.Context, req workspace.PermissionRequest, resp
 // toolCall is the tool call a permission request of the root session's
 // own refers to (a child's is rendered from its record: childAskCall).
 func (g *gate) toolCall(req workspace.PermissionRequest) acpsdk.ToolCallUpdate {
-	title := req.Title
-	if title == "" {
-		title = req.Tool
-	}
+	title := requestTitle(req)
 	call := acpsdk.ToolCallUpdate{
 		ToolCallId: acpsdk.ToolCallId(req.CallID),
 		Kind:       acpsdk.Ptr(acpsdk.ToolKind(req.Kind)),
-		Content:    displayContent(req.Display),
+		Content:    requestContent(req.Detail, req.Protected, req.Display),
 	}
 	if req.Display != nil {
 		call.Locations = acpLocations(req.Display.Locations, g.cwd)
@@ -207,25 +210,67 @@ func childCallStart(call acpsdk.ToolCallUpdate) acpsdk.SessionUpdate {
 	return acpsdk.SessionUpdate{ToolCall: tc}
 }
 
-// permissionOptions are the four choices, named for the kind of call.
-func permissionOptions(kind string) []acpsdk.PermissionOption {
+// alwaysKey is what an "always" answer covers: the tool kind for the
+// workspace tools (all edits, all commands), the tool itself for any other
+// tool with effects (one MCP tool, not every MCP tool).
+func alwaysKey(req workspace.PermissionRequest) string {
+	if req.Kind == workspace.KindOther && req.Tool != "" {
+		return "tool:" + req.Tool
+	}
+	return req.Kind
+}
+
+// permissionOptions are the four choices, named for what "always" covers.
+func permissionOptions(req workspace.PermissionRequest) []acpsdk.PermissionOption {
 	noun := "calls of this kind"
-	switch kind {
+	switch req.Kind {
 	case workspace.KindEdit:
-		noun = "edits"
+		noun = "edits inside the working directory"
 	case workspace.KindExecute:
-		noun = "commands"
+		noun = "every command"
 	case workspace.KindRead:
 		noun = "reads"
 	case workspace.KindSearch:
 		noun = "searches"
+	case workspace.KindOther:
+		if req.Tool != "" {
+			noun = "the tool " + req.Tool
+		}
+	}
+	allow := "Always allow " + noun + " in this session"
+	if req.OutsideCwd || req.Protected != "" {
+		// "Always" never covers outside or protected paths: they ask again.
+		allow += " (this path still asks)"
 	}
 	return []acpsdk.PermissionOption{
 		{OptionId: OptionAllowOnce, Name: "Allow once", Kind: acpsdk.PermissionOptionKindAllowOnce},
-		{OptionId: OptionAllowAlways, Name: "Always allow " + noun + " in this session", Kind: acpsdk.PermissionOptionKindAllowAlways},
+		{OptionId: OptionAllowAlways, Name: allow, Kind: acpsdk.PermissionOptionKindAllowAlways},
 		{OptionId: OptionRejectOnce, Name: "Reject", Kind: acpsdk.PermissionOptionKindRejectOnce},
 		{OptionId: OptionRejectAlways, Name: "Always reject " + noun + " in this session", Kind: acpsdk.PermissionOptionKindRejectAlways},
 	}
+}
+
+// requestTitle is req's title as shown: escaped, so control and bidi
+// characters cannot hide what runs.
+func requestTitle(req workspace.PermissionRequest) string {
+	title := req.Title
+	if title == "" {
+		title = req.Tool
+	}
+	return workspace.EscapeTitle(title)
+}
+
+// requestContent is a request's content: why the path is protected, the
+// detail text (the whole command, the MCP arguments), then the display.
+func requestContent(detail, protected string, d *session.ToolDisplay) []acpsdk.ToolCallContent {
+	var out []acpsdk.ToolCallContent
+	if protected != "" {
+		out = append(out, acpsdk.ToolContent(acpsdk.TextBlock("Protected path: "+protected)))
+	}
+	if detail != "" {
+		out = append(out, acpsdk.ToolContent(acpsdk.TextBlock(detail)))
+	}
+	return append(out, displayContent(d)...)
 }
 
 func describeCall(req workspace.PermissionRequest) string {

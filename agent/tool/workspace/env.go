@@ -72,7 +72,14 @@ const (
 	KindEdit    = "edit"
 	KindExecute = "execute"
 	KindSearch  = "search"
+	// KindOther is a tool with effects that is neither an edit nor a
+	// command (an MCP tool the server does not mark read-only).
+	KindOther = "other"
 )
+
+// ReadOnlyKind reports whether kind has no effects: only read and search
+// calls inside the cwd run without the gate's say-so in every mode.
+func ReadOnlyKind(kind string) bool { return kind == KindRead || kind == KindSearch }
 
 // PermissionRequest asks to perform one tool call's effect.
 type PermissionRequest struct {
@@ -87,6 +94,18 @@ type PermissionRequest struct {
 	// OutsideCwd is set when a path lies outside the session cwd (after
 	// resolving ".." and symlinks); such a call is never allowed silently.
 	OutsideCwd bool
+	// Subject is what rules match and "always" answers cover: the exact
+	// command line for bash, the path (relative to the cwd when inside)
+	// for file tools, empty for MCP tools (their Tool name is the subject).
+	Subject string
+	// Detail is shown as the request's text content (markdown): the whole
+	// command in a code block, an MCP call's server, tool and arguments,
+	// and secondary text such as the model's own description.
+	Detail string
+	// Protected, when set, says why the path is protected (a write there
+	// can become a command: .git/, editor task files, the agent's
+	// settings): such a call asks in every mode but bypass.
+	Protected string
 }
 
 // Permissions authorizes effects. Authorize returns nil when the call may
