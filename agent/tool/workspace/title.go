@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"unicode"
 )
@@ -61,4 +62,70 @@ func CommandTitle(command string, max int) string {
 		t = string(r[:max]) + "…"
 	}
 	return t
+}
+
+// TitlePath is how a permission title names p: its path relative to the
+// cwd, and when a symlink makes it resolve elsewhere, also the target
+// ("link → target"), so the person sees which file is written.
+func TitlePath(cwd string, p Path) string {
+	name := DisplayPath(cwd, p.Abs)
+	if p.Real == "" || p.Real == p.Abs {
+		return EscapeTitle(name)
+	}
+	realCwd, err := filepath.EvalSymlinks(cwd)
+	if err != nil {
+		realCwd = cwd
+	}
+	target := DisplayPath(realCwd, p.Real)
+	if target == name {
+		return EscapeTitle(name)
+	}
+	return EscapeTitle(name + " → " + target)
+}
+
+// ProtectedReason says why writing p can become a command, or "" when it
+// cannot: git's directory (hooks, core.fsmonitor and other config run
+// code the next time git runs), the agent's own settings (its permission
+// rules), and editor task and launch files (the editor runs what they
+// say). Both the name used and the real location are checked.
+func ProtectedReason(cwd string, p Path) string {
+	realCwd, err := filepath.EvalSymlinks(cwd)
+	if err != nil {
+		realCwd = cwd
+	}
+	for _, c := range [][2]string{{cwd, p.Abs}, {realCwd, p.Real}} {
+		if c[1] == "" {
+			continue
+		}
+		rel, err := filepath.Rel(c[0], c[1])
+		if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+			rel = c[1]
+		}
+		if why := protectedRel(filepath.ToSlash(rel)); why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+func protectedRel(rel string) string {
+	parts := strings.Split(rel, "/")
+	for i, part := range parts {
+		switch strings.ToLower(part) {
+		case ".git":
+			return "a write under .git/ can run code the next time git runs (hooks, core.fsmonitor and other config)"
+		case ".acp-agent":
+			return "this is the agent's own settings directory (its permission rules)"
+		case ".vscode", ".zed":
+			if i+1 < len(parts) {
+				switch strings.ToLower(parts[i+1]) {
+				case "tasks.json", "launch.json":
+					return "the editor runs the commands in its task and launch files"
+				}
+			}
+		case ".idea":
+			return "the editor runs the commands in its run configurations (.idea/)"
+		}
+	}
+	return ""
 }
