@@ -14,6 +14,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/agent/settings"
 )
 
 // Session modes. A child session (subagent) follows its root session's
@@ -68,6 +69,8 @@ type gateState struct {
 	always map[string]map[string]bool
 	// labels caches the delegation label of child sessions by id.
 	labels map[string]string
+	// policies holds each root session's settings (policy.go).
+	policies map[string]*settings.Policy
 }
 
 // forget drops everything remembered about session id (it was released).
@@ -76,6 +79,7 @@ func (g *gateState) forget(id string) {
 	defer g.mu.Unlock()
 	delete(g.modes, id)
 	delete(g.always, id)
+	delete(g.policies, id)
 }
 
 // modeOf returns the mode of bound session b, reading it from the log the

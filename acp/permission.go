@@ -25,6 +25,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/agent/settings"
 	"github.com/acp-agent/acp-agent/agent/tool"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace"
 )
@@ -51,7 +52,9 @@ type gate struct {
 	requester string
 	root      string
 	cwd       string
-	child     *childIdentity // nil when the requester is the root itself
+	// rootCwd is the root session's cwd: its settings apply to children.
+	rootCwd string
+	child   *childIdentity // nil when the requester is the root itself
 }
 
 var _ workspace.Permissions = (*gate)(nil)
@@ -65,10 +68,24 @@ func (g *gate) Authorize(ctx context.Context, req workspace.PermissionRequest) e
 		mode = g.s.modeOf(b)
 	}
 	mutating := !workspace.ReadOnlyKind(req.Kind)
+	rule, ruleText := g.ruleDecision(req)
+	if rule == settings.Deny {
+		return &tool.Error{Code: workspace.CodeRuleDenies, Message: fmt.Sprintf(
+			"%s is denied by the settings rule %q. Do not retry it; ask the user how to proceed.", describeCall(req), ruleText)}
+	}
 	if mode == ModePlan && mutating {
 		return &tool.Error{Code: workspace.CodeModeForbids, Message: fmt.Sprintf(
 			"the session is in plan mode, which allows read-only tools only: %s was not run. "+
 				"Describe the change instead, or ask the user to switch the session to another mode.", describeCall(req))}
+	}
+	switch {
+	case mode == ModeBypass && !req.OutsideCwd:
+		// Bypass asks for nothing inside the cwd, ask rules included.
+		return nil
+	case rule == settings.Ask:
+		return g.ask(ctx, b, req)
+	case rule == settings.Allow:
+		return nil
 	}
 	if !req.OutsideCwd {
 		switch {
@@ -135,7 +152,7 @@ func (g *gate) ask(ctx context.Context, b *bound, req workspace.PermissionReques
 	resp, err := g.s.conn.RequestPermission(ctx, acpsdk.RequestPermissionRequest{
 		SessionId: acpsdk.SessionId(g.root),
 		ToolCall:  call,
-		Options:   permissionOptions(req),
+		Options:   permissionOptions(req, g.s.opts.Settings != nil && alwaysRule(req) != ""),
 	})
 	derr := g.decide(ctx, req, resp, err)
 	if ask != nil {
@@ -165,6 +182,9 @@ func (g *gate) decide(ctx context.Context, req workspace.PermissionRequest, resp
 	case OptionAllowOnce:
 		return nil
 	case OptionAllowAlways:
+		if g.saveAlways(req) {
+			return nil
+		}
 		g.s.remember(g.requester, alwaysKey(req), true)
 		return nil
 	case OptionRejectAlways:
@@ -220,8 +240,9 @@ func alwaysKey(req workspace.PermissionRequest) string {
 	return req.Kind
 }
 
-// permissionOptions are the four choices, named for what "always" covers.
-func permissionOptions(req workspace.PermissionRequest) []acpsdk.PermissionOption {
+// permissionOptions are the four choices, named for what "always" covers;
+// saves says an "always allow" is saved as a rule for the project.
+func permissionOptions(req workspace.PermissionRequest, saves bool) []acpsdk.PermissionOption {
 	noun := "calls of this kind"
 	switch req.Kind {
 	case workspace.KindEdit:
@@ -238,6 +259,12 @@ func permissionOptions(req workspace.PermissionRequest) []acpsdk.PermissionOptio
 		}
 	}
 	allow := "Always allow " + noun + " in this session"
+	switch {
+	case saves && req.Kind == workspace.KindExecute:
+		allow = "Always allow exactly this command in this project"
+	case saves:
+		allow = "Always allow " + noun + " in this project"
+	}
 	if req.OutsideCwd || req.Protected != "" {
 		// "Always" never covers outside or protected paths: they ask again.
 		allow += " (this path still asks)"

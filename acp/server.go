@@ -18,6 +18,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/agent/settings"
 	"github.com/acp-agent/acp-agent/agent/tool"
 	mcptool "github.com/acp-agent/acp-agent/agent/tool/mcp"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace"
@@ -101,6 +102,16 @@ type Options struct {
 	NewAgentWithTools func(s *session.Session, extra []tool.Tool) (*agent.Agent, error)
 	// MCP configures how those servers are started (timeouts); see mcp.go.
 	MCP mcptool.Options
+	// Settings loads the settings (permission rules, env, sandbox) in
+	// force for a project directory; nil means no settings files. A root
+	// session's policy is loaded once, when its gate first decides, and
+	// its children follow it (policy.go).
+	Settings func(cwd string) *settings.Policy
+	// Environ is the environment commands start from; nil means
+	// os.Environ. SecretEnv names variables always left out of it (the
+	// provider's key variable).
+	Environ   func() []string
+	SecretEnv []string
 	// Commands are the slash commands offered to clients (commands.go).
 	Commands []Command
 	// Models are the models a session can be switched to, the default

@@ -36,19 +36,25 @@ func (s *Server) Env(ctx context.Context, sessionID string) (workspace.Env, erro
 	if err != nil {
 		return workspace.Env{}, err
 	}
-	g := &gate{s: s, requester: sessionID, root: sessionID, cwd: h.Cwd}
+	g := &gate{s: s, requester: sessionID, root: sessionID, cwd: h.Cwd, rootCwd: h.Cwd}
 	if h.Origin == session.OriginSubagent {
 		root, err := s.rootOf(ctx, h)
 		if err != nil {
 			return workspace.Env{}, err
 		}
-		g.root = root.ID
+		g.root, g.rootCwd = root.ID, root.Cwd
 		if g.cwd == "" {
 			g.cwd = root.Cwd
 		}
 		g.child = &childIdentity{id: sessionID, label: s.childLabel(sessionID), depth: h.DelegationDepth}
 	}
 	env := workspace.Env{Cwd: g.cwd, Files: s.opts.LocalFiles, Commands: s.opts.LocalCommands, Permissions: g}
+	cmdEnv, unset := s.commandEnv(g.root, g.rootCwd)
+	defer func() {
+		if env.Commands != nil {
+			env.Commands = envCommands{Commands: env.Commands, env: cmdEnv, unset: unset}
+		}
+	}()
 	b := s.boundSession(g.root)
 	if b == nil || b.readOnly || !s.connected() {
 		return env, nil

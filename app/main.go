@@ -17,6 +17,7 @@ import (
 	"github.com/oklog/run"
 
 	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/agent/settings"
 	"github.com/acp-agent/acp-agent/persistence"
 )
 
@@ -222,6 +223,8 @@ func serve(ctx context.Context, env *Env) error {
 		Version:   Version(),
 		Logger:    env.Logger,
 		Getenv:    env.Getenv,
+
+		SettingsFile: settings.UserPath(env.Getenv),
 	}
 	if env.Getenv(DeterministicEnv) == "1" {
 		// Recorded scenario runs: ids and timestamps from per-session

@@ -44,6 +44,11 @@ type Command struct {
 	Timeout time.Duration
 	// OutputLimit caps the bytes of output kept (the tail is kept).
 	OutputLimit int
+	// Env, when non-nil, is the whole environment of a local command (the
+	// agent's without its secrets); Unset names the variables a client
+	// terminal, which starts from the editor's environment, must remove.
+	Env   []string
+	Unset []string
 }
 
 // CommandResult is how a command ended.
@@ -125,4 +130,6 @@ const (
 	// CodeModeForbids: the session mode does not allow this kind of call
 	// (plan mode allows read-only tools only).
 	CodeModeForbids = "MODE_FORBIDS"
+	// CodeRuleDenies: a deny rule of the settings files covers the call.
+	CodeRuleDenies = "RULE_DENIES"
 )
