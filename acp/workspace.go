@@ -49,12 +49,11 @@ func (s *Server) Env(ctx context.Context, sessionID string) (workspace.Env, erro
 		g.child = &childIdentity{id: sessionID, label: s.childLabel(sessionID), depth: h.DelegationDepth}
 	}
 	env := workspace.Env{Cwd: g.cwd, Files: s.opts.LocalFiles, Commands: s.opts.LocalCommands, Permissions: g}
+	// Every command gets the root's environment without secrets.
 	cmdEnv, unset := s.commandEnv(g.root, g.rootCwd)
-	defer func() {
-		if env.Commands != nil {
-			env.Commands = envCommands{Commands: env.Commands, env: cmdEnv, unset: unset}
-		}
-	}()
+	if env.Commands != nil {
+		env.Commands = envCommands{Commands: env.Commands, env: cmdEnv, unset: unset}
+	}
 	b := s.boundSession(g.root)
 	if b == nil || b.readOnly || !s.connected() {
 		return env, nil
@@ -64,7 +63,7 @@ func (s *Server) Env(ctx context.Context, sessionID string) (workspace.Env, erro
 		env.Files = &clientFiles{s: s, session: g.root, read: caps.Fs.ReadTextFile, write: caps.Fs.WriteTextFile, local: s.opts.LocalFiles}
 	}
 	if caps.Terminal {
-		env.Commands = &clientTerminal{s: s, session: g.root}
+		env.Commands = envCommands{Commands: &clientTerminal{s: s, session: g.root}, env: cmdEnv, unset: unset}
 	}
 	return env, nil
 }
