@@ -68,7 +68,7 @@ func TestUnknownOptionIsRejected(t *testing.T) {
 			t.Errorf("option %q: %v, want %s", id, err, workspace.CodePermissionRejected)
 		}
 	}
-	if _, ok := s.remembered("root", alwaysKey(execReq)); ok {
+	if _, ok := s.remembered("root", "root", alwaysKey(execReq)); ok {
 		t.Error("an unknown option was remembered")
 	}
 }
@@ -125,7 +125,7 @@ func TestChildAnswersAreTheChilds(t *testing.T) {
 	if got := codeOf(root.Authorize(ctx, editReq)); got != workspace.CodePermissionCancelled {
 		t.Errorf("root: %q, want it asked: a child's always-allow is not the root's", got)
 	}
-	if _, ok := s.remembered("root", alwaysKey(editReq)); ok {
+	if _, ok := s.remembered("root", "root", alwaysKey(editReq)); ok {
 		t.Error("the child's answer was stored under the root")
 	}
 

@@ -59,7 +59,10 @@ func knownMode(id string) bool {
 }
 
 // gateState is the connection's permission state: each session's mode
-// (cached from its log) and the decisions remembered with "always".
+// (cached from its log) and the decisions remembered with "always". Every
+// entry is keyed by a bound root session and dropped when it is released
+// (forget), so the maps hold only what the bound sessions need, however
+// many children they had.
 type gateState struct {
 	// switching serializes mode and model switches (append, durable,
 	// then in memory); never held by a permission decision.
@@ -67,11 +70,13 @@ type gateState struct {
 	mu        sync.Mutex
 	// modes caches the mode of root sessions by id.
 	modes map[string]string
-	// always maps a session id and a tool kind to a remembered decision
-	// (true = allow always, false = reject always).
+	// always maps a root session id, then the requester (the root or a
+	// child) and what the answer covers, to a remembered decision (true =
+	// allow always, false = reject always).
 	always map[string]map[string]bool
-	// labels caches the delegation label of child sessions by id.
-	labels map[string]string
+	// labels caches the delegation label of child sessions by root id,
+	// then child id.
+	labels map[string]map[string]string
 	// policies holds each root session's settings (policy.go).
 	policies map[string]*settings.Policy
 }
@@ -83,6 +88,7 @@ func (g *gateState) forget(id string) {
 	delete(g.modes, id)
 	delete(g.always, id)
 	delete(g.policies, id)
+	delete(g.labels, id)
 }
 
 // modeOf returns the mode of bound session b, reading it from the log the

@@ -99,7 +99,7 @@ func (g *gate) Authorize(ctx context.Context, req workspace.PermissionRequest) e
 			return nil
 		}
 	}
-	if allow, ok := g.s.remembered(g.requester, alwaysKey(req)); ok {
+	if allow, ok := g.s.remembered(g.root, g.requester, alwaysKey(req)); ok {
 		if !allow {
 			return rejected(req, "the user chose to always reject this kind of call in this session")
 		}
@@ -185,10 +185,10 @@ func (g *gate) decide(ctx context.Context, req workspace.PermissionRequest, resp
 		if g.saveAlways(req) {
 			return nil
 		}
-		g.s.remember(g.requester, alwaysKey(req), true)
+		g.s.remember(g.root, g.requester, alwaysKey(req), true)
 		return nil
 	case OptionRejectAlways:
-		g.s.remember(g.requester, alwaysKey(req), false)
+		g.s.remember(g.root, g.requester, alwaysKey(req), false)
 		return rejected(req, "the user rejected it and chose to always reject this kind of call in this session")
 	case OptionRejectOnce:
 		return rejected(req, "the user rejected it")
@@ -320,24 +320,26 @@ func cancelled(req workspace.PermissionRequest, cause error) error {
 		"permission request for %s was cancelled", describeCall(req)), Err: cause}
 }
 
-// remembered returns the decision remembered for session id and kind.
-func (s *Server) remembered(id, kind string) (allow, ok bool) {
+// remembered returns the decision remembered for session requester (the
+// root itself or one of its children) and key. The answers live under the
+// root and go with it (gateState.forget), children's included.
+func (s *Server) remembered(root, requester, key string) (allow, ok bool) {
 	s.gate.mu.Lock()
 	defer s.gate.mu.Unlock()
-	allow, ok = s.gate.always[id][kind]
+	allow, ok = s.gate.always[root][requester+"\x00"+key]
 	return allow, ok
 }
 
-func (s *Server) remember(id, kind string, allow bool) {
+func (s *Server) remember(root, requester, key string, allow bool) {
 	s.gate.mu.Lock()
 	defer s.gate.mu.Unlock()
 	if s.gate.always == nil {
 		s.gate.always = map[string]map[string]bool{}
 	}
-	if s.gate.always[id] == nil {
-		s.gate.always[id] = map[string]bool{}
+	if s.gate.always[root] == nil {
+		s.gate.always[root] = map[string]bool{}
 	}
-	s.gate.always[id][kind] = allow
+	s.gate.always[root][requester+"\x00"+key] = allow
 }
 
 // boundSession returns the session bound as id, or nil.

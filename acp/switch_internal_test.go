@@ -9,6 +9,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/agent/settings"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace"
 )
 
@@ -65,5 +66,52 @@ func TestFailedSwitchKeepsTheOldValue(t *testing.T) {
 				t.Errorf("model after a failed switch = %s, want p/small", m)
 			}
 		})
+	}
+}
+
+// TestPermissionStateGoesWithTheRoot: a root session whose 1,000
+// children each asked and answered "always" holds their answers and
+// labels under the root; releasing the root leaves every map of the gate
+// empty (before, children's entries stayed for the connection's life).
+func TestPermissionStateGoesWithTheRoot(t *testing.T) {
+	ctx := context.Background()
+	s := gateServer(map[string]string{"root": ModeDefault})
+	st := session.NewStore(session.WallSources{})
+	s.opts.Sessions = st
+	s.opts.Settings = func(string) *settings.Policy { return settings.Load("", "") }
+	for i := range 1000 {
+		cs, err := st.Create(session.Header{Cwd: "/w"}, session.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		child := cs.ID()
+		s.childLabel("root", child)
+		g := childGate(s, child, "root")
+		if err := g.decide(ctx, editReq, selected(OptionAllowAlways), nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := g.Authorize(ctx, editReq); err != nil {
+			t.Fatalf("child %d: %v", i, err)
+		}
+	}
+	sizes := func() [4]int {
+		s.gate.mu.Lock()
+		defer s.gate.mu.Unlock()
+		n := 0
+		for _, m := range s.gate.always {
+			n += len(m)
+		}
+		l := 0
+		for _, m := range s.gate.labels {
+			l += len(m)
+		}
+		return [4]int{len(s.gate.always), n, l, len(s.gate.modes) + len(s.gate.policies)}
+	}
+	if got := sizes(); got[0] != 1 || got[1] != 1000 || got[2] != 1000 {
+		t.Fatalf("before release: roots %d, answers %d, labels %d", got[0], got[1], got[2])
+	}
+	s.gate.forget("root") // what release does
+	if got := sizes(); got != [4]int{} {
+		t.Errorf("after the root's release: %v, want every map empty", got)
 	}
 }

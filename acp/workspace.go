@@ -46,7 +46,7 @@ func (s *Server) Env(ctx context.Context, sessionID string) (workspace.Env, erro
 		if g.cwd == "" {
 			g.cwd = root.Cwd
 		}
-		g.child = &childIdentity{id: sessionID, label: s.childLabel(sessionID), depth: h.DelegationDepth}
+		g.child = &childIdentity{id: sessionID, label: s.childLabel(g.root, sessionID), depth: h.DelegationDepth}
 	}
 	env := workspace.Env{Cwd: g.cwd, Files: s.opts.LocalFiles, Commands: s.opts.LocalCommands, Permissions: g}
 	// Every command gets the root's environment without secrets.
@@ -114,9 +114,9 @@ func (s *Server) rootOf(ctx context.Context, h session.Header) (session.Header, 
 
 // childLabel returns the delegation label recorded in a child's
 // descriptor, or "" (cached per child).
-func (s *Server) childLabel(id string) string {
+func (s *Server) childLabel(root, id string) string {
 	s.gate.mu.Lock()
-	label, ok := s.gate.labels[id]
+	label, ok := s.gate.labels[root][id]
 	s.gate.mu.Unlock()
 	if ok {
 		return label
@@ -137,11 +137,18 @@ func (s *Server) childLabel(id string) string {
 		}
 		break
 	}
+	// Cached under a bound root only, so it goes with the root.
+	if s.boundSession(root) == nil {
+		return label
+	}
 	s.gate.mu.Lock()
 	if s.gate.labels == nil {
-		s.gate.labels = map[string]string{}
+		s.gate.labels = map[string]map[string]string{}
 	}
-	s.gate.labels[id] = label
+	if s.gate.labels[root] == nil {
+		s.gate.labels[root] = map[string]string{}
+	}
+	s.gate.labels[root][id] = label
 	s.gate.mu.Unlock()
 	return label
 }
