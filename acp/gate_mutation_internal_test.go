@@ -145,3 +145,34 @@ func TestChildAnswersAreTheChilds(t *testing.T) {
 		t.Errorf("child command: %q, want it asked: the root's always-reject is not the child's", got)
 	}
 }
+
+// TestProtectedPathsAskInEveryModeButBypass: a write where a write becomes
+// a command (.git/, editor task files, the agent's settings) asks even in
+// accept-edits and after "always allow edits", says why in the question,
+// and runs in bypass; plan still refuses it.
+func TestProtectedPathsAskInEveryModeButBypass(t *testing.T) {
+	ctx := context.Background()
+	req := editReq
+	req.Subject, req.Protected = ".git/config", "a write under .git/ can run code"
+	for mode, want := range map[string]string{
+		ModeDefault:     workspace.CodePermissionCancelled,
+		ModeAcceptEdits: workspace.CodePermissionCancelled,
+		ModePlan:        workspace.CodeModeForbids,
+		ModeBypass:      "",
+	} {
+		s := gateServer(map[string]string{"root": mode})
+		g := rootGate(s, "root")
+		s.remember("root", "root", alwaysKey(req), true)
+		if got := codeOf(g.Authorize(ctx, req)); got != want {
+			t.Errorf("%s: %q, want %q", mode, got, want)
+		}
+	}
+	content := requestContent(req.Detail, req.Protected, nil)
+	if len(content) == 0 || content[0].Content == nil || content[0].Content.Content.Text == nil ||
+		content[0].Content.Content.Text.Text != "Protected path: "+req.Protected {
+		t.Errorf("the question does not say why: %+v", content)
+	}
+	if name := permissionOptions(req, false)[1].Name; name != "Always allow edits inside the working directory in this session (this path still asks)" {
+		t.Errorf("always option = %q", name)
+	}
+}
