@@ -152,7 +152,7 @@ func (g *gate) ask(ctx context.Context, b *bound, req workspace.PermissionReques
 	resp, err := g.s.conn.RequestPermission(ctx, acpsdk.RequestPermissionRequest{
 		SessionId: acpsdk.SessionId(g.root),
 		ToolCall:  call,
-		Options:   permissionOptions(req, g.s.opts.Settings != nil && alwaysRule(req) != ""),
+		Options:   permissionOptions(req, alwaysRule(req) != "" && g.s.policyFor(g.root, g.rootCwd).CanSave()),
 	})
 	derr := g.decide(ctx, req, resp, err)
 	if ask != nil {

@@ -91,7 +91,7 @@ func (g *gate) ruleDecision(req workspace.PermissionRequest) (settings.Decision,
 // an MCP tool. It reports whether a rule was saved.
 func (g *gate) saveAlways(req workspace.PermissionRequest) bool {
 	rule := alwaysRule(req)
-	if rule == "" || g.s.opts.Settings == nil {
+	if rule == "" || !g.s.policyFor(g.root, g.rootCwd).CanSave() {
 		return false
 	}
 	if err := g.s.policyFor(g.root, g.rootCwd).SaveAllow(rule); err != nil {

@@ -114,6 +114,9 @@ func (p *Policy) Problems() []error {
 	return append([]error(nil), p.problems...)
 }
 
+// CanSave reports whether SaveAllow has a user file to write to.
+func (p *Policy) CanSave() bool { return p != nil && p.userPath != "" && p.cwd != "" }
+
 // SaveAllow adds rule to the user file as an allow rule scoped to this
 // project directory (an "always allow" answer), writes the file
 // atomically and applies it. A user file that cannot be read is never
