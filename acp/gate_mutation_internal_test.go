@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"testing"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/acp-agent/acp-agent/agent/settings"
 	"github.com/acp-agent/acp-agent/agent/tool"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace"
 )
@@ -174,5 +177,35 @@ func TestProtectedPathsAskInEveryModeButBypass(t *testing.T) {
 	}
 	if name := permissionOptions(req, false)[1].Name; name != "Always allow edits inside the working directory in this session (this path still asks)" {
 		t.Errorf("always option = %q", name)
+	}
+}
+
+// TestOutsidePathsNeedARuleThatNamesThem: outside the cwd an allow rule
+// applies only when its pattern names the path; a rule for the whole tool
+// still asks. Children follow the root's settings.
+func TestOutsidePathsNeedARuleThatNamesThem(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	user := filepath.Join(dir, "settings.json")
+	if err := os.WriteFile(user, []byte(`{"permissions": {"allow": ["read", "read(/etc/hostname)"], "deny": ["bash(rm *)"]}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := gateServer(map[string]string{"root": ModeDefault})
+	s.opts.Settings = func(cwd string) *settings.Policy { return settings.Load(user, cwd) }
+	named := workspace.PermissionRequest{CallID: "c", Tool: "read", Kind: workspace.KindRead, Subject: "/etc/hostname", OutsideCwd: true}
+	other := named
+	other.Subject = "/etc/passwd"
+	rm := execReq
+	rm.Subject = "rm -rf build"
+	for _, g := range []*gate{rootGate(s, "root"), childGate(s, "child", "root")} {
+		if err := g.Authorize(ctx, named); err != nil {
+			t.Errorf("%s: a user rule naming the outside path: %v", g.requester, err)
+		}
+		if got := codeOf(g.Authorize(ctx, other)); got != workspace.CodePermissionCancelled {
+			t.Errorf("%s: an outside path under a rule for the whole tool: %q, want it asked", g.requester, got)
+		}
+		if got := codeOf(g.Authorize(ctx, rm)); got != workspace.CodeRuleDenies {
+			t.Errorf("%s: rm: %q, want %s", g.requester, got, workspace.CodeRuleDenies)
+		}
 	}
 }

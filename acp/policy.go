@@ -77,13 +77,8 @@ func (c envCommands) Run(ctx context.Context, cmd workspace.Command, display fun
 // names it (a pattern), never a rule for the whole tool.
 func (g *gate) ruleDecision(req workspace.PermissionRequest) (settings.Decision, string) {
 	pol := g.s.policyFor(g.root, g.rootCwd)
-	d, rule := pol.Decide(settings.Call{Tool: req.Tool, Kind: req.Kind, Subject: req.Subject})
-	if d == settings.Allow && (req.OutsideCwd || req.Protected != "") {
-		if r, err := settings.ParseRule(rule); err != nil || !r.HasArg {
-			return settings.None, ""
-		}
-	}
-	return d, rule
+	return pol.Decide(settings.Call{Tool: req.Tool, Kind: req.Kind, Subject: req.Subject,
+		Named: req.OutsideCwd || req.Protected != ""})
 }
 
 // saveAlways saves an "always allow" answer as a user-level rule scoped to

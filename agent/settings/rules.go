@@ -34,6 +34,10 @@ type Call struct {
 	// Subject is the command line for bash, the path for file tools
 	// (relative to the cwd when inside, else absolute).
 	Subject string
+	// Named: only an allow rule whose pattern names the subject applies,
+	// never one for the whole tool (paths outside the cwd, protected
+	// paths).
+	Named bool
 }
 
 // Rule is one parsed tool pattern: Name (a tool name or kind, "*"
@@ -213,6 +217,9 @@ func (rs *ruleSet) decide(c Call) (Decision, string) {
 		}
 	}
 	for _, r := range rs.allow {
+		if c.Named && !r.HasArg {
+			continue
+		}
 		if r.Matches(c, true) {
 			return Allow, r.Text
 		}
