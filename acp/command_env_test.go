@@ -2,6 +2,7 @@ package acp_test
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -57,5 +58,33 @@ func TestCommandsSeeNoSecrets(t *testing.T) {
 				t.Errorf("command output %q (raw %s)", text.String(), raw)
 			}
 		})
+	}
+}
+
+// TestMalformedSettingsReportedAgentStarts: a project settings file that
+// is not valid JSON is reported to the user after session/new (file, line,
+// what is wrong); the session works and nothing of the file applies.
+func TestMalformedSettingsReportedAgentStarts(t *testing.T) {
+	ctx := ctxFor(t)
+	cwd := tempCwd(t)
+	writeFile(t, filepath.Join(cwd, ".acp-agent", "settings.json"), "{\n  \"permissions\": {\n    \"deny\": [\"bash\",]\n  }\n}\n")
+	c := newWSClient(false, false)
+	e := startWS(t, loadScript(t, envScript), c)
+	id := e.newSession(ctx, cwd)
+	awaitCommands(t, ctx, e.env, id)
+	notices := strings.Join(transcript(e.rec.snapshot(id)), "\n")
+	want := filepath.Join(cwd, ".acp-agent", "settings.json") + ":3: not valid JSON"
+	if !strings.Contains(notices, "Settings file not applied") || !strings.Contains(notices, want) {
+		t.Fatalf("no report naming %q:\n%s", want, notices)
+	}
+	if _, err := e.cs.SetSessionMode(ctx, acpsdk.SetSessionModeRequest{SessionId: acpsdk.SessionId(id), ModeId: acp.ModeBypass}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.prompt(ctx, id, "go"); err != nil {
+		t.Fatal(err)
+	}
+	// The deny rule of the broken file is not applied: bash runs.
+	if u := toolResults(e.rec.snapshot(id))["call-env"]; u == nil || *u.Status != acpsdk.ToolCallStatusCompleted {
+		t.Errorf("bash under a broken settings file: %+v", u)
 	}
 }

@@ -8,7 +8,10 @@ package acp
 
 import (
 	"context"
+	"fmt"
 	"os"
+
+	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/agent/settings"
@@ -42,6 +45,18 @@ func (s *Server) policyFor(root, cwd string) *settings.Policy {
 	}
 	s.gate.policies[root] = p
 	return p
+}
+
+// settingsNotices loads the settings of a root session now (so a
+// malformed file is reported when the session starts, not at its first
+// tool call) and tells the user about each file left out.
+func (s *Server) settingsNotices(root, cwd string) []acpsdk.SessionUpdate {
+	var out []acpsdk.SessionUpdate
+	for _, err := range s.policyFor(root, cwd).Problems() {
+		out = append(out, acpsdk.UpdateAgentMessageText(fmt.Sprintf(
+			"Settings file not applied (nothing of it is used until it is fixed): %v\n\n", err)))
+	}
+	return out
 }
 
 // commandEnv is the environment of the commands of root session root,
