@@ -47,6 +47,7 @@ type Rule struct {
 	Name   string
 	Arg    string
 	HasArg bool
+	segs   []string // Arg split into path names, once
 }
 
 // ParseRule parses "name" or "name(argument pattern)".
@@ -62,6 +63,7 @@ func ParseRule(s string) (Rule, error) {
 			return r, fmt.Errorf("rule %q: empty argument pattern (leave out the parentheses to match every call)", s)
 		}
 	}
+	r.segs = strings.Split(strings.TrimPrefix(r.Arg, "./"), "/")
 	r.Name = strings.TrimSpace(name)
 	if r.Name == "" {
 		return r, fmt.Errorf("rule %q: no tool name", s)
@@ -83,8 +85,31 @@ const shellControl = ";&|<>$`\n\r()"
 // Matches reports whether r covers c. forAllow is set when r is an allow
 // rule (a command with shell control characters is never allowed by a
 // pattern; deny and ask rules also match any part of it).
-func (r Rule) Matches(c Call, forAllow bool) bool {
-	if !r.nameMatches(c) {
+func (r Rule) Matches(c Call, forAllow bool) bool { return r.matches(prepare(c), forAllow) }
+
+// prepared is a call with its subject normalized once for every rule.
+type prepared struct {
+	Call
+	command bool
+	clean   string   // the path subject, cleaned, slash-separated
+	base    string   // its last name
+	parts   []string // its names
+}
+
+func prepare(c Call) prepared {
+	p := prepared{Call: c, command: c.Kind == "execute" || c.Tool == "bash"}
+	if p.command {
+		p.clean = strings.TrimSpace(c.Subject)
+	} else if c.Subject != "" {
+		p.clean = strings.TrimPrefix(path.Clean(strings.ReplaceAll(c.Subject, "\\", "/")), "./")
+		p.base = path.Base(p.clean)
+		p.parts = strings.Split(p.clean, "/")
+	}
+	return p
+}
+
+func (r Rule) matches(c prepared, forAllow bool) bool {
+	if !r.nameMatches(c.Call) {
 		return false
 	}
 	if !r.HasArg {
@@ -93,8 +118,8 @@ func (r Rule) Matches(c Call, forAllow bool) bool {
 	if c.Subject == "" {
 		return false
 	}
-	if c.Kind == "execute" || c.Tool == "bash" {
-		cmd := strings.TrimSpace(c.Subject)
+	if c.command {
+		cmd := c.clean
 		if globAny(r.Arg, cmd) {
 			return !forAllow || !strings.ContainsAny(cmd, shellControl) || r.Arg == cmd
 		}
@@ -108,7 +133,7 @@ func (r Rule) Matches(c Call, forAllow bool) bool {
 		}
 		return false
 	}
-	return pathMatches(r.Arg, c.Subject)
+	return pathMatches(r.Arg, r.segs, c)
 }
 
 func (r Rule) nameMatches(c Call) bool {
@@ -148,14 +173,17 @@ func globAny(p, s string) bool {
 // pathMatches matches a slash path against a pattern where "**" matches
 // any number of directories, "*" and "?" work within one name. A pattern
 // without a slash also matches the last name (".env" matches "sub/.env").
-func pathMatches(p, subject string) bool {
-	subject = strings.TrimPrefix(path.Clean(strings.ReplaceAll(subject, "\\", "/")), "./")
+func pathMatches(p string, segs []string, c prepared) bool {
 	if !strings.Contains(p, "/") {
-		if ok, _ := path.Match(p, path.Base(subject)); ok {
+		if ok, _ := path.Match(p, c.base); ok {
 			return true
 		}
+		if !strings.Contains(p, "**") {
+			// One name: it matches the last name or nothing (checked above).
+			return false
+		}
 	}
-	return matchSegments(strings.Split(strings.TrimPrefix(p, "./"), "/"), strings.Split(subject, "/"))
+	return matchSegments(segs, c.parts)
 }
 
 func matchSegments(p, s []string) bool {
@@ -205,14 +233,15 @@ func (rs *ruleSet) add(p Permissions, allow bool) {
 }
 
 // decide applies deny > ask > allow.
-func (rs *ruleSet) decide(c Call) (Decision, string) {
+func (rs *ruleSet) decide(call Call) (Decision, string) {
+	c := prepare(call)
 	for _, r := range rs.deny {
-		if r.Matches(c, false) {
+		if r.matches(c, false) {
 			return Deny, r.Text
 		}
 	}
 	for _, r := range rs.ask {
-		if r.Matches(c, false) {
+		if r.matches(c, false) {
 			return Ask, r.Text
 		}
 	}
@@ -220,7 +249,7 @@ func (rs *ruleSet) decide(c Call) (Decision, string) {
 		if c.Named && !r.HasArg {
 			continue
 		}
-		if r.Matches(c, true) {
+		if r.matches(c, true) {
 			return Allow, r.Text
 		}
 	}
