@@ -232,6 +232,8 @@ func serve(ctx context.Context, env *Env) error {
 		// records the same bytes as the in-process runner.
 		cfg.Sources = &session.DeterministicSources{Epoch: session.ScenarioEpoch, Step: 1000}
 		cfg.Version = "scenario"
+		// A recorded run never depends on (nor writes) the user's settings.
+		cfg.SettingsFile = ""
 	}
 	a, err := New(cfg)
 	if err != nil {
