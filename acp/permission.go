@@ -7,15 +7,21 @@ package acp
 //
 // Matrix (kind of effect → decision), paths inside the cwd:
 //
-//	mode          read/search   edit      execute
+//	mode          read/search   edit      execute, other (MCP)
 //	default       allow         ask       ask
 //	accept-edits  allow         allow     ask
 //	plan          allow         refused   refused
 //	bypass        allow         allow     allow
 //
-// A path outside the cwd always asks (any kind, any mode, even with
-// "always allow" remembered), except in plan mode where edits and commands
-// are refused first. A remembered "always reject" rejects without asking.
+// Settings rules (policy.go) come first: deny refuses in every mode
+// (RULE_DENIES); plan still refuses effects; bypass allows the rest; an
+// ask rule asks; an allow rule allows. A path outside the cwd always asks
+// (any kind, any mode, even with "always allow" remembered) unless an
+// allow rule names it, except in plan mode where edits and commands are
+// refused first. A protected path (.git/, editor task files, .acp-agent/)
+// asks in every mode but bypass. A remembered "always reject" rejects
+// without asking. Remembered answers belong to the requester (a child's
+// are its own) and are kept under its root, dropped with it.
 
 import (
 	"context"
