@@ -254,6 +254,10 @@ model:
 		t.Fatal(err)
 	}
 	id := string(r.SessionId)
+	// wait is not annotated read-only: bypass runs it without asking.
+	if _, err := e.cs.SetSessionMode(ctx, acpsdk.SetSessionModeRequest{SessionId: r.SessionId, ModeId: acp.ModeBypass}); err != nil {
+		t.Fatal(err)
+	}
 	type result struct {
 		resp acpsdk.PromptResponse
 		err  error
