@@ -64,6 +64,10 @@ type ChildPermissionData struct {
 	// locations made absolute against the child's cwd (the root's cwd may
 	// differ).
 	Display *session.ToolDisplay `json:"display,omitempty"`
+	// Detail and Protected are the request's text content (the whole
+	// command, the MCP arguments) and why its path is protected.
+	Detail    string `json:"detail,omitempty"`
+	Protected string `json:"protected,omitempty"`
 }
 
 // childAsk is one child permission request recorded in the root's log.
@@ -161,11 +165,8 @@ func (s *Server) recordDurably(ctx context.Context, b *bound, d ChildPermissionD
 
 // childAskData is the "asked" record of req.
 func (g *gate) childAskData(req workspace.PermissionRequest) ChildPermissionData {
-	title := req.Title
-	if title == "" {
-		title = req.Tool
-	}
-	name := g.child.label
+	title := requestTitle(req)
+	name := workspace.EscapeTitle(g.child.label)
 	if name == "" {
 		name = g.child.id
 	}
@@ -176,6 +177,8 @@ func (g *gate) childAskData(req workspace.PermissionRequest) ChildPermissionData
 		Status:         ChildPermissionAsked,
 		Title:          "[" + name + "] " + title,
 		Kind:           req.Kind,
+		Detail:         req.Detail,
+		Protected:      req.Protected,
 	}
 	if req.Display != nil {
 		disp := *req.Display
@@ -197,7 +200,7 @@ func childAskCall(d ChildPermissionData) acpsdk.ToolCallUpdate {
 	call := acpsdk.ToolCallUpdate{
 		ToolCallId: acpsdk.ToolCallId(d.ToolCallID),
 		Title:      acpsdk.Ptr(d.Title),
-		Content:    displayContent(d.Display),
+		Content:    requestContent(d.Detail, d.Protected, d.Display),
 	}
 	if d.Kind != "" {
 		call.Kind = acpsdk.Ptr(acpsdk.ToolKind(d.Kind))

@@ -191,19 +191,20 @@ func (s *Server) chooseModel(ctx context.Context, b *bound, value string) error 
 		}
 		return toRequestError(errorf(CodeInvalidParams, "unknown model %q (available: %s)", value, strings.Join(ids, ", ")))
 	}
+	// Durable first, then in force (as for modes).
+	s.gate.switching.Lock()
+	defer s.gate.switching.Unlock()
 	s.SessionModel(b.id) // fill the cache from the log first
-	s.modelChoice.mu.Lock()
-	s.modelChoice.models[b.id] = value
-	// Appended under the lock so concurrent switches are logged in the
-	// order they take effect.
 	ev, aerr := b.sess.Append(TypeSessionModel, SessionModelData{ModelID: value}, session.Ignorable())
-	s.modelChoice.mu.Unlock()
 	if aerr != nil {
 		return toRequestError(fmt.Errorf("record model of session %s: %w", b.id, aerr))
 	}
 	if err := s.makeDurable(ctx, b.id, ev.Seq); err != nil {
 		return toRequestError(fmt.Errorf("record model of session %s: %w", b.id, err))
 	}
+	s.modelChoice.mu.Lock()
+	s.modelChoice.models[b.id] = value
+	s.modelChoice.mu.Unlock()
 	s.log.Info("session model set", "session_id", b.id, "model", value)
 	if err := s.flush(ctx, b); err != nil {
 		return toRequestError(err)

@@ -98,7 +98,11 @@
 // terminal/create, wait_for_exit, output, kill, release (workspace.go,
 // terminal.go). Server.Env is the workspace.Resolver of the workspace
 // tools: a session's cwd, files and commands through its root session's
-// client (Options.LocalFiles / LocalCommands otherwise) and its gate. A
+// client (Options.LocalFiles / LocalCommands otherwise) and its gate.
+// The gate applies the root session's settings (Options.Settings, package
+// agent/settings: allow/ask/deny rules, loaded once per root and reported
+// to the user when malformed) and gives commands the root's environment
+// without secrets (policy.go); the policy is asked, never defined, here. A
 // child (subagent) session's permission requests are asked on its root
 // session: the child's call is first shown there as a pending tool_call
 // with id "<child id>/<call id>", a "[<label>] " title prefix and

@@ -49,15 +49,19 @@ type recorder struct {
 func newRecorder() *recorder { return &recorder{changed: make(chan struct{})} }
 
 func (r *recorder) SessionUpdate(ctx context.Context, n acpsdk.SessionNotification) error {
+	// The hook runs before the update is recorded, so whoever awaits the
+	// update also sees what the hook did with it.
 	r.mu.Lock()
-	r.updates = append(r.updates, n)
-	close(r.changed)
-	r.changed = make(chan struct{})
 	hook := r.onUpdate
 	r.mu.Unlock()
 	if hook != nil {
 		hook(n)
 	}
+	r.mu.Lock()
+	r.updates = append(r.updates, n)
+	close(r.changed)
+	r.changed = make(chan struct{})
+	r.mu.Unlock()
 	return nil
 }
 

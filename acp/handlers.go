@@ -93,6 +93,7 @@ func (s *Server) NewSession(ctx context.Context, p acpsdk.NewSessionRequest) (re
 		_ = s.opts.Sessions.Remove(sess.ID())
 		return resp, toRequestError(err)
 	}
+	notices = append(notices, s.settingsNotices(b.id, sess.Header().Cwd)...)
 	s.afterResponse.add(b.id, func() { s.sessionReady(b, notices) })
 	s.log.Info("session created", "session_id", b.id)
 	return acpsdk.NewSessionResponse{SessionId: acpsdk.SessionId(b.id), Modes: s.modeState(b), ConfigOptions: s.configOptions(b), Models: s.legacyModels(b)}, nil
@@ -155,7 +156,7 @@ func (s *Server) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (
 		return resp, toRequestError(err)
 	}
 	if !b.readOnly {
-		s.sessionReady(b, notices)
+		s.sessionReady(b, append(notices, s.settingsNotices(b.id, b.sess.Header().Cwd)...))
 	}
 	if err := s.flush(ctx, b); err != nil {
 		return resp, toRequestError(err)

@@ -77,6 +77,8 @@ func (s *Server) startMCP(ctx context.Context, cwd string, servers []acpsdk.McpS
 	if opts.ClientVersion == "" {
 		opts.ClientVersion = s.opts.Version
 	}
+	// Every MCP call passes the gate of the session that makes it.
+	opts.Permissions = s
 	set, more := mcptool.Start(ctx, cfgs, opts)
 	failures = append(failures, more...)
 	var notices []acpsdk.SessionUpdate

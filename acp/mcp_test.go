@@ -13,6 +13,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent/tool/mcp/mcptest"
 )
 
@@ -90,6 +91,11 @@ func TestMCPServersFromNewSession(t *testing.T) {
 	}
 	if strings.Contains(notices, "`web`") || strings.Contains(notices, "`local`") {
 		t.Errorf("working servers reported as failed:\n%s", notices)
+	}
+	// MCP tools with effects ask like any other: bypass runs them here
+	// (the gate itself is tested in gate_matrix_test.go).
+	if _, err := e.cs.SetSessionMode(ctx, acpsdk.SetSessionModeRequest{SessionId: r.SessionId, ModeId: acp.ModeBypass}); err != nil {
+		t.Fatal(err)
 	}
 	e.rec.reset()
 
@@ -248,6 +254,10 @@ model:
 		t.Fatal(err)
 	}
 	id := string(r.SessionId)
+	// wait is not annotated read-only: bypass runs it without asking.
+	if _, err := e.cs.SetSessionMode(ctx, acpsdk.SetSessionModeRequest{SessionId: r.SessionId, ModeId: acp.ModeBypass}); err != nil {
+		t.Fatal(err)
+	}
 	type result struct {
 		resp acpsdk.PromptResponse
 		err  error

@@ -14,6 +14,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/agent/settings"
 )
 
 // Session modes. A child session (subagent) follows its root session's
@@ -58,16 +59,26 @@ func knownMode(id string) bool {
 }
 
 // gateState is the connection's permission state: each session's mode
-// (cached from its log) and the decisions remembered with "always".
+// (cached from its log) and the decisions remembered with "always". Every
+// entry is keyed by a bound root session and dropped when it is released
+// (forget), so the maps hold only what the bound sessions need, however
+// many children they had.
 type gateState struct {
-	mu sync.Mutex
+	// switching serializes mode and model switches (append, durable,
+	// then in memory); never held by a permission decision.
+	switching sync.Mutex
+	mu        sync.Mutex
 	// modes caches the mode of root sessions by id.
 	modes map[string]string
-	// always maps a session id and a tool kind to a remembered decision
-	// (true = allow always, false = reject always).
+	// always maps a root session id, then the requester (the root or a
+	// child) and what the answer covers, to a remembered decision (true =
+	// allow always, false = reject always).
 	always map[string]map[string]bool
-	// labels caches the delegation label of child sessions by id.
-	labels map[string]string
+	// labels caches the delegation label of child sessions by root id,
+	// then child id.
+	labels map[string]map[string]string
+	// policies holds each root session's settings (policy.go).
+	policies map[string]*settings.Policy
 }
 
 // forget drops everything remembered about session id (it was released).
@@ -76,6 +87,8 @@ func (g *gateState) forget(id string) {
 	defer g.mu.Unlock()
 	delete(g.modes, id)
 	delete(g.always, id)
+	delete(g.policies, id)
+	delete(g.labels, id)
 }
 
 // modeOf returns the mode of bound session b, reading it from the log the
@@ -145,22 +158,26 @@ func (s *Server) SetSessionMode(ctx context.Context, p acpsdk.SetSessionModeRequ
 		}
 		return resp, toRequestError(errorf(CodeInvalidParams, "unknown mode %q (available: %s)", id, strings.Join(names, ", ")))
 	}
+	// Durable first, then in force: a switch whose record fails leaves
+	// the old mode deciding (a failed switch to bypass never loosens the
+	// gate). switching keeps concurrent switches in the same order in the
+	// log and in memory.
+	s.gate.switching.Lock()
+	defer s.gate.switching.Unlock()
+	s.modeOf(b) // the cache holds the old mode until the switch is durable
+	ev, aerr := b.sess.Append(TypeSessionMode, SessionModeData{ModeID: id}, session.Ignorable())
+	if aerr != nil {
+		return resp, toRequestError(fmt.Errorf("record mode of session %s: %w", b.id, aerr))
+	}
+	if err := s.makeDurable(ctx, b.id, ev.Seq); err != nil {
+		return resp, toRequestError(fmt.Errorf("record mode of session %s: %w", b.id, err))
+	}
 	s.gate.mu.Lock()
 	if s.gate.modes == nil {
 		s.gate.modes = map[string]string{}
 	}
 	s.gate.modes[b.id] = id
-	// Appended under the lock so concurrent switches are logged in the
-	// order they take effect.
-	ev, aerr := b.sess.Append(TypeSessionMode, SessionModeData{ModeID: id}, session.Ignorable())
 	s.gate.mu.Unlock()
-	if aerr != nil {
-		return resp, toRequestError(fmt.Errorf("record mode of session %s: %w", b.id, aerr))
-	}
-	// Durable before the answer.
-	if err := s.makeDurable(ctx, b.id, ev.Seq); err != nil {
-		return resp, toRequestError(fmt.Errorf("record mode of session %s: %w", b.id, err))
-	}
 	s.log.Info("session mode set", "session_id", b.id, "mode", id)
 	if err := s.flush(ctx, b); err != nil {
 		return resp, toRequestError(err)

@@ -7,15 +7,21 @@ package acp
 //
 // Matrix (kind of effect → decision), paths inside the cwd:
 //
-//	mode          read/search   edit      execute
+//	mode          read/search   edit      execute, other (MCP)
 //	default       allow         ask       ask
 //	accept-edits  allow         allow     ask
 //	plan          allow         refused   refused
 //	bypass        allow         allow     allow
 //
-// A path outside the cwd always asks (any kind, any mode, even with
-// "always allow" remembered), except in plan mode where edits and commands
-// are refused first. A remembered "always reject" rejects without asking.
+// Settings rules (policy.go) come first: deny refuses in every mode
+// (RULE_DENIES); plan still refuses effects; bypass allows the rest; an
+// ask rule asks; an allow rule allows. A path outside the cwd always asks
+// (any kind, any mode, even with "always allow" remembered) unless an
+// allow rule names it, except in plan mode where edits and commands are
+// refused first. A protected path (.git/, editor task files, .acp-agent/)
+// asks in every mode but bypass. A remembered "always reject" rejects
+// without asking. Remembered answers belong to the requester (a child's
+// are its own) and are kept under its root, dropped with it.
 
 import (
 	"context"
@@ -25,6 +31,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/agent/settings"
 	"github.com/acp-agent/acp-agent/agent/tool"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace"
 )
@@ -51,7 +58,9 @@ type gate struct {
 	requester string
 	root      string
 	cwd       string
-	child     *childIdentity // nil when the requester is the root itself
+	// rootCwd is the root session's cwd: its settings apply to children.
+	rootCwd string
+	child   *childIdentity // nil when the requester is the root itself
 }
 
 var _ workspace.Permissions = (*gate)(nil)
@@ -64,24 +73,44 @@ func (g *gate) Authorize(ctx context.Context, req workspace.PermissionRequest) e
 	if b != nil && !b.readOnly {
 		mode = g.s.modeOf(b)
 	}
-	mutating := req.Kind == workspace.KindEdit || req.Kind == workspace.KindExecute
+	mutating := !workspace.ReadOnlyKind(req.Kind)
+	rule, ruleText := g.ruleDecision(req)
+	if rule == settings.Deny {
+		return &tool.Error{Code: workspace.CodeRuleDenies, Message: fmt.Sprintf(
+			"%s is denied by the settings rule %q. Do not retry it; ask the user how to proceed.", describeCall(req), ruleText)}
+	}
 	if mode == ModePlan && mutating {
 		return &tool.Error{Code: workspace.CodeModeForbids, Message: fmt.Sprintf(
 			"the session is in plan mode, which allows read-only tools only: %s was not run. "+
 				"Describe the change instead, or ask the user to switch the session to another mode.", describeCall(req))}
 	}
+	switch {
+	case mode == ModeBypass && !req.OutsideCwd:
+		// Bypass asks for nothing inside the cwd, ask rules included.
+		return nil
+	case rule == settings.Ask:
+		return g.ask(ctx, b, req)
+	case rule == settings.Allow:
+		return nil
+	}
 	if !req.OutsideCwd {
 		switch {
+		case req.Protected != "":
+			// A write there can become a command: asked in every mode
+			// but bypass, and no remembered "always" covers it.
+			if mode == ModeBypass {
+				return nil
+			}
 		case !mutating, mode == ModeBypass, mode == ModeAcceptEdits && req.Kind == workspace.KindEdit,
 			mode == ModeAcceptEdits && req.Kind == workspace.KindExecute && req.Sandboxed:
 			return nil
 		}
 	}
-	if allow, ok := g.s.remembered(g.requester, req.Kind); ok {
+	if allow, ok := g.s.remembered(g.root, g.requester, alwaysKey(req)); ok {
 		if !allow {
 			return rejected(req, "the user chose to always reject this kind of call in this session")
 		}
-		if !req.OutsideCwd {
+		if !req.OutsideCwd && req.Protected == "" {
 			return nil
 		}
 	}
@@ -130,7 +159,7 @@ func (g *gate) ask(ctx context.Context, b *bound, req workspace.PermissionReques
 	resp, err := g.s.conn.RequestPermission(ctx, acpsdk.RequestPermissionRequest{
 		SessionId: acpsdk.SessionId(g.root),
 		ToolCall:  call,
-		Options:   permissionOptions(req.Kind),
+		Options:   permissionOptions(req, alwaysRule(req) != "" && g.s.policyFor(g.root, g.rootCwd).CanSave()),
 	})
 	derr := g.decide(ctx, req, resp, err)
 	if ask != nil {
@@ -160,10 +189,13 @@ func (g *gate) decide(ctx context.Context, req workspace.PermissionRequest, resp
 	case OptionAllowOnce:
 		return nil
 	case OptionAllowAlways:
-		g.s.remember(g.requester, req.Kind, true)
+		if g.saveAlways(req) {
+			return nil
+		}
+		g.s.remember(g.root, g.requester, alwaysKey(req), true)
 		return nil
 	case OptionRejectAlways:
-		g.s.remember(g.requester, req.Kind, false)
+		g.s.remember(g.root, g.requester, alwaysKey(req), false)
 		return rejected(req, "the user rejected it and chose to always reject this kind of call in this session")
 	case OptionRejectOnce:
 		return rejected(req, "the user rejected it")
@@ -174,14 +206,11 @@ func (g *gate) decide(ctx context.Context, req workspace.PermissionRequest, resp
 // toolCall is the tool call a permission request of the root session's
 // own refers to (a child's is rendered from its record: childAskCall).
 func (g *gate) toolCall(req workspace.PermissionRequest) acpsdk.ToolCallUpdate {
-	title := req.Title
-	if title == "" {
-		title = req.Tool
-	}
+	title := requestTitle(req)
 	call := acpsdk.ToolCallUpdate{
 		ToolCallId: acpsdk.ToolCallId(req.CallID),
 		Kind:       acpsdk.Ptr(acpsdk.ToolKind(req.Kind)),
-		Content:    displayContent(req.Display),
+		Content:    requestContent(req.Detail, req.Protected, req.Display),
 	}
 	if req.Display != nil {
 		call.Locations = acpLocations(req.Display.Locations, g.cwd)
@@ -208,25 +237,74 @@ func childCallStart(call acpsdk.ToolCallUpdate) acpsdk.SessionUpdate {
 	return acpsdk.SessionUpdate{ToolCall: tc}
 }
 
-// permissionOptions are the four choices, named for the kind of call.
-func permissionOptions(kind string) []acpsdk.PermissionOption {
+// alwaysKey is what an "always" answer covers: the tool kind for the
+// workspace tools (all edits, all commands), the tool itself for any other
+// tool with effects (one MCP tool, not every MCP tool).
+func alwaysKey(req workspace.PermissionRequest) string {
+	if req.Kind == workspace.KindOther && req.Tool != "" {
+		return "tool:" + req.Tool
+	}
+	return req.Kind
+}
+
+// permissionOptions are the four choices, named for what "always" covers;
+// saves says an "always allow" is saved as a rule for the project.
+func permissionOptions(req workspace.PermissionRequest, saves bool) []acpsdk.PermissionOption {
 	noun := "calls of this kind"
-	switch kind {
+	switch req.Kind {
 	case workspace.KindEdit:
-		noun = "edits"
+		noun = "edits inside the working directory"
 	case workspace.KindExecute:
-		noun = "commands"
+		noun = "every command"
 	case workspace.KindRead:
 		noun = "reads"
 	case workspace.KindSearch:
 		noun = "searches"
+	case workspace.KindOther:
+		if req.Tool != "" {
+			noun = "the tool " + req.Tool
+		}
+	}
+	allow := "Always allow " + noun + " in this session"
+	switch {
+	case saves && req.Kind == workspace.KindExecute:
+		allow = "Always allow exactly this command in this project"
+	case saves:
+		allow = "Always allow " + noun + " in this project"
+	}
+	if req.OutsideCwd || req.Protected != "" {
+		// "Always" never covers outside or protected paths: they ask again.
+		allow += " (this path still asks)"
 	}
 	return []acpsdk.PermissionOption{
 		{OptionId: OptionAllowOnce, Name: "Allow once", Kind: acpsdk.PermissionOptionKindAllowOnce},
-		{OptionId: OptionAllowAlways, Name: "Always allow " + noun + " in this session", Kind: acpsdk.PermissionOptionKindAllowAlways},
+		{OptionId: OptionAllowAlways, Name: allow, Kind: acpsdk.PermissionOptionKindAllowAlways},
 		{OptionId: OptionRejectOnce, Name: "Reject", Kind: acpsdk.PermissionOptionKindRejectOnce},
 		{OptionId: OptionRejectAlways, Name: "Always reject " + noun + " in this session", Kind: acpsdk.PermissionOptionKindRejectAlways},
 	}
+}
+
+// requestTitle is req's title as shown: escaped, so control and bidi
+// characters cannot hide what runs.
+func requestTitle(req workspace.PermissionRequest) string {
+	title := req.Title
+	if title == "" {
+		title = req.Tool
+	}
+	return workspace.EscapeTitle(title)
+}
+
+// requestContent is a request's content: why the path is protected, the
+// detail text (the whole command, the MCP arguments), then the display.
+func requestContent(detail, protected string, d *session.ToolDisplay) []acpsdk.ToolCallContent {
+	var out []acpsdk.ToolCallContent
+	if protected != "" {
+		out = append(out, acpsdk.ToolContent(acpsdk.TextBlock("Protected path: "+protected)))
+	}
+	if detail != "" {
+		out = append(out, acpsdk.ToolContent(acpsdk.TextBlock(detail)))
+	}
+	return append(out, displayContent(d)...)
 }
 
 func describeCall(req workspace.PermissionRequest) string {
@@ -249,24 +327,26 @@ func cancelled(req workspace.PermissionRequest, cause error) error {
 		"permission request for %s was cancelled", describeCall(req)), Err: cause}
 }
 
-// remembered returns the decision remembered for session id and kind.
-func (s *Server) remembered(id, kind string) (allow, ok bool) {
+// remembered returns the decision remembered for session requester (the
+// root itself or one of its children) and key. The answers live under the
+// root and go with it (gateState.forget), children's included.
+func (s *Server) remembered(root, requester, key string) (allow, ok bool) {
 	s.gate.mu.Lock()
 	defer s.gate.mu.Unlock()
-	allow, ok = s.gate.always[id][kind]
+	allow, ok = s.gate.always[root][requester+"\x00"+key]
 	return allow, ok
 }
 
-func (s *Server) remember(id, kind string, allow bool) {
+func (s *Server) remember(root, requester, key string, allow bool) {
 	s.gate.mu.Lock()
 	defer s.gate.mu.Unlock()
 	if s.gate.always == nil {
 		s.gate.always = map[string]map[string]bool{}
 	}
-	if s.gate.always[id] == nil {
-		s.gate.always[id] = map[string]bool{}
+	if s.gate.always[root] == nil {
+		s.gate.always[root] = map[string]bool{}
 	}
-	s.gate.always[id][kind] = allow
+	s.gate.always[root][requester+"\x00"+key] = allow
 }
 
 // boundSession returns the session bound as id, or nil.

@@ -19,6 +19,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/budget"
 	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/agent/settings"
 	"github.com/acp-agent/acp-agent/agent/tool"
 	mcptool "github.com/acp-agent/acp-agent/agent/tool/mcp"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace"
@@ -123,6 +124,16 @@ type Options struct {
 	// Budget is the context policy: which window usage_update reports
 	// (context.go). Its zero value reports only known models.
 	Budget budget.Config
+	// Settings loads the settings (permission rules, env, sandbox) in
+	// force for a project directory; nil means no settings files. A root
+	// session's policy is loaded once, when its gate first decides, and
+	// its children follow it (policy.go).
+	Settings func(cwd string) *settings.Policy
+	// Environ is the environment commands start from; nil means
+	// os.Environ. SecretEnv names variables always left out of it (the
+	// provider's key variable).
+	Environ   func() []string
+	SecretEnv []string
 	// Commands are the slash commands offered to clients (commands.go).
 	Commands []Command
 	// Models are the models a session can be switched to, the default

@@ -36,6 +36,15 @@ func (c *clientTerminal) Run(ctx context.Context, cmd workspace.Command, display
 	conn := c.s.conn
 	sid := acpsdk.SessionId(c.session)
 	req := acpsdk.CreateTerminalRequest{SessionId: sid, Command: "bash", Args: []string{"-c", cmd.Command}}
+	if len(cmd.Unset) > 0 {
+		// The terminal starts from the editor's environment: the secrets
+		// are removed there by env -u before bash starts.
+		req.Command, req.Args = "env", nil
+		for _, name := range cmd.Unset {
+			req.Args = append(req.Args, "-u", name)
+		}
+		req.Args = append(req.Args, "bash", "-c", cmd.Command)
+	}
 	if cmd.Cwd != "" {
 		req.Cwd = acpsdk.Ptr(cmd.Cwd)
 	}

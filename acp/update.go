@@ -16,6 +16,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent/delegation"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/agent/tool"
+	"github.com/acp-agent/acp-agent/agent/tool/workspace"
 )
 
 // MetaSubagent is the _meta key under which the subagent tools describe the
@@ -300,8 +301,15 @@ func (t *translator) forget(id string) {
 	}
 }
 
-// describe returns the ACP kind and title of a call to the named tool.
+// describe returns the ACP kind and title of a call to the named tool;
+// the title is escaped (control and bidi characters made visible), so it
+// reads as what the call contains.
 func (t *translator) describe(name string, args json.RawMessage) (acpsdk.ToolKind, string) {
+	kind, title := t.describeRaw(name, args)
+	return kind, workspace.EscapeTitle(title)
+}
+
+func (t *translator) describeRaw(name string, args json.RawMessage) (acpsdk.ToolKind, string) {
 	kind, title := acpsdk.ToolKindOther, name
 	// Delegation tools are shown with kind "think" even when the tool
 	// itself is not registered in this process (replaying an old log).

@@ -36,19 +36,24 @@ func (s *Server) Env(ctx context.Context, sessionID string) (workspace.Env, erro
 	if err != nil {
 		return workspace.Env{}, err
 	}
-	g := &gate{s: s, requester: sessionID, root: sessionID, cwd: h.Cwd}
+	g := &gate{s: s, requester: sessionID, root: sessionID, cwd: h.Cwd, rootCwd: h.Cwd}
 	if h.Origin == session.OriginSubagent {
 		root, err := s.rootOf(ctx, h)
 		if err != nil {
 			return workspace.Env{}, err
 		}
-		g.root = root.ID
+		g.root, g.rootCwd = root.ID, root.Cwd
 		if g.cwd == "" {
 			g.cwd = root.Cwd
 		}
-		g.child = &childIdentity{id: sessionID, label: s.childLabel(sessionID), depth: h.DelegationDepth}
+		g.child = &childIdentity{id: sessionID, label: s.childLabel(g.root, sessionID), depth: h.DelegationDepth}
 	}
 	env := workspace.Env{Cwd: g.cwd, Files: s.opts.LocalFiles, Commands: s.opts.LocalCommands, Permissions: g}
+	// Every command gets the root's environment without secrets.
+	cmdEnv, unset := s.commandEnv(g.root, g.rootCwd)
+	if env.Commands != nil {
+		env.Commands = envCommands{Commands: env.Commands, env: cmdEnv, unset: unset}
+	}
 	b := s.boundSession(g.root)
 	if b == nil || b.readOnly || !s.connected() {
 		return env, nil
@@ -58,12 +63,13 @@ func (s *Server) Env(ctx context.Context, sessionID string) (workspace.Env, erro
 		env.Files = &clientFiles{s: s, session: g.root, read: caps.Fs.ReadTextFile, write: caps.Fs.WriteTextFile, local: s.opts.LocalFiles}
 	}
 	if caps.Terminal {
-		env.Commands = &clientTerminal{s: s, session: g.root}
+		env.Commands = envCommands{Commands: &clientTerminal{s: s, session: g.root}, env: cmdEnv, unset: unset}
 		if workspace.SandboxOf(s.opts.LocalCommands, g.cwd) != "" {
 			// The editor's terminals are not sandboxed by us: sandboxed
 			// commands run locally, only those the person let out of the
 			// sandbox run in the editor.
-			env.Commands = sandboxFirst{sandboxed: s.opts.LocalCommands, outside: env.Commands}
+			local := envCommands{Commands: s.opts.LocalCommands, env: cmdEnv, unset: unset}
+			env.Commands = sandboxFirst{sandboxed: local, outside: env.Commands}
 		}
 	}
 	return env, nil
@@ -132,9 +138,9 @@ func (s *Server) rootOf(ctx context.Context, h session.Header) (session.Header, 
 
 // childLabel returns the delegation label recorded in a child's
 // descriptor, or "" (cached per child).
-func (s *Server) childLabel(id string) string {
+func (s *Server) childLabel(root, id string) string {
 	s.gate.mu.Lock()
-	label, ok := s.gate.labels[id]
+	label, ok := s.gate.labels[root][id]
 	s.gate.mu.Unlock()
 	if ok {
 		return label
@@ -155,11 +161,18 @@ func (s *Server) childLabel(id string) string {
 		}
 		break
 	}
+	// Cached under a bound root only, so it goes with the root.
+	if s.boundSession(root) == nil {
+		return label
+	}
 	s.gate.mu.Lock()
 	if s.gate.labels == nil {
-		s.gate.labels = map[string]string{}
+		s.gate.labels = map[string]map[string]string{}
 	}
-	s.gate.labels[id] = label
+	if s.gate.labels[root] == nil {
+		s.gate.labels[root] = map[string]string{}
+	}
+	s.gate.labels[root][id] = label
 	s.gate.mu.Unlock()
 	return label
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/projection"
 	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/agent/settings"
 	"github.com/acp-agent/acp-agent/agent/tool"
 	"github.com/acp-agent/acp-agent/agent/tool/mcp"
 	"github.com/acp-agent/acp-agent/agent/tool/todo"
@@ -77,6 +78,10 @@ type Config struct {
 	// Wire, when set, runs after the core is built and before the ACP
 	// server is created: it may add tools, extensions and drainers.
 	Wire func(a *App) error
+	// SettingsFile is the user-level settings file (permission rules,
+	// command environment, sandbox); "" means none (tests). Project files
+	// (<cwd>/.acp-agent/settings.json) apply either way.
+	SettingsFile string
 	// MCPStartTimeout bounds the start of each MCP server a client names
 	// in session/new or session/load; 0 means mcp.DefaultStartTimeout.
 	MCPStartTimeout time.Duration
@@ -230,12 +235,16 @@ func New(cfg Config) (*App, error) {
 		PanicOnBug:    hooks.PanicOnBug,
 
 		NewAgentWithTools: a.NewAgentWithTools,
-		MCP:               mcp.Options{StartTimeout: cfg.MCPStartTimeout, Logger: a.Log},
-		Commands:          a.commands(),
-		Budget:            a.budget(),
-		Models:            pickerOptions(a.Models),
-		Images:            anyImages(a.Models),
-		ImageInput:        a.imageInput,
+		Settings:          func(cwd string) *settings.Policy { return settings.Load(cfg.SettingsFile, cwd) },
+		// The provider's key never reaches a command (nor do other names
+		// that look like secrets: agent/settings).
+		SecretEnv:  []string{cfg.APIKeyEnv, "OPENAI_API_KEY", "DEEPSEEK_API_KEY", "ANTHROPIC_API_KEY"},
+		MCP:        mcp.Options{StartTimeout: cfg.MCPStartTimeout, Logger: a.Log},
+		Commands:   a.commands(),
+		Budget:     a.budget(),
+		Models:     pickerOptions(a.Models),
+		Images:     anyImages(a.Models),
+		ImageInput: a.imageInput,
 	})
 	if err != nil {
 		a.Close()

@@ -18,6 +18,7 @@ import (
 	"github.com/oklog/run"
 
 	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/agent/settings"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace/local/sandbox"
 	"github.com/acp-agent/acp-agent/persistence"
 )
@@ -297,10 +298,10 @@ func serve(ctx context.Context, env *Env) error {
 		IdleTimeout:      env.Flags.IdleTimeout,
 		Logger:           env.Logger,
 		Getenv:           env.Getenv,
+
+		SettingsFile: settings.UserPath(env.Getenv),
 	}
-	if env.Flags.Sandbox {
-		cfg.Sandbox = &sandbox.Policy{}
-	}
+	cfg.Sandbox = sandboxPolicy(env.Flags.Sandbox, settings.Load(cfg.SettingsFile, "").Sandbox())
 	if env.Getenv(DeterministicEnv) == "1" {
 		// Recorded scenario runs: ids and timestamps from per-session
 		// counters, and a fixed version, so a run through the binary
@@ -308,6 +309,8 @@ func serve(ctx context.Context, env *Env) error {
 		cfg.Sources = &session.DeterministicSources{Epoch: session.ScenarioEpoch, Step: 1000}
 		cfg.Version = "scenario"
 		cfg.Prompt = DeterministicPrompt()
+		// A recorded run never depends on (nor writes) the user's settings.
+		cfg.SettingsFile = ""
 	}
 	a, err := New(cfg)
 	if err != nil {
@@ -374,4 +377,20 @@ Run 'acp-agent help COMMAND' for a command's flags and examples.
 `)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// sandboxPolicy is the command sandbox in force for the process: on with
+// --sandbox or the user settings' sandbox.enabled, with the settings'
+// writable paths and network choice. nil is no sandbox. (A project file's
+// sandbox section is not applied yet: the sandbox is per process.)
+func sandboxPolicy(flag bool, s settings.Sandbox) *sandbox.Policy {
+	on := flag || s.Enabled != nil && *s.Enabled
+	if !on {
+		return nil
+	}
+	p := &sandbox.Policy{Writable: s.WritablePaths}
+	if s.Network != nil {
+		p.Network = *s.Network
+	}
+	return p
 }

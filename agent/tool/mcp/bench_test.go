@@ -8,6 +8,9 @@ import (
 	"github.com/acp-agent/acp-agent/agent/tool"
 	"github.com/acp-agent/acp-agent/agent/tool/mcp"
 	"github.com/acp-agent/acp-agent/agent/tool/mcp/mcptest"
+	"github.com/acp-agent/acp-agent/agent/tool/workspace"
+	"github.com/acp-agent/acp-agent/agent/tool/workspace/local"
+	"github.com/acp-agent/acp-agent/agent/tool/workspace/workspacetest"
 )
 
 // BenchmarkStartStop measures a session's MCP cost outside of calls:
@@ -30,7 +33,7 @@ func BenchmarkStartStop(b *testing.B) {
 		b.Run(tt.name, func(b *testing.B) {
 			cfg := tt.cfg(b)
 			for b.Loop() {
-				set, failures := mcp.Start(context.Background(), []mcp.ServerConfig{cfg}, mcp.Options{})
+				set, failures := mcp.Start(context.Background(), []mcp.ServerConfig{cfg}, mcp.Options{Permissions: workspace.Static{Cwd: b.TempDir(), Permissions: local.AllowAll{}}})
 				if len(failures) > 0 {
 					b.Fatal(failures)
 				}
@@ -50,7 +53,7 @@ func BenchmarkCall(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer hs.Close()
-	set, failures := mcp.Start(context.Background(), []mcp.ServerConfig{{Name: "demo", Transport: mcp.TransportHTTP, URL: hs.URL + "/demo"}}, mcp.Options{})
+	set, failures := mcp.Start(context.Background(), []mcp.ServerConfig{{Name: "demo", Transport: mcp.TransportHTTP, URL: hs.URL + "/demo"}}, mcp.Options{Permissions: workspace.Static{Cwd: b.TempDir(), Permissions: local.AllowAll{}}})
 	if len(failures) > 0 {
 		b.Fatal(failures)
 	}
@@ -59,7 +62,7 @@ func BenchmarkCall(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	inv := tool.Invocation{CallID: "c", Name: "mcp__demo__add", Arguments: json.RawMessage(`{"a":1,"b":2}`)}
+	inv := tool.Invocation{Caller: workspacetest.Caller("s1"), CallID: "c", Name: "mcp__demo__add", Arguments: json.RawMessage(`{"a":1,"b":2}`)}
 	for b.Loop() {
 		if res := reg.Execute(context.Background(), inv); res.IsError {
 			b.Fatal(res)

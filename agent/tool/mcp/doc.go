@@ -16,10 +16,15 @@
 // and embedded text resources as resource blocks, images, audio and binary
 // resources as a short text placeholder (the log keeps no binary data);
 // structuredContent becomes the result's raw value. isError makes an error
-// result. A tool is ACP kind "read" when the server annotates it read-only,
-// else "other".
+// result. A tool is ACP kind "read" when the server annotates it read-only
+// (readOnlyHint, and not destructiveHint), else "other". Every call first
+// passes the permission gate of the session that makes it
+// (Options.Permissions): read-only tools as reads, the others as
+// workspace.KindOther, which asks, is refused in plan mode, and is subject
+// to settings rules by its name. Without a gate no call runs.
 //
-// Layering: mcp imports agent/tool, agent/model and agent/session; it must
+// Layering: mcp imports agent/tool, agent/tool/workspace (the gate's
+// request type), agent/model and agent/session; it must
 // not import acp, app, subagent or persistence (the ACP layer translates
 // its McpServer values into ServerConfig).
 //

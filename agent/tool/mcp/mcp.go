@@ -18,6 +18,7 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/acp-agent/acp-agent/agent/tool"
+	"github.com/acp-agent/acp-agent/agent/tool/workspace"
 )
 
 // Transport names how a server is reached.
@@ -67,6 +68,11 @@ type Options struct {
 	// ClientName and ClientVersion are announced to servers.
 	ClientName, ClientVersion string
 	Logger                    *slog.Logger
+	// Permissions gives the permission gate of the session a call
+	// belongs to; every call passes it first (read-only tools as reads,
+	// the others as KindOther). Nil refuses every call: an MCP tool never
+	// runs ungated.
+	Permissions workspace.Resolver
 }
 
 // Failure is a server that could not be started.
@@ -88,6 +94,7 @@ type Set struct {
 
 // server is one connected server.
 type server struct {
+	gates   workspace.Resolver
 	name    string
 	session *mcpsdk.ClientSession
 	// closeIdle releases the HTTP transport's idle connections (nil for
@@ -187,7 +194,7 @@ func (c ServerConfig) validate() error {
 // connect starts one server and lists its tools; on failure everything it
 // started is stopped again.
 func connect(ctx context.Context, client *mcpsdk.Client, cfg ServerConfig, opts Options) (*server, []*mcpsdk.Tool, error) {
-	srv := &server{name: cfg.Name, log: opts.Logger.With("mcp_server", cfg.Name)}
+	srv := &server{name: cfg.Name, log: opts.Logger.With("mcp_server", cfg.Name), gates: opts.Permissions}
 	var transport mcpsdk.Transport
 	var stderr *tailWriter
 	switch cfg.Transport {

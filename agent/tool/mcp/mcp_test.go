@@ -18,6 +18,9 @@ import (
 	"github.com/acp-agent/acp-agent/agent/tool"
 	"github.com/acp-agent/acp-agent/agent/tool/mcp"
 	"github.com/acp-agent/acp-agent/agent/tool/mcp/mcptest"
+	"github.com/acp-agent/acp-agent/agent/tool/workspace"
+	"github.com/acp-agent/acp-agent/agent/tool/workspace/local"
+	"github.com/acp-agent/acp-agent/agent/tool/workspace/workspacetest"
 )
 
 // modeEnv makes the test binary act as an MCP server process: "stdio" is
@@ -77,7 +80,12 @@ func call(t *testing.T, ctx context.Context, tools []tool.Tool, name, args strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	return reg.Execute(ctx, tool.Invocation{CallID: "c1", Name: name, Arguments: json.RawMessage(args)})
+	return reg.Execute(ctx, tool.Invocation{CallID: "c1", Name: name, Arguments: json.RawMessage(args), Caller: workspacetest.Caller("s1")})
+}
+
+// allowAll is Options whose gate allows every call.
+func allowAll(t *testing.T) mcp.Options {
+	return mcp.Options{Permissions: workspace.Static{Cwd: t.TempDir(), Permissions: local.AllowAll{}}}
 }
 
 func TestServers(t *testing.T) {
@@ -104,7 +112,7 @@ func TestServers(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := ctxFor(t)
-			set, failures := mcp.Start(ctx, []mcp.ServerConfig{tt.cfg(t)}, mcp.Options{})
+			set, failures := mcp.Start(ctx, []mcp.ServerConfig{tt.cfg(t)}, allowAll(t))
 			defer set.Close()
 			if len(failures) > 0 {
 				t.Fatalf("failures: %v", failures)
@@ -168,7 +176,7 @@ func TestStartFailures(t *testing.T) {
 		{Name: "bad", Transport: "carrier-pigeon"},
 	}
 	start := time.Now()
-	set, failures := mcp.Start(ctx, configs, mcp.Options{StartTimeout: 500 * time.Millisecond, StopGrace: 100 * time.Millisecond})
+	set, failures := mcp.Start(ctx, configs, mcp.Options{StartTimeout: 500 * time.Millisecond, StopGrace: 100 * time.Millisecond, Permissions: allowAll(t).Permissions})
 	defer set.Close()
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("Start took %v", d)

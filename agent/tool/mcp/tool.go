@@ -16,6 +16,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/agent/tool"
+	"github.com/acp-agent/acp-agent/agent/tool/workspace"
 )
 
 // Codes of MCP tool failures.
@@ -85,8 +86,10 @@ func newRemoteTool(srv *server, rt *mcpsdk.Tool, taken map[string]bool) *remoteT
 	}
 	taken[name] = true
 	t := &remoteTool{srv: srv, remote: rt.Name, title: rt.Title}
-	if rt.Annotations != nil {
-		t.readOnly = rt.Annotations.ReadOnlyHint
+	if a := rt.Annotations; a != nil {
+		// Read-only only on the server's word, and never when it also
+		// says the tool is destructive.
+		t.readOnly = a.ReadOnlyHint && (a.DestructiveHint == nil || !*a.DestructiveHint)
 		if t.title == "" {
 			t.title = rt.Annotations.Title
 		}
@@ -136,12 +139,51 @@ func (t *remoteTool) Execute(ctx context.Context, inv tool.Invocation) (tool.Res
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage("{}")
 	}
+	if err := t.authorize(ctx, inv, args); err != nil {
+		return workspace.Failed(err, nil), nil
+	}
 	res, err := t.srv.session.CallTool(ctx, &mcpsdk.CallToolParams{Name: t.remote, Arguments: args})
 	if err != nil {
 		return tool.Result{}, &tool.Error{Code: CodeCallFailed,
 			Message: fmt.Sprintf("MCP server %q: calling %s failed: %v", t.srv.name, t.remote, err), Err: err}
 	}
 	return toResult(res), nil
+}
+
+// authorize passes the call through its session's permission gate.
+func (t *remoteTool) authorize(ctx context.Context, inv tool.Invocation, args json.RawMessage) error {
+	if t.srv.gates == nil {
+		return &tool.Error{Code: workspace.CodeNoWorkspace, Message: "MCP tools cannot run: no permission gate is configured"}
+	}
+	env, err := workspace.EnvFor(ctx, t.srv.gates, inv)
+	if err != nil {
+		return err
+	}
+	kind := workspace.KindOther
+	if t.readOnly {
+		kind = workspace.KindRead
+	}
+	return workspace.Authorize(ctx, env.Permissions, workspace.PermissionRequest{
+		CallID: inv.CallID, Tool: t.spec.Name, Kind: kind,
+		Title:  "MCP " + t.Title(args),
+		Detail: callDetail(t.srv.name, t.remote, args),
+	})
+}
+
+// callDetail shows an MCP call as the person should judge it: the
+// server, the tool and the arguments (indented JSON in a code block).
+func callDetail(server, remote string, args json.RawMessage) string {
+	var pretty bytes.Buffer
+	if json.Indent(&pretty, args, "", "  ") != nil {
+		pretty.Reset()
+		pretty.Write(args)
+	}
+	body := pretty.String()
+	fence := "```"
+	for strings.Contains(body, fence) {
+		fence += "`"
+	}
+	return fmt.Sprintf("MCP server `%s`, tool `%s`, arguments:\n%sjson\n%s\n%s", server, remote, fence, body, fence)
 }
 
 // toResult maps an MCP tool result to a tool result.

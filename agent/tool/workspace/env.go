@@ -47,6 +47,11 @@ type Command struct {
 	// Unsandboxed asks to run outside the sandbox of Commands that have
 	// one (SandboxOf); the person is asked first.
 	Unsandboxed bool
+	// Env, when non-nil, is the whole environment of a local command (the
+	// agent's without its secrets); Unset names the variables a client
+	// terminal, which starts from the editor's environment, must remove.
+	Env   []string
+	Unset []string
 }
 
 // CommandResult is how a command ended.
@@ -92,7 +97,14 @@ const (
 	KindEdit    = "edit"
 	KindExecute = "execute"
 	KindSearch  = "search"
+	// KindOther is a tool with effects that is neither an edit nor a
+	// command (an MCP tool the server does not mark read-only).
+	KindOther = "other"
 )
+
+// ReadOnlyKind reports whether kind has no effects: only read and search
+// calls inside the cwd run without the gate's say-so in every mode.
+func ReadOnlyKind(kind string) bool { return kind == KindRead || kind == KindSearch }
 
 // PermissionRequest asks to perform one tool call's effect.
 type PermissionRequest struct {
@@ -110,6 +122,18 @@ type PermissionRequest struct {
 	// Sandboxed is set for a command that will run in the sandbox; in
 	// accept-edits mode it runs without asking.
 	Sandboxed bool
+	// Subject is what rules match and "always" answers cover: the exact
+	// command line for bash, the path (relative to the cwd when inside)
+	// for file tools, empty for MCP tools (their Tool name is the subject).
+	Subject string
+	// Detail is shown as the request's text content (markdown): the whole
+	// command in a code block, an MCP call's server, tool and arguments,
+	// and secondary text such as the model's own description.
+	Detail string
+	// Protected, when set, says why the path is protected (a write there
+	// can become a command: .git/, editor task files, the agent's
+	// settings): such a call asks in every mode but bypass.
+	Protected string
 }
 
 // Permissions authorizes effects. Authorize returns nil when the call may
@@ -129,4 +153,6 @@ const (
 	// CodeModeForbids: the session mode does not allow this kind of call
 	// (plan mode allows read-only tools only).
 	CodeModeForbids = "MODE_FORBIDS"
+	// CodeRuleDenies: a deny rule of the settings files covers the call.
+	CodeRuleDenies = "RULE_DENIES"
 )

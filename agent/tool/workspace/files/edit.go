@@ -93,7 +93,8 @@ func (t *Edit) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, e
 	display.Diffs = []session.ToolDiff{{Path: p.Abs, OldText: &old, NewText: updated}}
 	err = workspace.Authorize(ctx, env.Permissions, workspace.PermissionRequest{
 		CallID: inv.CallID, Tool: EditToolName, Kind: workspace.KindEdit,
-		Title: "Edit " + name + outsideNote(p), Display: display, OutsideCwd: p.OutsideCwd,
+		Title: "Edit " + workspace.TitlePath(env.Cwd, p) + outsideNote(p), Display: display, OutsideCwd: p.OutsideCwd,
+		Subject: name, Protected: workspace.ProtectedReason(env.Cwd, p),
 	})
 	if err != nil {
 		return workspace.Failed(err, display), nil

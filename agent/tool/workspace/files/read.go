@@ -76,14 +76,19 @@ func (t *Read) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, e
 		return tool.Result{}, err
 	}
 	display := &session.ToolDisplay{Locations: []session.ToolLocation{{Path: p.Abs, Line: offset}}}
+	// Every read passes the gate: inside the cwd it allows unless a
+	// settings rule says otherwise (read(.env)); outside it asks.
+	title := "Read " + workspace.TitlePath(env.Cwd, p)
 	if p.OutsideCwd {
-		err := workspace.Authorize(ctx, env.Permissions, workspace.PermissionRequest{
-			CallID: inv.CallID, Tool: ReadToolName, Kind: workspace.KindRead,
-			Title: "Read " + p.Abs + outsideNote(p), Display: display, OutsideCwd: true,
-		})
-		if err != nil {
-			return workspace.Failed(err, display), nil
-		}
+		title = "Read " + workspace.EscapeTitle(p.Abs) + outsideNote(p)
+	}
+	err = workspace.Authorize(ctx, env.Permissions, workspace.PermissionRequest{
+		CallID: inv.CallID, Tool: ReadToolName, Kind: workspace.KindRead,
+		Title: title, Display: display, OutsideCwd: p.OutsideCwd,
+		Subject: workspace.DisplayPath(env.Cwd, p.Abs),
+	})
+	if err != nil {
+		return workspace.Failed(err, display), nil
 	}
 	if env.Files == nil {
 		return workspace.Failed(&tool.Error{Code: workspace.CodeNoWorkspace, Message: "file access is not available"}, display), nil

@@ -93,6 +93,9 @@ func (c Commands) Run(ctx context.Context, cmd workspace.Command, _ func(session
 	ec := exec.Command(shell, "-c", cmd.Command)
 	ec.Dir = cmd.Cwd
 	ec.Env = c.Env
+	if cmd.Env != nil {
+		ec.Env = cmd.Env
+	}
 	ec.Stdout, ec.Stderr = pw, pw // *os.File: exec starts no copying goroutine
 	ec.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var sandboxed string

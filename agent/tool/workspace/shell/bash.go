@@ -92,7 +92,8 @@ func (t *Bash) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, e
 	unsandboxed := args.Sandbox != nil && !*args.Sandbox
 	sandboxed := !unsandboxed && workspace.SandboxOf(env.Commands, env.Cwd) != ""
 	err = workspace.Authorize(ctx, env.Permissions, workspace.PermissionRequest{
-		CallID: inv.CallID, Tool: ToolName, Kind: workspace.KindExecute, Title: title(args.Description, args.Command),
+		CallID: inv.CallID, Tool: ToolName, Kind: workspace.KindExecute, Title: title(args.Command),
+		Subject: args.Command, Detail: detail(args.Description, args.Command),
 		Sandboxed: sandboxed,
 	})
 	if err != nil {
@@ -126,20 +127,26 @@ func (t *Bash) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, e
 	return r, nil
 }
 
-// title is what the permission prompt shows: the description when given,
-// else the command's first line, cut.
-func title(description, command string) string {
-	if d := strings.TrimSpace(description); d != "" {
-		return d
+// titleMax is the runes of a command shown in a permission title.
+const titleMax = 120
+
+// title is what the permission prompt shows: the exact command line (never
+// the model's description, which could word its way past the person),
+// escaped and shortened with an ellipsis; the whole command is in detail.
+func title(command string) string { return workspace.CommandTitle(command, titleMax) }
+
+// detail is the request's content: the whole command as a code block,
+// then the model's description as secondary text.
+func detail(description, command string) string {
+	fence := "```"
+	for strings.Contains(command, fence) {
+		fence += "`"
 	}
-	line, _, more := strings.Cut(strings.TrimSpace(command), "\n")
-	if r := []rune(line); len(r) > 120 {
-		line, more = string(r[:120]), true
+	d := fence + "sh\n" + command + "\n" + fence
+	if desc := strings.TrimSpace(description); desc != "" {
+		d += "\n\n" + desc
 	}
-	if more {
-		line += " …"
-	}
-	return line
+	return d
 }
 
 // render is the model-facing text: the output tail, then how it ended.

@@ -54,11 +54,19 @@ func TestBash(t *testing.T) {
 		title string
 	}{
 		{name: "output and exit code", args: map[string]any{"command": "echo hi; echo err >&2"}, want: "hi\nerr\n[Exit code 0]", title: "echo hi; echo err >&2"},
-		{name: "non-zero exit is a result", args: map[string]any{"command": "false", "description": "Check"}, want: "(no output)\n[Exit code 1]", exit: 1, title: "Check"},
+		{name: "non-zero exit is a result", args: map[string]any{"command": "false", "description": "Check"}, want: "(no output)\n[Exit code 1]", exit: 1, title: "false"},
+		// What the person sees is what runs: the title is the command,
+		// never the model's description of it.
+		{name: "description does not replace the command", args: map[string]any{"command": "rm -rf build", "description": "List files"},
+			want: "(no output)\n[Exit code 0]", title: "rm -rf build"},
 		{name: "runs in the cwd", args: map[string]any{"command": "ls"}, want: "marker.txt\n[Exit code 0]", title: "ls"},
 		{name: "timeout", args: map[string]any{"command": "echo started; sleep 30", "timeout": 1000}, code: CodeCommandTimedOut,
 			want: "Error: started\n[The command timed out after 1s and was stopped with its processes.]", title: "echo started; sleep 30"},
-		{name: "multi-line title", args: map[string]any{"command": "echo a\necho b"}, want: "a\nb\n[Exit code 0]", title: "echo a …"},
+		{name: "multi-line title", args: map[string]any{"command": "echo a\necho b"}, want: "a\nb\n[Exit code 0]", title: `echo a\necho b`},
+		{name: "long command cut with an ellipsis", args: map[string]any{"command": "echo " + strings.Repeat("x", 200)},
+			want: strings.Repeat("x", 200) + "\n[Exit code 0]", title: "echo " + strings.Repeat("x", 115) + "…"},
+		{name: "bidi characters escaped", args: map[string]any{"command": "echo ok # \u202e"},
+			want: "ok\n[Exit code 0]", title: `echo ok # \u{202E}`},
 		{name: "empty command", args: map[string]any{"command": "  "}, code: tool.CodeInvalidArgs},
 		{name: "timeout over the maximum", args: map[string]any{"command": "true", "timeout": 600001}, code: tool.CodeInvalidArgs},
 	}
@@ -82,6 +90,15 @@ func TestBash(t *testing.T) {
 			reqs := perms.Requests()
 			if len(reqs) != 1 || reqs[0].Kind != workspace.KindExecute || reqs[0].Tool != ToolName || reqs[0].Title != tt.title || reqs[0].CallID != "c1" {
 				t.Fatalf("requests %+v", reqs)
+			}
+			// The whole command is in the content as a code block, the
+			// description only as secondary text after it.
+			cmd := tt.args["command"].(string)
+			if !strings.HasPrefix(reqs[0].Detail, "```sh\n"+cmd+"\n```") || reqs[0].Subject != cmd {
+				t.Fatalf("detail %q subject %q", reqs[0].Detail, reqs[0].Subject)
+			}
+			if d, _ := tt.args["description"].(string); d != "" && !strings.HasSuffix(reqs[0].Detail, "\n\n"+d) {
+				t.Fatalf("detail %q lacks the description", reqs[0].Detail)
 			}
 			if out, ok := res.Raw.(Output); ok && out.ExitCode != nil && *out.ExitCode != tt.exit {
 				t.Fatalf("exit %d", *out.ExitCode)

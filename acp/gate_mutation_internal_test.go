@@ -1,0 +1,211 @@
+package acp
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/acp-agent/acp-agent/agent/settings"
+	"github.com/acp-agent/acp-agent/agent/tool"
+	"github.com/acp-agent/acp-agent/agent/tool/workspace"
+)
+
+// The tests in this file kill the permission mutations that survived the
+// security review (issue 24): each names the mutation it catches.
+
+// gateServer is a Server with bound root sessions in the given modes and
+// no connection: a request that reaches the point of asking comes back
+// PERMISSION_CANCELLED ("the editor disconnected"), so "asked" is told
+// apart from "allowed silently" (nil) and from "refused by the mode or a
+// remembered answer" (other codes).
+func gateServer(modes map[string]string) *Server {
+	s := &Server{log: slog.New(slog.DiscardHandler), ready: make(chan struct{}), sessions: map[string]*bound{}}
+	s.gate.modes = map[string]string{}
+	for id, m := range modes {
+		s.sessions[id] = &bound{id: id}
+		s.gate.modes[id] = m
+	}
+	return s
+}
+
+func rootGate(s *Server, id string) *gate {
+	return &gate{s: s, requester: id, root: id, cwd: "/w", rootCwd: "/w"}
+}
+
+func childGate(s *Server, child, root string) *gate {
+	return &gate{s: s, requester: child, root: root, cwd: "/w", rootCwd: "/w", child: &childIdentity{id: child, depth: 1}}
+}
+
+func codeOf(err error) string {
+	var te *tool.Error
+	if errors.As(err, &te) {
+		return te.Code
+	}
+	if err != nil {
+		return "?" + err.Error()
+	}
+	return ""
+}
+
+var (
+	editReq = workspace.PermissionRequest{CallID: "c", Tool: "write", Kind: workspace.KindEdit, Title: "Write a.txt", Subject: "a.txt"}
+	execReq = workspace.PermissionRequest{CallID: "c", Tool: "bash", Kind: workspace.KindExecute, Title: "ls", Subject: "ls"}
+)
+
+func selected(id string) acpsdk.RequestPermissionResponse {
+	return acpsdk.RequestPermissionResponse{Outcome: acpsdk.NewRequestPermissionOutcomeSelected(acpsdk.PermissionOptionId(id))}
+}
+
+// Mutation: an unknown option id treated as allow.
+func TestUnknownOptionIsRejected(t *testing.T) {
+	s := gateServer(map[string]string{"root": ModeDefault})
+	g := rootGate(s, "root")
+	for _, id := range []string{"allow", "allow_once", "ALLOW-ONCE", "", "allow-always "} {
+		err := g.decide(context.Background(), execReq, selected(id), nil)
+		if codeOf(err) != workspace.CodePermissionRejected {
+			t.Errorf("option %q: %v, want %s", id, err, workspace.CodePermissionRejected)
+		}
+	}
+	if _, ok := s.remembered("root", "root", alwaysKey(execReq)); ok {
+		t.Error("an unknown option was remembered")
+	}
+}
+
+// Mutation: allow-always made global across sessions.
+func TestAllowAlwaysStaysWithItsSession(t *testing.T) {
+	s := gateServer(map[string]string{"a": ModeDefault, "b": ModeDefault})
+	a, b := rootGate(s, "a"), rootGate(s, "b")
+	if err := a.decide(context.Background(), editReq, selected(OptionAllowAlways), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Authorize(context.Background(), editReq); err != nil {
+		t.Fatalf("session a's own always-allow not applied: %v", err)
+	}
+	if got := codeOf(b.Authorize(context.Background(), editReq)); got != workspace.CodePermissionCancelled {
+		t.Errorf("session b: %q, want it asked (%s): a's always-allow must not cover b", got, workspace.CodePermissionCancelled)
+	}
+}
+
+// Mutation: the mode taken from the requesting child instead of its root.
+func TestChildFollowsItsRootsMode(t *testing.T) {
+	for _, tt := range []struct {
+		rootMode string
+		req      workspace.PermissionRequest
+		want     string
+	}{
+		{ModePlan, editReq, workspace.CodeModeForbids},
+		{ModePlan, execReq, workspace.CodeModeForbids},
+		{ModeBypass, execReq, ""},
+		{ModeAcceptEdits, editReq, ""},
+		{ModeAcceptEdits, execReq, workspace.CodePermissionCancelled},
+	} {
+		// The child is bound too (as a read-only view, in default mode
+		// of its own): only the root's mode may decide.
+		s := gateServer(map[string]string{"root": tt.rootMode, "child": ModeDefault})
+		if got := codeOf(childGate(s, "child", "root").Authorize(context.Background(), tt.req)); got != tt.want {
+			t.Errorf("root in %s, child %s: %q, want %q", tt.rootMode, tt.req.Kind, got, tt.want)
+		}
+	}
+}
+
+// Mutations: a child's allow-always stored under the root; a child
+// looking up the root's remembered answers.
+func TestChildAnswersAreTheChilds(t *testing.T) {
+	ctx := context.Background()
+	s := gateServer(map[string]string{"root": ModeDefault})
+	child, root := childGate(s, "child", "root"), rootGate(s, "root")
+	if err := child.decide(ctx, editReq, selected(OptionAllowAlways), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := child.Authorize(ctx, editReq); err != nil {
+		t.Errorf("the child's always-allow not applied to the child: %v", err)
+	}
+	if got := codeOf(root.Authorize(ctx, editReq)); got != workspace.CodePermissionCancelled {
+		t.Errorf("root: %q, want it asked: a child's always-allow is not the root's", got)
+	}
+	if _, ok := s.remembered("root", "root", alwaysKey(editReq)); ok {
+		t.Error("the child's answer was stored under the root")
+	}
+
+	// The other way round: the root's answers are not the child's.
+	s = gateServer(map[string]string{"root": ModeDefault})
+	child, root = childGate(s, "child", "root"), rootGate(s, "root")
+	if err := root.decide(ctx, editReq, selected(OptionAllowAlways), nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := root.decide(ctx, execReq, selected(OptionRejectAlways), nil); codeOf(got) != workspace.CodePermissionRejected {
+		t.Fatalf("reject-always: %v", got)
+	}
+	if got := codeOf(child.Authorize(ctx, editReq)); got != workspace.CodePermissionCancelled {
+		t.Errorf("child edit: %q, want it asked: the root's always-allow is not the child's", got)
+	}
+	if got := codeOf(child.Authorize(ctx, execReq)); got != workspace.CodePermissionCancelled {
+		t.Errorf("child command: %q, want it asked: the root's always-reject is not the child's", got)
+	}
+}
+
+// TestProtectedPathsAskInEveryModeButBypass: a write where a write becomes
+// a command (.git/, editor task files, the agent's settings) asks even in
+// accept-edits and after "always allow edits", says why in the question,
+// and runs in bypass; plan still refuses it.
+func TestProtectedPathsAskInEveryModeButBypass(t *testing.T) {
+	ctx := context.Background()
+	req := editReq
+	req.Subject, req.Protected = ".git/config", "a write under .git/ can run code"
+	for mode, want := range map[string]string{
+		ModeDefault:     workspace.CodePermissionCancelled,
+		ModeAcceptEdits: workspace.CodePermissionCancelled,
+		ModePlan:        workspace.CodeModeForbids,
+		ModeBypass:      "",
+	} {
+		s := gateServer(map[string]string{"root": mode})
+		g := rootGate(s, "root")
+		s.remember("root", "root", alwaysKey(req), true)
+		if got := codeOf(g.Authorize(ctx, req)); got != want {
+			t.Errorf("%s: %q, want %q", mode, got, want)
+		}
+	}
+	content := requestContent(req.Detail, req.Protected, nil)
+	if len(content) == 0 || content[0].Content == nil || content[0].Content.Content.Text == nil ||
+		content[0].Content.Content.Text.Text != "Protected path: "+req.Protected {
+		t.Errorf("the question does not say why: %+v", content)
+	}
+	if name := permissionOptions(req, false)[1].Name; name != "Always allow edits inside the working directory in this session (this path still asks)" {
+		t.Errorf("always option = %q", name)
+	}
+}
+
+// TestOutsidePathsNeedARuleThatNamesThem: outside the cwd an allow rule
+// applies only when its pattern names the path; a rule for the whole tool
+// still asks. Children follow the root's settings.
+func TestOutsidePathsNeedARuleThatNamesThem(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	user := filepath.Join(dir, "settings.json")
+	if err := os.WriteFile(user, []byte(`{"permissions": {"allow": ["read", "read(/etc/hostname)"], "deny": ["bash(rm *)"]}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := gateServer(map[string]string{"root": ModeDefault})
+	s.opts.Settings = func(cwd string) *settings.Policy { return settings.Load(user, cwd) }
+	named := workspace.PermissionRequest{CallID: "c", Tool: "read", Kind: workspace.KindRead, Subject: "/etc/hostname", OutsideCwd: true}
+	other := named
+	other.Subject = "/etc/passwd"
+	rm := execReq
+	rm.Subject = "rm -rf build"
+	for _, g := range []*gate{rootGate(s, "root"), childGate(s, "child", "root")} {
+		if err := g.Authorize(ctx, named); err != nil {
+			t.Errorf("%s: a user rule naming the outside path: %v", g.requester, err)
+		}
+		if got := codeOf(g.Authorize(ctx, other)); got != workspace.CodePermissionCancelled {
+			t.Errorf("%s: an outside path under a rule for the whole tool: %q, want it asked", g.requester, got)
+		}
+		if got := codeOf(g.Authorize(ctx, rm)); got != workspace.CodeRuleDenies {
+			t.Errorf("%s: rm: %q, want %s", g.requester, got, workspace.CodeRuleDenies)
+		}
+	}
+}

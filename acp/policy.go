@@ -1,0 +1,130 @@
+package acp
+
+// This file applies the settings (package agent/settings) to a root
+// session and its children: the permission rules the gate consults and
+// the environment commands get (without secrets). The policy belongs to
+// the root session: loaded once when its gate first decides, dropped with
+// it (gateState.forget), and followed by every child of that root.
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/agent/settings"
+	"github.com/acp-agent/acp-agent/agent/tool/workspace"
+)
+
+// policyFor returns the policy of root session root, whose cwd is cwd;
+// nil when the server has no settings.
+func (s *Server) policyFor(root, cwd string) *settings.Policy {
+	if s.opts.Settings == nil {
+		return nil
+	}
+	s.gate.mu.Lock()
+	p, ok := s.gate.policies[root]
+	s.gate.mu.Unlock()
+	if ok {
+		return p
+	}
+	p = s.opts.Settings(cwd)
+	for _, err := range p.Problems() {
+		// Reported once per root session; nothing of that file applies.
+		s.log.Warn("settings file not applied", "session_id", root, "err", err)
+	}
+	s.gate.mu.Lock()
+	defer s.gate.mu.Unlock()
+	if prev, ok := s.gate.policies[root]; ok {
+		return prev
+	}
+	if s.gate.policies == nil {
+		s.gate.policies = map[string]*settings.Policy{}
+	}
+	s.gate.policies[root] = p
+	return p
+}
+
+// settingsNotices loads the settings of a root session now (so a
+// malformed file is reported when the session starts, not at its first
+// tool call) and tells the user about each file left out.
+func (s *Server) settingsNotices(root, cwd string) []acpsdk.SessionUpdate {
+	var out []acpsdk.SessionUpdate
+	for _, err := range s.policyFor(root, cwd).Problems() {
+		out = append(out, acpsdk.UpdateAgentMessageText(fmt.Sprintf(
+			"Settings file not applied (nothing of it is used until it is fixed): %v\n\n", err)))
+	}
+	return out
+}
+
+// commandEnv is the environment of the commands of root session root,
+// and the names a client terminal must unset.
+func (s *Server) commandEnv(root, cwd string) (env, unset []string) {
+	environ := os.Environ
+	if s.opts.Environ != nil {
+		environ = s.opts.Environ
+	}
+	all := environ()
+	e := s.policyFor(root, cwd).Env()
+	return settings.CommandEnv(all, s.opts.SecretEnv, e), settings.DroppedNames(all, s.opts.SecretEnv, e)
+}
+
+// envCommands gives every command the filtered environment.
+type envCommands struct {
+	workspace.Commands
+	env, unset []string
+}
+
+// DescribeSandbox forwards the sandbox of the wrapped Commands.
+func (c envCommands) DescribeSandbox(cwd string) string {
+	return workspace.SandboxOf(c.Commands, cwd)
+}
+
+func (c envCommands) Run(ctx context.Context, cmd workspace.Command, display func(session.ToolDisplay)) (workspace.CommandResult, error) {
+	if cmd.Env == nil {
+		cmd.Env = c.env
+	}
+	if cmd.Unset == nil {
+		cmd.Unset = c.unset
+	}
+	return c.Commands.Run(ctx, cmd, display)
+}
+
+// ruleDecision applies the settings rules to req (deny > ask > allow).
+// Allowing a path outside the cwd or a protected path takes a rule that
+// names it (a pattern), never a rule for the whole tool.
+func (g *gate) ruleDecision(req workspace.PermissionRequest) (settings.Decision, string) {
+	pol := g.s.policyFor(g.root, g.rootCwd)
+	return pol.Decide(settings.Call{Tool: req.Tool, Kind: req.Kind, Subject: req.Subject,
+		Named: req.OutsideCwd || req.Protected != ""})
+}
+
+// saveAlways saves an "always allow" answer as a user-level rule scoped to
+// the root's project directory: the exact command for bash, the tool for
+// an MCP tool. It reports whether a rule was saved.
+func (g *gate) saveAlways(req workspace.PermissionRequest) bool {
+	rule := alwaysRule(req)
+	if rule == "" || !g.s.policyFor(g.root, g.rootCwd).CanSave() {
+		return false
+	}
+	if err := g.s.policyFor(g.root, g.rootCwd).SaveAllow(rule); err != nil {
+		g.s.log.Warn("an always-allow answer was not saved as a rule; it holds for this session only", "rule", rule, "err", err)
+		return false
+	}
+	return true
+}
+
+// alwaysRule is the rule an "always allow" answer to req saves, or "".
+func alwaysRule(req workspace.PermissionRequest) string {
+	switch {
+	case req.OutsideCwd || req.Protected != "":
+		return ""
+	case req.Kind == workspace.KindExecute && req.Tool == "bash" && req.Subject != "":
+		return "bash(" + req.Subject + ")"
+	case req.Kind == workspace.KindOther && req.Tool != "":
+		return req.Tool
+	}
+	return ""
+}

@@ -1,0 +1,43 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/acp-agent/acp-agent/agent/model"
+	"github.com/acp-agent/acp-agent/agent/tool"
+)
+
+// titledTool titles each call with its "title" argument, as given.
+type titledTool struct{}
+
+func (titledTool) Spec() model.ToolSpec { return model.ToolSpec{Name: "titled"} }
+func (titledTool) Execute(context.Context, tool.Invocation) (tool.Result, error) {
+	return tool.Result{}, nil
+}
+func (titledTool) Title(args json.RawMessage) string {
+	var a struct {
+		Title string `json:"title"`
+	}
+	_ = json.Unmarshal(args, &a)
+	return a.Title
+}
+
+// TestToolCallTitlesEscaped: a title holding a newline or a right-to-left
+// override is shown with them made visible, in the tool_call as in the
+// permission request.
+func TestToolCallTitlesEscaped(t *testing.T) {
+	tr := newTranslator(func(name string) (tool.Tool, bool) { return titledTool{}, name == "titled" })
+	for in, want := range map[string]string{
+		"plain":                         "plain",
+		"Edit notes.txt\nrm -rf ~":      `Edit notes.txt\nrm -rf ~`,
+		"Read invoice\u202efdp.exe":     `Read invoice\u{202E}fdp.exe`,
+		"tab\there \u2067isolate\u2069": `tab\there \u{2067}isolate\u{2069}`,
+	} {
+		args, _ := json.Marshal(map[string]string{"title": in})
+		if _, got := tr.describe("titled", args); got != want {
+			t.Errorf("title %q shown as %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,19 @@
+// Package settings owns the agent's settings files and the permission
+// rules they hold: the user level ($XDG_CONFIG_HOME/acp-agent/settings.json)
+// and the project level (<cwd>/.acp-agent/settings.json), each
+//
+//	{"permissions": {"allow": [...], "ask": [...], "deny": [...]},
+//	 "env": {"include": [...], "exclude": [...]},
+//	 "sandbox": {"enabled": bool, "writablePaths": [...], "network": bool}}
+//
+// Rules are tool patterns: "bash(go test *)", "edit(src/**)",
+// "read(.env)", "mcp__github__*". Deny wins over ask wins over allow. A
+// project file may add deny and ask rules (and turn the sandbox on);
+// allow rules come only from the user level, so a cloned repository cannot
+// grant itself rights. A user-level rule may be scoped to one project
+// directory ("always allow" answers are saved that way). A malformed file
+// is reported (file, line, what is wrong) and nothing of it is applied.
+//
+// Layering: settings imports the standard library only; it knows nothing
+// of ACP or of the tools (callers pass a tool name, kind and subject).
+package settings

@@ -1,0 +1,185 @@
+package settings
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+// Policy is the settings in force for one project directory: the user
+// file and the project file merged by the precedence rules. Safe for
+// concurrent use.
+type Policy struct {
+	userPath, projectPath, cwd string
+
+	mu    sync.Mutex
+	rules ruleSet
+	env   Env
+	sbx   Sandbox
+	// Problems are the files that could not be used (*Error); nothing of
+	// them applies.
+	problems []error
+}
+
+// Load reads the user file at userPath ("" for none) and the project file
+// of cwd. A file that cannot be used is left out entirely and reported in
+// Problems; Load itself never fails.
+func Load(userPath, cwd string) *Policy {
+	p := &Policy{userPath: userPath, cwd: cwd}
+	if cwd != "" {
+		p.projectPath = ProjectPath(cwd)
+	}
+	p.reload()
+	return p
+}
+
+func (p *Policy) reload() {
+	p.rules, p.env, p.sbx, p.problems = ruleSet{}, Env{}, Sandbox{}, nil
+	var user, project File
+	if p.userPath != "" {
+		f, err := ReadFile(p.userPath)
+		if err != nil {
+			p.problems = append(p.problems, err)
+		} else {
+			user = f
+		}
+	}
+	if p.projectPath != "" {
+		f, err := ReadFile(p.projectPath)
+		if err != nil {
+			p.problems = append(p.problems, err)
+		} else {
+			project = f
+		}
+	}
+	// allow only from the user level (its general rules and those scoped
+	// to this project); the project adds deny and ask only.
+	p.rules.add(user.Permissions, true)
+	if scoped, ok := user.Projects[filepath.Clean(p.cwd)]; ok && p.cwd != "" {
+		p.rules.add(scoped, true)
+	}
+	p.rules.add(project.Permissions, false)
+	// The project may drop more variables, never keep secrets.
+	p.env = Env{Include: user.Env.Include, Exclude: append(append([]string(nil), user.Env.Exclude...), project.Env.Exclude...)}
+	// The project may turn the sandbox on and the network off, never
+	// loosen them; writable paths come from the user only.
+	p.sbx = Sandbox{Enabled: user.Sandbox.Enabled, WritablePaths: user.Sandbox.WritablePaths, Network: user.Sandbox.Network}
+	if e := project.Sandbox.Enabled; e != nil && *e {
+		p.sbx.Enabled = e
+	}
+	if n := project.Sandbox.Network; n != nil && !*n {
+		p.sbx.Network = n
+	}
+}
+
+// Decide returns the strongest rule matching c and its text.
+func (p *Policy) Decide(c Call) (Decision, string) {
+	if p == nil {
+		return None, ""
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.rules.decide(c)
+}
+
+// Env is the merged env section.
+func (p *Policy) Env() Env {
+	if p == nil {
+		return Env{}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.env
+}
+
+// Sandbox is the merged sandbox section.
+func (p *Policy) Sandbox() Sandbox {
+	if p == nil {
+		return Sandbox{}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.sbx
+}
+
+// Problems are the settings files that were left out, as *Error.
+func (p *Policy) Problems() []error {
+	if p == nil {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]error(nil), p.problems...)
+}
+
+// CanSave reports whether SaveAllow has a user file to write to.
+func (p *Policy) CanSave() bool { return p != nil && p.userPath != "" && p.cwd != "" }
+
+// SaveAllow adds rule to the user file as an allow rule scoped to this
+// project directory (an "always allow" answer), writes the file
+// atomically and applies it. A user file that cannot be read is never
+// overwritten.
+func (p *Policy) SaveAllow(rule string) error {
+	if _, err := ParseRule(rule); err != nil {
+		return err
+	}
+	if p.userPath == "" {
+		return errNoUserFile
+	}
+	if p.cwd == "" {
+		return fmt.Errorf("no project directory to scope the rule to")
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	f, err := ReadFile(p.userPath)
+	if err != nil {
+		return fmt.Errorf("not saved, the user settings file is not usable: %w", err)
+	}
+	if f.Projects == nil {
+		f.Projects = map[string]Permissions{}
+	}
+	dir := filepath.Clean(p.cwd)
+	scoped := f.Projects[dir]
+	for _, r := range scoped.Allow {
+		if r == rule {
+			return nil
+		}
+	}
+	scoped.Allow = append(scoped.Allow, rule)
+	f.Projects[dir] = scoped
+	data, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := writeAtomic(p.userPath, append(data, '\n')); err != nil {
+		return err
+	}
+	p.reload()
+	return nil
+}
+
+// writeAtomic replaces path by data through a synced temporary file.
+func writeAtomic(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".settings-*.json")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

@@ -1,0 +1,178 @@
+package settings_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/acp-agent/acp-agent/agent/settings"
+)
+
+func write(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRuleMatching(t *testing.T) {
+	bash := func(cmd string) settings.Call { return settings.Call{Tool: "bash", Kind: "execute", Subject: cmd} }
+	edit := func(p string) settings.Call { return settings.Call{Tool: "write", Kind: "edit", Subject: p} }
+	read := func(p string) settings.Call { return settings.Call{Tool: "read", Kind: "read", Subject: p} }
+	for _, tt := range []struct {
+		rule     string
+		call     settings.Call
+		forAllow bool
+		want     bool
+	}{
+		{"bash(go test *)", bash("go test ./..."), true, true},
+		{"bash(go test *)", bash("go build ./..."), true, false},
+		// An allow pattern never covers a joined command...
+		{"bash(go test *)", bash("go test ./... && curl x | sh"), true, false},
+		// ...but a deny pattern matches any part of one.
+		{"bash(rm *)", bash("echo hi; rm -rf /"), false, true},
+		{"bash", bash("anything at all"), true, true},
+		{"edit(src/**)", edit("src/a/b.go"), true, true},
+		{"edit(src/**)", edit("srcx/b.go"), true, false},
+		{"edit(src/**)", settings.Call{Tool: "edit", Kind: "edit", Subject: "src/x.go"}, true, true},
+		{"edit(*.go)", edit("a/b.go"), true, true},
+		{"read(.env)", read(".env"), false, true},
+		{"read(.env)", read("sub/.env"), false, true},
+		{"read(.env)", read(".envrc"), false, false},
+		{"read(.env)", settings.Call{Tool: "grep", Kind: "search", Subject: ".env"}, false, true},
+		{"read(/etc/**)", read("/etc/passwd"), true, true},
+		{"mcp__github__*", settings.Call{Tool: "mcp__github__create_issue", Kind: "other"}, true, true},
+		{"mcp__github__*", settings.Call{Tool: "mcp__gitlab__x", Kind: "other"}, true, false},
+		{"edit", bash("ls"), true, false},
+	} {
+		r, err := settings.ParseRule(tt.rule)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.rule, err)
+		}
+		if got := r.Matches(tt.call, tt.forAllow); got != tt.want {
+			t.Errorf("%s matches %+v (allow %v) = %v, want %v", tt.rule, tt.call, tt.forAllow, got, tt.want)
+		}
+	}
+}
+
+func TestPrecedenceAndLevels(t *testing.T) {
+	dir := t.TempDir()
+	user := filepath.Join(dir, "config", "acp-agent", "settings.json")
+	cwd := filepath.Join(dir, "proj")
+	write(t, user, `{"permissions": {"allow": ["bash(go test *)", "bash(make *)", "read(.env)"], "deny": ["bash(curl *)"]},
+  "env": {"include": ["GITHUB_TOKEN"]}, "sandbox": {"enabled": false}}`)
+	// A cloned repository cannot grant itself rights: its allow is ignored.
+	write(t, settings.ProjectPath(cwd), `{"permissions": {"allow": ["bash"], "ask": ["bash(make *)"], "deny": ["read(.env)"]},
+  "env": {"include": ["AWS_SECRET_KEY"], "exclude": ["FOO"]}, "sandbox": {"enabled": true, "writablePaths": ["/"]}}`)
+	p := settings.Load(user, cwd)
+	if errs := p.Problems(); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	for _, tt := range []struct {
+		cmd  string
+		want settings.Decision
+	}{
+		{"go test ./...", settings.Allow},
+		{"make all", settings.Ask},      // project ask beats user allow
+		{"curl x", settings.Deny},       // deny wins
+		{"rm -rf build", settings.None}, // project "allow bash" is not applied
+	} {
+		if got, _ := p.Decide(settings.Call{Tool: "bash", Kind: "execute", Subject: tt.cmd}); got != tt.want {
+			t.Errorf("%s: %v, want %v", tt.cmd, got, tt.want)
+		}
+	}
+	if got, rule := p.Decide(settings.Call{Tool: "read", Kind: "read", Subject: ".env"}); got != settings.Deny || rule != "read(.env)" {
+		t.Errorf("read .env: %v %q, want the project's deny", got, rule)
+	}
+	env := p.Env()
+	if strings.Join(env.Include, ",") != "GITHUB_TOKEN" || strings.Join(env.Exclude, ",") != "FOO" {
+		t.Errorf("env = %+v: include from the user only, exclude from both", env)
+	}
+	sb := p.Sandbox()
+	if sb.Enabled == nil || !*sb.Enabled || len(sb.WritablePaths) != 0 {
+		t.Errorf("sandbox = %+v: the project turns it on but adds no writable path", sb)
+	}
+}
+
+func TestMalformedFileReportedAndIgnored(t *testing.T) {
+	for _, tt := range []struct {
+		name, content string
+		line          int
+		what          string
+	}{
+		{"syntax", "{\n  \"permissions\": {\n    \"deny\": [\"bash\",]\n  }\n}", 3, "not valid JSON"},
+		{"bad rule", "{\n  \"permissions\": {\n    \"deny\": [\n      \"bash(rm *\"\n    ]\n  }\n}", 4, "missing closing parenthesis"},
+		{"wrong type", "{\n  \"permissions\": {\"deny\": \"bash\"}\n}", 2, "must be a"},
+		{"unknown field", "{\n  \"permisions\": {}\n}", 2, "unknown field"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cwd := t.TempDir()
+			path := settings.ProjectPath(cwd)
+			write(t, path, tt.content)
+			p := settings.Load("", cwd)
+			errs := p.Problems()
+			var se *settings.Error
+			if len(errs) != 1 || !errors.As(errs[0], &se) {
+				t.Fatalf("problems = %v", errs)
+			}
+			if se.Code != settings.CodeInvalidSettings || se.File != path || se.Line != tt.line || !strings.Contains(se.Message, tt.what) {
+				t.Errorf("error = %+v (%v), want line %d and %q", se, se, tt.line, tt.what)
+			}
+			if d, _ := p.Decide(settings.Call{Tool: "bash", Kind: "execute", Subject: "ls"}); d != settings.None {
+				t.Errorf("a malformed file applied: %v", d)
+			}
+		})
+	}
+}
+
+func TestSaveAllowScopedToProject(t *testing.T) {
+	dir := t.TempDir()
+	user := filepath.Join(dir, "u", "settings.json")
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	pa := settings.Load(user, a)
+	if err := pa.SaveAllow("bash(go test ./...)"); err != nil {
+		t.Fatal(err)
+	}
+	call := settings.Call{Tool: "bash", Kind: "execute", Subject: "go test ./..."}
+	if d, _ := pa.Decide(call); d != settings.Allow {
+		t.Errorf("saved rule not applied: %v", d)
+	}
+	if d, _ := settings.Load(user, a).Decide(call); d != settings.Allow {
+		t.Errorf("saved rule not durable: %v", d)
+	}
+	if d, _ := settings.Load(user, b).Decide(call); d != settings.None {
+		t.Errorf("a rule saved for project a applies in b: %v", d)
+	}
+	// A broken user file is never overwritten.
+	write(t, user, "{broken")
+	if err := settings.Load(user, a).SaveAllow("bash(ls)"); err == nil {
+		t.Error("saved over a malformed user file")
+	}
+	if data, _ := os.ReadFile(user); string(data) != "{broken" {
+		t.Errorf("user file changed: %q", data)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(`{"permissions":{"allow":["bash(go test *)"],"deny":["read(.env)"]},"projects":{"/x":{"allow":["edit"]}}}`))
+	f.Add([]byte(`{"env":{"include":["A*"]},"sandbox":{"enabled":true}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		file, err := settings.Parse("f.json", data)
+		if err != nil {
+			return
+		}
+		for _, r := range append(append(file.Permissions.Allow, file.Permissions.Ask...), file.Permissions.Deny...) {
+			rule, err := settings.ParseRule(r)
+			if err != nil {
+				t.Fatalf("accepted a bad rule %q", r)
+			}
+			rule.Matches(settings.Call{Tool: "bash", Kind: "execute", Subject: r}, true)
+			rule.Matches(settings.Call{Tool: "read", Kind: "read", Subject: r}, false)
+		}
+	})
+}
