@@ -103,7 +103,7 @@ func (t *Grep) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, e
 		return deref(failed), err
 	}
 
-	s := &scan{re: re, limit: limit, reader: bufio.NewReaderSize(nil, 64<<10)}
+	s := &scan{re: re, limit: limit, reader: bufio.NewReaderSize(nil, 64<<10), skipLinked: !rt.path.OutsideCwd}
 	if prefix, _ := re.LiteralPrefix(); prefix != "" {
 		s.prefix = []byte(prefix)
 	}
@@ -148,12 +148,15 @@ func (t *Grep) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, e
 
 // scan accumulates the matches of one grep call.
 type scan struct {
-	re      *regexp.Regexp
-	limit   int
-	out     strings.Builder
-	matches int
-	files   int
-	cut     bool
+	// skipLinked skips files with more than one hard link (they count as
+	// outside the cwd; a search inside it never asked about them).
+	skipLinked bool
+	re         *regexp.Regexp
+	limit      int
+	out        strings.Builder
+	matches    int
+	files      int
+	cut        bool
 	// reader and line are reused from file to file.
 	reader *bufio.Reader
 	line   []byte
@@ -173,7 +176,7 @@ func (s *scan) file(ctx context.Context, path, name string) error {
 		return nil
 	}
 	defer f.Close()
-	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
+	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() || (s.skipLinked && workspace.MultiplyLinked(info)) {
 		return nil
 	}
 	r := s.reader
