@@ -22,14 +22,14 @@ func TestGrepHardLinkCountsAsOutside(t *testing.T) {
 	}
 	f.perms.Decide = local.Reject
 	res := f.call(t, GrepToolName, map[string]any{"pattern": "classified"})
-	if strings.Contains(workspacetest.Text(res), "classified") || len(f.perms.Requests()) != 0 {
+	if strings.Contains(workspacetest.Text(res), "hello classified") || len(f.perms.Requests()) != 0 {
 		t.Fatalf("a search of the cwd returned the hard-linked file: %q (%d requests)", workspacetest.Text(res), len(f.perms.Requests()))
 	}
 	res = f.call(t, GrepToolName, map[string]any{"pattern": "classified", "path": "innocent.txt"})
 	if reqs := f.perms.Requests(); len(reqs) != 1 || !reqs[0].OutsideCwd {
 		t.Fatalf("grep on the hard link: requests %+v", reqs)
 	}
-	if workspacetest.ErrCode(res) != workspace.CodePermissionRejected || strings.Contains(workspacetest.Text(res), "classified") {
+	if workspacetest.ErrCode(res) != workspace.CodePermissionRejected || strings.Contains(workspacetest.Text(res), "hello classified") {
 		t.Fatalf("refused grep on the hard link: %q", workspacetest.Text(res))
 	}
 }
