@@ -205,6 +205,39 @@ func (c *clientFiles) WriteTextFile(ctx context.Context, path, content string) e
 	return nil
 }
 
+var _ workspace.CheckedFiles = (*clientFiles)(nil)
+
+// ReadChecked reads p as checked: locally through the checked open when
+// the client does not read; through the editor (which opens by name)
+// after re-resolving p, which narrows the window of a swap but cannot
+// close it.
+func (c *clientFiles) ReadChecked(ctx context.Context, p workspace.Path, line, limit int) (string, error) {
+	if !c.read {
+		if c.local == nil {
+			return "", errNoLocalFiles
+		}
+		return workspace.ReadFile(ctx, c.local, p, line, limit)
+	}
+	if err := workspace.Recheck(p); err != nil {
+		return "", err
+	}
+	return c.ReadTextFile(ctx, p.Abs, line, limit)
+}
+
+// WriteChecked writes p as checked (see ReadChecked).
+func (c *clientFiles) WriteChecked(ctx context.Context, p workspace.Path, content string) error {
+	if !c.write || content == "" {
+		if c.local == nil {
+			return errNoLocalFiles
+		}
+		return workspace.WriteFile(ctx, c.local, p, content)
+	}
+	if err := workspace.Recheck(p); err != nil {
+		return err
+	}
+	return c.WriteTextFile(ctx, p.Abs, content)
+}
+
 // codeResourceNotFound is the JSON-RPC code clients answer for a missing
 // file (ACP "resource not found").
 const codeResourceNotFound = -32002
