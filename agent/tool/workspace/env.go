@@ -44,6 +44,13 @@ type Command struct {
 	Timeout time.Duration
 	// OutputLimit caps the bytes of output kept (the tail is kept).
 	OutputLimit int
+	// Marker, when set, is the "NAME=value" environment entry that marks
+	// every process of the command (local commands make one otherwise).
+	Marker string
+	// Record, when set, is called with the marker before the command
+	// starts; an error stops the command from starting. The session log
+	// records it so that a restart can kill what an agent that died left.
+	Record func(ctx context.Context, marker string) error
 }
 
 // CommandResult is how a command ended.

@@ -2,6 +2,8 @@ package local
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -24,6 +26,18 @@ const (
 	// pipe, and must not keep Run from returning.
 	drainGrace = 500 * time.Millisecond
 )
+
+// MarkerVar is the environment variable that marks every process of one
+// command (its value is unique per command): processes that left the
+// command's process group still carry it.
+const MarkerVar = "ACP_AGENT_COMMAND"
+
+// NewMarker returns a fresh "ACP_AGENT_COMMAND=<random>" entry.
+func NewMarker() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return MarkerVar + "=" + hex.EncodeToString(b[:])
+}
 
 // errTimedOut is the cancellation cause of a command's own timeout.
 var errTimedOut = errors.New("command timed out")
@@ -73,18 +87,38 @@ func (c Commands) Run(ctx context.Context, cmd workspace.Command, _ func(session
 	if err != nil {
 		return workspace.CommandResult{}, fmt.Errorf("run command: %w", err)
 	}
+	env := c.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	marker := cmd.Marker
+	if marker == "" {
+		marker = NewMarker()
+	}
+	if cmd.Record != nil {
+		// The marker is durable before anything runs, so a restart after
+		// the agent died can find what is left of the command.
+		if err := cmd.Record(ctx, marker); err != nil {
+			pr.Close()
+			pw.Close()
+			return workspace.CommandResult{}, fmt.Errorf("record command: %w", err)
+		}
+	}
+	dog := startWatchdog(shell, marker, env)
 	ec := exec.Command(shell, "-c", cmd.Command)
 	ec.Dir = cmd.Cwd
-	ec.Env = c.Env
+	ec.Env = append(env[:len(env):len(env)], marker)
 	ec.Stdout, ec.Stderr = pw, pw // *os.File: exec starts no copying goroutine
-	ec.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ec.SysProcAttr = sysProcAttr()
 	if err := ec.Start(); err != nil {
 		pr.Close()
 		pw.Close()
+		dog.dismiss()
 		return workspace.CommandResult{}, fmt.Errorf("run command: %w", err)
 	}
 	pw.Close() // the children hold the only write ends now
 	pgid := ec.Process.Pid
+	dog.watch(pgid)
 
 	tail := &tailBuffer{limit: limit}
 	readDone := make(chan struct{})
@@ -102,9 +136,11 @@ func (c Commands) Run(ctx context.Context, cmd workspace.Command, _ func(session
 		res.TimedOut = errors.Is(context.Cause(ctx), errTimedOut)
 		stopGroup(pgid, grace, waitDone)
 	}
-	// The shell is reaped; stop what it left behind in its group, which
-	// also releases the output pipe.
+	// The shell is reaped; stop what it left behind in its group, then
+	// what left the group (setsid), which also releases the output pipe.
 	stopGroup(pgid, grace, nil)
+	sweepMarked(marker, grace)
+	dog.dismiss()
 	select {
 	case <-readDone:
 	case <-time.After(drainGrace):
