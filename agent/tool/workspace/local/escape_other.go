@@ -21,5 +21,5 @@ func KillMarked(string) int { return 0 }
 type watchdog struct{ cmd *exec.Cmd }
 
 func startWatchdog(string, string, []string) *watchdog { return nil }
-func (*watchdog) watch(int)                             {}
-func (*watchdog) dismiss()                              {}
+func (*watchdog) watch(int)                            {}
+func (*watchdog) dismiss()                             {}
