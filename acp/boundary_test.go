@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -106,5 +107,55 @@ func TestOutsideChangeDecidedBeforeTouching(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// A local command's marker is in the session log before it runs; a
+// process still carrying it when the session is next loaded from storage
+// (the agent that ran it died) is killed.
+func TestLeftoverCommandKilledAtNextLoad(t *testing.T) {
+	ctx := ctxFor(t)
+	dataDir := t.TempDir()
+	script := "model:\n  main:\n    - tool_calls:\n        - id: call-1\n          name: bash\n          arguments: '{\"command\":\"true\"}'\n    - text: done\n"
+	c := newWSClient(false, false, "allow-once")
+	e := startWS(t, loadScript(t, script), c, func(cfg *app.Config, _ workspace.Resolver) { cfg.DataDir = dataDir })
+	cwd := tempCwd(t)
+	id := e.newSession(ctx, cwd)
+	if _, err := e.prompt(ctx, id, "go"); err != nil {
+		t.Fatal(err)
+	}
+	e.stop()
+	marker := workspace.ProcessMarker(id, "call-1")
+	var recorded bool
+	_ = filepath.WalkDir(dataDir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".jsonl") {
+			b, _ := os.ReadFile(p)
+			recorded = recorded || strings.Contains(string(b), `"type":"`+workspace.TypeProcess+`"`) && strings.Contains(string(b), marker)
+		}
+		return nil
+	})
+	if !recorded {
+		t.Fatalf("no %s event with %s in the log", workspace.TypeProcess, marker)
+	}
+
+	// What an agent killed mid-command leaves: a process with the marker,
+	// outside any group the new agent knows.
+	left := exec.Command("setsid", "sleep", "60")
+	left.Env = append(os.Environ(), marker)
+	if err := left.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = left.Wait(); close(exited) }()
+	t.Cleanup(func() { _ = left.Process.Kill(); <-exited })
+
+	e2 := startWS(t, loadScript(t, "model:\n  main:\n    - text: hi\n"), newWSClient(false, false), func(cfg *app.Config, _ workspace.Resolver) { cfg.DataDir = dataDir })
+	if _, err := e2.cs.LoadSession(ctx, acpsdk.LoadSessionRequest{SessionId: acpsdk.SessionId(id), Cwd: cwd, McpServers: []acpsdk.McpServer{}}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-exited:
+	case <-ctx.Done():
+		t.Fatal("the leftover process recorded in the log still runs after the load")
 	}
 }

@@ -225,6 +225,7 @@ func (s *Server) loadLocked(ctx context.Context, id, cwd string, servers []acpsd
 	if err != nil {
 		return nil, nil, fmt.Errorf("load session %s: %w", id, err)
 	}
+	s.killLeftovers(id, events)
 	sess, err := s.opts.Sessions.Adopt(h, events)
 	if err != nil {
 		_ = s.opts.Stored.Release(id)

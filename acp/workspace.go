@@ -49,6 +49,9 @@ func (s *Server) Env(ctx context.Context, sessionID string) (workspace.Env, erro
 		g.child = &childIdentity{id: sessionID, label: s.childLabel(sessionID), depth: h.DelegationDepth}
 	}
 	env := workspace.Env{Cwd: g.cwd, Files: s.opts.LocalFiles, Commands: s.opts.LocalCommands, Permissions: g}
+	if env.Commands != nil {
+		env.Commands = &recordedCommands{s: s, session: sessionID, inner: env.Commands}
+	}
 	b := s.boundSession(g.root)
 	if b == nil || b.readOnly || !s.connected() {
 		return env, nil
@@ -262,4 +265,63 @@ func (s *Server) flushSession(ctx context.Context, id string) error {
 		return nil
 	}
 	return s.flush(ctx, b)
+}
+
+// recordedCommands runs local commands with their marker recorded in the
+// log of the session that runs them, durably, before they start: after
+// the agent died, the next load of the session kills what is left
+// (killLeftovers).
+type recordedCommands struct {
+	s       *Server
+	session string
+	inner   workspace.Commands
+}
+
+func (r *recordedCommands) Run(ctx context.Context, cmd workspace.Command, display func(session.ToolDisplay)) (workspace.CommandResult, error) {
+	cmd.Marker = workspace.ProcessMarker(r.session, cmd.CallID)
+	cmd.Record = func(ctx context.Context, marker string) error {
+		sess, ok := r.s.opts.Sessions.Get(r.session)
+		if !ok {
+			return nil // no live log (tools-only use): nothing to record in
+		}
+		ev, err := sess.Append(workspace.TypeProcess, workspace.ProcessData{CallID: cmd.CallID, Marker: marker}, session.Ignorable())
+		if err != nil {
+			return err
+		}
+		if r.s.opts.Durable != nil {
+			return r.s.opts.Durable(ctx, r.session, ev.Seq)
+		}
+		return nil
+	}
+	return r.inner.Run(ctx, cmd, display)
+}
+
+// killLeftovers kills the processes of local commands recorded in the
+// last turn of a session loaded from storage: the agent that ran them is
+// gone (the session was not live here), so whatever still carries their
+// markers is left over. Earlier turns ended, and their commands with them.
+func (s *Server) killLeftovers(id string, events []session.Event) {
+	if s.opts.KillLeftover == nil {
+		return
+	}
+	var markers []string
+	for i := len(events) - 1; i >= 0; i-- {
+		ev := events[i]
+		if ev.Type == session.TypeTurnStart {
+			break
+		}
+		if ev.Type != workspace.TypeProcess {
+			continue
+		}
+		var d workspace.ProcessData
+		if json.Unmarshal(ev.Data, &d) == nil && d.Marker != "" {
+			markers = append(markers, d.Marker)
+		}
+	}
+	if len(markers) == 0 {
+		return
+	}
+	if n := s.opts.KillLeftover(markers...); n > 0 {
+		s.log.Warn("killed processes left by an earlier run", "session_id", id, "processes", n)
+	}
 }

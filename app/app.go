@@ -211,6 +211,7 @@ func New(cfg Config) (*App, error) {
 		// (workspace.go).
 		LocalFiles:    localFiles,
 		LocalCommands: localCommands,
+		KillLeftover:  killLeftover,
 		Logger:        a.Log,
 		PanicOnBug:    hooks.PanicOnBug,
 

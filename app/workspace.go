@@ -21,6 +21,9 @@ import (
 var (
 	localFiles    workspace.Files    = local.Files{}
 	localCommands workspace.Commands = local.Commands{}
+	// killLeftover kills what commands of an agent that died left
+	// (markers recorded in the session log).
+	killLeftover = local.KillMarked
 )
 
 // Workspace returns the resolver workspace tools use. It resolves through

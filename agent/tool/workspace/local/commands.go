@@ -28,9 +28,8 @@ const (
 )
 
 // MarkerVar is the environment variable that marks every process of one
-// command (its value is unique per command): processes that left the
-// command's process group still carry it.
-const MarkerVar = "ACP_AGENT_COMMAND"
+// command (workspace.MarkerVar).
+const MarkerVar = workspace.MarkerVar
 
 // NewMarker returns a fresh "ACP_AGENT_COMMAND=<random>" entry.
 func NewMarker() string {
@@ -139,7 +138,7 @@ func (c Commands) Run(ctx context.Context, cmd workspace.Command, _ func(session
 	// The shell is reaped; stop what it left behind in its group, then
 	// what left the group (setsid), which also releases the output pipe.
 	stopGroup(pgid, grace, nil)
-	sweepMarked(marker, grace)
+	sweepMarked(grace, marker)
 	dog.dismiss()
 	select {
 	case <-readDone:

@@ -27,12 +27,15 @@ func sysProcAttr() *syscall.SysProcAttr {
 // markedPIDs lists the live processes (other than this one) whose
 // environment holds marker ("NAME=value"), reading /proc. Processes of
 // other users cannot be read and are not listed (they cannot be ours).
-func markedPIDs(marker string) []int {
+func markedPIDs(markers ...string) []int {
 	entries, err := os.ReadDir("/proc")
-	if err != nil {
+	if err != nil || len(markers) == 0 {
 		return nil
 	}
-	want := []byte(marker)
+	want := make(map[string]bool, len(markers))
+	for _, m := range markers {
+		want[m] = true
+	}
 	self := os.Getpid()
 	var out []int
 	for _, e := range entries {
@@ -45,7 +48,7 @@ func markedPIDs(marker string) []int {
 			continue
 		}
 		for _, kv := range bytes.Split(env, []byte{0}) {
-			if bytes.Equal(kv, want) {
+			if want[string(kv)] {
 				if state, ok := procState(e.Name()); ok && state != "Z" && state != "X" {
 					out = append(out, pid)
 				}
@@ -59,11 +62,11 @@ func markedPIDs(marker string) []int {
 // sweepMarked kills every live process that carries marker, repeating
 // until none is left (a process may fork while it is being killed) or
 // bound passes.
-func sweepMarked(marker string, bound time.Duration) int {
+func sweepMarked(bound time.Duration, markers ...string) int {
 	killed := 0
 	deadline := time.Now().Add(bound)
 	for {
-		pids := markedPIDs(marker)
+		pids := markedPIDs(markers...)
 		if len(pids) == 0 || time.Now().After(deadline) {
 			return killed
 		}
@@ -76,10 +79,12 @@ func sweepMarked(marker string, bound time.Duration) int {
 	}
 }
 
-// KillMarked kills every process that carries marker: a command's
-// processes left from an agent that died (the marker is recorded in the
-// session log before the command starts). It returns how many it killed.
-func KillMarked(marker string) int { return sweepMarked(marker, 2*time.Second) }
+// KillMarked kills every process that carries one of markers: the
+// processes of commands left by an agent that died (the marker is
+// recorded in the session log before the command starts). /proc is read
+// once per round whatever the number of markers. It returns how many
+// processes it killed.
+func KillMarked(markers ...string) int { return sweepMarked(2*time.Second, markers...) }
 
 // watchdogScript runs in its own process group, with the marker as $1.
 // It reads the command's group id, then waits: "done" means the command

@@ -13,10 +13,10 @@ import (
 
 func sysProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
 
-func sweepMarked(string, time.Duration) int { return 0 }
+func sweepMarked(time.Duration, ...string) int { return 0 }
 
 // KillMarked does nothing where processes cannot be found by marker.
-func KillMarked(string) int { return 0 }
+func KillMarked(...string) int { return 0 }
 
 type watchdog struct{ cmd *exec.Cmd }
 
