@@ -141,3 +141,21 @@ func TestKillMarked(t *testing.T) {
 		t.Fatal(marker)
 	}
 }
+
+// BenchmarkCommandsRunTrue measures one short command end to end: group,
+// watchdog, and the /proc sweep for escapees.
+func BenchmarkCommandsRunTrue(b *testing.B) {
+	dir := b.TempDir()
+	for b.Loop() {
+		if _, err := (Commands{}).Run(context.Background(), workspace.Command{Command: "true", Cwd: dir, Timeout: time.Minute}, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSweepMarked measures one /proc scan for markers.
+func BenchmarkSweepMarked(b *testing.B) {
+	for b.Loop() {
+		markedPIDs(NewMarker())
+	}
+}
