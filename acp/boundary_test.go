@@ -159,3 +159,53 @@ func TestLeftoverCommandKilledAtNextLoad(t *testing.T) {
 		t.Fatal("the leftover process recorded in the log still runs after the load")
 	}
 }
+
+// The file is swapped for a symlink to an outside file while the question
+// "Edit inside.txt" is pending; allow-once then writes nothing outside,
+// locally or through the editor's fs.
+func TestSwapWhileQuestionPendingThroughConnection(t *testing.T) {
+	for _, fs := range []bool{false, true} {
+		for _, call := range []string{
+			`edit|{"path":"inside.txt","old_string":"original","new_string":"changed"}`,
+			`write|{"path":"inside.txt","content":"changed\n"}`,
+		} {
+			name, args, _ := strings.Cut(call, "|")
+			t.Run(fmt.Sprintf("%s/fs=%v", name, fs), func(t *testing.T) {
+				ctx := ctxFor(t)
+				cwd := tempCwd(t)
+				outside := filepath.Join(t.TempDir(), "target.txt")
+				inside := filepath.Join(cwd, "inside.txt")
+				for _, p := range []string{outside, inside} {
+					if err := os.WriteFile(p, []byte("original\n"), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+				c := newWSClient(fs, false, "allow-once")
+				c.onAsk = func(acpsdk.RequestPermissionRequest) {
+					if err := os.Remove(inside); err != nil {
+						t.Error(err)
+					}
+					if err := os.Symlink(outside, inside); err != nil {
+						t.Error(err)
+					}
+				}
+				script := fmt.Sprintf("model:\n  main:\n    - tool_calls:\n        - id: call-1\n          name: %s\n          arguments: '%s'\n    - text: done\n", name, args)
+				e := startWS(t, loadScript(t, script), c)
+				id := e.newSession(ctx, cwd)
+				if _, err := e.prompt(ctx, id, "go"); err != nil {
+					t.Fatal(err)
+				}
+				if n := len(c.requests()); n != 1 {
+					t.Fatalf("asked %d times, want once", n)
+				}
+				if b, _ := os.ReadFile(outside); string(b) != "original\n" {
+					t.Fatalf("outside file written: %q", b)
+				}
+				raw, _ := json.Marshal(toolResults(e.rec.snapshot(id))["call-1"].RawOutput)
+				if !strings.Contains(string(raw), workspace.CodePathChanged) {
+					t.Fatalf("result %s, want %s", raw, workspace.CodePathChanged)
+				}
+			})
+		}
+	}
+}
