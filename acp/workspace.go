@@ -50,7 +50,9 @@ func (s *Server) Env(ctx context.Context, sessionID string) (workspace.Env, erro
 	}
 	env := workspace.Env{Cwd: g.cwd, Files: s.opts.LocalFiles, Commands: s.opts.LocalCommands, Permissions: g}
 	if env.Commands != nil {
-		env.Commands = &recordedCommands{s: s, session: sessionID, inner: env.Commands}
+		// Recorded in the root's log (as a child's permission questions
+		// are), so that loading the root finds its children's leftovers.
+		env.Commands = &recordedCommands{s: s, session: g.root, requester: sessionID, inner: env.Commands}
 	}
 	b := s.boundSession(g.root)
 	if b == nil || b.readOnly || !s.connected() {
@@ -268,23 +270,25 @@ func (s *Server) flushSession(ctx context.Context, id string) error {
 }
 
 // recordedCommands runs local commands with their marker recorded in the
-// log of the session that runs them, durably, before they start: after
+// log of the root session, durably, before they start: after
 // the agent died, the next load of the session kills what is left
 // (killLeftovers).
 type recordedCommands struct {
-	s       *Server
-	session string
-	inner   workspace.Commands
+	s *Server
+	// session is the root session whose log records the marker;
+	// requester the session whose call runs the command.
+	session, requester string
+	inner              workspace.Commands
 }
 
 func (r *recordedCommands) Run(ctx context.Context, cmd workspace.Command, display func(session.ToolDisplay)) (workspace.CommandResult, error) {
-	cmd.Marker = workspace.ProcessMarker(r.session, cmd.CallID)
+	cmd.Marker = workspace.ProcessMarker(r.requester, cmd.CallID)
 	cmd.Record = func(ctx context.Context, marker string) error {
 		sess, ok := r.s.opts.Sessions.Get(r.session)
 		if !ok {
 			return nil // no live log (tools-only use): nothing to record in
 		}
-		ev, err := sess.Append(workspace.TypeProcess, workspace.ProcessData{CallID: cmd.CallID, Marker: marker}, session.Ignorable())
+		ev, err := sess.Append(workspace.TypeProcess, workspace.ProcessData{Session: r.requester, CallID: cmd.CallID, Marker: marker}, session.Ignorable())
 		if err != nil {
 			return err
 		}

@@ -10,7 +10,10 @@ const TypeProcess = "workspace/process"
 
 // ProcessData is the payload of TypeProcess.
 type ProcessData struct {
-	CallID string `json:"callId"`
+	// Session is the session whose call ran the command (a child's,
+	// recorded in its root's log); CallID the call.
+	Session string `json:"session"`
+	CallID  string `json:"callId"`
 	// Marker is the "NAME=value" environment entry every process of the
 	// command carries (its process group included).
 	Marker string `json:"marker"`
