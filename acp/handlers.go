@@ -252,6 +252,7 @@ func (s *Server) loadLocked(ctx context.Context, id, cwd string, servers []acpsd
 		}
 		return nil, nil, fmt.Errorf("load session %s: %w", id, err)
 	}
+	s.killLeftovers(id, events)
 	sess, err := s.opts.Sessions.Adopt(h, events)
 	if err != nil {
 		_ = s.opts.Stored.Release(id)

@@ -89,6 +89,10 @@ type Options struct {
 	// tools without local access.
 	LocalFiles    workspace.Files
 	LocalCommands workspace.Commands
+	// KillLeftover, when set, kills the processes carrying any of the
+	// markers (local.KillMarked) and returns how many: a session loaded
+	// from storage kills what its last turn's commands left.
+	KillLeftover func(markers ...string) int
 	// ModelError, when non-nil, rejects every prompt with this error (for
 	// example: no model configured). Sessions can still be created/loaded.
 	ModelError error

@@ -51,8 +51,13 @@ func (s *Server) Env(ctx context.Context, sessionID string) (workspace.Env, erro
 	env := workspace.Env{Cwd: g.cwd, Files: s.opts.LocalFiles, Commands: s.opts.LocalCommands, Permissions: g}
 	// Every command gets the root's environment without secrets.
 	cmdEnv, unset := s.commandEnv(g.root, g.rootCwd)
+	var local workspace.Commands
 	if env.Commands != nil {
-		env.Commands = envCommands{Commands: env.Commands, env: cmdEnv, unset: unset}
+		// Recorded in the root's log (as a child's permission questions
+		// are), so that loading the root finds its children's leftovers.
+		local = &recordedCommands{s: s, session: g.root, requester: sessionID,
+			inner: envCommands{Commands: env.Commands, env: cmdEnv, unset: unset}}
+		env.Commands = local
 	}
 	b := s.boundSession(g.root)
 	if b == nil || b.readOnly || !s.connected() {
@@ -64,11 +69,10 @@ func (s *Server) Env(ctx context.Context, sessionID string) (workspace.Env, erro
 	}
 	if caps.Terminal {
 		env.Commands = envCommands{Commands: &clientTerminal{s: s, session: g.root}, env: cmdEnv, unset: unset}
-		if workspace.SandboxOf(s.opts.LocalCommands, g.cwd) != "" {
+		if local != nil && workspace.SandboxOf(local, g.cwd) != "" {
 			// The editor's terminals are not sandboxed by us: sandboxed
 			// commands run locally, only those the person let out of the
 			// sandbox run in the editor.
-			local := envCommands{Commands: s.opts.LocalCommands, env: cmdEnv, unset: unset}
 			env.Commands = sandboxFirst{sandboxed: local, outside: env.Commands}
 		}
 	}
@@ -241,6 +245,39 @@ func (c *clientFiles) WriteTextFile(ctx context.Context, path, content string) e
 	return nil
 }
 
+var _ workspace.CheckedFiles = (*clientFiles)(nil)
+
+// ReadChecked reads p as checked: locally through the checked open when
+// the client does not read; through the editor (which opens by name)
+// after re-resolving p, which narrows the window of a swap but cannot
+// close it.
+func (c *clientFiles) ReadChecked(ctx context.Context, p workspace.Path, line, limit int) (string, error) {
+	if !c.read {
+		if c.local == nil {
+			return "", errNoLocalFiles
+		}
+		return workspace.ReadFile(ctx, c.local, p, line, limit)
+	}
+	if err := workspace.Recheck(p); err != nil {
+		return "", err
+	}
+	return c.ReadTextFile(ctx, p.Abs, line, limit)
+}
+
+// WriteChecked writes p as checked (see ReadChecked).
+func (c *clientFiles) WriteChecked(ctx context.Context, p workspace.Path, content string) error {
+	if !c.write || content == "" {
+		if c.local == nil {
+			return errNoLocalFiles
+		}
+		return workspace.WriteFile(ctx, c.local, p, content)
+	}
+	if err := workspace.Recheck(p); err != nil {
+		return err
+	}
+	return c.WriteTextFile(ctx, p.Abs, content)
+}
+
 // codeResourceNotFound is the JSON-RPC code clients answer for a missing
 // file (ACP "resource not found").
 const codeResourceNotFound = -32002
@@ -265,4 +302,70 @@ func (s *Server) flushSession(ctx context.Context, id string) error {
 		return nil
 	}
 	return s.flush(ctx, b)
+}
+
+// recordedCommands runs local commands with their marker recorded in the
+// log of the root session, durably, before they start: after
+// the agent died, the next load of the session kills what is left
+// (killLeftovers).
+type recordedCommands struct {
+	s *Server
+	// session is the root session whose log records the marker;
+	// requester the session whose call runs the command.
+	session, requester string
+	inner              workspace.Commands
+}
+
+// DescribeSandbox forwards the sandbox of the wrapped Commands.
+func (r *recordedCommands) DescribeSandbox(cwd string) string {
+	return workspace.SandboxOf(r.inner, cwd)
+}
+
+func (r *recordedCommands) Run(ctx context.Context, cmd workspace.Command, display func(session.ToolDisplay)) (workspace.CommandResult, error) {
+	cmd.Marker = workspace.ProcessMarker(r.requester, cmd.CallID)
+	cmd.Record = func(ctx context.Context, marker string) error {
+		sess, ok := r.s.opts.Sessions.Get(r.session)
+		if !ok {
+			return nil // no live log (tools-only use): nothing to record in
+		}
+		ev, err := sess.Append(workspace.TypeProcess, workspace.ProcessData{Session: r.requester, CallID: cmd.CallID, Marker: marker}, session.Ignorable())
+		if err != nil {
+			return err
+		}
+		if r.s.opts.Durable != nil {
+			return r.s.opts.Durable(ctx, r.session, ev.Seq)
+		}
+		return nil
+	}
+	return r.inner.Run(ctx, cmd, display)
+}
+
+// killLeftovers kills the processes of local commands recorded in the
+// last turn of a session loaded from storage: the agent that ran them is
+// gone (the session was not live here), so whatever still carries their
+// markers is left over. Earlier turns ended, and their commands with them.
+func (s *Server) killLeftovers(id string, events []session.Event) {
+	if s.opts.KillLeftover == nil {
+		return
+	}
+	var markers []string
+	for i := len(events) - 1; i >= 0; i-- {
+		ev := events[i]
+		if ev.Type == session.TypeTurnStart {
+			break
+		}
+		if ev.Type != workspace.TypeProcess {
+			continue
+		}
+		var d workspace.ProcessData
+		if json.Unmarshal(ev.Data, &d) == nil && d.Marker != "" {
+			markers = append(markers, d.Marker)
+		}
+	}
+	if len(markers) == 0 {
+		return
+	}
+	if n := s.opts.KillLeftover(markers...); n > 0 {
+		s.log.Warn("killed processes left by an earlier run", "session_id", id, "processes", n)
+	}
 }

@@ -154,6 +154,8 @@ type wsClient struct {
 	termN   int
 	// hangEnded: a "hang" request saw its cancellation ($/cancel_request).
 	hangEnded chan struct{}
+	// onAsk, when set, runs while a permission request is pending.
+	onAsk func(acpsdk.RequestPermissionRequest)
 }
 
 func newWSClient(fs, terminal bool, answers ...string) *wsClient {
@@ -168,7 +170,11 @@ func (c *wsClient) RequestPermission(ctx context.Context, p acpsdk.RequestPermis
 	if len(c.answers) > 0 {
 		ans, c.answers = c.answers[0], c.answers[1:]
 	}
+	onAsk := c.onAsk
 	c.mu.Unlock()
+	if onAsk != nil {
+		onAsk(p)
+	}
 	c.askedCh <- struct{}{}
 	switch ans {
 	case "cancel":

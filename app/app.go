@@ -231,6 +231,7 @@ func New(cfg Config) (*App, error) {
 		// (workspace.go).
 		LocalFiles:    localFiles,
 		LocalCommands: localCommands(cfg.Sandbox, a.Log),
+		KillLeftover:  killLeftover,
 		Logger:        a.Log,
 		PanicOnBug:    hooks.PanicOnBug,
 

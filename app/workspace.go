@@ -37,6 +37,10 @@ func localCommands(p *sandbox.Policy, log *slog.Logger) workspace.Commands {
 	return local.Commands{Sandbox: sb}
 }
 
+// killLeftover kills what commands of an agent that died left (markers
+// recorded in the session log).
+var killLeftover = local.KillMarked
+
 // Workspace returns the resolver workspace tools use. It resolves through
 // the ACP server, which is created after the tools; before that (never
 // during a tool call) it fails.

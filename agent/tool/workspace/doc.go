@@ -7,7 +7,10 @@
 // and local implementations (package local) do the same work otherwise.
 //
 // It also owns the rules the tools share: ResolvePath (paths against the
-// session cwd; outside-cwd detection through ".." and symlinks), EnvFor
+// session cwd; outside-cwd detection through "..", symlinks and hard
+// links, with the identity of what was checked), CheckedFiles / ReadFile
+// / WriteFile (open exactly what was checked; PATH_CHANGED otherwise),
+// the command marker recorded in the log (TypeProcess), EnvFor
 // and Authorize (a missing gate refuses), the failure codes, and Failed
 // (a model-visible error result that keeps the code and the display).
 //

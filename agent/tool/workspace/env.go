@@ -52,6 +52,13 @@ type Command struct {
 	// terminal, which starts from the editor's environment, must remove.
 	Env   []string
 	Unset []string
+	// Marker, when set, is the "NAME=value" environment entry that marks
+	// every process of the command (local commands make one otherwise).
+	Marker string
+	// Record, when set, is called with the marker before the command
+	// starts; an error stops the command from starting. The session log
+	// records it so that a restart can kill what an agent that died left.
+	Record func(ctx context.Context, marker string) error
 }
 
 // CommandResult is how a command ended.

@@ -26,9 +26,18 @@ type Path struct {
 	// Real is Abs with symlinks resolved on its deepest existing
 	// ancestor; it is what the outside-cwd check compares.
 	Real string
-	// OutsideCwd is set when Real is not the real cwd or below it, or when
-	// the real location could not be established.
+	// OutsideCwd is set when Real is not the real cwd or below it, when
+	// the real location could not be established, or when the file has
+	// more than one hard link (Linked).
 	OutsideCwd bool
+	// Linked is set when the file is a regular file with more than one
+	// hard link: another of its names may lie outside the cwd.
+	Linked bool
+	// Cwd and RealCwd are the session cwd as given and with symlinks
+	// resolved; an inside path is opened relative to RealCwd (os.Root).
+	Cwd, RealCwd string
+	// ID is the identity of the file at Real when it was checked.
+	ID FileID
 }
 
 // ResolvePath resolves p (absolute, or relative to cwd) and decides
@@ -53,10 +62,19 @@ func ResolvePath(cwd, p string) (Path, error) {
 	abs = filepath.Clean(abs)
 	realCwd, errCwd := realPath(filepath.Clean(cwd))
 	real, errP := realPath(abs)
-	out := Path{Abs: abs, Real: real}
+	out := Path{Abs: abs, Real: real, Cwd: filepath.Clean(cwd), RealCwd: realCwd}
 	// A location we could not establish is treated as outside: it is
 	// never touched without an explicit permission.
 	out.OutsideCwd = errCwd != nil || errP != nil || !Within(realCwd, real)
+	if errP == nil {
+		if info, err := os.Lstat(real); err == nil {
+			out.ID = IdentityOf(info)
+			// A hard link is one inode under several names; one of them
+			// may be outside the cwd, so the file counts as outside.
+			out.Linked = MultiplyLinked(info)
+			out.OutsideCwd = out.OutsideCwd || out.Linked
+		}
+	}
 	return out, nil
 }
 

@@ -73,7 +73,15 @@ func (t *Edit) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, e
 		return workspace.Failed(&tool.Error{Code: workspace.CodeNoWorkspace, Message: "file access is not available"}, display), nil
 	}
 	name := workspace.DisplayPath(env.Cwd, p.Abs)
-	old, err := env.Files.ReadTextFile(ctx, p.Abs, 0, 0)
+	title := "Edit " + workspace.TitlePath(env.Cwd, p) + outsideNote(p)
+	// Decide before touching: an outside path is asked about before it is
+	// read, so no answer (no match, ambiguous, the diff) depends on its
+	// content until the person allowed it.
+	asked, err := askOutside(ctx, env, inv, EditToolName, title, p, display)
+	if err != nil {
+		return workspace.Failed(err, display), nil
+	}
+	old, err := workspace.ReadFile(ctx, env.Files, p, 0, 0)
 	if err != nil {
 		return workspace.Failed(err, display), nil
 	}
@@ -91,15 +99,17 @@ func (t *Edit) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, e
 	}
 	display.Locations[0].Line = rep.FirstLine
 	display.Diffs = []session.ToolDiff{{Path: p.Abs, OldText: &old, NewText: updated}}
-	err = workspace.Authorize(ctx, env.Permissions, workspace.PermissionRequest{
-		CallID: inv.CallID, Tool: EditToolName, Kind: workspace.KindEdit,
-		Title: "Edit " + workspace.TitlePath(env.Cwd, p) + outsideNote(p), Display: display, OutsideCwd: p.OutsideCwd,
-		Subject: name, Protected: workspace.ProtectedReason(env.Cwd, p),
-	})
-	if err != nil {
-		return workspace.Failed(err, display), nil
+	if !asked {
+		err = workspace.Authorize(ctx, env.Permissions, workspace.PermissionRequest{
+			CallID: inv.CallID, Tool: EditToolName, Kind: workspace.KindEdit,
+			Title: title, Display: display, OutsideCwd: p.OutsideCwd,
+			Subject: name, Protected: workspace.ProtectedReason(env.Cwd, p),
+		})
+		if err != nil {
+			return workspace.Failed(err, display), nil
+		}
 	}
-	if err := env.Files.WriteTextFile(ctx, p.Abs, updated); err != nil {
+	if err := workspace.WriteFile(ctx, env.Files, p, updated); err != nil {
 		return workspace.Failed(err, display), nil
 	}
 	msg := fmt.Sprintf("Edited %s: replaced 1 occurrence at line %d.", name, rep.FirstLine)

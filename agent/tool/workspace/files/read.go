@@ -94,7 +94,7 @@ func (t *Read) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, e
 		return workspace.Failed(&tool.Error{Code: workspace.CodeNoWorkspace, Message: "file access is not available"}, display), nil
 	}
 	// One line more than asked tells whether the file continues.
-	text, err := env.Files.ReadTextFile(ctx, p.Abs, offset, limit+1)
+	text, err := workspace.ReadFile(ctx, env.Files, p, offset, limit+1)
 	if err != nil {
 		return workspace.Failed(err, display), nil
 	}

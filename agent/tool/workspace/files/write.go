@@ -55,8 +55,15 @@ func (t *Write) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, 
 	if env.Files == nil {
 		return workspace.Failed(&tool.Error{Code: workspace.CodeNoWorkspace, Message: "file access is not available"}, display), nil
 	}
+	name := workspace.DisplayPath(env.Cwd, p.Abs)
+	// Outside: asked before anything is read; the title does not say
+	// "Create" or "Write", which would tell whether the file exists.
+	asked, err := askOutside(ctx, env, inv, WriteToolName, "Write "+workspace.TitlePath(env.Cwd, p)+outsideNote(p), p, display)
+	if err != nil {
+		return workspace.Failed(err, display), nil
+	}
 	var old *string
-	text, err := env.Files.ReadTextFile(ctx, p.Abs, 0, 0)
+	text, err := workspace.ReadFile(ctx, env.Files, p, 0, 0)
 	switch {
 	case err == nil:
 		old = &text
@@ -64,7 +71,6 @@ func (t *Write) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, 
 	default:
 		return workspace.Failed(fmt.Errorf("cannot replace %s: %w", p.Abs, err), display), nil
 	}
-	name := workspace.DisplayPath(env.Cwd, p.Abs)
 	if old != nil && *old == args.Content {
 		res := tool.TextResult(fmt.Sprintf("%s already has this content; nothing was written.", name), WriteOutput{Path: p.Abs})
 		res.Display = display
@@ -75,15 +81,17 @@ func (t *Write) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, 
 	if old == nil {
 		verb = "Create "
 	}
-	err = workspace.Authorize(ctx, env.Permissions, workspace.PermissionRequest{
-		CallID: inv.CallID, Tool: WriteToolName, Kind: workspace.KindEdit,
-		Title: verb + workspace.TitlePath(env.Cwd, p) + outsideNote(p), Display: display, OutsideCwd: p.OutsideCwd,
-		Subject: name, Protected: workspace.ProtectedReason(env.Cwd, p),
-	})
-	if err != nil {
-		return workspace.Failed(err, display), nil
+	if !asked {
+		err = workspace.Authorize(ctx, env.Permissions, workspace.PermissionRequest{
+			CallID: inv.CallID, Tool: WriteToolName, Kind: workspace.KindEdit,
+			Title: verb + workspace.TitlePath(env.Cwd, p) + outsideNote(p), Display: display, OutsideCwd: p.OutsideCwd,
+			Subject: name, Protected: workspace.ProtectedReason(env.Cwd, p),
+		})
+		if err != nil {
+			return workspace.Failed(err, display), nil
+		}
 	}
-	if err := env.Files.WriteTextFile(ctx, p.Abs, args.Content); err != nil {
+	if err := workspace.WriteFile(ctx, env.Files, p, args.Content); err != nil {
 		return workspace.Failed(err, display), nil
 	}
 	msg := fmt.Sprintf("Wrote %s (%d lines).", name, len(splitLines(args.Content)))

@@ -2,6 +2,8 @@ package local
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -26,6 +28,17 @@ const (
 	// pipe, and must not keep Run from returning.
 	drainGrace = 500 * time.Millisecond
 )
+
+// MarkerVar is the environment variable that marks every process of one
+// command (workspace.MarkerVar).
+const MarkerVar = workspace.MarkerVar
+
+// NewMarker returns a fresh "ACP_AGENT_COMMAND=<random>" entry.
+func NewMarker() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return MarkerVar + "=" + hex.EncodeToString(b[:])
+}
 
 // errTimedOut is the cancellation cause of a command's own timeout.
 var errTimedOut = errors.New("command timed out")
@@ -68,6 +81,12 @@ func (c Commands) Run(ctx context.Context, cmd workspace.Command, _ func(session
 	if err := ctx.Err(); err != nil {
 		return workspace.CommandResult{}, err
 	}
+	if c.Sandbox != nil && !cmd.Unsandboxed {
+		// Refused before anything is recorded or started.
+		if err := c.Sandbox.Check(); err != nil {
+			return workspace.CommandResult{}, &tool.Error{Code: sandbox.CodeUnavailable, Message: err.Error()}
+		}
+	}
 	if cmd.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, cmd.Timeout, errTimedOut)
@@ -90,19 +109,38 @@ func (c Commands) Run(ctx context.Context, cmd workspace.Command, _ func(session
 	if err != nil {
 		return workspace.CommandResult{}, fmt.Errorf("run command: %w", err)
 	}
+	env := c.Env
+	if cmd.Env != nil {
+		env = cmd.Env // the agent's environment without secrets
+	}
+	if env == nil {
+		env = os.Environ()
+	}
+	marker := cmd.Marker
+	if marker == "" {
+		marker = NewMarker()
+	}
+	if cmd.Record != nil {
+		// The marker is durable before anything runs, so a restart after
+		// the agent died can find what is left of the command.
+		if err := cmd.Record(ctx, marker); err != nil {
+			pr.Close()
+			pw.Close()
+			return workspace.CommandResult{}, fmt.Errorf("record command: %w", err)
+		}
+	}
+	dog := startWatchdog(shell, marker, env)
 	ec := exec.Command(shell, "-c", cmd.Command)
 	ec.Dir = cmd.Cwd
-	ec.Env = c.Env
-	if cmd.Env != nil {
-		ec.Env = cmd.Env
-	}
+	ec.Env = append(env[:len(env):len(env)], marker)
 	ec.Stdout, ec.Stderr = pw, pw // *os.File: exec starts no copying goroutine
-	ec.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ec.SysProcAttr = sysProcAttr()
 	var sandboxed string
 	if c.Sandbox != nil && !cmd.Unsandboxed {
 		if err := c.Sandbox.Prepare(ec); err != nil {
 			pr.Close()
 			pw.Close()
+			dog.dismiss()
 			return workspace.CommandResult{}, &tool.Error{Code: sandbox.CodeUnavailable, Message: err.Error()}
 		}
 		sandboxed = c.Sandbox.Describe(cmd.Cwd)
@@ -110,10 +148,12 @@ func (c Commands) Run(ctx context.Context, cmd workspace.Command, _ func(session
 	if err := ec.Start(); err != nil {
 		pr.Close()
 		pw.Close()
+		dog.dismiss()
 		return workspace.CommandResult{}, fmt.Errorf("run command: %w", err)
 	}
 	pw.Close() // the children hold the only write ends now
 	pgid := ec.Process.Pid
+	dog.watch(pgid)
 
 	tail := &tailBuffer{limit: limit}
 	readDone := make(chan struct{})
@@ -131,9 +171,11 @@ func (c Commands) Run(ctx context.Context, cmd workspace.Command, _ func(session
 		res.TimedOut = errors.Is(context.Cause(ctx), errTimedOut)
 		stopGroup(pgid, grace, waitDone)
 	}
-	// The shell is reaped; stop what it left behind in its group, which
-	// also releases the output pipe.
+	// The shell is reaped; stop what it left behind in its group, then
+	// what left the group (setsid), which also releases the output pipe.
 	stopGroup(pgid, grace, nil)
+	sweepMarked(grace, marker)
+	dog.dismiss()
 	select {
 	case <-readDone:
 	case <-time.After(drainGrace):

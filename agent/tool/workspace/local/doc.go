@@ -5,11 +5,14 @@
 // advertise fs or terminal capabilities; the real permission gate is the
 // adapter's (session/request_permission).
 //
-// Files refuses non-regular files (directories, FIFOs, devices) without
+// Files opens inside paths through os.Root and allowed outside paths with
+// O_NOFOLLOW and an identity check (CheckedFiles). Files refuses non-regular files (directories, FIFOs, devices) without
 // blocking on them, refuses binary files, and caps what one read may
 // load. Commands kills the whole process group on timeout or
 // cancellation (SIGTERM, then SIGKILL after a short grace), also stops
-// background processes the command left in its group, keeps only the
+// background processes the command left in its group and, on Linux,
+// every process carrying the command's marker (setsid escapees); a
+// watchdog process kills them all if the agent dies. It keeps only the
 // tail of the output, and returns only after the shell is reaped and its
 // goroutines have ended.
 //

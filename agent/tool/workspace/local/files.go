@@ -53,26 +53,7 @@ func (f Files) ReadTextFile(ctx context.Context, path string, line, limit int) (
 		return "", err
 	}
 	defer file.Close()
-	max := f.maxRead()
-	br := bufio.NewReaderSize(file, 64<<10)
-	head, _ := br.Peek(sniffBytes)
-	if bytes.IndexByte(head, 0) >= 0 {
-		return "", &tool.Error{Code: workspace.CodeBinaryFile, Message: fmt.Sprintf("%s is a binary file; only text files can be read", path)}
-	}
-	if line <= 1 && limit == 0 {
-		if info.Size() > max {
-			return "", tooLarge(path, info.Size(), max)
-		}
-		data, err := io.ReadAll(io.LimitReader(br, max+1))
-		if err != nil {
-			return "", fmt.Errorf("read %s: %w", path, err)
-		}
-		if int64(len(data)) > max {
-			return "", tooLarge(path, int64(len(data)), max)
-		}
-		return string(data), nil
-	}
-	return readWindow(ctx, br, path, line, limit, max)
+	return f.readOpen(ctx, file, info, path, line, limit)
 }
 
 // readWindow returns lines [line, line+limit) of r, without holding more

@@ -18,7 +18,15 @@ import (
 	"github.com/acp-agent/acp-agent/internal/proctest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	// The test binary doubles as an agent that runs one command and is
+	// killed by TestAgentKilledLeavesNothing.
+	if dir := os.Getenv(helperAgentEnv); dir != "" {
+		helperAgent(dir)
+		return
+	}
+	goleak.VerifyTestMain(m)
+}
 
 func code(err error) string {
 	var te *tool.Error

@@ -99,7 +99,7 @@ func (t *Grep) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, e
 		return deref(failed), err
 	}
 
-	g := newGrepRun(re, limit)
+	g := newGrepRun(re, limit, !rt.path.OutsideCwd)
 	var limited bool
 	var ig *ignores
 	if rt.isDir {

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/acp-agent/acp-agent/agent/tool/workspace"
 )
 
 // blockSize is how much of a file one searcher reads at a time: most
@@ -29,6 +31,9 @@ type grepRun struct {
 	// it with bytes.Index and run re only on the lines holding it.
 	lit   []byte
 	limit int
+	// skipLinked: files with several hard links are not searched (a
+	// search inside the cwd; see openCandidate).
+	skipLinked bool
 
 	mu   sync.Mutex
 	cond *sync.Cond // signalled when next advances or the run stops
@@ -54,8 +59,8 @@ type fileResult struct {
 // grepWindow bounds how far ahead of the merge files are searched.
 const grepWindow = 256
 
-func newGrepRun(re *regexp.Regexp, limit int) *grepRun {
-	g := &grepRun{re: re, lit: requiredLiteral(re.String()), limit: limit, pending: map[int]fileResult{}}
+func newGrepRun(re *regexp.Regexp, limit int, skipLinked bool) *grepRun {
+	g := &grepRun{re: re, lit: requiredLiteral(re.String()), limit: limit, skipLinked: skipLinked, pending: map[int]fileResult{}}
 	g.cond = sync.NewCond(&g.mu)
 	return g
 }
@@ -188,12 +193,15 @@ func newSearcher(g *grepRun) *searcher { return &searcher{g: g, buf: make([]byte
 // openCandidate opens a file for reading its contents: the one place a
 // candidate file is admitted to a content search. It does not block on
 // a FIFO swapped in after the walk and admits regular files only.
-func openCandidate(path string) (*os.File, bool) {
+// With skipLinked it also refuses files with more than one hard link:
+// they count as outside the cwd, and a search inside it never asked
+// about them.
+func openCandidate(path string, skipLinked bool) (*os.File, bool) {
 	f, err := os.OpenFile(path, os.O_RDONLY|nonblock, 0)
 	if err != nil {
 		return nil, false
 	}
-	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
+	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() || skipLinked && workspace.MultiplyLinked(info) {
 		f.Close()
 		return nil, false
 	}
@@ -206,7 +214,7 @@ func (s *searcher) file(ctx context.Context, path, name string, max int) (fileRe
 	if err := ctx.Err(); err != nil {
 		return fileResult{}, err
 	}
-	f, ok := openCandidate(path)
+	f, ok := openCandidate(path, s.g.skipLinked)
 	if !ok {
 		return fileResult{}, nil
 	}

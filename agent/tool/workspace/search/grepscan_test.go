@@ -122,7 +122,7 @@ func TestGrepMatchesReference(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/%d", expr, limit), func(t *testing.T) {
 				re := regexp.MustCompile(expr)
 				want, wantN, wantCut := referenceGrep(t, dir, names, re, limit)
-				g := newGrepRun(re, limit)
+				g := newGrepRun(re, limit, true)
 				if _, err := g.walk(context.Background(), dir, nil, func(string) bool { return true }, func(p string) string { return relTo(dir, p) }); err != nil {
 					t.Fatal(err)
 				}
@@ -153,7 +153,7 @@ func TestGrepStopsAtTheLimit(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	g := newGrepRun(regexp.MustCompile("hit"), 10)
+	g := newGrepRun(regexp.MustCompile("hit"), 10, true)
 	offered := 0
 	if _, err := g.walk(context.Background(), dir, nil, func(string) bool { offered++; return true }, func(p string) string { return p }); err != nil {
 		t.Fatal(err)

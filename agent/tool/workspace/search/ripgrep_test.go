@@ -99,7 +99,7 @@ func TestSameAsRipgrep(t *testing.T) {
 	t.Logf("%d files listed by both", len(files))
 	for _, pattern := range []string{benchtree.Needle, `func serve\d+` + regexp.QuoteMeta(benchtree.HandlerSuffix)} {
 		re := regexp.MustCompile(pattern)
-		g := newGrepRun(re, 1<<30)
+		g := newGrepRun(re, 1<<30, true)
 		if _, err := g.walk(context.Background(), dir, loadIgnoresEnv(dir, dir, getenv), func(string) bool { return true },
 			func(p string) string { return relTo(dir, p) }); err != nil {
 			t.Fatal(err)

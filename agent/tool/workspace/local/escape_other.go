@@ -1,0 +1,25 @@
+//go:build !linux
+
+package local
+
+import (
+	"os/exec"
+	"syscall"
+	"time"
+)
+
+// Without /proc and Pdeathsig, a command is stopped through its process
+// group only: processes that left it (setsid) are not found.
+
+func sysProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
+
+func sweepMarked(time.Duration, ...string) int { return 0 }
+
+// KillMarked does nothing where processes cannot be found by marker.
+func KillMarked(...string) int { return 0 }
+
+type watchdog struct{ cmd *exec.Cmd }
+
+func startWatchdog(string, string, []string) *watchdog { return nil }
+func (*watchdog) watch(int)                            {}
+func (*watchdog) dismiss()                             {}
