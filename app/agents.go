@@ -7,7 +7,6 @@ package app
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -72,17 +71,7 @@ _acp-agent/subagents/list extension show them. Nothing is locked or resumed.`,
 // inspects logs, and never locks, repairs or resumes a session (the only
 // file it may write is the derived index, when it had to rebuild rows).
 func runAgents(ctx context.Context, env *Env, descendants bool, args []string) error {
-	if len(args) != 1 {
-		return usageErrorf("agents: want exactly one SESSION_ID, got %d arguments", len(args))
-	}
-	id := args[0]
-	if err := session.ValidateID(id); err != nil {
-		return usageErrorf("agents: %s", badID(id))
-	}
-	st, err := openReadStore(env)
-	if errors.Is(err, errNoDataDir) {
-		return sessionNotFound(id, err)
-	}
+	id, st, err := openOneSession(env, "agents", args)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/persistence"
 )
 
@@ -93,4 +94,25 @@ func openReadStore(env *Env) (*persistence.Store, error) {
 		return nil, fmt.Errorf("data directory %s: %w", dir, err)
 	}
 	return persistence.Open(dir, persistence.Options{Logger: env.Logger})
+}
+
+// openOneSession checks that args is one valid session id and opens the
+// store read-only for command cmd; the caller closes the store. A data
+// directory that does not exist makes the id not found.
+func openOneSession(env *Env, cmd string, args []string) (string, *persistence.Store, error) {
+	if len(args) != 1 {
+		return "", nil, usageErrorf("%s: want exactly one session ID, got %d arguments", cmd, len(args))
+	}
+	id := args[0]
+	if err := session.ValidateID(id); err != nil {
+		return "", nil, usageErrorf("%s: %s", cmd, badID(id))
+	}
+	st, err := openReadStore(env)
+	if errors.Is(err, errNoDataDir) {
+		return "", nil, sessionNotFound(id, err)
+	}
+	if err != nil {
+		return "", nil, err
+	}
+	return id, st, nil
 }

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/persistence"
 )
 
@@ -39,17 +38,7 @@ running agent.`,
 }
 
 func runSessionsRepair(ctx context.Context, env *Env, yes bool, args []string) error {
-	if len(args) != 1 {
-		return usageErrorf("sessions repair: want exactly one session ID, got %d arguments", len(args))
-	}
-	id := args[0]
-	if err := session.ValidateID(id); err != nil {
-		return usageErrorf("sessions repair: %s", badID(id))
-	}
-	st, err := openReadStore(env)
-	if errors.Is(err, errNoDataDir) {
-		return sessionNotFound(id, err)
-	}
+	id, st, err := openOneSession(env, "sessions repair", args)
 	if err != nil {
 		return err
 	}

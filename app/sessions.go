@@ -213,17 +213,7 @@ func indexedSessions(ctx context.Context, st *persistence.Store) ([]persistence.
 }
 
 func runSessionsShow(ctx context.Context, env *Env, system bool, args []string) error {
-	if len(args) != 1 {
-		return usageErrorf("sessions show: want exactly one session ID, got %d arguments", len(args))
-	}
-	id := args[0]
-	if err := session.ValidateID(id); err != nil {
-		return usageErrorf("sessions show: %s", badID(id))
-	}
-	st, err := openReadStore(env)
-	if errors.Is(err, errNoDataDir) {
-		return sessionNotFound(id, err)
-	}
+	id, st, err := openOneSession(env, "sessions show", args)
 	if err != nil {
 		return err
 	}
