@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/anthropics/anthropic-sdk-go/v2/packages/ssestream"
 
+	"github.com/acp-agent/acp-agent/agent/model/backoff"
 	"github.com/acp-agent/acp-agent/internal/errcode"
 )
 
@@ -53,7 +53,7 @@ func (m *Model) open(ctx context.Context, p sdk.MessageNewParams) (ssestream.Dec
 			return nil, attempt, pe
 		}
 		m.log.WarnContext(ctx, "model request retry", "status", pe.Status, "code", string(pe.Code), "attempt", attempt, "delay", d)
-		if !sleep(ctx, d) {
+		if !backoff.Sleep(ctx, d) {
 			return nil, attempt, ctxErr(ctx)
 		}
 	}
@@ -110,7 +110,7 @@ func retryable(c Code) bool {
 
 func (m *Model) delay(attempt int, resp *http.Response) (time.Duration, bool) {
 	if resp != nil {
-		if d, ok := retryAfter(resp.Header, time.Now()); ok {
+		if d, ok := backoff.RetryAfter(resp.Header, time.Now()); ok {
 			return d, d <= m.cfg.MaxRetryDelay
 		}
 	}
@@ -120,38 +120,6 @@ func (m *Model) delay(attempt int, resp *http.Response) (time.Duration, bool) {
 	}
 	b = min(b, m.cfg.MaxRetryDelay)
 	return b/2 + rand.N(b/2+1), true
-}
-
-// retryAfter reads Retry-After in delta-seconds or HTTP-date form.
-func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
-	v := h.Get("Retry-After")
-	if v == "" {
-		return 0, false
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		if !(s >= 0 && s <= 1e9) {
-			return 0, false
-		}
-		return time.Duration(s * float64(time.Second)), true
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(t.Sub(now), 0), true
-	}
-	return 0, false
-}
-
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
 
 // ctxErr wraps the context's error and its cause.

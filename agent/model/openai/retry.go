@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -27,6 +26,7 @@ import (
 	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/acp-agent/acp-agent/agent/model"
+	"github.com/acp-agent/acp-agent/agent/model/backoff"
 	"github.com/acp-agent/acp-agent/internal/errcode"
 )
 
@@ -74,7 +74,7 @@ func (c *client) open(ctx context.Context, p oai.ChatCompletionNewParams, first 
 			return nil, nil, attempt, pe
 		}
 		c.retryNotice(ctx, req, pe, attempt, d)
-		if !sleep(ctx, d) {
+		if !backoff.Sleep(ctx, d) {
 			return nil, nil, attempt, c.ctxErr(ctx)
 		}
 	}
@@ -165,7 +165,7 @@ func retryable(c Code) bool {
 // RetryBase with equal jitter, capped at MaxRetryDelay.
 func (c *client) delay(attempt int, resp *http.Response, now time.Time) (time.Duration, bool) {
 	if resp != nil {
-		if d, ok := retryAfter(resp.Header, now); ok {
+		if d, ok := backoff.RetryAfter(resp.Header, now); ok {
 			return d, d <= c.cfg.MaxRetryDelay
 		}
 	}
@@ -175,44 +175,4 @@ func (c *client) delay(attempt int, resp *http.Response, now time.Time) (time.Du
 	}
 	b = min(b, c.cfg.MaxRetryDelay)
 	return b/2 + rand.N(b/2+1), true
-}
-
-// retryAfter reads retry-after-ms (OpenAI's millisecond variant) or
-// Retry-After in delta-seconds or HTTP-date form. Negative, unparsable or
-// past values count as absent or zero respectively.
-func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
-	if v := h.Get("Retry-After-Ms"); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 && ms <= 1e12 {
-			return time.Duration(ms * float64(time.Millisecond)), true
-		}
-	}
-	v := h.Get("Retry-After")
-	if v == "" {
-		return 0, false
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		if !(s >= 0 && s <= 1e9) { // also rejects NaN
-			return 0, false
-		}
-		return time.Duration(s * float64(time.Second)), true
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(t.Sub(now), 0), true
-	}
-	return 0, false
-}
-
-// sleep waits d or until ctx is done; it reports whether d elapsed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }

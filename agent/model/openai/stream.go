@@ -13,6 +13,7 @@ import (
 	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/acp-agent/acp-agent/agent/model"
+	"github.com/acp-agent/acp-agent/agent/model/backoff"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/internal/errcode"
 )
@@ -88,7 +89,7 @@ func (c *client) attempt(ctx context.Context, params oai.ChatCompletionNewParams
 				pe := c.streamError(code, attempts, err).(*ProviderError)
 				d, _ := c.delay(attempts, nil, time.Now())
 				c.retryNotice(ctx, req, pe, attempts, d)
-				if !sleep(ctx, d) {
+				if !backoff.Sleep(ctx, d) {
 					yield(session.Chunk{}, c.ctxErr(ctx))
 					return attempts, false
 				}
