@@ -92,6 +92,15 @@ func (c envCommands) Run(ctx context.Context, cmd workspace.Command, display fun
 	return c.Commands.Run(ctx, cmd, display)
 }
 
+var _ workspace.ReadFilter = (*gate)(nil)
+
+// ReadDenied reports whether a settings rule denies tool reading name, so
+// glob and grep skip what read would refuse.
+func (g *gate) ReadDenied(tool, kind, name string) bool {
+	d, _ := g.ruleDecision(workspace.PermissionRequest{Tool: tool, Kind: kind, Subject: name})
+	return d == settings.Deny
+}
+
 // ruleDecision applies the settings rules to req (deny > ask > allow).
 // Allowing a path outside the cwd or a protected path takes a rule that
 // names it (a pattern), never a rule for the whole tool.

@@ -163,3 +163,20 @@ const (
 	// CodeRuleDenies: a deny rule of the settings files covers the call.
 	CodeRuleDenies = "RULE_DENIES"
 )
+
+// ReadFilter is implemented by Permissions whose rules deny reading some
+// paths (a settings `deny` rule such as `read(.env)`): the search tools
+// skip such files without asking, as the read tool refuses them.
+type ReadFilter interface {
+	// ReadDenied reports whether tool (of kind KindSearch or KindRead)
+	// may not read the file shown as name (relative to the cwd when
+	// inside it).
+	ReadDenied(tool, kind, name string) bool
+}
+
+// ReadDenied reports whether p denies tool reading name (false when p has
+// no rules).
+func ReadDenied(p Permissions, tool, kind, name string) bool {
+	f, ok := p.(ReadFilter)
+	return ok && f.ReadDenied(tool, kind, name)
+}

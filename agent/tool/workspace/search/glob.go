@@ -73,6 +73,9 @@ func (t *Glob) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, e
 		if !m.match(relTo(rt.walkDir, path)) {
 			return nil
 		}
+		if workspace.ReadDenied(rt.env.Permissions, GlobToolName, workspace.KindSearch, rt.shown(path)) {
+			return nil // a settings rule denies reading it: not listed either
+		}
 		out.Total++
 		if len(out.Files) < MaxGlobResults {
 			out.Files = append(out.Files, rt.shown(path))

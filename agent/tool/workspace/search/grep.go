@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"unicode/utf8"
@@ -105,10 +106,19 @@ func (t *Grep) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, e
 	if rt.isDir {
 		ig = ignoresFor(rt, args.IncludeIgnored)
 		limited, err = g.walk(ctx, rt.walkDir, ig, func(rel string) bool {
-			return filter == nil || filter.match(rel)
+			if filter != nil && !filter.match(rel) {
+				return false
+			}
+			// What a settings rule denies reading is not searched.
+			return !workspace.ReadDenied(rt.env.Permissions, GrepToolName, workspace.KindSearch, rt.shown(filepath.Join(rt.walkDir, rel)))
 		}, rt.shown)
 	} else {
-		err = g.single(ctx, rt.path.Abs, workspace.DisplayPath(rt.env.Cwd, rt.path.Abs))
+		name := workspace.DisplayPath(rt.env.Cwd, rt.path.Abs)
+		if workspace.ReadDenied(rt.env.Permissions, GrepToolName, workspace.KindSearch, name) {
+			return workspace.Failed(&tool.Error{Code: workspace.CodeRuleDenies,
+				Message: fmt.Sprintf("reading %s is denied by a settings rule", name)}, rt.display), nil
+		}
+		err = g.single(ctx, rt.path.Abs, name)
 	}
 	if err != nil {
 		return workspace.Failed(err, rt.display), nil
