@@ -135,15 +135,7 @@ func (s *Server) attachNew(sess *session.Session, ownSession, replay bool, set *
 func (s *Server) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (resp acpsdk.LoadSessionResponse, err error) {
 	defer s.recoverTo("session/load", &err)
 	id := string(p.SessionId)
-	if err := session.ValidateID(id); err != nil {
-		return resp, toRequestError(&Error{Code: CodeInvalidSessionID, Message: fmt.Sprintf("invalid session id %q: %v", id, err), Err: err})
-	}
-	if p.Cwd != "" {
-		if err := checkCwd(p.Cwd); err != nil {
-			return resp, toRequestError(err)
-		}
-	}
-	if err := checkAdditionalDirectories(p.AdditionalDirectories); err != nil {
+	if err := checkStoredBind(id, p.Cwd, p.Cwd != "", p.AdditionalDirectories); err != nil {
 		return resp, toRequestError(err)
 	}
 	if err := s.admitting(); err != nil {
@@ -155,9 +147,7 @@ func (s *Server) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (
 	if err != nil {
 		return resp, toRequestError(err)
 	}
-	if !b.readOnly {
-		s.sessionReady(b, append(notices, s.settingsNotices(b.id, b.sess.Header().Cwd)...))
-	}
+	s.readyStored(b, notices)
 	if err := s.flush(ctx, b); err != nil {
 		return resp, toRequestError(err)
 	}
@@ -165,6 +155,29 @@ func (s *Server) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (
 	resp.ConfigOptions = s.configOptions(b)
 	resp.Models = s.legacyModels(b)
 	return resp, nil
+}
+
+// checkStoredBind checks the params of a request binding stored session
+// id (session/load, session/resume): a valid id, an absolute cwd where one
+// is given or required, and no additional directories.
+func checkStoredBind(id, cwd string, checkCwdToo bool, dirs []string) error {
+	if err := session.ValidateID(id); err != nil {
+		return &Error{Code: CodeInvalidSessionID, Message: fmt.Sprintf("invalid session id %q: %v", id, err), Err: err}
+	}
+	if checkCwdToo {
+		if err := checkCwd(cwd); err != nil {
+			return err
+		}
+	}
+	return checkAdditionalDirectories(dirs)
+}
+
+// readyStored announces a stored session bound for writing (modes,
+// commands, MCP and settings notices); a read-only view gets none.
+func (s *Server) readyStored(b *bound, notices []acpsdk.SessionUpdate) {
+	if !b.readOnly {
+		s.sessionReady(b, append(notices, s.settingsNotices(b.id, b.sess.Header().Cwd)...))
+	}
 }
 
 // loadLocked finds or restores session id and queues its replay. When it

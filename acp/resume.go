@@ -5,12 +5,10 @@ package acp
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
-	"github.com/acp-agent/acp-agent/agent/session"
 )
 
 // ResumeSession reattaches a top-level session to this connection like
@@ -21,13 +19,7 @@ import (
 func (s *Server) ResumeSession(ctx context.Context, p acpsdk.ResumeSessionRequest) (resp acpsdk.ResumeSessionResponse, err error) {
 	defer s.recoverTo("session/resume", &err)
 	id := string(p.SessionId)
-	if err := session.ValidateID(id); err != nil {
-		return resp, toRequestError(&Error{Code: CodeInvalidSessionID, Message: fmt.Sprintf("invalid session id %q: %v", id, err), Err: err})
-	}
-	if err := checkCwd(p.Cwd); err != nil {
-		return resp, toRequestError(err)
-	}
-	if err := checkAdditionalDirectories(p.AdditionalDirectories); err != nil {
+	if err := checkStoredBind(id, p.Cwd, true, p.AdditionalDirectories); err != nil {
 		return resp, toRequestError(err)
 	}
 	if err := s.admitting(); err != nil {
@@ -39,7 +31,7 @@ func (s *Server) ResumeSession(ctx context.Context, p acpsdk.ResumeSessionReques
 	if err != nil {
 		return resp, toRequestError(err)
 	}
-	s.sessionReady(b, notices)
+	s.readyStored(b, notices)
 	if err := s.flush(ctx, b); err != nil {
 		return resp, toRequestError(err)
 	}
