@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	acpsdk "github.com/coder/acp-go-sdk"
-
 )
 
 // ResumeSession reattaches a top-level session to this connection like
