@@ -4,24 +4,25 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/internal/errcode"
 )
 
-// Code classifies a provider failure. The spellings are those of the
-// OpenAI-compatible provider (agent/model/openai), so callers branch on
-// one set of codes whatever the provider.
-type Code string
+// Code classifies a provider failure: the codes every provider shares
+// (model.ProviderCode), so callers branch on one set whatever the
+// provider.
+type Code = model.ProviderCode
 
-// Provider failure codes.
+// Provider failure codes this provider reports.
 const (
-	CodeAuth          Code = "PROVIDER_AUTH"
-	CodeRateLimited   Code = "PROVIDER_RATE_LIMITED"
-	CodeUnavailable   Code = "PROVIDER_UNAVAILABLE"
-	CodeContextLength Code = "PROVIDER_CONTEXT_LENGTH"
-	CodeRejected      Code = "PROVIDER_REJECTED"
-	CodeTransport     Code = "PROVIDER_TRANSPORT"
-	CodeStreamCut     Code = "PROVIDER_STREAM_CUT"
-	CodeStreamError   Code = "PROVIDER_STREAM_ERROR"
+	CodeAuth          = model.ProviderAuth
+	CodeRateLimited   = model.ProviderRateLimited
+	CodeUnavailable   = model.ProviderUnavailable
+	CodeContextLength = model.ProviderContextLength
+	CodeRejected      = model.ProviderRejected
+	CodeTransport     = model.ProviderTransport
+	CodeStreamCut     = model.ProviderStreamCut
+	CodeStreamError   = model.ProviderStreamError
 )
 
 // ProviderError is a failed model call. It never contains the API key.

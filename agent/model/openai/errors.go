@@ -8,41 +8,27 @@ import (
 	"os"
 	"time"
 
+	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/internal/errcode"
 )
 
-// Code classifies a provider failure. The spellings are stable and may be
-// shown to users and matched by callers.
-type Code string
+// Code classifies a provider failure: the codes every provider shares
+// (model.ProviderCode).
+type Code = model.ProviderCode
 
-// Provider failure codes.
+// Provider failure codes (model.ProviderCode); CodeIdleTimeout is retried
+// like CodeTransport while nothing of the answer was delivered.
 const (
-	// CodeAuth: HTTP 401 or 403, the key is missing or was rejected.
-	CodeAuth Code = "PROVIDER_AUTH"
-	// CodeRateLimited: HTTP 429 after the retries were used up.
-	CodeRateLimited Code = "PROVIDER_RATE_LIMITED"
-	// CodeUnavailable: HTTP 5xx after the retries were used up.
-	CodeUnavailable Code = "PROVIDER_UNAVAILABLE"
-	// CodeRejected: any other non-2xx status (bad request, unknown model, ...).
-	CodeRejected Code = "PROVIDER_REJECTED"
-	// CodeTransport: no HTTP response (connection refused, reset, DNS)
-	// after the retries were used up.
-	CodeTransport Code = "PROVIDER_TRANSPORT"
-	// CodeStreamCut: the response stream broke or ended before the model
-	// reported a finish reason. The chunks before the cut were delivered.
-	CodeStreamCut Code = "PROVIDER_STREAM_CUT"
-	// CodeStreamError: the stream carried an in-band error event or a chunk
-	// that is not valid JSON.
-	CodeStreamError Code = "PROVIDER_STREAM_ERROR"
-	// CodeIdleTimeout: the provider sent no byte for Config.IdleTimeout
-	// (before the response or mid-stream). Retried like CodeTransport while
-	// nothing of the answer was delivered.
-	CodeIdleTimeout Code = "PROVIDER_IDLE_TIMEOUT"
-	// CodeContextLength: the provider refused the request because it does
-	// not fit the model's context window (context_length_exceeded).
-	CodeContextLength Code = "PROVIDER_CONTEXT_LENGTH"
-	// CodeRoute: the request named a route this model cannot serve.
-	CodeRoute Code = "PROVIDER_ROUTE"
+	CodeAuth          = model.ProviderAuth
+	CodeRateLimited   = model.ProviderRateLimited
+	CodeUnavailable   = model.ProviderUnavailable
+	CodeRejected      = model.ProviderRejected
+	CodeTransport     = model.ProviderTransport
+	CodeStreamCut     = model.ProviderStreamCut
+	CodeStreamError   = model.ProviderStreamError
+	CodeIdleTimeout   = model.ProviderIdleTimeout
+	CodeContextLength = model.ProviderContextLength
+	CodeRoute         = model.ProviderRoute
 )
 
 // ProviderError is a failed model call. It never contains the API key.
