@@ -6,56 +6,14 @@ import (
 	"testing"
 
 	"github.com/acp-agent/acp-agent/agent/model"
-	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/agent/model/modeltest"
 )
-
-// growingHistory is a conversation as the agent loop records it, cut
-// after each model call: request i sends steps[:i+1].
-func growingHistory() [][]model.Message {
-	u := func(s string) model.Message {
-		return model.Message{Role: session.RoleUser, Content: []session.Block{session.Text(s)}}
-	}
-	steps := [][]model.Message{
-		{u("fix the test")},
-		{
-			{Role: session.RoleAssistant, Content: []session.Block{
-				{Type: session.BlockReasoning, Text: "read it first", Signature: "sig-1"},
-				session.Text("Reading."),
-				{Type: session.BlockToolCall, ID: "t1", Name: "read", Arguments: `{"path":"a_test.go"}`},
-			}},
-			{Role: model.RoleTool, Content: []session.Block{{Type: session.BlockToolResult, ToolCallID: "t1", Content: []session.Block{session.Text("package a")}}}},
-		},
-		{
-			{Role: session.RoleAssistant, Content: []session.Block{session.Text("Done.")}},
-			u("now run it"),
-		},
-		{
-			{Role: session.RoleAssistant, Content: []session.Block{{Type: session.BlockToolCall, ID: "t2", Name: "bash", Arguments: `{"command":"go test ./..."}`}}},
-			{Role: model.RoleTool, Content: []session.Block{{Type: session.BlockToolResult, ToolCallID: "t2", Content: []session.Block{session.Text("ok")}}}},
-		},
-	}
-	var out [][]model.Message
-	var h []model.Message
-	for _, s := range steps {
-		h = append(h, s...)
-		out = append(out, append([]model.Message(nil), h...))
-	}
-	return out
-}
-
-var prefixTools = []model.ToolSpec{
-	{Name: "read", Description: "Read a file.", Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"},"offset":{"type":"integer"}},"required":["path"]}`)},
-	{Name: "bash", Description: "Run a command.", Parameters: json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"},"timeout":{"type":"integer"}},"required":["command"],"additionalProperties":false}`)},
-	// An MCP-style schema: keys in their own order, several beyond
-	// properties and required.
-	{Name: "mcp__demo__echo", Parameters: json.RawMessage(`{"$schema":"https://json-schema.org/draft/2020-12/schema", "type":"object","title":"echo","properties":{"z":{"type":"string"},"a":{"type":"string"}},"additionalProperties":false,"description":"d"}`)},
-}
 
 // TestToolSchemaSentAsIs: a tool's schema goes out byte for byte
 // (compacted), whatever its keys, so its bytes cannot vary.
 func TestToolSchemaSentAsIs(t *testing.T) {
 	r := newReplay(t, sse(t, "text.sse"))
-	if _, err := collect(newModel(t, r, nil), model.Request{Tools: prefixTools, Messages: growingHistory()[0]}); err != nil {
+	if _, err := collect(newModel(t, r, nil), model.Request{Tools: modeltest.PrefixTools, Messages: modeltest.GrowingHistory()[0]}); err != nil {
 		t.Fatal(err)
 	}
 	var body struct {
@@ -67,13 +25,13 @@ func TestToolSchemaSentAsIs(t *testing.T) {
 	r.mu.Lock()
 	err := json.Unmarshal(r.bodies[0], &body)
 	r.mu.Unlock()
-	if err != nil || len(body.Tools) != len(prefixTools) {
+	if err != nil || len(body.Tools) != len(modeltest.PrefixTools) {
 		t.Fatalf("tools %+v: %v", body.Tools, err)
 	}
 	for i, tl := range body.Tools {
 		var want bytes.Buffer
-		_ = json.Compact(&want, prefixTools[i].Parameters)
-		if tl.Name != prefixTools[i].Name || !bytes.Equal(tl.InputSchema, want.Bytes()) {
+		_ = json.Compact(&want, modeltest.PrefixTools[i].Parameters)
+		if tl.Name != modeltest.PrefixTools[i].Name || !bytes.Equal(tl.InputSchema, want.Bytes()) {
 			t.Errorf("tool %d sent as %s %s, want %s", i, tl.Name, tl.InputSchema, want.Bytes())
 		}
 	}
@@ -108,8 +66,8 @@ func prefixSequence(t *testing.T, body []byte) [][]byte {
 func TestRequestPrefixStable(t *testing.T) {
 	r := newReplay(t, sse(t, "text.sse"))
 	m := newModel(t, r, nil)
-	for _, h := range growingHistory() {
-		if _, err := collect(m, model.Request{System: "You are a test.\n", Tools: prefixTools, Messages: h}); err != nil {
+	for _, h := range modeltest.GrowingHistory() {
+		if _, err := collect(m, model.Request{System: "You are a test.\n", Tools: modeltest.PrefixTools, Messages: h}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -119,7 +77,7 @@ func TestRequestPrefixStable(t *testing.T) {
 		body := r.bodies[i]
 		r.mu.Unlock()
 		seq := prefixSequence(t, body)
-		for j, el := range seq[len(prefixTools)+1:] {
+		for j, el := range seq[len(modeltest.PrefixTools)+1:] {
 			if bytes.Contains(el, []byte("cache_control")) {
 				t.Errorf("request %d message %d carries a cache marker: %s", i, j, el)
 			}
