@@ -35,6 +35,9 @@ func (s *Server) policyFor(root, cwd string) *settings.Policy {
 		// Reported once per root session; nothing of that file applies.
 		s.log.Warn("settings file not applied", "session_id", root, "err", err)
 	}
+	for _, err := range p.Ignored() {
+		s.log.Warn("project setting not applied", "session_id", root, "err", err)
+	}
 	s.gate.mu.Lock()
 	defer s.gate.mu.Unlock()
 	if prev, ok := s.gate.policies[root]; ok {
@@ -52,9 +55,14 @@ func (s *Server) policyFor(root, cwd string) *settings.Policy {
 // tool call) and tells the user about each file left out.
 func (s *Server) settingsNotices(root, cwd string) []acpsdk.SessionUpdate {
 	var out []acpsdk.SessionUpdate
-	for _, err := range s.policyFor(root, cwd).Problems() {
+	p := s.policyFor(root, cwd)
+	for _, err := range p.Problems() {
 		out = append(out, acpsdk.UpdateAgentMessageText(fmt.Sprintf(
 			"Settings file not applied (nothing of it is used until it is fixed): %v\n\n", err)))
+	}
+	for _, err := range p.Ignored() {
+		// The rest of that file applies.
+		out = append(out, acpsdk.UpdateAgentMessageText(fmt.Sprintf("Project setting not applied: %v\n\n", err)))
 	}
 	return out
 }

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -152,7 +153,9 @@ type App struct {
 
 	// index is the catalog index (catalog.go) that session/list shares
 	// with the subagent catalog.
-	index     *projcache.Index
+	index *projcache.Index
+	// context is the context policy of every session (budget).
+	context   budget.Config
 	detach    func()
 	closeOnce sync.Once
 	closeErr  error
@@ -166,6 +169,7 @@ func New(cfg Config) (*App, error) {
 	}
 	cfg = cfg.withDefaults()
 	a := &App{Config: cfg, Log: cfg.Logger, Agents: agent.NewRegistry(), Extensions: map[string]acp.ExtensionFunc{}}
+	a.context = contextPolicy(cfg.ContextWindow, cfg.CompactThreshold, settings.Load(cfg.SettingsFile, "").Context())
 
 	var err error
 	a.Tools, err = tool.NewRegistry(append([]tool.Tool{todo.New()}, cfg.Tools...)...)
@@ -305,8 +309,29 @@ func (a *App) afterCompaction(id string) func(session.Event) {
 }
 
 // budget is the context policy of every session (top-level and children).
-func (a *App) budget() budget.Config {
-	return budget.Config{Window: a.Config.ContextWindow, Threshold: a.Config.CompactThreshold}
+func (a *App) budget() budget.Config { return a.context }
+
+// contextPolicy is the context policy from the flags (window, threshold;
+// 0 when not given) and the user settings file's context section: a flag
+// wins over the file, the file over the built-in table. --context-window
+// is for every model, so it also hides the file's per-model windows.
+func contextPolicy(window int, threshold float64, c settings.Context) budget.Config {
+	cfg := budget.Config{Window: window, Threshold: threshold}
+	if cfg.Threshold == 0 {
+		cfg.Threshold = c.CompactThreshold
+	}
+	if cfg.Window > 0 {
+		return cfg
+	}
+	cfg.Window = c.Window
+	for spec, w := range c.Windows {
+		provider, id, _ := strings.Cut(spec, "/") // checked by settings.Parse
+		if cfg.Windows == nil {
+			cfg.Windows = map[model.Route]int{}
+		}
+		cfg.Windows[model.Route{Provider: provider, Model: id}] = w
+	}
+	return cfg
 }
 
 // NewAgent builds the agent of a top-level session (acp.Options.NewAgent).

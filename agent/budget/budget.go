@@ -17,16 +17,25 @@ const DefaultThreshold = 0.8
 
 // Config is the context policy of the sessions of one process.
 type Config struct {
-	// Window overrides the built-in table (--context-window); 0 uses it.
+	// Window overrides the built-in table for every model
+	// (--context-window, or the settings file's context.window); 0 uses
+	// the table.
 	Window int
+	// Windows overrides Window and the table for one model each (the
+	// settings file's context.windows).
+	Windows map[model.Route]int
 	// Threshold is the fraction of the window a request may fill before
 	// the session compacts; 0 selects DefaultThreshold.
 	Threshold float64
 }
 
-// WindowFor returns the context window of route r: the override, else the
-// table, else 0 (unknown: no accounting against a size).
+// WindowFor returns the context window of route r: its own override, else
+// the override of every model, else the table, else 0 (unknown: no
+// accounting against a size).
 func (c Config) WindowFor(r model.Route) int {
+	if w := c.Windows[r]; w > 0 {
+		return w
+	}
 	if c.Window > 0 {
 		return c.Window
 	}

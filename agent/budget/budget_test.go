@@ -34,6 +34,12 @@ func TestWindowAndPriceTable(t *testing.T) {
 	if c.WindowFor(model.Route{Provider: "deepseek", Model: "deepseek-chat"}) != 4000 || c.Limit(model.Route{}) != 3200 {
 		t.Errorf("override: window %d limit %d", c.WindowFor(model.Route{}), c.Limit(model.Route{}))
 	}
+	deepseek := model.Route{Provider: "deepseek", Model: "deepseek-chat"}
+	llama := model.Route{Provider: "openai-compatible", Model: "llama3"}
+	per := Config{Window: 4000, Windows: map[model.Route]int{llama: 32_768}}
+	if per.WindowFor(llama) != 32_768 || per.WindowFor(deepseek) != 4000 || (Config{Windows: per.Windows}).WindowFor(deepseek) != 128_000 {
+		t.Errorf("per-model windows: llama %d, deepseek %d / %d", per.WindowFor(llama), per.WindowFor(deepseek), (Config{Windows: per.Windows}).WindowFor(deepseek))
+	}
 	if (Config{Threshold: 0.5}).Limit(model.Route{Provider: "deepseek", Model: "deepseek-chat"}) != 64_000 {
 		t.Error("threshold not applied")
 	}

@@ -18,6 +18,10 @@ type Policy struct {
 	rules ruleSet
 	env   Env
 	sbx   Sandbox
+	ctx   Context
+	// ignored are the project settings left out (*Error,
+	// CodeIgnoredSetting): the rest of that file applies.
+	ignored []error
 	// Problems are the files that could not be used (*Error); nothing of
 	// them applies.
 	problems []error
@@ -36,8 +40,9 @@ func Load(userPath, cwd string) *Policy {
 }
 
 func (p *Policy) reload() {
-	p.rules, p.env, p.sbx, p.problems = ruleSet{}, Env{}, Sandbox{}, nil
+	p.rules, p.env, p.sbx, p.ctx, p.problems, p.ignored = ruleSet{}, Env{}, Sandbox{}, Context{}, nil, nil
 	var user, project File
+	var projectData []byte
 	if p.userPath != "" {
 		f, err := ReadFile(p.userPath)
 		if err != nil {
@@ -47,11 +52,11 @@ func (p *Policy) reload() {
 		}
 	}
 	if p.projectPath != "" {
-		f, err := ReadFile(p.projectPath)
+		f, data, err := readFile(p.projectPath)
 		if err != nil {
 			p.problems = append(p.problems, err)
 		} else {
-			project = f
+			project, projectData = f, data
 		}
 	}
 	// allow only from the user level (its general rules and those scoped
@@ -72,6 +77,22 @@ func (p *Policy) reload() {
 	if n := project.Sandbox.Network; n != nil && !*n {
 		p.sbx.Network = n
 	}
+	// The context policy is the person's (what a model holds, what they
+	// pay for), not the repository's.
+	p.ctx = user.Context
+	if !isZeroContext(project.Context) {
+		p.ignore(projectData, "context", "context: a project file cannot set the context window or the compaction threshold (only the user file can); left out")
+	}
+}
+
+// ignore reports one setting of the project file left out; near is the
+// JSON string to place it on a line.
+func (p *Policy) ignore(data []byte, near, msg string) {
+	p.ignored = append(p.ignored, &Error{Code: CodeIgnoredSetting, File: p.projectPath, Line: lineOf(data, near), Message: msg})
+}
+
+func isZeroContext(c Context) bool {
+	return c.Window == 0 && c.CompactThreshold == 0 && len(c.Windows) == 0
 }
 
 // Decide returns the strongest rule matching c and its text.
@@ -102,6 +123,27 @@ func (p *Policy) Sandbox() Sandbox {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.sbx
+}
+
+// Context is the context policy (user level only).
+func (p *Policy) Context() Context {
+	if p == nil {
+		return Context{}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.ctx
+}
+
+// Ignored are the settings of the project file that were left out
+// because a project may not make them, as *Error (CodeIgnoredSetting).
+func (p *Policy) Ignored() []error {
+	if p == nil {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]error(nil), p.ignored...)
 }
 
 // Problems are the settings files that were left out, as *Error.

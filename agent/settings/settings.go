@@ -11,10 +11,20 @@ import (
 	"strings"
 )
 
-// Code of a settings file that could not be used.
-const CodeInvalidSettings = "INVALID_SETTINGS"
+// Codes of Error.
+const (
+	// CodeInvalidSettings is a settings file that could not be used:
+	// nothing of it applies.
+	CodeInvalidSettings = "INVALID_SETTINGS"
+	// CodeIgnoredSetting is one setting of a project file that a project
+	// may not make (it would loosen the user's choice): that setting is
+	// left out, the rest of the file applies.
+	CodeIgnoredSetting = "SETTING_IGNORED"
+)
 
-// Error is a settings file that could not be used: nothing of it applies.
+// Error is a settings file that could not be used (CodeInvalidSettings:
+// nothing of it applies) or one setting of it that was left out
+// (CodeIgnoredSetting).
 type Error struct {
 	Code    string
 	File    string
@@ -37,6 +47,9 @@ type File struct {
 	Permissions Permissions `json:"permissions"`
 	Env         Env         `json:"env"`
 	Sandbox     Sandbox     `json:"sandbox"`
+	// Context sets the models' context window and compaction threshold;
+	// honoured at the user level only.
+	Context Context `json:"context,omitzero"`
 	// Projects holds rules scoped to one project directory (absolute
 	// path); honoured at the user level only. "Always allow" answers are
 	// saved here.
@@ -67,6 +80,18 @@ type Sandbox struct {
 	Network       *bool    `json:"network,omitempty"`
 }
 
+// Context is the context policy of the models: Window (tokens) applies
+// to every model, Windows to one model each ("PROVIDER/MODEL", as --model
+// names it) and wins over Window; CompactThreshold is the fraction of the
+// window at which a session compacts. Zero values leave the built-in
+// table and the default threshold in force; the command-line flags win
+// over both.
+type Context struct {
+	Window           int            `json:"window,omitempty"`
+	Windows          map[string]int `json:"windows,omitempty"`
+	CompactThreshold float64        `json:"compactThreshold,omitempty"`
+}
+
 // UserPath is the user-level settings file: $XDG_CONFIG_HOME, else
 // $HOME/.config; "" when neither is known.
 func UserPath(getenv func(string) string) string {
@@ -87,14 +112,22 @@ func ProjectPath(cwd string) string { return filepath.Join(cwd, ".acp-agent", "s
 // ReadFile reads and checks one settings file. A missing file is empty
 // (nil error); anything else wrong is an *Error naming file and line.
 func ReadFile(path string) (File, error) {
+	f, _, err := readFile(path)
+	return f, err
+}
+
+// readFile is ReadFile that also returns the content (to place later
+// reports on their lines).
+func readFile(path string) (File, []byte, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return File{}, nil
+		return File{}, nil, nil
 	}
 	if err != nil {
-		return File{}, &Error{Code: CodeInvalidSettings, File: path, Message: err.Error(), Err: err}
+		return File{}, nil, &Error{Code: CodeInvalidSettings, File: path, Message: err.Error(), Err: err}
 	}
-	return Parse(path, data)
+	f, err := Parse(path, data)
+	return f, data, err
 }
 
 // Parse decodes and checks one settings file's content.
@@ -110,6 +143,9 @@ func Parse(path string, data []byte) (File, error) {
 	}
 	if dec.More() {
 		return File{}, &Error{Code: CodeInvalidSettings, File: path, Line: lineAt(data, int(dec.InputOffset())), Message: "more than one JSON value"}
+	}
+	if err := checkContext(f.Context); err != nil {
+		return File{}, &Error{Code: CodeInvalidSettings, File: path, Line: lineOf(data, err.field), Message: err.msg}
 	}
 	lists := []Permissions{f.Permissions}
 	for dir, p := range f.Projects {
@@ -133,6 +169,27 @@ func Parse(path string, data []byte) (File, error) {
 		}
 	}
 	return f, nil
+}
+
+type fieldError struct{ field, msg string }
+
+// checkContext checks the context section's values.
+func checkContext(c Context) *fieldError {
+	if c.Window < 0 {
+		return &fieldError{"window", fmt.Sprintf("context.window must be a positive number of tokens, not %d", c.Window)}
+	}
+	if c.CompactThreshold < 0 || c.CompactThreshold > 1 {
+		return &fieldError{"compactThreshold", fmt.Sprintf("context.compactThreshold must be a fraction between 0 and 1, not %g", c.CompactThreshold)}
+	}
+	for name, w := range c.Windows {
+		if p, m, ok := strings.Cut(name, "/"); !ok || p == "" || m == "" {
+			return &fieldError{name, fmt.Sprintf("context.windows: %q is not PROVIDER/MODEL", name)}
+		}
+		if w <= 0 {
+			return &fieldError{name, fmt.Sprintf("context.windows: %q must be a positive number of tokens, not %d", name, w)}
+		}
+	}
+	return nil
 }
 
 func describe(err error) string {

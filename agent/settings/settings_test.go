@@ -109,6 +109,11 @@ func TestMalformedFileReportedAndIgnored(t *testing.T) {
 		{"bad rule", "{\n  \"permissions\": {\n    \"deny\": [\n      \"bash(rm *\"\n    ]\n  }\n}", 4, "missing closing parenthesis"},
 		{"wrong type", "{\n  \"permissions\": {\"deny\": \"bash\"}\n}", 2, "must be a"},
 		{"unknown field", "{\n  \"permisions\": {}\n}", 2, "unknown field"},
+		{"threshold above one", "{\n  \"context\": {\n    \"compactThreshold\": 1.5\n  }\n}", 3, "between 0 and 1"},
+		{"negative window", "{\n  \"context\": {\"window\": -1}\n}", 2, "positive number of tokens"},
+		{"window not a number", "{\n  \"context\": {\"window\": \"128k\"}\n}", 2, "must be a int"},
+		{"model without provider", "{\n  \"context\": {\n    \"windows\": {\"llama3\": 8192}\n  }\n}", 3, "not PROVIDER/MODEL"},
+		{"zero model window", "{\n  \"context\": {\n    \"windows\": {\n      \"openai-compatible/llama3\": 0\n    }\n  }\n}", 4, "positive number of tokens"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			cwd := t.TempDir()
@@ -127,6 +132,46 @@ func TestMalformedFileReportedAndIgnored(t *testing.T) {
 				t.Errorf("a malformed file applied: %v", d)
 			}
 		})
+	}
+}
+
+// TestContextFromTheUserFileOnly: the user file sets the context window
+// and threshold; a project file cannot (the setting is reported, with its
+// line, and left out while the rest of that file applies).
+func TestContextFromTheUserFileOnly(t *testing.T) {
+	dir := t.TempDir()
+	user := filepath.Join(dir, "u", "settings.json")
+	cwd := filepath.Join(dir, "proj")
+	write(t, user, `{"context": {"window": 131072, "compactThreshold": 0.7, "windows": {"openai-compatible/llama3": 8192}}}`)
+	write(t, settings.ProjectPath(cwd), "{\n  \"permissions\": {\"deny\": [\"bash(curl *)\"]},\n  \"context\": {\"window\": 1000000, \"compactThreshold\": 1}\n}\n")
+	p := settings.Load(user, cwd)
+	if errs := p.Problems(); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	c := p.Context()
+	if c.Window != 131072 || c.CompactThreshold != 0.7 || len(c.Windows) != 1 || c.Windows["openai-compatible/llama3"] != 8192 {
+		t.Errorf("context = %+v, want the user file's", c)
+	}
+	ign := p.Ignored()
+	var se *settings.Error
+	if len(ign) != 1 || !errors.As(ign[0], &se) || se.Code != settings.CodeIgnoredSetting || se.File != settings.ProjectPath(cwd) || se.Line != 3 {
+		t.Fatalf("ignored = %v, want the project's context on line 3", ign)
+	}
+	if d, _ := p.Decide(settings.Call{Tool: "bash", Kind: "execute", Subject: "curl x"}); d != settings.Deny {
+		t.Errorf("the rest of the project file is not applied: %v", d)
+	}
+	if c := settings.Load("", cwd).Context(); c.Window != 0 || c.CompactThreshold != 0 {
+		t.Errorf("project alone sets the context: %+v", c)
+	}
+	if ign := settings.Load(user, "").Ignored(); len(ign) != 0 {
+		t.Errorf("ignored without a project: %v", ign)
+	}
+	// Saving an "always allow" keeps the context section.
+	if err := settings.Load(user, cwd).SaveAllow("bash(ls)"); err != nil {
+		t.Fatal(err)
+	}
+	if c := settings.Load(user, cwd).Context(); c.Window != 131072 || c.Windows["openai-compatible/llama3"] != 8192 {
+		t.Errorf("context after SaveAllow = %+v", c)
 	}
 }
 
@@ -161,6 +206,7 @@ func TestSaveAllowScopedToProject(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"permissions":{"allow":["bash(go test *)"],"deny":["read(.env)"]},"projects":{"/x":{"allow":["edit"]}}}`))
 	f.Add([]byte(`{"env":{"include":["A*"]},"sandbox":{"enabled":true}}`))
+	f.Add([]byte(`{"context":{"window":1,"compactThreshold":0.5,"windows":{"a/b":2}}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		file, err := settings.Parse("f.json", data)
 		if err != nil {
@@ -173,6 +219,14 @@ func FuzzParse(f *testing.F) {
 			}
 			rule.Matches(settings.Call{Tool: "bash", Kind: "execute", Subject: r}, true)
 			rule.Matches(settings.Call{Tool: "read", Kind: "read", Subject: r}, false)
+		}
+		if c := file.Context; c.Window < 0 || c.CompactThreshold < 0 || c.CompactThreshold > 1 {
+			t.Fatalf("accepted context %+v", c)
+		}
+		for name, w := range file.Context.Windows {
+			if w <= 0 || !strings.Contains(name, "/") {
+				t.Fatalf("accepted window %q: %d", name, w)
+			}
 		}
 	})
 }
