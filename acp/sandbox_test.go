@@ -1,8 +1,10 @@
 package acp_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -70,6 +72,94 @@ func TestSandboxedCommands(t *testing.T) {
 			}
 			if _, err := os.Stat(filepath.Join(cwd, "made.txt")); err != nil {
 				t.Errorf("the command did not run in the cwd: %v", err)
+			}
+		})
+	}
+}
+
+// TestProjectSandboxSettings: a project's settings file that turns the
+// sandbox on sandboxes the commands of sessions in that project (locally,
+// without asking in accept-edits, a write outside refused), not those of
+// other projects; a project file that tries to turn the sandbox off or to
+// make a path outside it writable is reported and left out.
+func TestProjectSandboxSettings(t *testing.T) {
+	if sandbox.ProbeKernel().ABI < 1 {
+		t.Skip("this kernel has no Landlock: the sandbox cannot be tested here")
+	}
+	tests := []struct {
+		name, user, project string
+		sandboxed           bool
+		reports             []string
+	}{
+		{"project turns it on", "", `{"sandbox": {"enabled": true}}`, true, nil},
+		{"no project settings", "", "", false, nil},
+		{"project cannot loosen", `{"sandbox": {"enabled": true}}`, `{"sandbox": {"enabled": false, "writablePaths": ["OUTSIDE"]}}`, true,
+			[]string{"sandbox.enabled: a project file can turn the sandbox on, not off", "is outside the project"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := ctxFor(t)
+			base := t.TempDir()
+			cwd, tmp, outside := filepath.Join(base, "project"), filepath.Join(base, "tmp"), filepath.Join(base, "outside")
+			for _, d := range []string{cwd, tmp, outside} {
+				if err := os.Mkdir(d, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// The sandbox's temp dir must not cover the outside dir.
+			t.Setenv("TMPDIR", tmp)
+			if tt.project != "" {
+				writeFile(t, filepath.Join(cwd, ".acp-agent", "settings.json"), strings.ReplaceAll(tt.project, "OUTSIDE", outside))
+			}
+			user := ""
+			if tt.user != "" {
+				user = filepath.Join(base, "user.json")
+				writeFile(t, user, tt.user)
+			}
+			args := `{"command":"touch made.txt; touch ` + outside + `/escaped.txt; true"}`
+			script := "model:\n  main:\n    - tool_calls:\n        - id: call-1\n          name: bash\n          arguments: '" + args + "'\n    - text: done\n"
+			c := newWSClient(false, true, "allow-once")
+			e := startWS(t, loadScript(t, script), c, func(cfg *app.Config, _ workspace.Resolver) { cfg.SettingsFile = user })
+			r, err := e.cs.NewSession(ctx, acpsdk.NewSessionRequest{Cwd: cwd, McpServers: []acpsdk.McpServer{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			id := string(r.SessionId)
+			if _, err := e.cs.SetSessionMode(ctx, acpsdk.SetSessionModeRequest{SessionId: r.SessionId, ModeId: acpsdk.SessionModeId("accept-edits")}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.prompt(ctx, id, "go"); err != nil {
+				t.Fatal(err)
+			}
+			res := toolResults(e.rec.snapshot(id))["call-1"]
+			if res == nil || *res.Status != acpsdk.ToolCallStatusCompleted {
+				t.Fatalf("call-1 = %+v", res)
+			}
+			if _, err := os.Stat(filepath.Join(cwd, "made.txt")); err != nil {
+				t.Errorf("the command did not run in the cwd: %v", err)
+			}
+			raw, _ := json.Marshal(res.RawOutput)
+			_, err = os.Stat(filepath.Join(outside, "escaped.txt"))
+			escaped := err == nil
+			c.mu.Lock()
+			terms := c.termN
+			c.mu.Unlock()
+			asks := len(c.requests())
+			if tt.sandboxed {
+				if escaped || !strings.Contains(string(raw), "sandboxed: writes only under") || asks != 0 || terms != 0 {
+					t.Errorf("not sandboxed: escaped %v, %d asks, %d client terminals, result %s", escaped, asks, terms, raw)
+				}
+			} else if !escaped || strings.Contains(string(raw), "sandboxed") || asks != 1 || terms != 1 {
+				t.Errorf("sandboxed without settings: escaped %v, %d asks, %d client terminals, result %s", escaped, asks, terms, raw)
+			}
+			notices := strings.Join(transcript(e.rec.snapshot(id)), "\n")
+			if n := strings.Count(notices, "Project setting not applied"); n != len(tt.reports) {
+				t.Errorf("%d reports, want %d:\n%s", n, len(tt.reports), notices)
+			}
+			for _, want := range tt.reports {
+				if !strings.Contains(notices, want) {
+					t.Errorf("no report saying %q:\n%s", want, notices)
+				}
 			}
 		})
 	}

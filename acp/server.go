@@ -89,6 +89,11 @@ type Options struct {
 	// tools without local access.
 	LocalFiles    workspace.Files
 	LocalCommands workspace.Commands
+	// SandboxCommands, when set, returns the local commands of a root
+	// session whose settings (user file and project file merged, see
+	// Settings) have sandbox section sb; it replaces LocalCommands, so a
+	// project that turns the sandbox on gets sandboxed commands.
+	SandboxCommands func(sb settings.Sandbox) workspace.Commands
 	// KillLeftover, when set, kills the processes carrying any of the
 	// markers (local.KillMarked) and returns how many: a session loaded
 	// from storage kills what its last turn's commands left.

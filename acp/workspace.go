@@ -49,6 +49,10 @@ func (s *Server) Env(ctx context.Context, sessionID string) (workspace.Env, erro
 		g.child = &childIdentity{id: sessionID, label: s.childLabel(g.root, sessionID), depth: h.DelegationDepth}
 	}
 	env := workspace.Env{Cwd: g.cwd, Files: s.opts.LocalFiles, Commands: s.opts.LocalCommands, Permissions: g}
+	if s.opts.SandboxCommands != nil {
+		// The root's project may turn the sandbox on (settings).
+		env.Commands = s.opts.SandboxCommands(s.policyFor(g.root, g.rootCwd).Sandbox())
+	}
 	// Every command gets the root's environment without secrets.
 	cmdEnv, unset := s.commandEnv(g.root, g.rootCwd)
 	var local workspace.Commands

@@ -87,7 +87,8 @@ type Config struct {
 	// in session/new or session/load; 0 means mcp.DefaultStartTimeout.
 	MCPStartTimeout time.Duration
 	// Sandbox, when set, runs local commands in the Landlock sandbox
-	// (workspace.go); nil runs them as the user.
+	// (workspace.go); nil runs them as the user, unless the project's
+	// settings file turns the sandbox on for its sessions.
 	Sandbox *sandbox.Policy
 	// ContextWindow overrides the context window of every model
 	// (--context-window); 0 uses the built-in table of known models.
@@ -216,6 +217,7 @@ func New(cfg Config) (*App, error) {
 		}
 	}
 
+	cmds := newLocalCommands(cfg.Sandbox, a.Log)
 	a.Server, err = acp.New(acp.Options{
 		Version:     cfg.Version,
 		Sessions:    a.Sessions,
@@ -233,11 +235,12 @@ func New(cfg Config) (*App, error) {
 		Auth:       newAuth(a.Models),
 		// Workspace fallbacks when the client lacks fs / terminal
 		// (workspace.go).
-		LocalFiles:    localFiles,
-		LocalCommands: localCommands(cfg.Sandbox, a.Log),
-		KillLeftover:  killLeftover,
-		Logger:        a.Log,
-		PanicOnBug:    hooks.PanicOnBug,
+		LocalFiles:      localFiles,
+		LocalCommands:   cmds.For(settings.Sandbox{}),
+		SandboxCommands: cmds.For,
+		KillLeftover:    killLeftover,
+		Logger:          a.Log,
+		PanicOnBug:      hooks.PanicOnBug,
 
 		NewAgentWithTools: a.NewAgentWithTools,
 		Settings:          func(cwd string) *settings.Policy { return settings.Load(cfg.SettingsFile, cwd) },

@@ -381,8 +381,8 @@ Run 'acp-agent help COMMAND' for a command's flags and examples.
 
 // sandboxPolicy is the command sandbox in force for the process: on with
 // --sandbox or the user settings' sandbox.enabled, with the settings'
-// writable paths and network choice. nil is no sandbox. (A project file's
-// sandbox section is not applied yet: the sandbox is per process.)
+// writable paths and network choice. nil is no sandbox. A project file
+// may tighten it for the sessions in that project (sessionSandbox).
 func sandboxPolicy(flag bool, s settings.Sandbox) *sandbox.Policy {
 	on := flag || s.Enabled != nil && *s.Enabled
 	if !on {

@@ -7,10 +7,13 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 
+	"github.com/acp-agent/acp-agent/agent/settings"
 	"github.com/acp-agent/acp-agent/agent/tool"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace/local"
@@ -22,19 +25,65 @@ import (
 var localFiles workspace.Files = local.Files{}
 
 // localCommands serves sessions whose client lacks terminals, and every
-// sandboxed command. A sandbox the kernel cannot provide is reported now
-// and its commands are refused when they run, never run unsandboxed.
-func localCommands(p *sandbox.Policy, log *slog.Logger) workspace.Commands {
-	if p == nil {
-		return local.Commands{}
+// sandboxed command: one local.Commands per sandbox policy in use (the
+// process's, and those projects tighten it to), each built once. A
+// sandbox the kernel cannot provide is reported when first used and its
+// commands are refused when they run, never run unsandboxed.
+type localCommands struct {
+	// process is the sandbox of the whole process (--sandbox, the user
+	// file); nil is none.
+	process *sandbox.Policy
+	log     *slog.Logger
+
+	mu    sync.Mutex
+	byKey map[string]workspace.Commands
+}
+
+func newLocalCommands(process *sandbox.Policy, log *slog.Logger) *localCommands {
+	return &localCommands{process: process, log: log, byKey: map[string]workspace.Commands{}}
+}
+
+// For returns the local commands of a root session whose merged settings
+// have sandbox section sb (acp.Options.SandboxCommands).
+func (l *localCommands) For(sb settings.Sandbox) workspace.Commands {
+	p := sessionSandbox(l.process, sb)
+	key := ""
+	if p != nil {
+		b, _ := json.Marshal(p)
+		key = string(b)
 	}
-	sb := sandbox.New(*p, sandbox.Options{})
-	if err := sb.Check(); err != nil {
-		log.Error("the command sandbox is on but cannot work on this machine: commands will be refused", "err", err)
-	} else {
-		log.Info("local commands run in the sandbox", "policy", sb.Describe("<session directory>"))
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if c, ok := l.byKey[key]; ok {
+		return c
 	}
-	return local.Commands{Sandbox: sb}
+	c := local.Commands{}
+	if p != nil {
+		sb := sandbox.New(*p, sandbox.Options{})
+		if err := sb.Check(); err != nil {
+			l.log.Error("the command sandbox is on but cannot work on this machine: commands will be refused", "err", err)
+		} else {
+			l.log.Info("local commands run in the sandbox", "policy", sb.Describe("<session directory>"))
+		}
+		c.Sandbox = sb
+	}
+	l.byKey[key] = c
+	return c
+}
+
+// sessionSandbox is the sandbox of a root session's commands: the
+// process's, tightened by sb (the user file and the session's project
+// file merged, which may only tighten: settings.Policy), or sb's own when
+// the process has none and the project turns it on. nil is no sandbox.
+func sessionSandbox(process *sandbox.Policy, sb settings.Sandbox) *sandbox.Policy {
+	if process == nil {
+		return sandboxPolicy(false, sb)
+	}
+	p := *process
+	if sb.Network != nil && !*sb.Network {
+		p.Network = false
+	}
+	return &p
 }
 
 // killLeftover kills what commands of an agent that died left (markers

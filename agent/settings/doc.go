@@ -4,13 +4,16 @@
 //
 //	{"permissions": {"allow": [...], "ask": [...], "deny": [...]},
 //	 "env": {"include": [...], "exclude": [...]},
-//	 "sandbox": {"enabled": bool, "writablePaths": [...], "network": bool}}
+//	 "sandbox": {"enabled": bool, "writablePaths": [...], "network": bool},
+//	 "context": {"window": N, "windows": {"PROVIDER/MODEL": N}, "compactThreshold": F}}
 //
 // Rules are tool patterns: "bash(go test *)", "edit(src/**)",
 // "read(.env)", "mcp__github__*". Deny wins over ask wins over allow. A
-// project file may add deny and ask rules (and turn the sandbox on);
-// allow rules come only from the user level, so a cloned repository cannot
-// grant itself rights. A user-level rule may be scoped to one project
+// project file may only tighten: add deny and ask rules, exclude more
+// variables, turn the sandbox on and its network off. Allow rules, the
+// context policy and writable paths outside the project come only from the
+// user level, so a cloned repository cannot grant itself rights; a project
+// setting that would loosen is reported (Ignored) and left out. A user-level rule may be scoped to one project
 // directory ("always allow" answers are saved that way). A malformed file
 // is reported (file, line, what is wrong) and nothing of it is applied.
 //

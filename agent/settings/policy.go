@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 )
 
@@ -68,21 +69,54 @@ func (p *Policy) reload() {
 	p.rules.add(project.Permissions, false)
 	// The project may drop more variables, never keep secrets.
 	p.env = Env{Include: user.Env.Include, Exclude: append(append([]string(nil), user.Env.Exclude...), project.Env.Exclude...)}
-	// The project may turn the sandbox on and the network off, never
-	// loosen them; writable paths come from the user only.
-	p.sbx = Sandbox{Enabled: user.Sandbox.Enabled, WritablePaths: user.Sandbox.WritablePaths, Network: user.Sandbox.Network}
-	if e := project.Sandbox.Enabled; e != nil && *e {
-		p.sbx.Enabled = e
-	}
-	if n := project.Sandbox.Network; n != nil && !*n {
-		p.sbx.Network = n
-	}
+	p.sbx = user.Sandbox
+	p.tightenSandbox(project.Sandbox, projectData)
 	// The context policy is the person's (what a model holds, what they
 	// pay for), not the repository's.
 	p.ctx = user.Context
 	if !isZeroContext(project.Context) {
 		p.ignore(projectData, "context", "context: a project file cannot set the context window or the compaction threshold (only the user file can); left out")
 	}
+}
+
+// tightenSandbox applies the project's sandbox section: it may turn the
+// sandbox on and the network off, never loosen them; what would loosen
+// is reported and left out. Writable paths come from the user only: one
+// inside the project adds nothing (the session's directory is writable
+// anyway), one outside it is reported.
+func (p *Policy) tightenSandbox(ps Sandbox, data []byte) {
+	if e := ps.Enabled; e != nil {
+		if *e {
+			p.sbx.Enabled = e
+		} else {
+			p.ignore(data, "enabled", "sandbox.enabled: a project file can turn the sandbox on, not off; left out")
+		}
+	}
+	if n := ps.Network; n != nil {
+		if !*n {
+			p.sbx.Network = n
+		} else {
+			p.ignore(data, "network", "sandbox.network: a project file can cut the sandbox's network, not allow it; left out")
+		}
+	}
+	for _, w := range ps.WritablePaths {
+		if !insideDir(p.cwd, w) {
+			p.ignore(data, w, fmt.Sprintf("sandbox.writablePaths: %q is outside the project; only the user file can make it writable; left out", w))
+		}
+	}
+}
+
+// insideDir reports whether path (relative ones are taken from dir) is
+// dir or under it, lexically.
+func insideDir(dir, path string) bool {
+	if dir == "" {
+		return false
+	}
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(dir, path)
+	}
+	rel, err := filepath.Rel(filepath.Clean(dir), filepath.Clean(path))
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // ignore reports one setting of the project file left out; near is the

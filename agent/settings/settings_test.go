@@ -1,9 +1,11 @@
 package settings_test
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -173,6 +175,58 @@ func TestContextFromTheUserFileOnly(t *testing.T) {
 	if c := settings.Load(user, cwd).Context(); c.Window != 131072 || c.Windows["openai-compatible/llama3"] != 8192 {
 		t.Errorf("context after SaveAllow = %+v", c)
 	}
+}
+
+// TestProjectSandboxOnlyTightens: a project file may turn the sandbox on
+// and its network off; turning it off, allowing the network or making a
+// path outside the project writable is reported and left out.
+func TestProjectSandboxOnlyTightens(t *testing.T) {
+	yes, no := true, false
+	tests := []struct {
+		name, user, project string
+		want                settings.Sandbox
+		ignored             []string // what the reports name, in order
+	}{
+		{"project turns it on", `{}`, `{"sandbox": {"enabled": true}}`, settings.Sandbox{Enabled: &yes}, nil},
+		{"project cuts the network", `{"sandbox": {"enabled": true, "network": true}}`, `{"sandbox": {"network": false}}`,
+			settings.Sandbox{Enabled: &yes, Network: &no}, nil},
+		{"project cannot turn it off", `{"sandbox": {"enabled": true}}`, `{"sandbox": {"enabled": false}}`,
+			settings.Sandbox{Enabled: &yes}, []string{"sandbox.enabled"}},
+		{"project cannot allow the network", `{"sandbox": {"network": false}}`, `{"sandbox": {"enabled": true, "network": true}}`,
+			settings.Sandbox{Enabled: &yes, Network: &no}, []string{"sandbox.network"}},
+		{"project writable paths", `{"sandbox": {"writablePaths": ["/cache"]}}`, `{"sandbox": {"enabled": true, "writablePaths": ["build", "./out/x", "../sibling", "/etc", "PROJECT/gen"]}}`,
+			settings.Sandbox{Enabled: &yes, WritablePaths: []string{"/cache"}}, []string{`"../sibling" is outside`, `"/etc" is outside`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			user, cwd := filepath.Join(dir, "user.json"), filepath.Join(dir, "proj")
+			write(t, user, tt.user)
+			write(t, settings.ProjectPath(cwd), strings.ReplaceAll(tt.project, "PROJECT", cwd))
+			p := settings.Load(user, cwd)
+			if errs := p.Problems(); len(errs) > 0 {
+				t.Fatal(errs)
+			}
+			if got := p.Sandbox(); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("sandbox = %s, want %s", show(got), show(tt.want))
+			}
+			ign := p.Ignored()
+			if len(ign) != len(tt.ignored) {
+				t.Fatalf("ignored = %v, want %d reports", ign, len(tt.ignored))
+			}
+			for i, err := range ign {
+				var se *settings.Error
+				if !errors.As(err, &se) || se.Code != settings.CodeIgnoredSetting || se.Line != 1 || !strings.Contains(se.Message, tt.ignored[i]) {
+					t.Errorf("report %d = %v, want %s on line 1", i, err, tt.ignored[i])
+				}
+			}
+		})
+	}
+}
+
+func show(s settings.Sandbox) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }
 
 func TestSaveAllowScopedToProject(t *testing.T) {
