@@ -29,6 +29,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent/tool"
 	"github.com/acp-agent/acp-agent/agent/tool/mcp"
 	"github.com/acp-agent/acp-agent/agent/tool/todo"
+	"github.com/acp-agent/acp-agent/agent/tool/workspace/local"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace/local/sandbox"
 	"github.com/acp-agent/acp-agent/internal/testhooks"
 	"github.com/acp-agent/acp-agent/persistence"
@@ -155,6 +156,10 @@ type App struct {
 	// index is the catalog index (catalog.go) that session/list shares
 	// with the subagent catalog.
 	index *projcache.Index
+	// running records the markers of this process's running local
+	// commands (nil when it could not be opened: the session log's record
+	// remains).
+	running *local.Running
 	// context is the context policy of every session (budget).
 	context   budget.Config
 	detach    func()
@@ -217,7 +222,12 @@ func New(cfg Config) (*App, error) {
 		}
 	}
 
-	cmds := newLocalCommands(cfg.Sandbox, a.Log)
+	if a.running, err = local.OpenRunning(runningDir(cfg.DataDir)); err != nil {
+		a.Log.Warn("commands left by this agent if it dies are killed only when their session is next loaded", "err", err)
+	} else {
+		a.Closers = append(a.Closers, a.running.Close)
+	}
+	cmds := newLocalCommands(cfg.Sandbox, a.Log, a.running)
 	a.Server, err = acp.New(acp.Options{
 		Version:     cfg.Version,
 		Sessions:    a.Sessions,
@@ -392,6 +402,10 @@ func (a *App) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 	signal.Notify(pipec, syscall.SIGPIPE)
 	defer signal.Stop(pipec)
 	a.Log.Info("serving acp on stdio", "data_dir", a.Config.DataDir, "model", a.Config.Model, "version", a.Config.Version)
+
+	// Setup: kill what the commands of agents that died left running
+	// (their sessions may never be loaded again).
+	a.sweepLeftovers()
 
 	var g run.Group
 	{

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"sync"
 
 	"github.com/acp-agent/acp-agent/agent/settings"
@@ -34,13 +35,14 @@ type localCommands struct {
 	// file); nil is none.
 	process *sandbox.Policy
 	log     *slog.Logger
+	running *local.Running
 
 	mu    sync.Mutex
 	byKey map[string]workspace.Commands
 }
 
-func newLocalCommands(process *sandbox.Policy, log *slog.Logger) *localCommands {
-	return &localCommands{process: process, log: log, byKey: map[string]workspace.Commands{}}
+func newLocalCommands(process *sandbox.Policy, log *slog.Logger, running *local.Running) *localCommands {
+	return &localCommands{process: process, log: log, running: running, byKey: map[string]workspace.Commands{}}
 }
 
 // For returns the local commands of a root session whose merged settings
@@ -57,7 +59,7 @@ func (l *localCommands) For(sb settings.Sandbox) workspace.Commands {
 	if c, ok := l.byKey[key]; ok {
 		return c
 	}
-	c := local.Commands{}
+	c := local.Commands{Running: l.running}
 	if p != nil {
 		sb := sandbox.New(*p, sandbox.Options{})
 		if err := sb.Check(); err != nil {
@@ -89,6 +91,22 @@ func sessionSandbox(process *sandbox.Policy, sb settings.Sandbox) *sandbox.Polic
 // killLeftover kills what commands of an agent that died left (markers
 // recorded in the session log).
 var killLeftover = local.KillMarked
+
+// runningDir is the registry of running local commands in the data dir.
+func runningDir(dataDir string) string { return filepath.Join(dataDir, "running") }
+
+// sweepLeftovers kills the processes of commands recorded as running by
+// agents that are gone (local.SweepRunning): one read of the registry
+// when no agent died.
+func (a *App) sweepLeftovers() {
+	n, err := local.SweepRunning(runningDir(a.Config.DataDir))
+	if err != nil {
+		a.Log.Warn("sweeping the commands left by agents that died", "err", err)
+	}
+	if n > 0 {
+		a.Log.Warn("killed processes left by an agent that died", "processes", n)
+	}
+}
 
 // Workspace returns the resolver workspace tools use. It resolves through
 // the ACP server, which is created after the tools; before that (never

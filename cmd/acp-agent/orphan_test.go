@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -84,5 +85,96 @@ func waitPID(t *testing.T, path string, p *proc) int {
 		}
 	}
 	t.Fatalf("%s never written\nstderr:\n%s", path, p.stderr)
+	return 0
+}
+
+// The binary is SIGKILLed while a command's `sleep 30` runs, after its
+// watchdog was killed too (nothing of the command's own is left to stop
+// it). The next agent to start on the data dir kills the sleep at once,
+// with no session/load of the session that ran it.
+func TestKilledAgentsCommandKilledAtNextStart(t *testing.T) {
+	dir := t.TempDir()
+	data, cwd := filepath.Join(dir, "data"), filepath.Join(dir, "cwd")
+	if err := os.MkdirAll(cwd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	command := "sleep 30 & echo $! > sl.tmp; mv sl.tmp sl; wait; true"
+	args, _ := json.Marshal(map[string]string{"command": command})
+	script := filepath.Join(dir, "script.yaml")
+	yaml := fmt.Sprintf("model:\n  main:\n    - tool_calls:\n        - id: call-1\n          name: bash\n          arguments: '%s'\n    - text: done\n", args)
+	if err := os.WriteFile(script, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startProc(t, "--data-dir", data, "--model", "script:"+script)
+	p.answerPermissions("allow-once")
+	var init map[string]any
+	p.call(t, "initialize", map[string]any{"protocolVersion": 1}, &init)
+	var created struct {
+		SessionID string `json:"sessionId"`
+	}
+	p.call(t, "session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}}, &created)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		var res map[string]any
+		_ = p.conn.Call(ctx, "session/prompt", map[string]any{"sessionId": created.SessionID, "prompt": []any{map[string]any{"type": "text", "text": "go"}}}, &res)
+	}()
+	sleepPID := waitPID(t, filepath.Join(cwd, "sl"), p)
+	t.Cleanup(func() { _ = syscall.Kill(sleepPID, syscall.SIGKILL) })
+
+	marker := "ACP_AGENT_COMMAND=" + created.SessionID + "/call-1"
+	dog := waitWatchdog(t, marker)
+	_ = syscall.Kill(dog, syscall.SIGKILL)
+	for deadline := time.Now().Add(10 * time.Second); !proctest.Gone(dog); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the watchdog survived SIGKILL")
+		}
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	_ = p.cmd.Wait()
+	if proctest.Gone(sleepPID) {
+		t.Fatal("the sleep ended with the agent: nothing is left for the next start to kill")
+	}
+
+	p2 := startProc(t, "--data-dir", data, "--model", "script:"+script)
+	p2.call(t, "initialize", map[string]any{"protocolVersion": 1}, &init)
+	started := time.Now()
+	for deadline := started.Add(10 * time.Second); !proctest.Gone(sleepPID); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the killed agent's sleep still runs after the next agent started\nstderr:\n%s", p2.stderr)
+		}
+	}
+	if code, verdict := p2.finish(t); code != 0 || verdict != nil {
+		t.Fatalf("exit %d, %v\nstderr:\n%s", code, verdict, p2.stderr)
+	}
+	if !strings.Contains(p2.stderr.String(), "killed processes left by an agent that died") {
+		t.Errorf("the sweep is not reported:\n%s", p2.stderr)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(data, "running")); len(entries) != 0 {
+		t.Errorf("registry left after the sweep and a clean exit: %v", entries)
+	}
+}
+
+// waitWatchdog finds (bounded) the watchdog process of a command's marker.
+func waitWatchdog(t *testing.T, marker string) int {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		entries, _ := os.ReadDir("/proc")
+		for _, e := range entries {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil {
+				continue
+			}
+			b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+			if err != nil {
+				continue
+			}
+			args := strings.Split(string(b), "\x00")
+			if slices.Contains(args, "acp-agent-watchdog") && slices.Contains(args, marker) {
+				return pid
+			}
+		}
+	}
+	t.Fatalf("no watchdog for %s", marker)
 	return 0
 }

@@ -56,6 +56,10 @@ type Commands struct {
 	// be unsandboxed; a command it cannot sandbox is refused
 	// (sandbox.CodeUnavailable), never run unsandboxed.
 	Sandbox *sandbox.Sandbox
+	// Running, when set, records each command's marker durably before it
+	// starts and drops it when the command ends, so the next agent to
+	// start kills what is left if this one dies (SweepRunning).
+	Running *Running
 }
 
 var (
@@ -128,6 +132,16 @@ func (c Commands) Run(ctx context.Context, cmd workspace.Command, _ func(session
 			pw.Close()
 			return workspace.CommandResult{}, fmt.Errorf("record command: %w", err)
 		}
+	}
+	if c.Running != nil {
+		remove, err := c.Running.Add(marker)
+		if err != nil {
+			pr.Close()
+			pw.Close()
+			return workspace.CommandResult{}, fmt.Errorf("record command: %w", err)
+		}
+		// Deferred: runs after everything carrying the marker is stopped.
+		defer remove()
 	}
 	dog := startWatchdog(shell, marker, env)
 	ec := exec.Command(shell, "-c", cmd.Command)

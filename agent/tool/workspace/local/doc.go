@@ -12,7 +12,10 @@
 // cancellation (SIGTERM, then SIGKILL after a short grace), also stops
 // background processes the command left in its group and, on Linux,
 // every process carrying the command's marker (setsid escapees); a
-// watchdog process kills them all if the agent dies. It keeps only the
+// watchdog process kills them all if the agent dies. Running, a durable
+// registry of the markers of running commands (one flocked part per
+// agent process), lets the next agent to start kill what a dead one left
+// (SweepRunning) even when its watchdog died with it. It keeps only the
 // tail of the output, and returns only after the shell is reaped and its
 // goroutines have ended.
 //

@@ -1,0 +1,262 @@
+package local
+
+// This file keeps a durable registry of the markers of the commands
+// running now, so that an agent starting after one that died (SIGKILL,
+// OOM, its watchdog killed too) kills what that one's commands left
+// without reading any session log and without waiting for the session
+// to be loaded again (it may never be).
+//
+// Layout under the registry root (<data dir>/running):
+//
+//	<owner>.lock   held (flock) by the live agent process <owner>
+//	<owner>/<n>    the marker of one running command, created and
+//	               fsynced before the command starts, removed when it ends
+//
+// A lock that can be taken belongs to an agent that is gone: its markers
+// are swept. A live agent sharing the data dir keeps its lock, so its
+// commands are left alone.
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// Running is one agent process's part of the registry of running
+// commands. Safe for concurrent use.
+type Running struct {
+	dir      string   // <root>/<owner>
+	lockPath string   // <root>/<owner>.lock
+	lock     *os.File // that file, flocked until Close
+
+	mu     sync.Mutex
+	next   int
+	closed bool
+}
+
+// OpenRunning opens this process's part of the registry under root.
+func OpenRunning(root string) (*Running, error) {
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		return nil, fmt.Errorf("open the registry of running commands: %w", err)
+	}
+	owner := strings.TrimPrefix(NewMarker(), MarkerVar+"=")
+	// Locked before it is visible under its name, so a sweeper never
+	// takes a live owner for a dead one.
+	tmp, err := os.CreateTemp(root, ".owner-*")
+	if err != nil {
+		return nil, fmt.Errorf("open the registry of running commands: %w", err)
+	}
+	fail := func(err error) (*Running, error) {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return nil, fmt.Errorf("open the registry of running commands: %w", err)
+	}
+	if err := flock(tmp, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return fail(err)
+	}
+	lockPath := filepath.Join(root, owner+".lock")
+	if err := os.Rename(tmp.Name(), lockPath); err != nil {
+		return fail(err)
+	}
+	dir := filepath.Join(root, owner)
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		tmp.Close()
+		os.Remove(lockPath)
+		return nil, fmt.Errorf("open the registry of running commands: %w", err)
+	}
+	if err := syncDir(root); err != nil {
+		tmp.Close()
+		os.Remove(dir)
+		os.Remove(lockPath)
+		return nil, fmt.Errorf("open the registry of running commands: %w", err)
+	}
+	return &Running{dir: dir, lockPath: lockPath, lock: tmp}, nil
+}
+
+// Add records marker durably before its command starts; remove deletes
+// the record once the command and everything carrying its marker are
+// gone.
+func (r *Running) Add(marker string) (remove func(), err error) {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil, errors.New("the registry of running commands is closed")
+	}
+	r.next++
+	path := filepath.Join(r.dir, strconv.Itoa(r.next))
+	r.mu.Unlock()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	_, err = f.WriteString(marker)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = syncDir(r.dir)
+	}
+	if err != nil {
+		os.Remove(path)
+		return nil, err
+	}
+	return func() { _ = os.Remove(path) }, nil
+}
+
+// Close removes this process's (empty) part of the registry and releases
+// its lock. Records of commands still running stay: they are swept by
+// the next agent to start.
+func (r *Running) Close() error {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil
+	}
+	r.closed = true
+	if os.Remove(r.dir) == nil {
+		// Directory first: a lock without a directory is harmless, a
+		// directory without its lock is taken for a dead owner's.
+		_ = os.Remove(r.lockPath)
+	}
+	return r.lock.Close()
+}
+
+// SweepRunning kills the processes carrying the markers recorded by agents
+// that are gone (their lock can be taken) and removes those records. The
+// records of live agents are left alone. It reads the registry, and /proc
+// only when a gone agent left markers. It returns how many processes it
+// killed.
+func SweepRunning(root string) (int, error) {
+	entries, err := os.ReadDir(root)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("sweep the registry of running commands: %w", err)
+	}
+	names := map[string]bool{}
+	for _, e := range entries {
+		names[e.Name()] = true
+	}
+	var markers []string
+	var gone []func()
+	var errs []error
+	for _, e := range entries {
+		name := e.Name()
+		switch {
+		case strings.HasPrefix(name, ".owner-"):
+			// An owner that died while opening: nothing recorded yet.
+			if f, ok := takeLock(filepath.Join(root, name)); ok {
+				os.Remove(filepath.Join(root, name))
+				f.Close()
+			}
+		case strings.HasSuffix(name, ".lock"):
+			owner := strings.TrimSuffix(name, ".lock")
+			lockPath := filepath.Join(root, name)
+			f, ok := takeLock(lockPath)
+			if !ok {
+				continue // a live agent
+			}
+			m, err := readMarkers(filepath.Join(root, owner))
+			errs = append(errs, err)
+			markers = append(markers, m...)
+			gone = append(gone, func() {
+				errs = append(errs, removeOwner(filepath.Join(root, owner)))
+				os.Remove(lockPath)
+				f.Close()
+			})
+		case e.IsDir() && !names[name+".lock"]:
+			// A sweeper died between removing the lock and the directory.
+			m, err := readMarkers(filepath.Join(root, name))
+			errs = append(errs, err)
+			markers = append(markers, m...)
+			gone = append(gone, func() { errs = append(errs, removeOwner(filepath.Join(root, name))) })
+		}
+	}
+	killed := 0
+	if len(markers) > 0 {
+		killed = KillMarked(markers...)
+	}
+	// Records go only after their processes: a sweep cut short is
+	// repeated by the next start.
+	for _, g := range gone {
+		g()
+	}
+	return killed, errors.Join(errs...)
+}
+
+// takeLock opens path and takes its lock without waiting; ok=false when a
+// live process holds it (or it is gone).
+func takeLock(path string) (*os.File, bool) {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return nil, false
+	}
+	if flock(f, syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+		f.Close()
+		return nil, false
+	}
+	return f, true
+}
+
+// readMarkers reads the markers recorded in an owner's directory.
+func readMarkers(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			continue
+		}
+		if m := string(b); strings.HasPrefix(m, MarkerVar+"=") {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+func removeOwner(dir string) error {
+	err := os.RemoveAll(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+func flock(f *os.File, how int) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), how)
+		if !errors.Is(err, syscall.EINTR) {
+			return err
+		}
+	}
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

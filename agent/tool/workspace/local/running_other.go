@@ -1,0 +1,21 @@
+//go:build !linux
+
+package local
+
+// Without /proc, processes cannot be found by marker (KillMarked does
+// nothing): the registry of running commands keeps nothing.
+
+// Running keeps nothing where processes cannot be found by marker.
+type Running struct{}
+
+// OpenRunning returns an empty registry.
+func OpenRunning(string) (*Running, error) { return &Running{}, nil }
+
+// Add records nothing.
+func (*Running) Add(string) (func(), error) { return func() {}, nil }
+
+// Close does nothing.
+func (*Running) Close() error { return nil }
+
+// SweepRunning kills nothing.
+func SweepRunning(string) (int, error) { return 0, nil }
