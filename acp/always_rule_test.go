@@ -1,6 +1,7 @@
 package acp_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -72,5 +73,71 @@ func TestAlwaysAllowSavedForTheProject(t *testing.T) {
 			t.Errorf("the command did not run: %+v", u)
 		}
 		e.stop()
+	}
+}
+
+// TestAlwaysAllowEditSavedForTheProject: "always allow" on an edit is
+// saved in the user-level settings file as a rule for the file's
+// directory, scoped to the project, and the option says so: a later
+// session in the project writes there without asking, still asks for
+// another directory, and a session in another project asks.
+func TestAlwaysAllowEditSavedForTheProject(t *testing.T) {
+	ctx := ctxFor(t)
+	userFile := filepath.Join(t.TempDir(), "acp-agent", "settings.json")
+	withUser := func(cfg *app.Config, _ workspace.Resolver) { cfg.SettingsFile = userFile }
+	project, other := tempCwd(t), tempCwd(t)
+	write := func(calls ...string) string {
+		s := "model:\n  main:\n    - tool_calls:\n"
+		for i, p := range calls {
+			s += fmt.Sprintf("        - {id: call-%d, name: write, arguments: '{\"path\":\"%s\",\"content\":\"x\"}'}\n", i, p)
+		}
+		return s + "    - text: done\n"
+	}
+
+	c := newWSClient(false, false, acp.OptionAllowAlways)
+	e := startWS(t, loadScript(t, write("src/pkg/a.txt")), c, withUser)
+	id := e.newSession(ctx, project)
+	if _, err := e.prompt(ctx, id, "go"); err != nil {
+		t.Fatal(err)
+	}
+	asked := c.requests()
+	if len(asked) != 1 {
+		t.Fatalf("asked %d times", len(asked))
+	}
+	if name := asked[0].Options[1].Name; name != "Always allow edits under src/pkg/ in this project" {
+		t.Errorf("always option named %q", name)
+	}
+	f, err := settings.ReadFile(userFile)
+	if err != nil || len(f.Projects[project].Allow) != 1 || f.Projects[project].Allow[0] != "edit(src/pkg/**)" || len(f.Permissions.Allow) != 0 {
+		t.Fatalf("saved as %+v (%v), want edit(src/pkg/**) scoped to %s", f, err, project)
+	}
+	e.stop()
+
+	for _, tc := range []struct {
+		name, cwd string
+		calls     []string
+		asks      int
+	}{
+		{"same directory, deeper, same project", project, []string{"src/pkg/b.txt", "src/pkg/sub/c.txt"}, 0},
+		{"another directory", project, []string{"src/other.txt"}, 1},
+		{"another project", other, []string{"src/pkg/b.txt"}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newWSClient(false, false, acp.OptionAllowOnce)
+			e := startWS(t, loadScript(t, write(tc.calls...)), c, withUser)
+			defer e.stop()
+			id := e.newSession(ctx, tc.cwd)
+			if _, err := e.prompt(ctx, id, "go"); err != nil {
+				t.Fatal(err)
+			}
+			if n := len(c.requests()); n != tc.asks {
+				t.Errorf("asked %d times, want %d", n, tc.asks)
+			}
+			for i, p := range tc.calls {
+				if b, err := os.ReadFile(filepath.Join(tc.cwd, p)); err != nil || string(b) != "x" {
+					t.Errorf("%s not written: %q %v (%+v)", p, b, err, toolResults(e.rec.snapshot(id))[fmt.Sprintf("call-%d", i)])
+				}
+			}
+		})
 	}
 }

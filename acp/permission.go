@@ -269,6 +269,9 @@ func permissionOptions(req workspace.PermissionRequest, saves bool) []acpsdk.Per
 	switch {
 	case saves && req.Kind == workspace.KindExecute:
 		allow = "Always allow exactly this command in this project"
+	case saves && req.Kind == workspace.KindEdit:
+		_, covers := editRule(req.Subject)
+		allow = "Always allow edits " + covers + " in this project"
 	case saves:
 		allow = "Always allow " + noun + " in this project"
 	}

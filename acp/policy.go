@@ -10,6 +10,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path"
+	"strings"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
@@ -140,8 +142,30 @@ func alwaysRule(req workspace.PermissionRequest) string {
 		return ""
 	case req.Kind == workspace.KindExecute && req.Tool == "bash" && req.Subject != "":
 		return "bash(" + req.Subject + ")"
+	case req.Kind == workspace.KindEdit:
+		rule, _ := editRule(req.Subject)
+		return rule
 	case req.Kind == workspace.KindOther && req.Tool != "":
 		return req.Tool
 	}
 	return ""
+}
+
+// editRule is the rule an "always allow" answer to an edit of path
+// (relative to the cwd) saves, and what it covers in words: the file's
+// directory and everything under it ("edit(src/pkg/**)"), or the file
+// itself at the top of the project ("edit(./main.go)": without the "./"
+// the pattern would match that name in every directory). "" when the path
+// holds pattern characters (a saved pattern would cover other paths): the
+// answer then holds for the session only.
+func editRule(p string) (rule, covers string) {
+	p = path.Clean(p)
+	if p == "." || p == "/" || path.IsAbs(p) || p == ".." || strings.HasPrefix(p, "../") || strings.ContainsAny(p, "*?[]\\") {
+		return "", ""
+	}
+	dir := path.Dir(p)
+	if dir == "." {
+		return "edit(./" + p + ")", "of " + p
+	}
+	return "edit(" + dir + "/**)", "under " + dir + "/"
 }
