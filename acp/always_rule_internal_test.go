@@ -12,7 +12,9 @@ import (
 // name elsewhere), never a path outside the project or a protected one,
 // and nothing when the path would read as a pattern.
 func TestEditAlwaysRule(t *testing.T) {
-	edit := func(p string) settings.Call { return settings.Call{Tool: "write", Kind: workspace.KindEdit, Subject: p} }
+	edit := func(p string) settings.Call {
+		return settings.Call{Tool: "write", Kind: workspace.KindEdit, Subject: p}
+	}
 	tests := []struct {
 		req            workspace.PermissionRequest
 		rule, option   string
