@@ -16,7 +16,14 @@
 // The workspace tools (read, write, edit, glob, grep, bash; workspace.go)
 // are offered to top-level agents and to children (within their tool
 // filter); they resolve a session's workspace through the ACP server
-// (acp.Server.Env), which falls back on the local implementations.
+// (acp.Server.Env), which falls back on the local implementations: one
+// set of local commands per sandbox policy in use (the process's, and
+// each one a project's settings tighten it to). Local commands record
+// their markers in <DataDir>/running while they run; Run first sweeps
+// what agents that died left there.
+//
+// The context policy (window, compaction threshold) is the flags', else
+// the user settings file's context section, else the built-in table.
 //
 // commands.go adds the todo tool (plans) to top-level agents, the /agents
 // slash command, and NewAgentWithTools, which gives a session's agent the

@@ -132,3 +132,20 @@ func BenchmarkSweepRunningEmpty(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCommandsRunTrueRecorded is BenchmarkCommandsRunTrue with the
+// registry: what recording the marker (a file and a directory fsync) adds
+// to each command.
+func BenchmarkCommandsRunTrueRecorded(b *testing.B) {
+	dir := b.TempDir()
+	r, err := OpenRunning(filepath.Join(dir, "running"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	for b.Loop() {
+		if _, err := (Commands{Running: r}).Run(context.Background(), workspace.Command{Command: "true", Cwd: dir, Timeout: time.Minute}, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
