@@ -56,7 +56,7 @@ type Commands struct {
 	// be unsandboxed; a command it cannot sandbox is refused
 	// (sandbox.CodeUnavailable), never run unsandboxed.
 	Sandbox *sandbox.Sandbox
-	// Running, when set, records each command's marker durably before it
+	// Running, when set, records each command's marker before it
 	// starts and drops it when the command ends, so the next agent to
 	// start kills what is left if this one dies (SweepRunning).
 	Running *Running

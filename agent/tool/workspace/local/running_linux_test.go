@@ -134,8 +134,8 @@ func BenchmarkSweepRunningEmpty(b *testing.B) {
 }
 
 // BenchmarkCommandsRunTrueRecorded is BenchmarkCommandsRunTrue with the
-// registry: what recording the marker (a file and a directory fsync) adds
-// to each command.
+// registry: what recording the marker (one small file written, then
+// removed) adds to each command.
 func BenchmarkCommandsRunTrueRecorded(b *testing.B) {
 	dir := b.TempDir()
 	r, err := OpenRunning(filepath.Join(dir, "running"))
