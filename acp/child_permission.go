@@ -262,7 +262,11 @@ func (s *Server) settleDangling(ctx context.Context, b *bound, err error) (*boun
 	if err != nil || b == nil || b.sess == nil || b.readOnly {
 		return b, err
 	}
-	for _, d := range danglingAsks(b.sess.EventsView()) {
+	events, rerr := b.sess.EventsView()
+	if rerr != nil {
+		s.log.Warn("read the log for interrupted permission requests of children", "session_id", b.id, "err", rerr)
+	}
+	for _, d := range danglingAsks(events) {
 		if s.asks.inFlight(b.id, d.ToolCallID) {
 			continue
 		}

@@ -69,7 +69,7 @@ func TestRecordDurablyHoldsUpdatesUntilCheckpointed(t *testing.T) {
 	if _, err := s.recordDurably(ctx, b, asked); err != nil {
 		t.Fatal(err)
 	}
-	if evs := sess.Events(); len(evs) != 1 || evs[0].Type != TypeChildPermission || !evs[0].Ignorable {
+	if evs := sess.MustEvents(); len(evs) != 1 || evs[0].Type != TypeChildPermission || !evs[0].Ignorable {
 		t.Fatalf("log = %+v", evs)
 	}
 	if want := []string{"hold", TypeChildPermission}; !slices.Equal(during, want) {

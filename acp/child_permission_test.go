@@ -146,7 +146,7 @@ func TestChildPermissionReplaysAfterRestart(t *testing.T) {
 			if !ok {
 				t.Fatal("root session not live")
 			}
-			events := root.Events()
+			events := root.MustEvents()
 			recs := permissionRecords(events)
 			if len(recs) != 2 || recs[0].Status != acp.ChildPermissionAsked || recs[1].Status != tc.outcome ||
 				recs[0].ToolCallID != callID || recs[1].ToolCallID != callID || recs[0].ChildSessionID != childID ||
@@ -189,7 +189,7 @@ func TestChildPermissionReplaysAfterRestart(t *testing.T) {
 			}
 			// A settled request is not settled again.
 			root2, _ := e2.app.Sessions.Get(id)
-			if recs := permissionRecords(root2.Events()); len(recs) != 2 {
+			if recs := permissionRecords(root2.MustEvents()); len(recs) != 2 {
 				t.Errorf("records after load = %d, want 2", len(recs))
 			}
 		})
@@ -239,7 +239,7 @@ func TestDanglingChildPermissionClosedOnLoad(t *testing.T) {
 			t.Errorf("round %d: statuses = %v, want %v", round, statuses, want)
 		}
 		s, _ := e2.app.Sessions.Get(id)
-		recs := permissionRecords(s.Events())
+		recs := permissionRecords(s.MustEvents())
 		if len(recs) != 2 || recs[1].Status != acp.ChildPermissionRefused || recs[1].ToolCallID != asked.ToolCallID {
 			t.Errorf("round %d: records = %+v", round, recs)
 		}

@@ -70,7 +70,7 @@ func TestSlashCommands(t *testing.T) {
 	if !ok {
 		t.Fatal("session not live")
 	}
-	if n := len(sess.Events()); n != 0 {
+	if n := len(sess.MustEvents()); n != 0 {
 		t.Errorf("slash commands appended %d events to the log, want 0", n)
 	}
 	// A prompt starting with a path is not a command: it reaches the

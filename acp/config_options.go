@@ -82,7 +82,13 @@ func (s *Server) SessionModel(id string) string {
 	}
 	m := s.opts.Models[0].ID
 	if sess, ok := s.opts.Sessions.Get(id); ok {
-		m = s.modelFromLog(sess.Events())
+		events, err := sess.Events()
+		if err != nil {
+			// Not cached: the next request reads the log again.
+			s.log.Warn("read the session's model choice from the log", "session_id", id, "err", err)
+			return m
+		}
+		m = s.modelFromLog(events)
 	}
 	if s.modelChoice.models == nil {
 		s.modelChoice.models = map[string]string{}

@@ -185,7 +185,7 @@ func TestSetConfigOptionSwitchesTheNextRequestAndSurvivesRestart(t *testing.T) {
 	// The log records which model answered.
 	sess, _ := e.app.Sessions.Get(id)
 	var sources []string
-	for _, ev := range sess.Events() {
+	for _, ev := range sess.MustEvents() {
 		if ev.Type == session.TypeAssistantMessage {
 			d, _ := session.DecodeData[session.AssistantMessageData](ev)
 			sources = append(sources, d.Message.Source.Model)
@@ -249,7 +249,7 @@ func TestSetConfigOptionRejectsBadInput(t *testing.T) {
 	}
 	// Nothing was recorded.
 	sess, _ := e.app.Sessions.Get(id)
-	for _, ev := range sess.Events() {
+	for _, ev := range sess.MustEvents() {
 		if ev.Type == "session/model" {
 			t.Errorf("rejected choice recorded: %+v", ev)
 		}

@@ -91,7 +91,8 @@ func (s *Server) UnstableForkSession(ctx context.Context, p acpsdk.UnstableForkS
 // read-only.
 func (s *Server) sourceEvents(ctx context.Context, id string) (session.Header, []session.Event, error) {
 	if sess, ok := s.opts.Sessions.Get(id); ok {
-		return sess.Header(), sess.Events(), nil
+		events, err := sess.Events()
+		return sess.Header(), events, err
 	}
 	if s.opts.Stored == nil {
 		return session.Header{}, nil, errorf(CodeUnknownSession, "unknown session: %s", id)

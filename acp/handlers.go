@@ -210,7 +210,11 @@ func (s *Server) loadLocked(ctx context.Context, id, cwd string, servers []acpsd
 			if !replay {
 				return nil, nil, errViewOnly(id)
 			}
-			b, err := s.readOnly(id, sess.Header().DelegationDepth, sess.Events())
+			events, err := sess.Events()
+			if err != nil {
+				return nil, nil, err
+			}
+			b, err := s.readOnly(id, sess.Header().DelegationDepth, events)
 			return b, nil, err
 		}
 		if s.opts.Agents != nil {
@@ -314,7 +318,10 @@ func (s *Server) loadValidPart(ctx context.Context, id string, loadErr error) (*
 func (s *Server) replayAgain(b *bound) error {
 	events := b.replayLog
 	if b.sess != nil {
-		events = b.sess.Events()
+		var err error
+		if events, err = b.sess.Events(); err != nil {
+			return err
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -126,8 +126,8 @@ func (s *Server) storedRows(ctx context.Context) ([]StoredSession, error) {
 	rows := make([]StoredSession, 0, len(live))
 	for _, sess := range live {
 		r := StoredSession{Header: sess.Header(), UpdatedAt: sess.Header().CreatedAt}
-		if evs := sess.EventsFrom(sess.Len() - 1); len(evs) > 0 {
-			r.UpdatedAt = evs[len(evs)-1].Time
+		if last, ok := sess.Last(); ok {
+			r.UpdatedAt = last.Time
 		}
 		rows = append(rows, r)
 	}
@@ -154,7 +154,11 @@ func (s *Server) titleOf(ctx context.Context, r StoredSession) string {
 		return t
 	}
 	if sess, ok := s.opts.Sessions.Get(id); ok {
-		return LatestTitle(sess.Events())
+		events, err := sess.Events()
+		if err != nil {
+			s.log.Warn("session title unavailable", "session_id", id, "err", err)
+		}
+		return LatestTitle(events)
 	}
 	if s.opts.Stored == nil {
 		return ""

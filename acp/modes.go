@@ -101,7 +101,14 @@ func (s *Server) modeOf(b *bound) string {
 	}
 	mode := ModeDefault
 	if b.sess != nil {
-		mode = modeFromLog(b.sess.Events())
+		events, err := b.sess.Events()
+		if err != nil {
+			// Not cached: the next question reads the log again. Default
+			// mode asks before every change, so nothing runs unasked.
+			s.log.Warn("read the session mode from the log", "session_id", b.id, "err", err)
+			return ModeDefault
+		}
+		mode = modeFromLog(events)
 	}
 	if s.gate.modes == nil {
 		s.gate.modes = map[string]string{}

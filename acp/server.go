@@ -495,7 +495,18 @@ func (s *Server) bindAgent(sess *session.Session, ag *agent.Agent, ownAgent, own
 		b.em.durableText = func(ctx context.Context, seq int64) error { return d(ctx, b.id, seq) }
 	}
 	b.unsub = ag.Subscribe(func(u agent.Update) { b.em.push(item{update: &u}) })
-	events := sess.EventsView() // read only: the replay, or its length
+	// The replay (read only), or only its length: the live stream starts
+	// after it.
+	var events []session.Event
+	length := int64(sess.Len())
+	if replay {
+		var err error
+		if events, err = sess.EventsView(); err != nil {
+			b.unsub()
+			return nil, err
+		}
+		length = int64(len(events))
+	}
 
 	// Refused after Close before anything is queued to send, and
 	// registered in the same critical section as the replay is queued:
@@ -511,9 +522,12 @@ func (s *Server) bindAgent(sess *session.Session, ag *agent.Agent, ownAgent, own
 	if replay {
 		b.em.pushFront(item{replay: events})
 	} else {
-		b.em.skipTo(int64(len(events)))
+		b.em.skipTo(length)
 	}
 	b.em.resume()
+	// A loaded log is in memory until here; the queued replay keeps its
+	// own view of it, and the session keeps only a recent tail.
+	sess.Evict()
 	return b, nil
 }
 

@@ -157,7 +157,12 @@ func (s *Server) childLabel(root, id string) string {
 	if !ok {
 		return ""
 	}
-	for _, ev := range sess.Events() {
+	events, err := sess.Events()
+	if err != nil {
+		s.log.Warn("read a child's label", "session_id", id, "err", err)
+		return ""
+	}
+	for _, ev := range events {
 		if ev.Type != session.TypeDescriptor {
 			continue
 		}

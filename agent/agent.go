@@ -62,6 +62,9 @@ type Agent struct {
 	// the next summary request's Caller.Call.
 	ownCompactions int
 	system         systemState
+	// initErr is a failure to read the log at construction; every model
+	// request fails with it.
+	initErr error
 }
 
 // item is one inbox entry.
@@ -93,7 +96,13 @@ func New(s *session.Session, opts Options) *Agent {
 	close(a.idle)
 	a.idleClosed = true
 
-	events := s.EventsView() // read only
+	events, err := s.EventsView() // read only
+	if err != nil {
+		// The log's evicted part cannot be read back: the agent's turns fail
+		// with the cause (history) rather than run on a partial view.
+		a.initErr = err
+		a.log.Error("read the session log", "err", err)
+	}
 	a.lastTurn = session.LastTurn(events)
 	seed := min(max(s.Header().SeedLength, 0), len(events))
 	a.loadSystem(events[seed:])

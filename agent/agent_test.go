@@ -71,7 +71,7 @@ func TestTurnEventSequence(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			evs := s.Events()
+			evs := s.MustEvents()
 			if got := types(evs); !slices.Equal(got, tt.want) {
 				t.Fatalf("event types\n got %q\nwant %q", got, tt.want)
 			}
@@ -170,7 +170,7 @@ func TestRequestsCarryHistoryAndCallIndex(t *testing.T) {
 	if want := []string{"user", "assistant", "tool", "assistant", "user"}; !slices.Equal(roles, want) {
 		t.Errorf("history roles = %v, want %v", roles, want)
 	}
-	if got := ofType(s.Events(), title); len(got) != 1 {
+	if got := ofType(s.MustEvents(), title); len(got) != 1 {
 		t.Errorf("%d titles, want 1 (first turn only)", len(got))
 	}
 }
@@ -266,7 +266,7 @@ func testSteerAfterToolStep(t *testing.T) {
 	if err := a.WaitIdle(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	evs := s.Events()
+	evs := s.MustEvents()
 	i := slices.Index(types(evs), sEnd)
 	want := []string{sEnd, splice, sStart, umsg, chunk, chunk, amsg, sEnd, tEnd}
 	if got := types(evs[i:]); !slices.Equal(got, want) {
@@ -297,7 +297,7 @@ func testSteerDuringLastStep(t *testing.T) {
 	if err := a.WaitIdle(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	evs := s.Events()
+	evs := s.MustEvents()
 	if n := len(ofType(evs, sStart)); n != 2 {
 		t.Errorf("%d steps, want 2", n)
 	}
@@ -318,7 +318,7 @@ func testIdleSteerIsFollowup(t *testing.T) {
 	if err := a.WaitIdle(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	evs := s.Events()
+	evs := s.MustEvents()
 	if d := decode[session.InboxSplicedData](t, evs[0]); d.Target != session.InboxNextTurn {
 		t.Errorf("idle steer target = %q", d.Target)
 	}
@@ -356,7 +356,7 @@ func TestFollowupsRunAsFIFOTurns(t *testing.T) {
 	if a.Status() != agent.StatusIdle {
 		t.Errorf("status = %s, want idle", a.Status())
 	}
-	evs := s.Events()
+	evs := s.MustEvents()
 	if got := userTexts(t, evs); !slices.Equal(got, []string{"A", "B", "C"}) {
 		t.Errorf("user messages = %q", got)
 	}
@@ -383,13 +383,13 @@ func TestInjectRecordedWithoutWake(t *testing.T) {
 	if err := a.WaitIdle(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if got := types(s.Events()); !slices.Equal(got, []string{splice}) || a.Status() != agent.StatusIdle {
+	if got := types(s.MustEvents()); !slices.Equal(got, []string{splice}) || a.Status() != agent.StatusIdle {
 		t.Fatalf("after inject: events %q status %s, want only the insert splice and idle", got, a.Status())
 	}
 	if _, err := a.Prompt(t.Context(), userMsg("wake up now")); err != nil {
 		t.Fatal(err)
 	}
-	evs := s.Events()
+	evs := s.MustEvents()
 	claim := decode[session.InboxSplicedData](t, evs[3])
 	if claim.RemovedCount == nil || *claim.RemovedCount != 2 {
 		t.Errorf("claim = %+v, want removedCount 2", claim)
@@ -458,7 +458,7 @@ func TestCancelDuringHangingModelCall(t *testing.T) {
 			if !errors.As(cause, &ae) || ae.Reason != tt.want {
 				t.Errorf("model saw cause %v, want %+v", cause, tt.want)
 			}
-			evs := s.Events()
+			evs := s.MustEvents()
 			tail := types(evs[len(evs)-4:])
 			if want := []string{chunk, amsg, sEnd, tEnd}; !slices.Equal(tail, want) {
 				t.Fatalf("tail %q, want %q", tail, want)
@@ -496,7 +496,7 @@ func TestCancelClosesRunningToolCall(t *testing.T) {
 	if err := a.WaitIdle(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	evs := s.Events()
+	evs := s.MustEvents()
 	tail := types(evs[len(evs)-6:])
 	if want := []string{tcall, tresult, tcall, tresult, sEnd, tEnd}; !slices.Equal(tail, want) {
 		t.Fatalf("tail %q, want %q", tail, want)
@@ -551,7 +551,7 @@ func testCancelKeepInbox(t *testing.T) {
 	if a.ParkedCount() != 2 || a.Status() != agent.StatusIdle {
 		t.Fatalf("parked %d status %s, want 2 idle", a.ParkedCount(), a.Status())
 	}
-	if n := len(ofType(s.Events(), tStart)); n != 1 {
+	if n := len(ofType(s.MustEvents(), tStart)); n != 1 {
 		t.Fatalf("%d turns before waking, want 1 (parked items must not run)", n)
 	}
 	if _, err := a.Inject(userMsg("injected")); err != nil { // does not wake
@@ -566,7 +566,7 @@ func testCancelKeepInbox(t *testing.T) {
 	if err := a.WaitIdle(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	evs := s.Events()
+	evs := s.MustEvents()
 	if got, want := userTexts(t, evs), []string{"long work", "parked B", "parked C", "injected", "waking D"}; !slices.Equal(got, want) {
 		t.Errorf("user messages = %q, want %q", got, want)
 	}
@@ -605,7 +605,7 @@ func testCancelDropRecordsSplices(t *testing.T) {
 	if err := a.WaitIdle(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	evs := s.Events()
+	evs := s.MustEvents()
 	var drop *session.InboxSplicedData
 	for _, ev := range ofType(evs, splice) {
 		if d := decode[session.InboxSplicedData](t, ev); d.Outcome == "canceled" {
@@ -641,7 +641,7 @@ func TestPromptContextWithdrawsQueuedMessage(t *testing.T) {
 	if err := a.WaitIdle(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	evs := s.Events()
+	evs := s.MustEvents()
 	if got := userTexts(t, evs); !slices.Equal(got, []string{"first"}) {
 		t.Errorf("user messages = %q", got)
 	}
@@ -714,7 +714,7 @@ func TestTurnEndReasons(t *testing.T) {
 			if string(got) != string(want) {
 				t.Errorf("reason = %s, want %s", got, want)
 			}
-			evs := s.Events()
+			evs := s.MustEvents()
 			if n := len(ofType(evs, sStart)); n != tt.steps || len(ofType(evs, sEnd)) != n {
 				t.Errorf("%d step/start, %d step/end; want %d each", n, len(ofType(evs, sEnd)), tt.steps)
 			}
@@ -762,7 +762,7 @@ func TestToolFailuresAreResultsTheModelSees(t *testing.T) {
 			if res.Reason.Kind != session.TurnEndCompleted {
 				t.Fatalf("turn ended %+v, want completed", res.Reason)
 			}
-			d := decode[session.ToolResultData](t, ofType(s.Events(), tresult)[0])
+			d := decode[session.ToolResultData](t, ofType(s.MustEvents(), tresult)[0])
 			if d.Error == nil || d.Error.Code != tt.code {
 				t.Errorf("error info = %+v, want code %s", d.Error, tt.code)
 			}
@@ -839,7 +839,7 @@ func TestPreStepHooks(t *testing.T) {
 				t.Errorf("hook calls = %+v, want %+v", calls, tt.calls)
 			}
 			// A rejected step never reaches the model.
-			evs := s.Events()
+			evs := s.MustEvents()
 			first := evs[:slices.Index(types(evs), tEnd)+1]
 			if tt.want[0] != "completed" && len(ofType(first, chunk)) != 0 {
 				t.Errorf("rejected turn called the model")
@@ -891,8 +891,8 @@ func TestSubscribersSeeEventsAndProgressInOrder(t *testing.T) {
 			evTypes = append(evTypes, g)
 		}
 	}
-	if !slices.Equal(evTypes, types(s.Events())) {
-		t.Errorf("subscriber events %q\ndiffer from the log %q", evTypes, types(s.Events()))
+	if !slices.Equal(evTypes, types(s.MustEvents())) {
+		t.Errorf("subscriber events %q\ndiffer from the log %q", evTypes, types(s.MustEvents()))
 	}
 	if statuses[1] != agent.StatusRunning {
 		t.Errorf("status during the turn = %s", statuses[1])
@@ -927,7 +927,7 @@ func TestCloseIsIdempotentAndDisposes(t *testing.T) {
 	if _, err := a.Prompt(t.Context(), userMsg("late")); !errors.Is(err, agent.ErrClosed) {
 		t.Errorf("Prompt after Close = %v, want ErrClosed", err)
 	}
-	evs := s.Events()
+	evs := s.MustEvents()
 	r := turnEnds(t, evs)
 	if len(r) != 1 || r[0].Kind != "aborted" || r[0].Reason.Kind != "disposed" {
 		t.Errorf("turn ends = %+v, want one aborted {disposed}", r)

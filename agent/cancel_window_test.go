@@ -58,7 +58,7 @@ func TestCancelKeepInboxBeforeTheLoopOpensTheTurn(t *testing.T) {
 			if err := a.WaitIdle(t.Context()); err != nil {
 				t.Fatal(err)
 			}
-			evs := s.Events()
+			evs := s.MustEvents()
 			var kinds []string
 			for _, r := range turnEnds(t, evs) {
 				kinds = append(kinds, r.Kind)
@@ -83,7 +83,7 @@ func TestCancelKeepInboxBeforeTheLoopOpensTheTurn(t *testing.T) {
 			if err := a.WaitIdle(ctx); err != nil {
 				t.Fatal(err)
 			}
-			if got := userTexts(t, s.Events()); !slices.Equal(got, tt.wantUsers) {
+			if got := userTexts(t, s.MustEvents()); !slices.Equal(got, tt.wantUsers) {
 				t.Errorf("user messages = %q, want %q", got, tt.wantUsers)
 			}
 		})

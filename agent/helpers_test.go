@@ -174,7 +174,7 @@ func waitEvent(t testing.TB, s *session.Session, typ string, n int) session.Even
 	})
 	defer unsub()
 	for {
-		if evs := ofType(s.Events(), typ); len(evs) >= n {
+		if evs := ofType(s.MustEvents(), typ); len(evs) >= n {
 			return evs[n-1]
 		}
 		select {

@@ -74,7 +74,7 @@ func TestInboxSplicesAccountForEveryItemUnderConcurrentUse(t *testing.T) {
 		// Replay the inbox from the log.
 		q := map[string][]string{}
 		claimed := 0
-		for _, ev := range s.Events() {
+		for _, ev := range s.MustEvents() {
 			if ev.Type != session.TypeInboxSpliced {
 				continue
 			}

@@ -76,6 +76,6 @@ func BenchmarkLongSession(b *testing.B) {
 		b.ReportMetric(float64(first.Microseconds())/200, "µs/turn-first200")
 		b.ReportMetric(float64(last.Microseconds())/200, "µs/turn-last200")
 		b.ReportMetric(float64(m.maxTokens), "max-request-tokens")
-		b.ReportMetric(float64(len(ofType(s.Events(), session.TypeCompaction))), "compactions")
+		b.ReportMetric(float64(len(ofType(s.MustEvents(), session.TypeCompaction))), "compactions")
 	}
 }

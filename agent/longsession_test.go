@@ -59,7 +59,7 @@ func TestRequestAfterFailedTurnIsWellFormed(t *testing.T) {
 		t.Errorf("merged user message = %q, want both prompts in order", got)
 	}
 	// The log itself is untouched: two user messages.
-	if got := userTexts(t, s.Events()); !slices.Equal(got, []string{"first", "second"}) {
+	if got := userTexts(t, s.MustEvents()); !slices.Equal(got, []string{"first", "second"}) {
 		t.Errorf("logged user messages = %v", got)
 	}
 }
@@ -88,7 +88,7 @@ func allText(msgs []model.Message) string {
 
 func compactions(t *testing.T, s *session.Session) []session.CompactionData {
 	var out []session.CompactionData
-	for _, ev := range ofType(s.Events(), session.TypeCompaction) {
+	for _, ev := range ofType(s.MustEvents(), session.TypeCompaction) {
 		out = append(out, decode[session.CompactionData](t, ev))
 	}
 	return out
@@ -134,7 +134,7 @@ func TestManualCompact(t *testing.T) {
 	if !strings.Contains(txt, "say hello") || !strings.Contains(txt, "second") || strings.Contains(txt, "answer one") || next.System != "sys" {
 		t.Errorf("request after compaction = %q", txt)
 	}
-	if got := userTexts(t, s.Events()); !slices.Equal(got, []string{"first", "second"}) {
+	if got := userTexts(t, s.MustEvents()); !slices.Equal(got, []string{"first", "second"}) {
 		t.Errorf("log lost messages: %v", got)
 	}
 

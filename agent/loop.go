@@ -156,8 +156,13 @@ func (a *Agent) runTurn(t *turnState) {
 	t.cancel(nil)
 
 	res := TurnResult{Turn: t.num, Reason: reason}
+	var evs []session.Event
 	if err == nil {
-		evs := a.sess.EventsFrom(int(t.startSeq))
+		if evs, err = a.sess.EventsFrom(int(t.startSeq)); err != nil {
+			a.log.Error("read the turn's events for its output", "turn", t.num, "err", err)
+		}
+	}
+	if err == nil {
 		if k := int(end.Seq - t.startSeq + 1); k <= len(evs) {
 			evs = evs[:k]
 		}
@@ -535,7 +540,13 @@ type hist struct {
 }
 
 func (a *Agent) history() ([]model.Message, error) {
-	evs := a.sess.EventsFrom(a.hist.next)
+	if a.initErr != nil {
+		return nil, a.initErr
+	}
+	evs, err := a.sess.EventsFrom(a.hist.next)
+	if err != nil {
+		return nil, err
+	}
 	replace := false
 	for _, ev := range evs {
 		// A compaction folds into the cached view (session.Extend); only a
@@ -546,7 +557,10 @@ func (a *Agent) history() ([]model.Message, error) {
 		}
 	}
 	if replace {
-		all := a.sess.Events()
+		all, err := a.sess.Events()
+		if err != nil {
+			return nil, err
+		}
 		h, err := session.History(all)
 		if err != nil {
 			return nil, err

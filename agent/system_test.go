@@ -47,7 +47,7 @@ func TestAgent_SystemPromptRecordedOnce(t *testing.T) {
 	if calls != 1 {
 		t.Fatalf("assembled %d times, want 1", calls)
 	}
-	recorded := ofType(s.Events(), session.TypeSystemPrompt)
+	recorded := ofType(s.MustEvents(), session.TypeSystemPrompt)
 	if len(recorded) != 1 || decode[session.SystemPromptData](t, recorded[0]).Text != "prompt first #1" {
 		t.Fatalf("recorded prompts %v", recorded)
 	}
@@ -57,7 +57,7 @@ func TestAgent_SystemPromptRecordedOnce(t *testing.T) {
 		}
 	}
 	// The record precedes the first model output.
-	ts := types(s.Events())
+	ts := types(s.MustEvents())
 	first := -1
 	for i, typ := range ts {
 		if typ == session.TypeSystemPrompt {
@@ -92,7 +92,7 @@ func TestAgent_StaticSystemNotRecorded(t *testing.T) {
 	if _, err := a.Prompt(t.Context(), userMsg("x")); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(ofType(s.Events(), session.TypeSystemPrompt)); n != 0 {
+	if n := len(ofType(s.MustEvents(), session.TypeSystemPrompt)); n != 0 {
 		t.Fatalf("%d system prompt records", n)
 	}
 	if got := rec.requests()[0].System; got != "fixed" {

@@ -66,7 +66,7 @@ func TestToolCallIsDurableBeforeExecute(t *testing.T) {
 		spec: model.ToolSpec{Name: "echo", Parameters: []byte(echoSchema)},
 		fn: func(_ context.Context, inv tool.Invocation) (tool.Result, error) {
 			seen = append(seen, d.durable())
-			evs := s.Events()
+			evs := s.MustEvents()
 			calls = append(calls, ofType(evs, session.TypeToolCall)[len(calls)].Seq)
 			return tool.TextResult("ok", nil), nil
 		},
@@ -113,7 +113,7 @@ func TestFailedWriteAheadCheckpointSkipsTool(t *testing.T) {
 	}
 	d.before = func() {
 		// The request checkpoint passes; the one after tool/call fails.
-		if n := len(ofType(s.Events(), session.TypeToolCall)); n > 0 {
+		if n := len(ofType(s.MustEvents(), session.TypeToolCall)); n > 0 {
 			d.mu.Lock()
 			d.fail = errors.New("disk gone")
 			d.mu.Unlock()
@@ -135,7 +135,7 @@ func TestFailedWriteAheadCheckpointSkipsTool(t *testing.T) {
 	if res.Reason.Kind != session.TurnEndError || res.Reason.Error == nil || res.Reason.Error.Code != agent.CodeCheckpointFailed {
 		t.Errorf("turn end = %+v, want error %s", res.Reason, agent.CodeCheckpointFailed)
 	}
-	results := ofType(s.Events(), session.TypeToolResult)
+	results := ofType(s.MustEvents(), session.TypeToolResult)
 	if len(results) != 1 {
 		t.Fatalf("%d tool results, want 1", len(results))
 	}
@@ -143,7 +143,7 @@ func TestFailedWriteAheadCheckpointSkipsTool(t *testing.T) {
 	if r.Error == nil || r.Error.Code != tool.CodeToolNotStarted || !r.Message.Content[0].IsError {
 		t.Errorf("tool result = %+v, want %s", r, tool.CodeToolNotStarted)
 	}
-	if got := types(s.Events()); !slices.Contains(got, session.TypeStepEnd) || got[len(got)-1] != session.TypeTurnEnd {
+	if got := types(s.MustEvents()); !slices.Contains(got, session.TypeStepEnd) || got[len(got)-1] != session.TypeTurnEnd {
 		t.Errorf("log does not close the step and turn: %q", got)
 	}
 }

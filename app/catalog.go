@@ -90,8 +90,8 @@ func (a *App) checkpointCache(ctx context.Context, s *session.Session) {
 
 // turnEnded reports whether s's last event closes a turn.
 func turnEnded(s *session.Session) bool {
-	last := s.EventsFrom(s.Len() - 1)
-	return len(last) == 1 && last[0].Type == session.TypeTurnEnd
+	last, ok := s.Last()
+	return ok && last.Type == session.TypeTurnEnd
 }
 
 // cachedTitle returns the title recorded in a valid cache row; ok is false

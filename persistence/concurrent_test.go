@@ -84,6 +84,6 @@ func TestConcurrentUse(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sameEvents(t, got.Events, s.Events())
+		sameEvents(t, got.Events, s.MustEvents())
 	}
 }

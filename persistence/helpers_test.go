@@ -156,7 +156,7 @@ func writeSession(t testing.TB, dir, id string, extra func(s *session.Session)) 
 	if extra != nil {
 		extra(s)
 	}
-	events := s.Events()
+	events := s.MustEvents()
 	if err := st.Remove(id); err != nil {
 		t.Fatal(err)
 	}

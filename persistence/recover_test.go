@@ -46,7 +46,7 @@ func loadRepairAppend(t *testing.T, dir, id string, want Snapshot) {
 	if back.Torn || back.Synthetic != 0 {
 		t.Fatalf("read back after repair: torn %v synthetic %d", back.Torn, back.Synthetic)
 	}
-	sameEvents(t, back.Events, s.Events())
+	sameEvents(t, back.Events, s.MustEvents())
 }
 
 // A log cut at every byte offset of its last line inspects to the valid

@@ -71,7 +71,7 @@ func TestRoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 			appendToolTurn(t, s, 1)
-			want := s.Events()
+			want := s.MustEvents()
 			tt.finish(t, ps, st)
 
 			fresh := openStore(t, dir)
@@ -102,7 +102,7 @@ func continueAndReadBack(t *testing.T, dir string, ps *Store, id string) {
 		t.Fatal(err)
 	}
 	appendToolTurn(t, s, session.LastTurn(snap.Events)+1)
-	want := s.Events()
+	want := s.MustEvents()
 	if err := st.Remove(id); err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestCreateSeedAndExists(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sameEvents(t, got.Events, child.Events())
+	sameEvents(t, got.Events, child.MustEvents())
 	if got.Header != child.Header() {
 		t.Fatalf("header %+v, want %+v", got.Header, child.Header())
 	}
@@ -196,7 +196,7 @@ func TestInspectHeldIncludesBuffered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sameEvents(t, got.Events, s.Events())
+	sameEvents(t, got.Events, s.MustEvents())
 	if got.Synthetic != 0 {
 		t.Fatalf("live view got %d synthetic closers", got.Synthetic)
 	}
@@ -295,7 +295,7 @@ func TestLockTwoStores(t *testing.T) {
 		t.Fatalf("lock error %q does not name the session", le)
 	}
 	st2 := liveStore(t, b)
-	if _, err := st2.Adopt(s.Header(), s.Events()); !errors.As(err, &le) {
+	if _, err := st2.Adopt(s.Header(), s.MustEvents()); !errors.As(err, &le) {
 		t.Fatalf("Adopt of a held session: %v, want *LockedError", err)
 	}
 	// Readers are not blocked.
@@ -307,7 +307,7 @@ func TestLockTwoStores(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sameEvents(t, own.Events, s.Events())
+	sameEvents(t, own.Events, s.MustEvents())
 
 	if err := st.Remove("s1"); err != nil {
 		t.Fatal(err)
@@ -316,7 +316,7 @@ func TestLockTwoStores(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Load after release: %v", err)
 	}
-	sameEvents(t, snap.Events, s.Events())
+	sameEvents(t, snap.Events, s.MustEvents())
 	if _, err := a.Load(t.Context(), "s1"); !errors.As(err, &le) {
 		t.Fatalf("Load by the former holder: %v, want *LockedError", err)
 	}

@@ -41,6 +41,10 @@ type handle struct {
 	closed   bool            // released; the file is closed
 	err      error           // sticky failure; the session takes no more writes
 
+	// rmu guards index, the read-back offsets (readback.go).
+	rmu   sync.Mutex
+	index readIndex
+
 	// Group commit (group.go): when the last fsync ended, the bytes
 	// appended since the last fsync, and the waiters' wake-up channel.
 	lastSync     time.Time

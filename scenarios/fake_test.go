@@ -80,7 +80,7 @@ func (f *fakeSystem) handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonr
 			return nil, &jsonrpc2.Error{Code: jsonrpc2.CodeInvalidParams, Message: "unknown session"}
 		}
 		text := p.Prompt[0].Text
-		turn := session.LastTurn(s.Events()) + 1
+		turn := session.LastTurn(s.MustEvents()) + 1
 		one := 1
 		user := session.Message{ID: s.NewID(), Role: session.RoleUser, Content: []session.Block{session.Text(text)}, Source: session.Source{Kind: session.SourceUser}}
 		reply := session.Message{ID: s.NewID(), Role: session.RoleAssistant, Content: []session.Block{session.Text("echo: " + text)}, Source: session.Source{Kind: session.SourceModel}}

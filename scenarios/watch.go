@@ -43,7 +43,10 @@ func newWatcher() *watcher {
 func (w *watcher) observe(st *session.Store) (unregister func()) {
 	return st.Observe(&session.Observer{
 		Created: func(s *session.Session, restored bool) {
-			evs := s.Events() // a restored session arrives with its log
+			// A restored session arrives with its log, all in memory: a
+			// session entering its store has evicted nothing yet, so the
+			// view reads no storage and cannot fail.
+			evs, _ := s.EventsView()
 			w.mu.Lock()
 			defer w.mu.Unlock()
 			// A session (re)entering a store brings its whole log: fold it

@@ -77,7 +77,11 @@ func (c *Catalog) parentEvents(ctx context.Context, co *corpus, parentID string)
 	case r == nil:
 		return nil
 	case r.live != nil:
-		return r.live.EventsView()
+		events, err := r.live.EventsView()
+		if err != nil {
+			return nil
+		}
+		return events
 	case c.Persisted == nil:
 		return nil
 	}

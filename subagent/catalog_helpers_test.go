@@ -246,7 +246,7 @@ func (f *catFix) runChild(h session.Header, label string) *session.Session {
 // settle persists a live session to the disk and removes it from the
 // store, as an Activation's disposal does.
 func (f *catFix) settle(s *session.Session) {
-	f.disk.put(s.Header(), s.Events())
+	f.disk.put(s.Header(), s.MustEvents())
 	if err := f.store.Remove(s.ID()); err != nil {
 		panic(err)
 	}

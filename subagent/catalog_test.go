@@ -165,7 +165,7 @@ func TestListChildrenReadsEachColdChildOnceAndLiveChildrenNever(t *testing.T) {
 	f.author(childHeader("authored", "parent", 2), childEvents(descPayload("authored child", 2)))
 	live := f.liveChild(childHeader("live", "parent", 3), descPayload("live child", 2))
 	// A live session that is also persisted is served live.
-	f.disk.put(live.Header(), live.Events())
+	f.disk.put(live.Header(), live.MustEvents())
 	wantJSON(t, listChildren(t, f.cat, "parent"), `[
 		{"kind":"child","id":"settled","mode":"continuable","label":"settled child","activity":"inactive","hasChildren":false},
 		{"kind":"child","id":"authored","mode":"continuable","label":"authored child","activity":"inactive","hasChildren":false},
@@ -499,7 +499,7 @@ func TestListChildrenRealCacheHitAfterCheckpoint(t *testing.T) {
 	}
 	f.cat.Cache = cache
 	s := f.runChild(childHeader("cached-child", "parent", 1), "cached child")
-	f.disk.put(s.Header(), s.Events())
+	f.disk.put(s.Header(), s.MustEvents())
 	wrote, err := cache.Checkpoint(t.Context(), s, int64(s.Len()), f.disk.size(s.ID()))
 	if err != nil || !wrote {
 		t.Fatalf("checkpoint = %v, %v", wrote, err)
@@ -513,7 +513,7 @@ func TestListChildrenRealCacheHitAfterCheckpoint(t *testing.T) {
 		t.Fatalf("inspected %d times on a cache hit", n)
 	}
 	// The log grows on disk (another process appended): the row is stale.
-	events := append(s.Events(), ev(session.TypeTurnStart, int64(s.Len()), `{"turn":2}`))
+	events := append(s.MustEvents(), ev(session.TypeTurnStart, int64(s.Len()), `{"turn":2}`))
 	f.disk.put(s.Header(), events)
 	wantJSON(t, listChildren(t, f.cat, "parent"), want)
 	if n := f.disk.inspectCalls.Load(); n != 1 {
@@ -809,7 +809,7 @@ func TestListChildrenLiveChildCostsNoLogRead(t *testing.T) {
 	f := newCatFix(t)
 	for i := range 50 {
 		s := f.liveChild(childHeader(fmt.Sprintf("live-%02d", i), "parent", int64(i)), descPayload("live", 2))
-		f.disk.put(s.Header(), s.Events()) // persisted too: live wins
+		f.disk.put(s.Header(), s.MustEvents()) // persisted too: live wins
 	}
 	if _, err := f.reg.Register(projection.Fold[int]{Name: "late", Version: 1}); err != nil {
 		t.Fatal(err)

@@ -164,7 +164,7 @@ func TestSettlementNoticeToAnIdleParentStartsExactlyOneTurn(t *testing.T) {
 	lc.waitEnds(t, ctx, id, 1)
 	waitIdle(t, ctx, parent)
 
-	evs := parent.Session().Events()
+	evs := parent.Session().MustEvents()
 	msgs := userMessages(evs)
 	if len(msgs) != 1 {
 		t.Fatalf("parent user messages = %d", len(msgs))
@@ -224,7 +224,7 @@ func TestSettlementNoticeTextsFollowTheStopReason(t *testing.T) {
 				t.Errorf("stop = %s, want %s", ends[0].StopReason, tt.stop)
 			}
 			waitIdle(t, ctx, parent)
-			msgs := userMessages(parent.Session().Events())
+			msgs := userMessages(parent.Session().MustEvents())
 			want := "Background subagent " + id + " " + tt.want
 			if len(msgs) == 0 || session.JoinText(msgs[0].Content, "\n") != want {
 				t.Errorf("notice = %+v\nwant %q", msgs, want)
@@ -248,7 +248,7 @@ func TestSettlementNoticeSteersABusyParentInsteadOfStartingATurn(t *testing.T) {
 	lc.waitEnds(t, ctx, id, 1)
 	// The notice waits in the parent's next-step queue of the open turn.
 	var steered bool
-	for _, ev := range parent.Session().Events() {
+	for _, ev := range parent.Session().MustEvents() {
 		if ev.Type == session.TypeInboxSpliced {
 			d, _ := session.DecodeData[session.InboxSplicedData](ev)
 			if d.Target == session.InboxNextStep && len(d.Inserted) == 1 && d.Inserted[0].Source.Kind == "subagent-settled" {
@@ -261,7 +261,7 @@ func TestSettlementNoticeSteersABusyParentInsteadOfStartingATurn(t *testing.T) {
 	}
 	g.open()
 	waitIdle(t, ctx, parent)
-	evs := parent.Session().Events()
+	evs := parent.Session().MustEvents()
 	if n := count(evs, session.TypeTurnStart); n != 1 {
 		t.Errorf("parent turns = %d, want 1 (the notice rides in the open turn)", n)
 	}
@@ -421,7 +421,7 @@ func TestInterruptStopsOnlyTheCurrentTurnAndParksQueuedMessages(t *testing.T) {
 	if !st.Runtime.Resident(id) || st.Live(id) != child {
 		t.Error("interrupted child with parked messages must stay resident")
 	}
-	if n := count(child.Session().Events(), session.TypeStepStart); n != 1 {
+	if n := count(child.Session().MustEvents(), session.TypeStepStart); n != 1 {
 		t.Errorf("model steps after interrupt = %d, want 1", n)
 	}
 	if _, err := st.Runtime.Followup(ctx, parent, id, text("waking D")); err != nil {
@@ -614,7 +614,7 @@ func TestManagerDrainDisposesChildFirstAndInjectsTheNotice(t *testing.T) {
 	if st.Runtime.ResidentCount() != 0 {
 		t.Error("activations left after drain")
 	}
-	pevs := parent.Session().Events()
+	pevs := parent.Session().MustEvents()
 	if got := userTexts(pevs, ""); len(got) != 0 {
 		t.Errorf("parent ran a turn on the notice: %q", got)
 	}
@@ -702,7 +702,7 @@ func TestReportReachesTheParentAsARelayedMessage(t *testing.T) {
 	lc.waitEnds(t, ctx, id, 1)
 	waitIdle(t, ctx, parent)
 	var report *session.Message
-	for _, m := range userMessages(parent.Session().Events()) {
+	for _, m := range userMessages(parent.Session().MustEvents()) {
 		if m.Source.Kind == "subagent-report" {
 			report = &m
 			break
@@ -719,7 +719,7 @@ func TestReportReachesTheParentAsARelayedMessage(t *testing.T) {
 	}
 	// C63: the settlement notice follows the report, in its own turn
 	// after the report's.
-	evs := parent.Session().Events()
+	evs := parent.Session().MustEvents()
 	notices := userTexts(evs, "subagent-settled")
 	want := "Background subagent " + id + " finished and will do no further work unless you send it more.\nIts closing message:\ndone"
 	if len(notices) != 1 || notices[0] != want {

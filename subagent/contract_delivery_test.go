@@ -386,7 +386,7 @@ func TestDrainBelowAContinuableRootKeepsTheRoot(t *testing.T) {
 		t.Errorf("start under the drained root: %v", err)
 	}
 	var injected int
-	for _, ev := range child.Session().Events() {
+	for _, ev := range child.Session().MustEvents() {
 		if ev.Type == session.TypeInboxSpliced {
 			d, _ := session.DecodeData[session.InboxSplicedData](ev)
 			for _, m := range d.Inserted {
@@ -399,7 +399,7 @@ func TestDrainBelowAContinuableRootKeepsTheRoot(t *testing.T) {
 	if injected != 1 {
 		t.Errorf("notices injected into the root = %d, want 1", injected)
 	}
-	if n := count(child.Session().Events(), session.TypeTurnStart); n != 1 {
+	if n := count(child.Session().MustEvents(), session.TypeTurnStart); n != 1 {
 		t.Errorf("root turns = %d, want 1 (no turn for the notice)", n)
 	}
 }
@@ -448,7 +448,7 @@ func TestNoticeFollowsAQuietReport(t *testing.T) {
 	}
 	lc.waitEnds(t, ctx, "c65", 1)
 	waitIdle(t, ctx, parent)
-	evs := parent.Session().Events()
+	evs := parent.Session().MustEvents()
 	if got := userTexts(evs, "subagent-report"); len(got) != 1 || got[0] != "Background subagent c65 reported:\nquiet note" {
 		t.Errorf("reports = %q", got)
 	}
@@ -494,7 +494,7 @@ func TestChildStoppedBeforeItsFirstStepLeavesNoClosingMessage(t *testing.T) {
 			}
 			want := "Background subagent c70 was stopped before it finished.\nIt left no closing message."
 			var got []string
-			for _, ev := range parent.Session().Events() {
+			for _, ev := range parent.Session().MustEvents() {
 				if ev.Type == session.TypeInboxSpliced {
 					d, _ := session.DecodeData[session.InboxSplicedData](ev)
 					for _, m := range d.Inserted {
@@ -532,7 +532,7 @@ func TestParentGoneBeforeSettlementIsQuiet(t *testing.T) {
 	if l := logs.String(); l != "" {
 		t.Errorf("warnings: %s", l)
 	}
-	if got := userTexts(parent.Session().Events(), "subagent-settled"); len(got) != 0 {
+	if got := userTexts(parent.Session().MustEvents(), "subagent-settled"); len(got) != 0 {
 		t.Errorf("a gone parent got a notice: %q", got)
 	}
 }

@@ -58,7 +58,7 @@ func TestDrainBegunAtPublicationRefusesTheStart(t *testing.T) {
 	}
 	gone(t, st, "c43")
 	// C83: a start rolled back by a drain sends no notice.
-	if got := userTexts(parent.Session().Events(), ""); len(got) != 0 {
+	if got := userTexts(parent.Session().MustEvents(), ""); len(got) != 0 {
 		t.Errorf("parent messages = %q", got)
 	}
 	if n := len(st.Agents.List()); n != 1 {
@@ -196,7 +196,7 @@ func TestDrainedSecondTurnIsNoticedAsStoppedWithTheEarlierAnswer(t *testing.T) {
 	}
 	want := "Background subagent c69 was stopped before it finished.\nIts closing message:\nthe answer"
 	var got []string
-	for _, ev := range parent.Session().Events() {
+	for _, ev := range parent.Session().MustEvents() {
 		if ev.Type == session.TypeInboxSpliced {
 			d, _ := session.DecodeData[session.InboxSplicedData](ev)
 			for _, m := range d.Inserted {

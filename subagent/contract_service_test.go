@@ -149,7 +149,7 @@ func TestTwoNoticesToABusyParentRideTheOpenTurn(t *testing.T) {
 	lc.waitEnds(t, ctx, a, 1)
 	lc.waitEnds(t, ctx, b, 1)
 	var targets []string
-	for _, ev := range parent.Session().Events() {
+	for _, ev := range parent.Session().MustEvents() {
 		if ev.Type == session.TypeInboxSpliced {
 			d, _ := session.DecodeData[session.InboxSplicedData](ev)
 			if len(d.Inserted) == 1 && d.Inserted[0].Source.Kind == "subagent-settled" {
@@ -162,7 +162,7 @@ func TestTwoNoticesToABusyParentRideTheOpenTurn(t *testing.T) {
 	}
 	gp.open()
 	waitIdle(t, ctx, parent)
-	evs := parent.Session().Events()
+	evs := parent.Session().MustEvents()
 	if n := count(evs, session.TypeTurnStart); n != 1 {
 		t.Errorf("parent turns = %d, want 1", n)
 	}
@@ -230,7 +230,7 @@ func TestSecondTurnFailingAtPreStepIsNoticedWithTheEarlierAnswer(t *testing.T) {
 	}
 	waitIdle(t, ctx, parent)
 	want := "Background subagent c68 failed before it finished.\nIts closing message:\nthe answer"
-	if got := userTexts(parent.Session().Events(), "subagent-settled"); len(got) != 1 || got[0] != want {
+	if got := userTexts(parent.Session().MustEvents(), "subagent-settled"); len(got) != 1 || got[0] != want {
 		t.Errorf("notices = %q, want %q", got, want)
 	}
 }

@@ -331,7 +331,7 @@ func TestSettlementDisposeFailureIsLoggedAndNoticedAsFailed(t *testing.T) {
 		t.Errorf("end = %+v", ends[0])
 	}
 	waitIdle(t, ctx, parent)
-	notices := userTexts(parent.Session().Events(), "subagent-settled")
+	notices := userTexts(parent.Session().MustEvents(), "subagent-settled")
 	if want := "Background subagent c73 failed before it finished.\nIt left no closing message."; len(notices) != 1 || notices[0] != want {
 		t.Errorf("notices = %q, want %q", notices, want)
 	}
@@ -364,7 +364,7 @@ func TestFailingFinalFlushIsAWarningAndTheChildCompletes(t *testing.T) {
 		t.Errorf("log = %s", l)
 	}
 	waitIdle(t, ctx, parent)
-	if got := userTexts(parent.Session().Events(), "subagent-settled"); len(got) != 1 || !strings.HasSuffix(got[0], "Its closing message:\nthe answer") {
+	if got := userTexts(parent.Session().MustEvents(), "subagent-settled"); len(got) != 1 || !strings.HasSuffix(got[0], "Its closing message:\nthe answer") {
 		t.Errorf("notices = %q", got)
 	}
 }

@@ -68,7 +68,7 @@ func TestRestartResumesASettledChildFromDiskAndNotifiesTheParent(t *testing.T) {
 	if session.JoinText(last.Content, "") != "and then?" || last.Source != (session.Source{Kind: "coordinator", Form: "relay", SenderSessionID: "parent"}) {
 		t.Errorf("last child message = %+v", last)
 	}
-	notices := userTexts(parent.Session().Events(), "subagent-settled")
+	notices := userTexts(parent.Session().MustEvents(), "subagent-settled")
 	if len(notices) != 2 || !strings.HasSuffix(notices[1], "Its closing message:\nsecond answer") {
 		t.Errorf("parent notices = %q", notices)
 	}
@@ -162,7 +162,7 @@ func TestFiftyConcurrentContinuableChildrenAllSettleWithoutLeaks(t *testing.T) {
 			break
 		}
 	}
-	notices := userTexts(parent.Session().Events(), "subagent-settled")
+	notices := userTexts(parent.Session().MustEvents(), "subagent-settled")
 	if len(notices) != n {
 		t.Errorf("parent got %d notices, want %d", len(notices), n)
 	}

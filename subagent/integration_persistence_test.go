@@ -150,7 +150,7 @@ func (r *realStack) settle(t testing.TB, s *session.Session) {
 
 func appendTurn(t testing.TB, s *session.Session, text string) {
 	t.Helper()
-	turn := session.LastTurn(s.Events()) + 1
+	turn := session.LastTurn(s.MustEvents()) + 1
 	for _, step := range []struct {
 		typ  string
 		data any

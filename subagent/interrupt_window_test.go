@@ -46,7 +46,7 @@ func TestInterruptRightAfterStartStopsThePromptsTurn(t *testing.T) {
 			if st.Runtime.Resident(id) {
 				t.Error("child still resident")
 			}
-			notices := userTexts(parent.Session().Events(), "subagent-settled")
+			notices := userTexts(parent.Session().MustEvents(), "subagent-settled")
 			if len(notices) != 1 || !strings.Contains(notices[0], "was stopped before it finished.") {
 				t.Errorf("notices = %q", notices)
 			}

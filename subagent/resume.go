@@ -77,7 +77,11 @@ func (s *Service) resumable(ctx context.Context, parent *agent.Agent, childID st
 	)
 	sess, live := s.kids.sessions.Get(childID)
 	if live {
-		h, events = sess.Header(), sess.Events()
+		h = sess.Header()
+		var err error
+		if events, err = sess.Events(); err != nil {
+			return nil, unavailable(childID, err)
+		}
 	} else {
 		var err error
 		h, events, err = s.durable.Inspect(ctx, childID)

@@ -128,7 +128,7 @@ func TestStartBindsTheOneShotDescriptorToTheChild(t *testing.T) {
 			t.Fatal(err)
 		}
 		var got []string
-		for _, ev := range run.LocalAgent.Session().Events() {
+		for _, ev := range run.LocalAgent.Session().MustEvents() {
 			if ev.Type == session.TypeDescriptor {
 				got = append(got, string(ev.Data))
 			}

@@ -85,7 +85,10 @@ func (c *Continuations) dispose(act *activation, cancel bool) error {
 			c.log.Warn(fmt.Sprintf("subagent %q best-effort final session flush failed; the persisted state may be unavailable or stale on resume: %v", act.id, err))
 		}
 	}
-	events := a.Session().EventsFrom(act.startSeq)
+	events, err := a.Session().EventsFrom(act.startSeq)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("subagent %q log unreadable at settlement: %w", act.id, err))
+	}
 	stop := driver.EpochStopReason(events)
 	output := agent.FinalOutput(events)
 	if err := c.kids.ReleaseChild(ctx, a); err != nil {

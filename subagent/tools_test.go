@@ -180,8 +180,8 @@ func TestInterruptAgentToolParksTheQueueAndWakesOnSendMessage(t *testing.T) {
 	}
 	child := st.Live(id)
 	waitIdle(t, ctx, child)
-	if child.ParkedCount() != 1 || count(child.Session().Events(), session.TypeStepStart) != 1 {
-		t.Errorf("parked = %d, steps = %d", child.ParkedCount(), count(child.Session().Events(), session.TypeStepStart))
+	if child.ParkedCount() != 1 || count(child.Session().MustEvents(), session.TypeStepStart) != 1 {
+		t.Errorf("parked = %d, steps = %d", child.ParkedCount(), count(child.Session().MustEvents(), session.TypeStepStart))
 	}
 	if res := call(t, parent, "send_message", map[string]string{"subagent_id": id, "message": "wake up"}); res.IsError {
 		t.Fatal(toolText(res))

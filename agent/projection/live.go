@@ -64,8 +64,9 @@ func (f *fold) render(e *entry) (json.RawMessage, error) {
 func (r *Registry) Attach(st *session.Store) (detach func()) {
 	unobserve := st.Observe(&session.Observer{
 		Created: func(s *session.Session, _ bool) {
-			ls := r.state(s, st)
-			r.catchUp(ls, s)
+			// A failed catch-up leaves the folds missing: the next Snapshot
+			// tries again and reports the error.
+			_ = r.catchUp(r.state(s, st), s)
 		},
 		Appended: func(s *session.Session, ev session.Event) {
 			r.appended(r.state(s, st), ev)
@@ -78,7 +79,7 @@ func (r *Registry) Attach(st *session.Store) (detach func()) {
 	})
 	// Sessions that were live before Attach are folded now, from memory.
 	for _, s := range st.List() {
-		r.catchUp(r.state(s, st), s)
+		_ = r.catchUp(r.state(s, st), s) // as in Created
 	}
 	var once sync.Once
 	return func() {
@@ -137,18 +138,22 @@ func (r *Registry) appended(ls *liveState, ev session.Event) {
 }
 
 // catchUp brings every registered unit of ls up to date with the session's
-// in-memory log. It must not be called under the session's append lock.
-func (r *Registry) catchUp(ls *liveState, s *session.Session) {
+// log (from memory, or read back where it was evicted). It must not be
+// called under the session's append lock.
+func (r *Registry) catchUp(ls *liveState, s *session.Session) error {
 	for {
 		units := r.registered()
 		ls.mu.Lock()
 		if ls.current(units) {
 			ls.mu.Unlock()
-			return
+			return nil
 		}
 		ls.mu.Unlock()
 
-		events := s.EventsView() // the in-memory log, read only: no storage read
+		events, err := s.EventsView() // read only
+		if err != nil {
+			return err
+		}
 		ls.mu.Lock()
 		if int64(len(events)) < ls.next {
 			// Appends raced ahead of the view; take a fresh one.
@@ -220,14 +225,20 @@ func (r *Registry) snapshot(s *session.Session) (Snapshot, map[string]int, error
 	r.mu.RUnlock()
 	if ls == nil {
 		units := r.registered()
-		snap, err := r.Restore(s.Events())
+		events, err := s.Events()
+		if err != nil {
+			return Snapshot{}, nil, err
+		}
+		snap, err := r.Restore(events)
 		if err != nil {
 			return Snapshot{}, nil, err
 		}
 		return snap, versionsOf(units), nil
 	}
 	for {
-		r.catchUp(ls, s)
+		if err := r.catchUp(ls, s); err != nil {
+			return Snapshot{}, nil, err
+		}
 		units := r.registered()
 		ls.mu.Lock()
 		if !ls.current(units) {

@@ -82,7 +82,7 @@ func TestLiveSnapshotEqualsRestoreAfterEveryAppend(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cold, err := reg.Restore(s.Events())
+		cold, err := reg.Restore(s.MustEvents())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -149,7 +149,7 @@ func TestUnitFailurePoisonsOnlyThatSession(t *testing.T) {
 			if !errors.As(err, &ue) || ue.Key != "fragile" || ue.Seq != 1 {
 				t.Fatalf("bad snapshot error %v", err)
 			}
-			if _, err := reg.Restore(bad.Events()); !errors.As(err, &ue) {
+			if _, err := reg.Restore(bad.MustEvents()); !errors.As(err, &ue) {
 				t.Fatalf("bad restore error %v", err)
 			}
 			snap, err := reg.Snapshot(good)
@@ -239,7 +239,7 @@ func TestConcurrentAppendsAndSnapshotsStayConsistent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cold, _ := reg.Restore(s.Events())
+		cold, _ := reg.Restore(s.MustEvents())
 		equalSnapshots(t, live, cold)
 		if string(live.Values["turns"]) != "200" {
 			t.Fatalf("%s turns %s", s.ID(), live.Values["turns"])

@@ -17,8 +17,14 @@ type Session struct {
 	clock  Clock
 	ids    IDSource
 
-	mu        sync.Mutex // guards the fields below; held while observers run
+	mu sync.Mutex // guards the fields below; held while observers run
+	// events holds the log from seq base on; the events before base were
+	// evicted (Evict) and are read back from storage through reader.
 	events    []Event
+	base      int64
+	reader    Reader
+	resident  int // payload bytes of events
+	limit     int // resident bytes past which an append evicts
 	observers []*observer
 	closed    bool
 	store     *Store // the store that owns it, for store-level observers
@@ -43,6 +49,9 @@ func Ignorable() AppendOption { return func(e *Event) { e.Ignorable = true } }
 func newSession(h Header, clock Clock, ids IDSource, seed []Event) *Session {
 	s := &Session{header: h, clock: clock, ids: ids}
 	s.events = append(make([]Event, 0, len(seed)+16), seed...)
+	for _, ev := range seed {
+		s.resident += len(ev.Data)
+	}
 	return s
 }
 
@@ -63,28 +72,70 @@ func (s *Session) NewID() string { return s.ids.NewID() }
 func (s *Session) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.events)
+	return int(s.base) + len(s.events)
 }
 
-// Events returns a snapshot of the log. The returned slice is a copy; the
-// events themselves are shared and must not be mutated.
-func (s *Session) Events() []Event {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Event(nil), s.events...)
-}
+// Events returns the whole log: the events evicted from memory (Evict)
+// read back from storage, then a copy of the ones in memory. The events
+// themselves are shared and must not be mutated.
+func (s *Session) Events() ([]Event, error) { return s.EventsFrom(0) }
 
-// EventsFrom returns a copy of the events with seq >= from.
-func (s *Session) EventsFrom(from int) []Event {
+// EventsFrom returns the events with seq >= from (see Events).
+func (s *Session) EventsFrom(from int) ([]Event, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if from >= len(s.events) {
-		return nil
-	}
+	base, reader := s.base, s.reader
 	if from < 0 {
 		from = 0
 	}
-	return append([]Event(nil), s.events[from:]...)
+	var tail []Event
+	if i := max(int64(from)-base, 0); i < int64(len(s.events)) {
+		tail = s.events[i:len(s.events):len(s.events)]
+	}
+	s.mu.Unlock()
+	if int64(from) >= base {
+		return append([]Event(nil), tail...), nil
+	}
+	// The evicted prefix is immutable and in storage: read it without
+	// holding the append lock.
+	past, err := reader.ReadEvents(s.header.ID, int64(from), base)
+	if err == nil && int64(len(past)) != base-int64(from) {
+		err = fmt.Errorf("storage returned %d events", len(past))
+	}
+	if err != nil {
+		return nil, readBackError(s.header.ID, int64(from), base, err)
+	}
+	return append(past, tail...), nil
+}
+
+// MustEvents is Events for tests and tools that hold a session whose log
+// is in memory or readable: it panics if the evicted prefix cannot be read
+// back. Code that serves requests uses Events.
+func (s *Session) MustEvents() []Event {
+	evs, err := s.Events()
+	if err != nil {
+		panic(err)
+	}
+	return evs
+}
+
+// MustEventsFrom is EventsFrom that panics like MustEvents.
+func (s *Session) MustEventsFrom(from int) []Event {
+	evs, err := s.EventsFrom(from)
+	if err != nil {
+		panic(err)
+	}
+	return evs
+}
+
+// Last returns the last event of the log (false for an empty log). It
+// never reads storage: the last event is never evicted.
+func (s *Session) Last() (Event, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.events) == 0 {
+		return Event{}, false
+	}
+	return s.events[len(s.events)-1], true
 }
 
 // Append marshals data and appends one event of type typ, assigning its seq
@@ -120,13 +171,14 @@ func (s *Session) appendValid(typ string, data json.RawMessage, opts ...AppendOp
 	if s.closed {
 		return Event{}, fmt.Errorf("session %s: %w", s.header.ID, ErrClosed)
 	}
-	ev.Seq = int64(len(s.events))
+	ev.Seq = s.base + int64(len(s.events))
 	ev.Time = s.clock.Now()
 	if err := ValidateEvent(ev, ev.Seq); err != nil {
 		return Event{}, err
 	}
 	s.events = append(s.events, ev)
 	s.publishLocked(ev)
+	s.checkResidentLocked(len(ev.Data))
 	return ev, nil
 }
 
@@ -161,12 +213,20 @@ func (s *Session) Subscribe(fn func(*Session, Event)) (unsubscribe func()) {
 
 // SubscribeFrom atomically returns the events with seq >= from and registers
 // fn for every later event, so a consumer can replay and then follow the log
-// without a gap or a duplicate.
-func (s *Session) SubscribeFrom(from int, fn func(*Session, Event)) (past []Event, unsubscribe func()) {
+// without a gap or a duplicate. An evicted part is read back under the
+// append lock.
+func (s *Session) SubscribeFrom(from int, fn func(*Session, Event)) (past []Event, unsubscribe func(), err error) {
 	o := &observer{fn: fn}
 	s.mu.Lock()
-	if from < len(s.events) {
-		past = append([]Event(nil), s.events[max(from, 0):]...)
+	from = max(from, 0)
+	if int64(from) < s.base {
+		if past, err = s.reader.ReadEvents(s.header.ID, int64(from), s.base); err != nil {
+			s.mu.Unlock()
+			return nil, nil, readBackError(s.header.ID, int64(from), s.base, err)
+		}
+	}
+	if i := max(int64(from)-s.base, 0); i < int64(len(s.events)) {
+		past = append(past, s.events[i:]...)
 	}
 	s.observers = append(s.observers, o)
 	s.mu.Unlock()
@@ -179,7 +239,7 @@ func (s *Session) SubscribeFrom(from int, fn func(*Session, Event)) (past []Even
 				return
 			}
 		}
-	}
+	}, nil
 }
 
 // OpenTurn reports whether the log ends inside a turn: the last turn/start

@@ -179,7 +179,7 @@ func TestHistoryCompactionReplacesRange(t *testing.T) {
 	if _, err := s.Append(TypeUserMessage, msg("summary of one and two"), WithSurface(&SurfaceOp{Replace: true, Start: 0, End: 1}), WithSources(0, 1)); err != nil {
 		t.Fatal(err)
 	}
-	h, err := History(s.Events())
+	h, err := History(s.MustEvents())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +219,7 @@ func TestStoreForkRules(t *testing.T) {
 	if h.ParentSession != "src" || h.SeedLength != 3 || h.Cwd != "/w" || h.Origin != "" {
 		t.Fatalf("fork header %+v", h)
 	}
-	evs := child.Events()
+	evs := child.MustEvents()
 	if len(evs) != 4 || evs[3].Type != TypeEndSeed {
 		t.Fatalf("fork log %v", evs)
 	}

@@ -74,6 +74,7 @@ type Persister interface {
 type Store struct {
 	sources   Sources
 	persister Persister
+	resident  int // see SetResidentBytes
 
 	mu        sync.RWMutex
 	sessions  map[string]*Session
@@ -87,7 +88,17 @@ func NewStore(sources Sources) *Store {
 	if sources == nil {
 		sources = WallSources{}
 	}
-	return &Store{sources: sources, sessions: make(map[string]*Session)}
+	return &Store{sources: sources, sessions: make(map[string]*Session), resident: DefaultResidentBytes}
+}
+
+// SetResidentBytes sets how many payload bytes of events a session of st
+// keeps in memory before an append evicts what its file holds (when the
+// persister is a Reader). Call it before the first Create; n <= 0 keeps
+// only what is not yet written.
+func (st *Store) SetResidentBytes(n int) {
+	st.mu.Lock()
+	st.resident = max(n, 0)
+	st.mu.Unlock()
 }
 
 // SetPersister attaches durable storage (nil detaches it). Call it before
@@ -257,6 +268,13 @@ func (st *Store) openAndInsert(s *Session, events []Event, restored bool) error 
 			unreserve()
 			return err
 		}
+		if r, ok := p.(Reader); ok {
+			st.mu.RLock()
+			s.mu.Lock()
+			s.reader, s.limit = r, st.resident
+			s.mu.Unlock()
+			st.mu.RUnlock()
+		}
 	}
 	if err := st.insert(s, restored); err != nil {
 		unreserve()
@@ -344,7 +362,10 @@ func (st *Store) Fork(sourceID string, opts ForkOptions) (*Session, error) {
 	if !ok {
 		return nil, &StoreError{CodeNotLive, fmt.Sprintf("fork source %q is not a live session", sourceID)}
 	}
-	events := src.Events()
+	events, err := src.Events()
+	if err != nil {
+		return nil, err
+	}
 	boundary := opts.Boundary
 	if boundary < 0 {
 		boundary = int64(len(events)) - 1

@@ -19,8 +19,8 @@ func TestEventsViewIsAStableSnapshot(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	view := s.EventsView()
-	want := s.Events()
+	view := s.MustEventsView()
+	want := s.MustEvents()
 	if !slices.EqualFunc(view, want, eventsEqual) {
 		t.Fatalf("view %v, want %v", view, want)
 	}
@@ -38,7 +38,7 @@ func TestEventsViewIsAStableSnapshot(t *testing.T) {
 	if !slices.EqualFunc(view, want, eventsEqual) {
 		t.Fatalf("view changed by later appends: %v, want %v", view, want)
 	}
-	all := s.Events()
+	all := s.MustEvents()
 	if len(all) != len(want)+37 {
 		t.Fatalf("session has %d events, want %d", len(all), len(want)+37)
 	}
@@ -61,7 +61,7 @@ func TestAdoptDoesNotWriteIntoTheCallersSlice(t *testing.T) {
 	if _, err := src.Append(TypeTurnStart, TurnData{Turn: 1}); err != nil {
 		t.Fatal(err)
 	}
-	loaded := append(make([]Event, 0, 64), src.Events()...)
+	loaded := append(make([]Event, 0, 64), src.MustEvents()...)
 	n := len(loaded)
 	var sessions []*Session
 	for range 2 {
@@ -80,10 +80,10 @@ func TestAdoptDoesNotWriteIntoTheCallersSlice(t *testing.T) {
 	if spare := loaded[n : n+1][0]; spare.Type != "" {
 		t.Fatalf("the caller's spare capacity was written: %+v", spare)
 	}
-	if got := sessions[0].Events()[n].Type; got != TypeTurnEnd {
+	if got := sessions[0].MustEvents()[n].Type; got != TypeTurnEnd {
 		t.Fatalf("first session's appended event is %q, want %q", got, TypeTurnEnd)
 	}
-	if got := sessions[1].Events()[n].Type; got != TypeTurnStart {
+	if got := sessions[1].MustEvents()[n].Type; got != TypeTurnStart {
 		t.Fatalf("second session's appended event is %q, want %q", got, TypeTurnStart)
 	}
 }

@@ -78,11 +78,15 @@ func (p *Provider) InheritsParentContext() bool { return p.fork }
 
 // seed returns a new child's seed: none for spawn, the parent's
 // completed-turn prefix for fork.
-func (p *Provider) seed(parent *agent.Agent) []session.Event {
+func (p *Provider) seed(parent *agent.Agent) ([]session.Event, error) {
 	if !p.fork {
-		return nil
+		return nil, nil
 	}
-	return forkSeed(parent.Session().Events())
+	events, err := parent.Session().Events()
+	if err != nil {
+		return nil, err
+	}
+	return forkSeed(events), nil
 }
 
 // forkSeed returns the completed-turn prefix of events: everything up to
@@ -99,7 +103,11 @@ func forkSeed(events []session.Event) []session.Event {
 // StartContinuable creates a continuable child through host; the host
 // delivers its prompt and owns its activation.
 func (p *Provider) StartContinuable(ctx context.Context, host driver.Host, req driver.Request) (*agent.Agent, error) {
-	return host.CreateChild(ctx, p.seed(req.Parent), nil)
+	seed, err := p.seed(req.Parent)
+	if err != nil {
+		return nil, err
+	}
+	return host.CreateChild(ctx, seed, nil)
 }
 
 // ErrAbortedBeforePublication is returned by StartOneShot when its context
@@ -112,7 +120,10 @@ func (p *Provider) StartOneShot(ctx context.Context, host driver.Host, req drive
 	if ctx.Err() != nil {
 		return nil, ErrAbortedBeforePublication
 	}
-	seed := p.seed(req.Parent)
+	seed, err := p.seed(req.Parent)
+	if err != nil {
+		return nil, err
+	}
 	r := &oneShot{p: p, host: host, seedLength: len(seed)}
 	child, err := host.CreateChild(ctx, seed, r.onIdle)
 	if err != nil {
@@ -161,17 +172,22 @@ type oneShot struct {
 // onIdle settles the run from the child's own log once it is quiescent.
 func (r *oneShot) onIdle(*agent.Agent) {
 	if r.run != nil {
-		r.run.Settle(r.result(), nil)
+		r.run.Settle(r.result())
 	}
 }
 
-func (r *oneShot) result() driver.Result {
-	events := r.child.Session().EventsFrom(r.seedLength)
+// result reads the run's result from the child's own log; a log that
+// cannot be read settles the run with the error.
+func (r *oneShot) result() (driver.Result, error) {
+	events, err := r.child.Session().EventsFrom(r.seedLength)
+	if err != nil {
+		return driver.Result{}, err
+	}
 	return driver.Result{
 		Output:     agent.FinalOutput(events),
 		StopReason: driver.OneShotStopReason(events, r.cancelled.Load()),
 		Diagnostic: driver.OneShotDiagnostic(events),
-	}
+	}, nil
 }
 
 // dispose cancels and releases the child (Run.Dispose calls it once).
@@ -183,7 +199,7 @@ func (r *oneShot) dispose(ctx context.Context) error {
 	// Close cancels an open turn and waits for the loop to exit; the
 	// result reflects the cancellation when the run had not settled.
 	closeErr := r.child.Close(ctx)
-	r.run.Settle(r.result(), nil)
+	r.run.Settle(r.result())
 	if r.unsubscribe != nil {
 		r.unsubscribe()
 	}

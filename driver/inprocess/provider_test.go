@@ -57,7 +57,7 @@ func TestOneShotDescriptorIsAppendedInsideTheFirstTurnBeforeTheModelRequest(t *t
 	m := replies(map[string]subagenttest.Responder{"child task": func(ctx context.Context, req model.Request) ([]session.Chunk, error) {
 		s, _ := st.Sessions.Get(req.Caller.SessionID)
 		mu.Lock()
-		atRequest = s.Events()
+		atRequest = s.MustEvents()
 		mu.Unlock()
 		return subagenttest.Text("driver answer"), nil
 	}})
@@ -77,7 +77,7 @@ func TestOneShotDescriptorIsAppendedInsideTheFirstTurnBeforeTheModelRequest(t *t
 	if string(evs[ds].Data) != `{"version":2,"mode":"one-shot","provider":"spawn","label":"child task"}` {
 		t.Errorf("descriptor = %s", evs[ds].Data)
 	}
-	all := run.LocalAgent.Session().Events()
+	all := run.LocalAgent.Session().MustEvents()
 	if n := count(all, session.TypeDescriptor); n != 1 {
 		t.Errorf("descriptors = %d", n)
 	}
@@ -150,7 +150,7 @@ func TestOneShotStopReasons(t *testing.T) {
 			if err != nil || res.StopReason != tt.stop || session.JoinText(res.Output, "") != tt.output {
 				t.Errorf("result = %+v, %v", res, err)
 			}
-			if tt.label == "refuse" && count(run.LocalAgent.Session().Events(), session.TypeDescriptor) != 0 {
+			if tt.label == "refuse" && count(run.LocalAgent.Session().MustEvents(), session.TypeDescriptor) != 0 {
 				t.Error("a rejected first step still appended the descriptor")
 			}
 		})
@@ -175,14 +175,14 @@ func TestForkOneShotSeesTheParentsCompletedTurnsButReturnsOnlyItsOwnOutput(t *te
 	if _, err := parent.Prompt(ctx, session.Message{Content: text("hello")}); err != nil {
 		t.Fatal(err)
 	}
-	seed := parent.Session().Events()
+	seed := parent.Session().MustEvents()
 	run := start(t, ctx, st, "fork", subagent.OneShotRequest{Label: "fork", Prompt: text("continue"), Parent: parent})
 	defer run.Dispose(ctx)
 	res, err := run.Result(ctx)
 	if err != nil || session.JoinText(res.Output, "") != "child answer" {
 		t.Fatalf("result = %+v, %v", res, err)
 	}
-	evs := run.LocalAgent.Session().Events()
+	evs := run.LocalAgent.Session().MustEvents()
 	if h := run.LocalAgent.Session().Header(); h.SeedLength != len(seed) {
 		t.Errorf("seedLength = %d, want %d", h.SeedLength, len(seed))
 	}
@@ -257,7 +257,7 @@ func TestOneShotCancelledAfterPublicationEndsAbortedByParent(t *testing.T) {
 			t.Errorf("result = %+v, %v", res, err)
 		}
 		var reason *session.AbortReason
-		for _, ev := range run.LocalAgent.Session().Events() {
+		for _, ev := range run.LocalAgent.Session().MustEvents() {
 			if ev.Type == session.TypeTurnEnd {
 				d, _ := session.DecodeData[session.TurnEndData](ev)
 				reason = d.Reason.Reason

@@ -55,7 +55,7 @@ func TestOverflowRecoveryThroughReplayedSSE(t *testing.T) {
 		t.Errorf("retried request lacks the summary or the prompt: %s", retry)
 	}
 	var n int
-	for _, ev := range s.Events() {
+	for _, ev := range s.MustEvents() {
 		if ev.Type == session.TypeCompaction {
 			n++
 			d, _ := session.DecodeData[session.CompactionData](ev)

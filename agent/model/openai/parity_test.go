@@ -247,7 +247,7 @@ func runParity(t *testing.T, m model.Model, prompt string) parityRun {
 	if err != nil {
 		t.Fatalf("prompt: %v", err)
 	}
-	return parityRun{events: s.Events(), requests: rec.all(), result: res}
+	return parityRun{events: s.MustEvents(), requests: rec.all(), result: res}
 }
 
 // recordingModel keeps every request it forwards.
