@@ -11,6 +11,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"sync"
 
 	"github.com/acp-agent/acp-agent/agent/delegation"
 	"github.com/acp-agent/acp-agent/agent/session"
@@ -34,18 +36,26 @@ func namesChild(data []byte) bool {
 		bytes.Contains(data, []byte(`"childSessionId"`))
 }
 
-// delegatedChildren returns the child ids the parent's delegation records
-// name (the child link of each start tool's result, or its raw output), in
-// log order, each once.
-func delegatedChildren(events []session.Event) []string {
-	var out []string
-	seen := map[string]bool{}
-	add := func(id string) {
-		if id != "" && !seen[id] && session.ValidateID(id) == nil {
-			seen[id] = true
-			out = append(out, id)
+// childNames collects the child ids a parent's delegation records name
+// (the child link of each start tool's result, or its raw output), in log
+// order, each once.
+type childNames struct {
+	ids  []string
+	seen map[string]bool
+}
+
+func (c *childNames) add(id string) {
+	if id != "" && !c.seen[id] && session.ValidateID(id) == nil {
+		if c.seen == nil {
+			c.seen = map[string]bool{}
 		}
+		c.seen[id] = true
+		c.ids = append(c.ids, id)
 	}
+}
+
+// fold adds the children that events name.
+func (c *childNames) fold(events []session.Event) {
 	for _, ev := range events {
 		// Most results name no child: a byte check spares decoding them.
 		if ev.Type != session.TypeToolResult || !namesChild(ev.Data) {
@@ -56,32 +66,86 @@ func delegatedChildren(events []session.Event) []string {
 			continue
 		}
 		if id, _, ok := delegation.ResultChild(d.Raw); ok {
-			add(id)
+			c.add(id)
 			continue
 		}
 		if d.Display != nil {
 			if link, ok := d.Display.Meta[delegation.MetaKey].(map[string]any); ok {
 				id, _ := link["childSessionId"].(string)
-				add(id)
+				c.add(id)
 			}
 		}
 	}
-	return out
 }
 
-// parentEvents reads the parent's log: live, else stored. Nil when it
-// cannot be read (the listing then rests on headers alone).
-func (c *Catalog) parentEvents(ctx context.Context, co *corpus, parentID string) []session.Event {
+// delegatedChildren returns the child ids the parent's delegation records
+// name, in log order, each once.
+func delegatedChildren(events []session.Event) []string {
+	var c childNames
+	c.fold(events)
+	return c.ids
+}
+
+// delegations is a Catalog's incremental index of the children each live
+// parent's log names: a listing folds only the events appended since the
+// previous one, so once warm it reads no storage (a live log's older part
+// is evicted from memory). Derived and rebuildable: an entry starts over
+// for a new live session under the same id. Safe for concurrent use.
+type delegations struct {
+	mu   sync.Mutex
+	byID map[string]*liveNames
+}
+
+// liveNames is the index entry of one live parent.
+type liveNames struct {
+	sess  *session.Session // the session folded
+	next  int              // seq of the first event not folded
+	names childNames
+}
+
+// of returns the children the live parent sess names so far. Entries of
+// sessions no longer live in st are dropped.
+func (d *delegations) of(st *session.Store, sess *session.Session) ([]string, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.byID == nil {
+		d.byID = map[string]*liveNames{}
+	}
+	for id, n := range d.byID {
+		if cur, ok := st.Get(id); !ok || cur != n.sess {
+			delete(d.byID, id)
+		}
+	}
+	n := d.byID[sess.ID()]
+	if n == nil || n.sess != sess {
+		n = &liveNames{sess: sess}
+		d.byID[sess.ID()] = n
+	}
+	events, err := sess.EventsFrom(n.next)
+	if err != nil {
+		return nil, err
+	}
+	n.names.fold(events)
+	if len(events) > 0 {
+		n.next = int(events[len(events)-1].Seq) + 1
+	}
+	return slices.Clone(n.names.ids), nil
+}
+
+// parentChildren returns the children the parent's log names: live from
+// the incremental index, else from the stored log. Nil when it cannot be
+// read (the listing then rests on headers alone).
+func (c *Catalog) parentChildren(ctx context.Context, co *corpus, parentID string) []string {
 	r := co.records[parentID]
 	switch {
 	case r == nil:
 		return nil
 	case r.live != nil:
-		events, err := r.live.EventsView()
+		ids, err := c.delegated.of(c.Sessions, r.live)
 		if err != nil {
 			return nil
 		}
-		return events
+		return ids
 	case c.Persisted == nil:
 		return nil
 	}
@@ -89,14 +153,14 @@ func (c *Catalog) parentEvents(ctx context.Context, co *corpus, parentID string)
 	if err != nil {
 		return nil
 	}
-	return events
+	return delegatedChildren(events)
 }
 
 // unaccounted returns a diagnostic row for each child the parent's log
 // names that listed holds no row for, with the reason in Detail.
 func (c *Catalog) unaccounted(ctx context.Context, co *corpus, parentID string, listed map[string]bool) []ListEntry {
 	var out []ListEntry
-	for _, id := range delegatedChildren(c.parentEvents(ctx, co, parentID)) {
+	for _, id := range c.parentChildren(ctx, co, parentID) {
 		if listed[id] || id == parentID {
 			continue
 		}

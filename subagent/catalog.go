@@ -75,6 +75,8 @@ type Catalog struct {
 	// Concurrency bounds the cold reads of one listing (DefaultConcurrency
 	// when 0 or negative).
 	Concurrency int
+
+	delegated delegations // the live parents' named children (accounted.go)
 }
 
 // record is one session of the merged corpus.

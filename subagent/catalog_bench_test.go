@@ -203,14 +203,14 @@ func BenchmarkListChildren(b *testing.B) {
 						return
 					}
 					r := c.r
-					cat := *r.cat
+					cat := cloneCatalog(r.cat)
 					switch mode {
 					case "index":
 						cat.Index = r.index
 					case "nocache":
 						cat.Cache = nil
 					}
-					benchCold(b, r, &cat, d, len(c.body))
+					benchCold(b, r, cat, d, len(c.body))
 				})
 			}
 		}
@@ -257,10 +257,10 @@ func benchLiveChildren(b *testing.B, c *benchCorpus, d int) {
 			b.Fatal(err)
 		}
 	}
-	cat := *c.r.cat
+	cat := cloneCatalog(c.r.cat)
 	cat.Sessions = store
 	cat.Index = c.r.index
-	benchCold(b, c.r, &cat, d, len(c.body))
+	benchCold(b, c.r, cat, d, len(c.body))
 }
 
 // BenchmarkListDescendants walks a 10,000-node tree (fan-out 10 under the
@@ -322,7 +322,7 @@ func BenchmarkListDescendants(b *testing.B) {
 	for _, mode := range []string{"index", "warmcache", "nocache"} {
 		b.Run("cold-"+mode, func(b *testing.B) {
 			r := coldCorpus(b)
-			cat := *r.cat
+			cat := cloneCatalog(r.cat)
 			switch mode {
 			case "index":
 				cat.Index = r.index
@@ -333,7 +333,7 @@ func BenchmarkListDescendants(b *testing.B) {
 			if _, err := cat.ListDescendants(context.Background(), "root"); err != nil {
 				b.Fatal(err)
 			}
-			benchDescendants(b, &cat, nodes)
+			benchDescendants(b, cat, nodes)
 		})
 	}
 }
@@ -375,4 +375,10 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(corpusDir)
 	}
 	os.Exit(code)
+}
+
+// cloneCatalog copies c's configuration into a fresh catalog (its derived
+// state is its own).
+func cloneCatalog(c *subagent.Catalog) *subagent.Catalog {
+	return &subagent.Catalog{Sessions: c.Sessions, Projections: c.Projections, Persisted: c.Persisted, Cache: c.Cache, Index: c.Index, Concurrency: c.Concurrency}
 }
