@@ -154,7 +154,19 @@ func (s *Server) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (
 	resp.Modes = s.modeState(b)
 	resp.ConfigOptions = s.configOptions(b)
 	resp.Models = s.legacyModels(b)
+	s.evictLoaded(b)
 	return resp, nil
+}
+
+// evictLoaded lets a session bound from storage drop its loaded log from
+// memory once everything that reads the whole log at binding (the replay
+// queued with its own view, interrupted child asks, the mode and model
+// choices) has read it: from here on the session keeps a recent tail and
+// reads older events back from its file.
+func (s *Server) evictLoaded(b *bound) {
+	if b.sess != nil {
+		b.sess.Evict()
+	}
 }
 
 // checkStoredBind checks the params of a request binding stored session

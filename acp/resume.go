@@ -38,6 +38,7 @@ func (s *Server) ResumeSession(ctx context.Context, p acpsdk.ResumeSessionReques
 	resp.Modes = s.modeState(b)
 	resp.ConfigOptions = s.configOptions(b)
 	resp.Models = s.legacyModels(b)
+	s.evictLoaded(b)
 	return resp, nil
 }
 

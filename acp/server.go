@@ -525,9 +525,6 @@ func (s *Server) bindAgent(sess *session.Session, ag *agent.Agent, ownAgent, own
 		b.em.skipTo(length)
 	}
 	b.em.resume()
-	// A loaded log is in memory until here; the queued replay keeps its
-	// own view of it, and the session keeps only a recent tail.
-	sess.Evict()
 	return b, nil
 }
 

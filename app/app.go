@@ -235,6 +235,9 @@ func New(cfg Config) (*App, error) {
 		Durable:     a.Persist.SyncTo,
 		DurableText: a.Persist.SyncSoon,
 		CachedTitle: func(r acp.StoredSession) (string, bool) {
+			if s, live := a.Sessions.Get(r.Header.ID); live {
+				return a.liveTitle(s)
+			}
 			return a.cachedTitle(r.Header, r.Size)
 		},
 		Agents:     a.Agents,

@@ -107,6 +107,20 @@ func (a *App) cachedTitle(h session.Header, size int64) (title string, ok bool) 
 	return indexedTitle(values)
 }
 
+// liveTitle returns the title of a live session from its incremental
+// projection (no read of its log, whose older part may be evicted); ok is
+// false when the projection has no title the log would agree with.
+func (a *App) liveTitle(s *session.Session) (title string, ok bool) {
+	if a.Projections == nil {
+		return "", false
+	}
+	_, values, _, err := a.Projections.LiveValues(s)
+	if err != nil {
+		return "", false
+	}
+	return indexedTitle(values)
+}
+
 // indexedTitle returns the title among checkpointed projection values; ok
 // is false when they hold none the log would agree with. The unit's view is
 // the last title event's title, while acp.LatestTitle skips empty titles:
