@@ -140,6 +140,17 @@
 // (stream.go), with decodeLog's rules, so loading holds the decoded events
 // but never also the file's bytes; Header reads only the header line.
 //
+// A held session's log is also read back while it is live
+// (session.Reader, readback.go): a live session keeps in memory only the
+// events not yet written and a recent tail (session.DefaultResidentBytes),
+// and its readers of older events (a fork's seed, a settlement's output, a
+// rebuilt model view, a second replay) get them from the file. Readable is
+// the count of events written; ReadEvents decodes a range with the fast
+// envelope decoder, starting from a sparse index of line offsets (one per
+// 64 events) built lazily by a newline scan, so a read near the end of a
+// large log does not decode its beginning. A line changed under a held
+// session is a *CorruptError of that line.
+//
 // # Write-ahead rule
 //
 // Nothing is shown or done that a restart could forget. A tool call's

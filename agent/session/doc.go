@@ -20,6 +20,16 @@
 // Events handed out are immutable by convention: never mutate an Event or its
 // Data after it was appended.
 //
+// Bounded memory (view.go): a session of a store whose Persister is also a
+// Reader keeps in memory the events its file does not hold yet and a
+// recent tail of at most Store.SetResidentBytes payload bytes (64 KiB by
+// default), never fewer than the last event; Evict drops the rest at once
+// (after a load's replay). Every reader of the whole log (Events,
+// EventsFrom, EventsView, SubscribeFrom) reads the evicted part back and
+// returns an error if it cannot; MustEvents is the panicking form for
+// tests. What the next model request needs is the agent's own cached view,
+// not the session's log.
+//
 // Compaction is a log-only session/compaction event (compaction.go):
 // History replaces the messages it covers by its summary and stubs old
 // tool results, while the log keeps every original event for replay.
