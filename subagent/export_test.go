@@ -13,3 +13,13 @@ func SetDrainBegan(rt *Runtime, fn func()) { rt.Continuations.drainBegan = fn }
 func SetCancelHook(rt *Runtime, fn func(id string, cause session.AbortReason, keepInbox bool)) {
 	rt.Continuations.cancelled = fn
 }
+
+// Owns reports whether parentID's resident activation owns childID's
+// (C77: the settlement notice is sent before the ownership release).
+func Owns(rt *Runtime, parentID, childID string) bool {
+	c := rt.Continuations
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	owner := c.acts[parentID]
+	return owner != nil && owner.owned[childID] != nil
+}
