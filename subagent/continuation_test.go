@@ -95,6 +95,9 @@ func TestStartContinuableResolvesWithTheAcceptedInboxMessageID(t *testing.T) {
 	mu.Unlock()
 	requests := len(m.Requests("child"))
 	close(resolved)
+	if ctx.Err() != nil {
+		t.Fatal("StartContinuable resolved only when the test's bound let the held turn go: it waits for its child's turn instead of resolving at inbox acceptance")
+	}
 	if slices.Contains(atResolve, session.TypeUserMessage) || requests != 0 {
 		t.Errorf("at resolution the child had logged %v and made %d model requests; want no user message and none", atResolve, requests)
 	}
