@@ -16,22 +16,27 @@ import (
 	"github.com/acp-agent/acp-agent/internal/testhooks"
 )
 
-// teeReader records every byte the client reads from the agent.
-type teeReader struct {
-	r  io.Reader
+// shownTap records every byte the agent writes to the client once the
+// write has returned: over an io.Pipe a write returns only when the
+// client has read all of it, so what the tap holds has reached the client.
+// (A tee on the client's read side raced: the pipe's write returns as soon
+// as the bytes are copied into the reader's buffer, before such a tee has
+// recorded them, so a probe could miss an update that had been shown.)
+type shownTap struct {
+	w  io.Writer
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (t *teeReader) Read(p []byte) (int, error) {
-	n, err := t.r.Read(p)
+func (t *shownTap) Write(p []byte) (int, error) {
+	n, err := t.w.Write(p)
 	t.mu.Lock()
 	t.b.Write(p[:n])
 	t.mu.Unlock()
 	return n, err
 }
 
-func (t *teeReader) contains(s string) bool {
+func (t *shownTap) contains(s string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return bytes.Contains(t.b.Bytes(), []byte(s))
@@ -40,7 +45,7 @@ func (t *teeReader) contains(s string) bool {
 // probeTool reports, when it runs, whether its own tool_call update had
 // already reached the client.
 type probeTool struct {
-	wire *teeReader
+	wire *shownTap
 	seen chan bool
 }
 
@@ -60,7 +65,7 @@ func TestToolCallOnWireBeforeExecute(t *testing.T) {
 	dir := t.TempDir()
 	c2aR, c2aW := io.Pipe()
 	a2cR, a2cW := io.Pipe()
-	wire := &teeReader{r: a2cR}
+	wire := &shownTap{w: a2cW}
 	probe := probeTool{wire: wire, seen: make(chan bool, 4)}
 	a, err := app.New(app.Config{
 		DataDir: dir,
@@ -80,8 +85,8 @@ model:
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- a.Serve(context.Background(), c2aR, a2cW) }()
-	cs := acpsdk.NewClientSideConnection(newRecorder(), c2aW, wire)
+	go func() { done <- a.Serve(context.Background(), c2aR, wire) }()
+	cs := acpsdk.NewClientSideConnection(newRecorder(), c2aW, a2cR)
 	defer func() {
 		c2aW.Close()
 		if err := <-done; err != nil {

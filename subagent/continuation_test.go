@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/acp-agent/acp-agent/agent"
@@ -52,14 +54,53 @@ func persistedEvents(t *testing.T, ctx context.Context, d durable, id string) (s
 	return h, evs
 }
 
+// C1: the start resolves at inbox acceptance with the inserted message's
+// id: at that moment the prompt is not logged as a user message and no
+// model request was made (the child's loop is held at its first
+// turn/start until the start has returned); later the persisted log holds
+// the prompt under that id.
 func TestStartContinuableResolvesWithTheAcceptedInboxMessageID(t *testing.T) {
 	ctx := testCtx(t)
-	sc := newScript().text("child", "the answer")
-	st, ps := durableStack(t, t.TempDir(), sc.model())
+	m := newScript().text("child", "the answer").model()
+	st, ps := durableStack(t, t.TempDir(), m)
 	lc := record(st.Runtime)
 	parent := st.NewParent(t, "parent")
+	var (
+		mu     sync.Mutex
+		logged []string
+		once   sync.Once
+	)
+	resolved := make(chan struct{})
+	unobserve := st.Sessions.Observe(&session.Observer{Appended: func(s *session.Session, ev session.Event) {
+		if s.ID() == "parent" {
+			return
+		}
+		mu.Lock()
+		logged = append(logged, ev.Type)
+		mu.Unlock()
+		if ev.Type == session.TypeTurnStart {
+			once.Do(func() {
+				select {
+				case <-resolved:
+				case <-ctx.Done():
+				}
+			})
+		}
+	}})
+	defer unobserve()
 
 	id, msgID := startChild(t, ctx, st.Runtime, parent, "child")
+	mu.Lock()
+	atResolve := slices.Clone(logged)
+	mu.Unlock()
+	requests := len(m.Requests("child"))
+	close(resolved)
+	if ctx.Err() != nil {
+		t.Fatal("StartContinuable resolved only when the test's bound let the held turn go: it waits for its child's turn instead of resolving at inbox acceptance")
+	}
+	if slices.Contains(atResolve, session.TypeUserMessage) || requests != 0 {
+		t.Errorf("at resolution the child had logged %v and made %d model requests; want no user message and none", atResolve, requests)
+	}
 	if len(id) != 36 {
 		t.Errorf("child id %q is not UUID-shaped", id)
 	}
@@ -270,11 +311,15 @@ func TestSettlementNoticeSteersABusyParentInsteadOfStartingATurn(t *testing.T) {
 	}
 }
 
+// C16, C62: follow-ups accepted while the child runs get distinct ids,
+// reach the same agent and become one later turn each; while they wait in
+// the inbox the child stays registered and resident, and every turn makes
+// exactly one model request.
 func TestFollowupWhileRunningBecomesSeparateLaterTurns(t *testing.T) {
 	ctx := testCtx(t)
 	g := newGate()
-	sc := newScript().add("child", g.reply("first")).text("child", "second", "third")
-	st, ps := durableStack(t, t.TempDir(), sc.model())
+	m := newScript().add("child", g.reply("first")).text("child", "second", "third").model()
+	st, ps := durableStack(t, t.TempDir(), m)
 	lc := record(st.Runtime)
 	parent := st.NewParent(t, "parent")
 	id, _ := startChild(t, ctx, st.Runtime, parent, "child")
@@ -291,6 +336,9 @@ func TestFollowupWhileRunningBecomesSeparateLaterTurns(t *testing.T) {
 	if m1 == m2 || st.Live(id) != child {
 		t.Error("follow-ups must get distinct ids and reach the same agent")
 	}
+	if !st.Runtime.Resident(id) || len(m.Requests("child")) != 1 {
+		t.Errorf("while the follow-ups wait: resident %v, model requests %d; want resident and 1", st.Runtime.Resident(id), len(m.Requests("child")))
+	}
 	g.open()
 	lc.waitEnds(t, ctx, id, 1)
 	_, evs := persistedEvents(t, ctx, durable{ps}, id)
@@ -299,6 +347,9 @@ func TestFollowupWhileRunningBecomesSeparateLaterTurns(t *testing.T) {
 	}
 	if n := count(evs, session.TypeTurnStart); n != 3 {
 		t.Errorf("turns = %d, want 3", n)
+	}
+	if n := len(m.Requests("child")); n != 3 {
+		t.Errorf("model requests = %d, want 3 (one per turn)", n)
 	}
 }
 
@@ -513,6 +564,10 @@ func TestInterruptOfASettledChildIsANoOpWithoutColdResume(t *testing.T) {
 	}
 }
 
+// C99, C77: a deep ancestor's interrupt cancels the grandchild with cause
+// parent; its settlement notice reaches the middle child while the middle
+// child still owns it (the notice is sent before the ownership release,
+// so the middle child cannot settle in between).
 func TestInterruptByADeepAncestorCancelsWithParentCause(t *testing.T) {
 	ctx := testCtx(t)
 	gc, gg := newGate(), newGate()
@@ -521,6 +576,17 @@ func TestInterruptByADeepAncestorCancelsWithParentCause(t *testing.T) {
 	lc := record(st.Runtime)
 	parent := st.NewParent(t, "parent")
 	c, g := startHeldChildAndGrandchild(t, ctx, st, parent, gc, gg)
+	ownedAtInsert := make(chan bool, 1)
+	unsub := st.Live(c).Session().Subscribe(func(_ *session.Session, ev session.Event) {
+		if ev.Type != session.TypeInboxSpliced {
+			return
+		}
+		d, _ := session.DecodeData[session.InboxSplicedData](ev)
+		if len(d.Inserted) == 1 && d.Inserted[0].Source.Kind == "subagent-settled" {
+			ownedAtInsert <- subagent.Owns(st.Runtime, c, g)
+		}
+	})
+	defer unsub()
 	if err := st.Runtime.Interrupt(g, subagent.AncestorAuthority(parent)); err != nil {
 		t.Fatal(err)
 	}
@@ -535,6 +601,14 @@ func TestInterruptByADeepAncestorCancelsWithParentCause(t *testing.T) {
 				t.Errorf("grandchild turn end = %+v", d.Reason)
 			}
 		}
+	}
+	select {
+	case owned := <-ownedAtInsert:
+		if !owned {
+			t.Error("at the notice's inbox insert the middle child no longer owned the grandchild")
+		}
+	default:
+		t.Error("the middle child's inbox never got the notice")
 	}
 	// The child got the grandchild's notice before it settled.
 	_, cevs := persistedEvents(t, ctx, durable{ps}, c)
@@ -584,6 +658,23 @@ func TestWaitingChildStaysResidentUntilItsGrandchildSettles(t *testing.T) {
 	ends := lc.waitEnds(t, ctx, c, 1)
 	if ends[0].StopReason != "completed" || session.JoinText(ends[0].LastAssistantMessage, "") != "child saw grandchild" {
 		t.Errorf("child end = %+v", ends[0])
+	}
+	// C27: the top-level parent is no Activation and is left alone: still
+	// registered, its session live, never settled or taken down.
+	waitIdle(t, ctx, parent)
+	if st.Runtime.Resident("parent") || st.Live("parent") != parent {
+		t.Error("the top-level parent became an Activation or left the registry")
+	}
+	if _, ok := st.Sessions.Get("parent"); !ok {
+		t.Error("the top-level parent's session left the live store")
+	}
+	if _, err := parent.Followup(session.Message{Content: text("still here")}); err != nil {
+		t.Errorf("the top-level parent no longer accepts work: %v", err)
+	}
+	for _, ev := range lc.all() {
+		if ev.ID == "parent" {
+			t.Errorf("lifecycle event for the top-level parent: %+v", ev)
+		}
 	}
 }
 

@@ -82,6 +82,9 @@ type Continuations struct {
 	// drainBegan, when set (tests only, export_test.go), is called by
 	// Drain once admission is closed.
 	drainBegan func()
+	// cancelled, when set (tests only, export_test.go), is called by
+	// cancel each time the runtime cancels an activation's agent.
+	cancelled func(id string, cause session.AbortReason, keepInbox bool)
 }
 
 type childLock struct {
@@ -320,14 +323,25 @@ func (c *Continuations) submit(ctx context.Context, act *activation, parent *age
 
 // lookupFor is lookup plus whether caller was in the activation's
 // materialization-time ancestry (interrupt authority), read under the
-// same lock.
+// same lock. An activation a scoped drain has cancelled counts as
+// disposing: its disposal is open, only not yet reached by the drain
+// (subagent-contract.md §2.5 step 4, C103).
 func (c *Continuations) lookupFor(id string, caller *agent.Agent) (act *activation, disposing, inAncestry bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	act = c.acts[id]
 	if act != nil {
-		disposing = act.disposing
+		disposing = act.disposing || act.drained
 		inAncestry = act.ancestry[caller]
 	}
 	return act, disposing, inAncestry
+}
+
+// cancel ends the open turn of act's agent with cause (Agent.Cancel). Every
+// cancellation the runtime issues to an activation goes through it.
+func (c *Continuations) cancel(act *activation, cause session.AbortReason, keepInbox bool) {
+	if c.cancelled != nil {
+		c.cancelled(act.id, cause, keepInbox)
+	}
+	act.agent.Cancel(cause, keepInbox)
 }

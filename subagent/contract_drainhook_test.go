@@ -362,3 +362,117 @@ func TestInjectedNoticeDiesWithItsDisposedParent(t *testing.T) {
 		t.Errorf("user texts = %s", got)
 	}
 }
+
+// cancelCall is one cancellation the runtime issued to an activation.
+type cancelCall struct {
+	id        string
+	cause     string
+	keepInbox bool
+}
+
+// cancels records every cancellation rt issues to an activation
+// (subagent.SetCancelHook) and signals each on seen.
+type cancels struct {
+	mu    sync.Mutex
+	calls []cancelCall
+	seen  chan cancelCall
+}
+
+func recordCancels(rt *subagent.Runtime) *cancels {
+	c := &cancels{seen: make(chan cancelCall, 64)}
+	subagent.SetCancelHook(rt, func(id string, cause session.AbortReason, keepInbox bool) {
+		call := cancelCall{id, cause.Kind, keepInbox}
+		c.mu.Lock()
+		c.calls = append(c.calls, call)
+		c.mu.Unlock()
+		c.seen <- call
+	})
+	return c
+}
+
+func (c *cancels) of(id string) []cancelCall {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []cancelCall
+	for _, call := range c.calls {
+		if call.id == id {
+			out = append(out, call)
+		}
+	}
+	return out
+}
+
+// C103: once a scoped drain has cancelled a descendant, an interrupt of it
+// (by the user or by an ancestor) is an accepted no-op: the disposal is
+// open, so no second cancel reaches the agent. The drain is held between
+// its synchronous cancel and its disposals by an unrelated cold resume
+// in flight (a drain waits for in-flight materializations), which the
+// test holds at Durable.Load.
+func TestInterruptAfterAScopedDrainBeganIsNoSecondCancel(t *testing.T) {
+	ctx := testCtx(t)
+	g := newGate()
+	defer g.open()
+	sc := newScript().add("child", g.reply("never")).text("other", "first", "second")
+	st, _, f, _ := faultStack(t, sc.model(), nil)
+	lc := record(st.Runtime)
+	cs := recordCancels(st.Runtime)
+	parent := st.NewParent(t, "parent")
+	other := st.NewParent(t, "other-parent")
+	if _, _, err := st.Runtime.StartContinuable(ctx, spec(other, "s103", "other")); err != nil {
+		t.Fatal(err)
+	}
+	lc.waitEnds(t, ctx, "s103", 1)
+	if _, _, err := st.Runtime.StartContinuable(ctx, spec(parent, "c103", "child")); err != nil {
+		t.Fatal(err)
+	}
+	g.waitEntered(t, ctx)
+
+	h := newHold()
+	defer h.open()
+	f.setLoad(func(_ context.Context, id string) error {
+		if id == "s103" {
+			return h.hook()
+		}
+		return nil
+	})
+	resumed := make(chan error, 1)
+	go func() {
+		_, err := st.Runtime.Followup(ctx, other, "s103", text("again"))
+		resumed <- err
+	}()
+	h.waitEntered(t, ctx)
+	drained := make(chan error, 1)
+	go func() { drained <- st.Runtime.DrainDescendants(ctx, parent) }()
+	select {
+	case call := <-cs.seen:
+		if call != (cancelCall{"c103", "parent", false}) {
+			t.Fatalf("first cancel = %+v, want the drain's", call)
+		}
+	case <-ctx.Done():
+		t.Fatal("the drain never cancelled the child")
+	}
+	for _, auth := range []subagent.Authority{subagent.UserAuthority("parent"), subagent.AncestorAuthority(parent)} {
+		if err := st.Runtime.Interrupt("c103", auth); err != nil {
+			t.Errorf("interrupt (%s) after the drain began: %v", auth.Kind, err)
+		}
+	}
+	if got := cs.of("c103"); len(got) != 1 {
+		t.Errorf("cancels of c103 before the disposal = %+v, want only the drain's", got)
+	}
+	h.open()
+	if err := <-drained; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-resumed; err != nil {
+		t.Fatal(err)
+	}
+	if ends := lc.waitEnds(t, ctx, "c103", 1); ends[0].StopReason != "aborted" {
+		t.Errorf("end = %+v", ends[0])
+	}
+	for _, call := range cs.of("c103") {
+		if call.keepInbox || call.cause != "parent" {
+			t.Errorf("cancel %+v is an interrupt's, not the drain's", call)
+		}
+	}
+	lc.waitEnds(t, ctx, "s103", 2)
+}

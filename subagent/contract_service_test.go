@@ -206,12 +206,17 @@ func TestResumedEpochRefusedAtPreStepHasNoOutput(t *testing.T) {
 }
 
 // C68: a second turn failing at pre-step after the first answered ends
-// the epoch "error"; the notice says so and quotes the first answer.
+// the epoch "error"; the notice says so and quotes the first answer. The
+// second task never reaches the model. Go difference: the turn's claimed
+// message is logged as the step's first act, before the pre-step chain
+// runs (agent.deliver precedes the hooks), so "second task" is in the log
+// once; the reference leaves it unlogged.
 func TestSecondTurnFailingAtPreStepIsNoticedWithTheEarlierAnswer(t *testing.T) {
 	ctx := testCtx(t)
 	g := newGate()
 	fail := turnHook("c68", 2, func() (agent.Decision, error) { return agent.Enter, errors.New("ENOSPC: no space left on device") })
-	st, _, _, _ := faultStack(t, newScript().add("c68", g.reply("the answer")).text("main", "noted").model(), func(c *subagenttest.Config) {
+	m := newScript().add("c68", g.reply("the answer")).text("main", "noted").model()
+	st, ps, _, _ := faultStack(t, m, func(c *subagenttest.Config) {
 		c.ChildPreStep = []agent.PreStepHook{fail}
 	})
 	lc := record(st.Runtime)
@@ -232,5 +237,15 @@ func TestSecondTurnFailingAtPreStepIsNoticedWithTheEarlierAnswer(t *testing.T) {
 	want := "Background subagent c68 failed before it finished.\nIts closing message:\nthe answer"
 	if got := userTexts(parent.Session().MustEvents(), "subagent-settled"); len(got) != 1 || got[0] != want {
 		t.Errorf("notices = %q, want %q", got, want)
+	}
+	if n := len(m.Requests("c68")); n != 1 {
+		t.Errorf("child model requests = %d, want 1: the second task reached the model", n)
+	}
+	_, evs := persistedEvents(t, ctx, durable{ps}, "c68")
+	if got := strings.Join(userTexts(evs, ""), "|"); got != "task: c68|second task" {
+		t.Errorf("user texts = %s", got)
+	}
+	if got := strings.Join(turnEnds(evs), ","); got != "completed,error" {
+		t.Errorf("turn ends = %s", got)
 	}
 }

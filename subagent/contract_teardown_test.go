@@ -8,10 +8,12 @@ package subagent_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/subagent"
 	"github.com/acp-agent/acp-agent/subagent/subagenttest"
@@ -514,4 +516,103 @@ func TestColdResumeMaterializationSubagentErrorPropagates(t *testing.T) {
 		t.Errorf("err = %v, want the factory's own error", err)
 	}
 	gone(t, st, "c24")
+}
+
+// C57: every drain cancels the child's running turn before its final
+// flush: when the flush is asked for, the turn has ended "aborted" (cause
+// parent) in the log the flush writes.
+func TestDrainCancelsTheRunningTurnBeforeTheFinalFlush(t *testing.T) {
+	tests := []struct {
+		name  string
+		drain func(ctx context.Context, st *subagenttest.Stack, parent *agent.Agent) error
+	}{
+		{"manager drain", func(ctx context.Context, st *subagenttest.Stack, _ *agent.Agent) error { return st.Runtime.Drain(ctx) }},
+		{"scoped drain", func(ctx context.Context, st *subagenttest.Stack, p *agent.Agent) error {
+			return st.Runtime.DrainDescendants(ctx, p)
+		}},
+		{"selected child", func(ctx context.Context, st *subagenttest.Stack, p *agent.Agent) error {
+			return st.Runtime.DrainChildren(ctx, p, "c57")
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := testCtx(t)
+			g := newGate()
+			defer g.open()
+			st, _, f, _ := faultStack(t, newScript().add("child", g.reply("never")).model(), nil)
+			lc := record(st.Runtime)
+			parent := st.NewParent(t, "parent")
+			if _, _, err := st.Runtime.StartContinuable(ctx, spec(parent, "c57", "child")); err != nil {
+				t.Fatal(err)
+			}
+			g.waitEntered(t, ctx)
+			child := st.Live("c57")
+			var atFlush []string
+			f.setFlush("c57", func() error {
+				for _, ev := range child.Session().Events() {
+					if ev.Type == session.TypeTurnEnd {
+						d, _ := session.DecodeData[session.TurnEndData](ev)
+						cause := ""
+						if d.Reason.Reason != nil {
+							cause = d.Reason.Reason.Kind
+						}
+						atFlush = append(atFlush, d.Reason.Kind+":"+cause)
+					}
+				}
+				return nil
+			})
+			if err := tt.drain(ctx, st, parent); err != nil {
+				t.Fatal(err)
+			}
+			lc.waitEnds(t, ctx, "c57", 1)
+			if strings.Join(atFlush, ",") != "aborted:parent" {
+				t.Errorf("turn ends at the final flush = %v, want [aborted:parent]", atFlush)
+			}
+		})
+	}
+}
+
+// C52: a continuable child whose final step is cut off by the token limit
+// ends "max-tokens" and its end edge carries the last non-empty assistant
+// message, tool call included (§2.9), whether the cut-off step is the one
+// with the text and the call or a usage-only step after it.
+func TestContinuableMaxTokensEndEdgeKeepsTheLastNonEmptyMessage(t *testing.T) {
+	step1 := []session.Chunk{
+		{Type: session.ChunkText, Text: "partial one"},
+		{Type: session.ChunkToolCall, Index: 0, ID: "t1", Name: "send_message", Arguments: `{}`},
+	}
+	tests := []struct {
+		name   string
+		finish string
+		then   []session.Chunk
+	}{
+		{"tool-only final step", model.FinishLength, nil},
+		{"usage-only step after a text step", model.FinishToolCalls, []session.Chunk{{Type: session.ChunkFinish, Finish: model.FinishLength}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := testCtx(t)
+			sc := newScript().add("long", func(context.Context) ([]session.Chunk, error) {
+				return append(slices.Clone(step1), session.Chunk{Type: session.ChunkFinish, Finish: tt.finish}), nil
+			}).add("long", func(context.Context) ([]session.Chunk, error) { return tt.then, nil })
+			st, _, _, _ := faultStack(t, sc.model(), nil)
+			lc := record(st.Runtime)
+			parent := st.NewParent(t, "parent")
+			if _, _, err := st.Runtime.StartContinuable(ctx, spec(parent, "c52", "long")); err != nil {
+				t.Fatal(err)
+			}
+			ends := lc.waitEnds(t, ctx, "c52", 1)
+			var got []string
+			for _, b := range ends[0].LastAssistantMessage {
+				if b.Type == "text" {
+					got = append(got, "text:"+b.Text)
+				} else {
+					got = append(got, b.Type+":"+b.ID)
+				}
+			}
+			if ends[0].StopReason != "max-tokens" || strings.Join(got, ",") != "text:partial one,tool-call:t1" {
+				t.Errorf("end = %s %v, want max-tokens [text:partial one tool-call:t1]", ends[0].StopReason, got)
+			}
+		})
+	}
 }

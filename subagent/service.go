@@ -374,9 +374,9 @@ func (s *Service) Interrupt(targetID string, auth Authority) error {
 		return Errorf(CodeUnauthorized, "subagent %q belongs to another parent session", targetID)
 	}
 	if disposing {
-		return nil
+		return nil // a drain or disposal already cancelled it (C103)
 	}
-	act.agent.Cancel(cause, true)
+	s.cont.cancel(act, cause, true)
 	return nil
 }
 

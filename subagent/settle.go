@@ -65,7 +65,7 @@ func (c *Continuations) dispose(act *activation, cancel bool) error {
 	ctx := context.Background()
 	a := act.agent
 	if cancel {
-		a.Cancel(session.AbortReason{Kind: "parent"}, false)
+		c.cancel(act, session.AbortReason{Kind: "parent"}, false)
 	}
 	var errs []error
 	c.mu.Lock()
@@ -217,7 +217,7 @@ func (c *Continuations) DrainDescendants(ctx context.Context, roots ...*agent.Ag
 	c.mu.Unlock()
 	slices.SortFunc(targets, func(x, y *activation) int { return x.depth - y.depth })
 	for _, act := range targets {
-		act.agent.Cancel(session.AbortReason{Kind: "parent"}, false)
+		c.cancel(act, session.AbortReason{Kind: "parent"}, false)
 	}
 	return c.drainWhere(ctx, below, "scoped activation(s)")
 }

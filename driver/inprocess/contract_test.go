@@ -5,6 +5,7 @@ package inprocess_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -183,10 +184,19 @@ func TestOneShotNegativeMaxDepthIsRefused(t *testing.T) {
 }
 
 // #128, #141: a routeless parent's child gets the request's route, or no
-// route at all, and the parent's cwd.
+// route at all, and the parent's cwd. The reference's routeless child ends
+// "error" because its fixture has no model for it; here the fake model
+// refuses a request without a route the same way, so a child that sent
+// its requests with a route (inherited from anywhere) would complete.
 func TestOneShotRouteOfARoutelessParent(t *testing.T) {
 	ctx := testCtx(t)
-	st := subagenttest.New(t, subagenttest.Config{Model: replies(nil)})
+	m := &subagenttest.FuncModel{Fn: func(_ context.Context, req model.Request) ([]session.Chunk, error) {
+		if req.Route == (model.Route{}) {
+			return nil, errors.New("no model is configured for an empty route")
+		}
+		return subagenttest.Text("routed answer"), nil
+	}}
+	st := subagenttest.New(t, subagenttest.Config{Model: m})
 	sess, err := st.Sessions.Create(session.Header{ID: "routeless", Cwd: "/workspace"}, session.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -199,16 +209,28 @@ func TestOneShotRouteOfARoutelessParent(t *testing.T) {
 		name  string
 		route *model.Route
 		want  model.Route
-	}{{"request route", &model.Route{Provider: "mock", Model: "mock"}, model.Route{Provider: "mock", Model: "mock"}}, {"none", nil, model.Route{}}} {
-		run := start(t, ctx, st, "spawn", subagent.OneShotRequest{Label: "x", Prompt: text("x"), Parent: parent, Route: tt.route})
+		stop  string
+	}{
+		{"request route", &model.Route{Provider: "mock", Model: "mock"}, model.Route{Provider: "mock", Model: "mock"}, "completed"},
+		{"none", nil, model.Route{}, "error"},
+	} {
+		label := "x " + tt.name
+		run := start(t, ctx, st, "spawn", subagent.OneShotRequest{Label: label, Prompt: text("x"), Parent: parent, Route: tt.route})
 		if got := run.LocalAgent.Options().Route; got != tt.want {
 			t.Errorf("%s: route = %+v, want %+v", tt.name, got, tt.want)
 		}
 		if h := run.LocalAgent.Session().Header(); h.Cwd != "/workspace" || h.DelegationDepth != 1 {
 			t.Errorf("%s: header = %+v", tt.name, h)
 		}
-		if _, err := run.Result(ctx); err != nil {
+		res, err := run.Result(ctx)
+		if err != nil {
 			t.Fatal(err)
+		}
+		if res.StopReason != tt.stop {
+			t.Errorf("%s: stop = %s, want %s", tt.name, res.StopReason, tt.stop)
+		}
+		if reqs := m.Requests(label); len(reqs) != 1 || reqs[0].Route != tt.want {
+			t.Errorf("%s: %d model requests, want 1 with route %+v", tt.name, len(reqs), tt.want)
 		}
 		if err := run.Dispose(ctx); err != nil {
 			t.Fatal(err)
