@@ -85,7 +85,7 @@ func TestShutdownDrainsContinuableChildren(t *testing.T) {
 		t.Error("the child is still resident after shutdown")
 	}
 	var notice string
-	for _, ev := range s.Events() {
+	for _, ev := range s.MustEvents() {
 		if ev.Type == session.TypeInboxSpliced {
 			d, _ := session.DecodeData[session.InboxSplicedData](ev)
 			if len(d.Inserted) == 1 && d.Inserted[0].Source.Kind == "subagent-settled" {

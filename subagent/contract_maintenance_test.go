@@ -70,7 +70,7 @@ func TestAcceptedFollowupCancelledDuringMaintenanceIsNoticedAsStopped(t *testing
 	}
 	waitIdle(t, ctx, parent)
 	want := "Background subagent c72 was stopped before it finished.\nIts closing message:\nthe answer"
-	if got := userTexts(parent.Session().Events(), "subagent-settled"); len(got) != 1 || got[0] != want {
+	if got := userTexts(parent.Session().MustEvents(), "subagent-settled"); len(got) != 1 || got[0] != want {
 		t.Errorf("notices = %q, want %q", got, want)
 	}
 	_, evs := persistedEvents(t, ctx, durable{ps}, "c72")
@@ -147,7 +147,7 @@ func TestMaintainingMiddleParentKeepsBothNoticesInOrder(t *testing.T) {
 		t.Fatal("the maintaining middle parent did not stay resident")
 	}
 	var kept []string
-	for _, ev := range mid.Session().Events() {
+	for _, ev := range mid.Session().MustEvents() {
 		if ev.Type == session.TypeInboxSpliced {
 			d, _ := session.DecodeData[session.InboxSplicedData](ev)
 			for _, msg := range d.Inserted {

@@ -549,7 +549,7 @@ func TestDrainCancelsTheRunningTurnBeforeTheFinalFlush(t *testing.T) {
 			child := st.Live("c57")
 			var atFlush []string
 			f.setFlush("c57", func() error {
-				for _, ev := range child.Session().Events() {
+				for _, ev := range child.Session().MustEvents() {
 					if ev.Type == session.TypeTurnEnd {
 						d, _ := session.DecodeData[session.TurnEndData](ev)
 						cause := ""
