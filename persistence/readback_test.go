@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/acp-agent/acp-agent/agent/session"
@@ -123,5 +124,37 @@ func TestReadBackOfADamagedFileIsCorruption(t *testing.T) {
 	}
 	if got, err := ps.ReadEvents("dmg", 1, 2); err != nil || len(got) != 1 || got[0].Seq != 1 {
 		t.Fatalf("ReadEvents(1, 2) = %v, %v: the lines after the damage are intact", got, err)
+	}
+}
+
+// TestReadBackLongLines: lines longer than the read and scan buffers
+// (a 1 MiB tool result) are read back whole, and the index counts them as
+// one line each.
+func TestReadBackLongLines(t *testing.T) {
+	ctx := context.Background()
+	ps := openStore(t, t.TempDir())
+	st := liveStore(t, ps)
+	s, err := st.Create(session.Header{ID: "long", Cwd: "/work"}, session.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := strings.Repeat("0123456789abcdef", 1<<16) // 1 MiB
+	for i := range 150 {
+		text := "short"
+		if i%50 == 7 {
+			text = big
+		}
+		mustAppend(t, s, session.TypeSessionTitle, session.TitleData{Title: text, Source: session.Source{Kind: "fallback"}})
+	}
+	if err := ps.Flush(ctx, "long"); err != nil {
+		t.Fatal(err)
+	}
+	want := s.MustEvents()
+	for _, r := range [][2]int64{{0, 150}, {7, 8}, {57, 58}, {64, 150}, {128, 150}, {107, 108}} {
+		got, err := ps.ReadEvents("long", r[0], r[1])
+		if err != nil {
+			t.Fatalf("ReadEvents(%d, %d): %v", r[0], r[1], err)
+		}
+		sameEvents(t, got, want[r[0]:r[1]])
 	}
 }
