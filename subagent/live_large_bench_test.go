@@ -14,9 +14,7 @@ import (
 	"time"
 
 	"github.com/acp-agent/acp-agent/agent/model"
-	"github.com/acp-agent/acp-agent/agent/projection"
 	"github.com/acp-agent/acp-agent/agent/session"
-	"github.com/acp-agent/acp-agent/persistence/projcache"
 	"github.com/acp-agent/acp-agent/subagent"
 )
 
@@ -73,26 +71,7 @@ func benchLiveLargeChildren(b *testing.B, compacted bool) {
 	dir := b.TempDir()
 	st, ps := durableStack(b, dir, m)
 	defer close(release)
-	reg := projection.New()
-	if _, err := subagent.RegisterProjections(reg); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := reg.Register(projection.Title()); err != nil {
-		b.Fatal(err)
-	}
-	detach := reg.Attach(st.Sessions)
-	defer detach()
-	cache, err := projcache.Open(dir, reg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	index := &indexReader{}
-	index.x = cache.Index(ps.Dir(), func(ctx context.Context, id string) (session.Header, error) {
-		index.headerReads.Add(1)
-		e, err := ps.Entry(ctx, id)
-		return e.Header, err
-	})
-	cat := &subagent.Catalog{Sessions: st.Sessions, Projections: reg, Persisted: durable{ps}, Cache: cache, Index: index}
+	cat, _ := appCatalog(b, dir, st, ps)
 	ctx := context.Background()
 	parent := st.NewParent(b, "parent")
 	ids := make([]string, 0, children)

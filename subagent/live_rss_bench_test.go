@@ -13,8 +13,10 @@ import (
 	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/projection"
 	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/persistence"
 	"github.com/acp-agent/acp-agent/persistence/projcache"
 	"github.com/acp-agent/acp-agent/subagent"
+	"github.com/acp-agent/acp-agent/subagent/subagenttest"
 )
 
 // BenchmarkLiveChildrenRSS starts 1,000 continuable children through the
@@ -45,26 +47,7 @@ func BenchmarkLiveChildrenRSS(b *testing.B) {
 	dir := b.TempDir()
 	st, ps := durableStack(b, dir, m)
 	defer close(release)
-	reg := projection.New()
-	if _, err := subagent.RegisterProjections(reg); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := reg.Register(projection.Title()); err != nil {
-		b.Fatal(err)
-	}
-	detach := reg.Attach(st.Sessions)
-	defer detach()
-	cache, err := projcache.Open(dir, reg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	index := &indexReader{}
-	index.x = cache.Index(ps.Dir(), func(ctx context.Context, id string) (session.Header, error) {
-		index.headerReads.Add(1)
-		e, err := ps.Entry(ctx, id)
-		return e.Header, err
-	})
-	cat := &subagent.Catalog{Sessions: st.Sessions, Projections: reg, Persisted: durable{ps}, Cache: cache, Index: index}
+	cat, index := appCatalog(b, dir, st, ps)
 	ctx := context.Background()
 	parent := st.NewParent(b, "parent")
 	for range children {
@@ -111,4 +94,29 @@ func residentMB(b *testing.B) float64 {
 		}
 	}
 	return 0
+}
+
+// appCatalog wires a catalog over st and ps as the app does: the
+// projection registry (subagent units and the title) attached to the live
+// store, the projection cache and its index, whose header reads it counts.
+func appCatalog(b *testing.B, dir string, st *subagenttest.Stack, ps *persistence.Store) (*subagent.Catalog, *indexReader) {
+	reg := projection.New()
+	if _, err := subagent.RegisterProjections(reg); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := reg.Register(projection.Title()); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(reg.Attach(st.Sessions))
+	cache, err := projcache.Open(dir, reg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	index := &indexReader{}
+	index.x = cache.Index(ps.Dir(), func(ctx context.Context, id string) (session.Header, error) {
+		index.headerReads.Add(1)
+		e, err := ps.Entry(ctx, id)
+		return e.Header, err
+	})
+	return &subagent.Catalog{Sessions: st.Sessions, Projections: reg, Persisted: durable{ps}, Cache: cache, Index: index}, index
 }
