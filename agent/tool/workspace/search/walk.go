@@ -105,7 +105,29 @@ func resolveRoot(ctx context.Context, r workspace.Resolver, inv tool.Invocation,
 // ctx ends. Directories are read in parallel ahead of fn (see walker);
 // fn runs on the caller's goroutine.
 func walk(ctx context.Context, dir string, ig *ignores, fn func(path string, d fs.DirEntry) error) (limited bool, err error) {
-	return newWalker(ig).run(ctx, dir, fn)
+	return walkUpTo(ctx, dir, ig, MaxVisited, fn)
+}
+
+// walkUpTo is walk cut after max entries instead of MaxVisited (the root
+// counts as one).
+func walkUpTo(ctx context.Context, dir string, ig *ignores, max int, fn func(path string, d fs.DirEntry) error) (limited bool, err error) {
+	w := newWalker(ig)
+	w.max = max
+	return w.run(ctx, dir, fn)
+}
+
+// visitLimit is the entries a search walks: max, or MaxVisited when max
+// is 0 (the tools' zero value; tests set a small one).
+func visitLimit(max int) int {
+	if max <= 0 {
+		return MaxVisited
+	}
+	return max
+}
+
+// stoppedNote is the note of a search cut after max entries.
+func stoppedNote(max int) string {
+	return fmt.Sprintf("\n[The search stopped after %d entries; search a narrower path.]", max)
 }
 
 var errStop = errors.New("stop walking")
