@@ -1,0 +1,113 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/internal/testhooks"
+	"github.com/acp-agent/acp-agent/subagent"
+)
+
+// writeChildren writes the settled session "parent" and n settled
+// continuable children of it, logs of about 1 KiB with their cache rows,
+// dated an hour back.
+func writeChildren(t testing.TB, dir string, n int) {
+	w := newSettledWriter(t, dir)
+	turn := func(seq int64, text string) []session.Event {
+		return []session.Event{
+			{Type: session.TypeTurnStart, Seq: seq, Time: 1, Data: session.MustData(session.TurnData{Turn: 1})},
+			{Type: session.TypeUserMessage, Seq: seq + 1, Time: 1, SurfaceOp: session.AppendOp, Data: session.MustData(session.Message{ID: "u", Role: session.RoleUser, Content: []session.Block{session.Text(text)}, Source: session.Source{Kind: session.SourceUser}})},
+			{Type: session.TypeTurnEnd, Seq: seq + 2, Time: 2, Data: session.MustData(session.TurnEndData{Turn: 1, Reason: session.TurnEndReason{Kind: session.TurnEndCompleted}})},
+		}
+	}
+	w.write(session.Header{ID: "parent", CreatedAt: 1, Cwd: "/work/project"}, turn(0, "delegate the work"))
+	desc, err := subagent.Descriptor{Mode: subagent.ModeContinuable, Provider: "spawn", Label: "bench child"}.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		h := session.Header{ID: fmt.Sprintf("child-%05d", i), CreatedAt: int64(100 + i), Cwd: "/work/project", ParentSession: "parent", Origin: session.OriginSubagent, DelegationDepth: 1}
+		events := append([]session.Event{{Type: session.TypeDescriptor, Seq: 0, Time: 1, Data: desc}}, turn(1, strings.Repeat("please do the thing ", 35))...)
+		w.write(h, events)
+	}
+}
+
+// BenchmarkAgentsCommand lists the direct children of one parent with n
+// settled children (1 KiB logs, valid catalog index), reporting the cost
+// per child:
+//
+//	N/command    `acp-agent agents parent`, as a person runs it
+//	N/inprocess  the running app's catalog (the same index, already open)
+//
+//	go test ./app -run '^$' -bench 'AgentsCommand/(1000|10000)/' -benchtime 3x -benchmem
+func BenchmarkAgentsCommand(b *testing.B) {
+	for _, n := range []int{1_000, 10_000, 50_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) { benchAgents(b, n) })
+	}
+}
+
+func benchAgents(b *testing.B, n int) {
+	dir := b.TempDir()
+	writeChildren(b, dir, n)
+	b.Run("command", func(b *testing.B) {
+		run := func(b *testing.B) {
+			var errOut bytes.Buffer
+			out := &countingWriter{}
+			if code := Main(context.Background(), []string{"--data-dir", dir, "agents", "parent"}, strings.NewReader(""), out, &errOut, noEnv); code != ExitOK {
+				b.Fatalf("exit %d: %s", code, errOut.String())
+			}
+			if out.lines != n+1 {
+				b.Fatalf("%d lines", out.lines)
+			}
+		}
+		run(b) // builds the index
+		perChild(b, n, run)
+	})
+	b.Run("inprocess", func(b *testing.B) {
+		a, err := New(Config{DataDir: dir, Testing: &testhooks.Hooks{NoSync: true}, Sources: &session.DeterministicSources{}, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer a.Close()
+		list := func(b *testing.B) {
+			rows, err := a.Catalog.ListChildren(b.Context(), "parent")
+			if err != nil || len(rows) != n || rows[0].Kind != subagent.KindChild {
+				b.Fatalf("%d rows, %v", len(rows), err)
+			}
+		}
+		list(b)
+		perChild(b, n, list)
+	})
+}
+
+// perChild runs op in the benchmark loop and reports its wall and CPU
+// time per child (CPU time: all goroutines, kernel included; on a shared
+// machine it swings less with the load than wall time).
+func perChild(b *testing.B, n int, op func(*testing.B)) {
+	b.ReportAllocs()
+	cpu := processCPU()
+	b.ResetTimer()
+	for b.Loop() {
+		op(b)
+	}
+	b.StopTimer()
+	per := float64(b.N) * float64(n)
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/per, "ns/child")
+	b.ReportMetric(float64(processCPU()-cpu)/per, "cpu-ns/child")
+}
+
+// processCPU returns the user and system CPU time of the process so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
