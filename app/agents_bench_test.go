@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acp-agent/acp-agent/agent/delegation"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/internal/testhooks"
 	"github.com/acp-agent/acp-agent/subagent"
@@ -17,23 +18,46 @@ import (
 
 // writeChildren writes the settled session "parent" and n settled
 // continuable children of it, logs of about 1 KiB with their cache rows,
-// dated an hour back.
+// dated an hour back. The parent's log delegates to every child (an
+// assistant tool call, the call and its result naming the child), as the
+// runtime writes it.
 func writeChildren(t testing.TB, dir string, n int) {
 	w := newSettledWriter(t, dir)
-	turn := func(seq int64, text string) []session.Event {
-		return []session.Event{
+	turn := func(seq int64, text string, middle ...session.Event) []session.Event {
+		events := []session.Event{
 			{Type: session.TypeTurnStart, Seq: seq, Time: 1, Data: session.MustData(session.TurnData{Turn: 1})},
 			{Type: session.TypeUserMessage, Seq: seq + 1, Time: 1, SurfaceOp: session.AppendOp, Data: session.MustData(session.Message{ID: "u", Role: session.RoleUser, Content: []session.Block{session.Text(text)}, Source: session.Source{Kind: session.SourceUser}})},
-			{Type: session.TypeTurnEnd, Seq: seq + 2, Time: 2, Data: session.MustData(session.TurnEndData{Turn: 1, Reason: session.TurnEndReason{Kind: session.TurnEndCompleted}})},
 		}
+		for _, ev := range middle {
+			ev.Seq = seq + int64(len(events))
+			events = append(events, ev)
+		}
+		return append(events, session.Event{Type: session.TypeTurnEnd, Seq: seq + int64(len(events)), Time: 2, Data: session.MustData(session.TurnEndData{Turn: 1, Reason: session.TurnEndReason{Kind: session.TurnEndCompleted}})})
 	}
-	w.write(session.Header{ID: "parent", CreatedAt: 1, Cwd: "/work/project"}, turn(0, "delegate the work"))
+	ids := make([]string, n)
+	var delegations []session.Event
+	for i := range n {
+		ids[i] = fmt.Sprintf("child-%05d", i)
+		call := fmt.Sprintf("call_%d", i)
+		args := fmt.Sprintf(`{"description":"part %d","prompt":"do part %d of the work"}`, i, i)
+		delegations = append(delegations,
+			session.Event{Type: session.TypeAssistantMessage, Time: 1, SurfaceOp: session.AppendOp, Data: session.MustData(session.AssistantMessageData{Turn: 1, Step: i + 1, Message: session.Message{
+				ID: "a" + call, Role: session.RoleAssistant, Content: []session.Block{{Type: session.BlockToolCall, ID: call, Name: delegation.ToolSubagent, Arguments: args}},
+				Source: session.Source{Kind: session.SourceModel, Provider: "scripted", Model: "scripted"}}, Finish: "tool-calls"})},
+			session.Event{Type: session.TypeToolCall, Time: 1, Data: session.MustData(session.ToolCallData{Turn: 1, Step: i + 1, CallID: call, Name: delegation.ToolSubagent, Arguments: args})},
+			session.Event{Type: session.TypeToolResult, Time: 1, SurfaceOp: session.AppendOp, Data: session.MustData(session.ToolResultData{Turn: 1, Step: i + 1, Message: session.Message{
+				ID: "r" + call, Role: session.RoleUser, Content: []session.Block{{Type: session.BlockToolResult, ToolCallID: call, Content: []session.Block{session.Text("started subagent " + ids[i])}}},
+				Source: session.Source{Kind: session.SourceTool, CallID: call}}, Raw: delegation.ContinuableResult(ids[i]),
+				Display: &session.ToolDisplay{Meta: delegation.ChildLink(ids[i], delegation.ModeContinuable, 1)}})},
+		)
+	}
+	w.write(session.Header{ID: "parent", CreatedAt: 1, Cwd: "/work/project"}, turn(0, "delegate the work", delegations...))
 	desc, err := subagent.Descriptor{Mode: subagent.ModeContinuable, Provider: "spawn", Label: "bench child"}.Snapshot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range n {
-		h := session.Header{ID: fmt.Sprintf("child-%05d", i), CreatedAt: int64(100 + i), Cwd: "/work/project", ParentSession: "parent", Origin: session.OriginSubagent, DelegationDepth: 1}
+	for i, id := range ids {
+		h := session.Header{ID: id, CreatedAt: int64(100 + i), Cwd: "/work/project", ParentSession: "parent", Origin: session.OriginSubagent, DelegationDepth: 1}
 		events := append([]session.Event{{Type: session.TypeDescriptor, Seq: 0, Time: 1, Data: desc}}, turn(1, strings.Repeat("please do the thing ", 35))...)
 		w.write(h, events)
 	}
