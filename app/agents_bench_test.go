@@ -64,11 +64,12 @@ func writeChildren(t testing.TB, dir string, n int) {
 }
 
 // BenchmarkAgentsCommand lists the direct children of one parent with n
-// settled children (1 KiB logs, valid catalog index), reporting the cost
-// per child:
+// settled children (1 KiB logs, valid catalog index; the parent's log
+// names every child), reporting the cost per child:
 //
 //	N/command    `acp-agent agents parent`, as a person runs it
-//	N/inprocess  the running app's catalog (the same index, already open)
+//	N/inprocess  the running app's catalog (the same index, already open;
+//	             the parent is stored, not live, so its log is read too)
 //
 //	go test ./app -run '^$' -bench 'AgentsCommand/(1000|10000)/' -benchtime 3x -benchmem
 func BenchmarkAgentsCommand(b *testing.B) {
