@@ -93,7 +93,7 @@ func benchAgents(b *testing.B, n int) {
 			}
 		}
 		run(b) // builds the index
-		perChild(b, n, run)
+		perItem(b, n, "child", run)
 	})
 	b.Run("inprocess", func(b *testing.B) {
 		a, err := New(Config{DataDir: dir, Testing: &testhooks.Hooks{NoSync: true}, Sources: &session.DeterministicSources{}, Logger: slog.New(slog.DiscardHandler)})
@@ -108,14 +108,15 @@ func benchAgents(b *testing.B, n int) {
 			}
 		}
 		list(b)
-		perChild(b, n, list)
+		perItem(b, n, "child", list)
 	})
 }
 
-// perChild runs op in the benchmark loop and reports its wall and CPU
-// time per child (CPU time: all goroutines, kernel included; on a shared
-// machine it swings less with the load than wall time).
-func perChild(b *testing.B, n int, op func(*testing.B)) {
+// perItem runs op over n items in the benchmark loop and reports its
+// wall and CPU time per item, as ns/<item> and cpu-ns/<item> (CPU time:
+// all goroutines, kernel included; on a shared machine it swings less
+// with the load than wall time).
+func perItem(b *testing.B, n int, item string, op func(*testing.B)) {
 	b.ReportAllocs()
 	cpu := processCPU()
 	b.ResetTimer()
@@ -124,8 +125,8 @@ func perChild(b *testing.B, n int, op func(*testing.B)) {
 	}
 	b.StopTimer()
 	per := float64(b.N) * float64(n)
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/per, "ns/child")
-	b.ReportMetric(float64(processCPU()-cpu)/per, "cpu-ns/child")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/per, "ns/"+item)
+	b.ReportMetric(float64(processCPU()-cpu)/per, "cpu-ns/"+item)
 }
 
 // processCPU returns the user and system CPU time of the process so far.

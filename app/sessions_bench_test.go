@@ -177,7 +177,7 @@ func TestSessionsCommandIgnoresIndexState(t *testing.T) {
 
 // BenchmarkSessionsScaling runs `acp-agent sessions` (valid index) over
 // 1,000, 10,000 and 50,000 stored sessions and reports the cost per
-// session, which should stay flat:
+// session (wall and CPU), which should stay flat:
 //
 //	go test ./app -run '^$' -bench SessionsScaling -benchtime 3x -benchmem
 func BenchmarkSessionsScaling(b *testing.B) {
@@ -196,12 +196,7 @@ func BenchmarkSessionsScaling(b *testing.B) {
 				}
 			}
 			run(b) // builds the index
-			b.ReportAllocs()
-			b.ResetTimer()
-			for b.Loop() {
-				run(b)
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/session")
+			perItem(b, n, "session", run)
 		})
 	}
 }
