@@ -71,8 +71,8 @@ func (t *Glob) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, e
 	}
 	var out GlobOutput
 	ig := ignoresFor(rt, args.IncludeIgnored)
-	max := visitLimit(t.maxVisited)
-	limited, err := walkUpTo(ctx, rt.walkDir, ig, max, func(path string, d fs.DirEntry) error {
+	maxVisited := visitLimit(t.maxVisited)
+	limited, err := walkUpTo(ctx, rt.walkDir, ig, maxVisited, func(path string, d fs.DirEntry) error {
 		if !m.match(relTo(rt.walkDir, path)) {
 			return nil
 		}
@@ -102,7 +102,7 @@ func (t *Glob) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, e
 		fmt.Fprintf(&b, "\n[%d of %d matching files shown; narrow the pattern or path to see the rest.]", len(out.Files), out.Total)
 	}
 	if limited {
-		b.WriteString(stoppedNote(max))
+		b.WriteString(stoppedNote(maxVisited))
 	}
 	if out.Files == nil {
 		out.Files = []string{}

@@ -108,26 +108,26 @@ func walk(ctx context.Context, dir string, ig *ignores, fn func(path string, d f
 	return walkUpTo(ctx, dir, ig, MaxVisited, fn)
 }
 
-// walkUpTo is walk cut after max entries instead of MaxVisited (the root
-// counts as one).
-func walkUpTo(ctx context.Context, dir string, ig *ignores, max int, fn func(path string, d fs.DirEntry) error) (limited bool, err error) {
+// walkUpTo is walk cut after limit entries instead of MaxVisited (the
+// root counts as one).
+func walkUpTo(ctx context.Context, dir string, ig *ignores, limit int, fn func(path string, d fs.DirEntry) error) (limited bool, err error) {
 	w := newWalker(ig)
-	w.max = max
+	w.max = limit
 	return w.run(ctx, dir, fn)
 }
 
-// visitLimit is the entries a search walks: max, or MaxVisited when max
-// is 0 (the tools' zero value; tests set a small one).
-func visitLimit(max int) int {
-	if max <= 0 {
+// visitLimit is the entries a search walks: limit, or MaxVisited when
+// limit is 0 (the tools' zero value; tests set a small one).
+func visitLimit(limit int) int {
+	if limit <= 0 {
 		return MaxVisited
 	}
-	return max
+	return limit
 }
 
-// stoppedNote is the note of a search cut after max entries.
-func stoppedNote(max int) string {
-	return fmt.Sprintf("\n[The search stopped after %d entries; search a narrower path.]", max)
+// stoppedNote is the note of a search cut after limit entries.
+func stoppedNote(limit int) string {
+	return fmt.Sprintf("\n[The search stopped after %d entries; search a narrower path.]", limit)
 }
 
 var errStop = errors.New("stop walking")
