@@ -6,12 +6,11 @@ package app
 // a data directory as a tree.
 
 import (
+	"bufio"
 	"context"
 	"flag"
-	"fmt"
 	"io"
 	"path/filepath"
-	"strings"
 
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent/projection"
@@ -115,34 +114,43 @@ func runAgents(ctx context.Context, env *Env, descendants bool, args []string) e
 }
 
 // writeTree renders catalog rows indented by depth under the root id.
+// Rows go out through one buffer as they are rendered: no tree-sized
+// string is built.
 func writeTree(w io.Writer, root string, entries []subagent.DescendantEntry) error {
-	var b strings.Builder
+	b := bufio.NewWriterSize(w, 64<<10)
 	b.WriteString(root + "\n")
 	if len(entries) == 0 {
 		b.WriteString("  (no subagents)\n")
 	}
 	for _, e := range entries {
-		b.WriteString(strings.Repeat("  ", e.Depth))
+		for range e.Depth {
+			b.WriteString("  ")
+		}
 		b.WriteString("└─ ")
 		b.WriteString(e.ID)
 		if e.Kind == subagent.KindDiagnostic {
+			b.WriteString(" [diagnostic: ")
+			b.WriteString(string(e.Reason))
 			if e.Detail != "" {
-				fmt.Fprintf(&b, " [diagnostic: %s: %s]\n", e.Reason, e.Detail)
-			} else {
-				fmt.Fprintf(&b, " [diagnostic: %s]\n", e.Reason)
+				b.WriteString(": ")
+				b.WriteString(e.Detail)
 			}
+			b.WriteString("]\n")
 			continue
 		}
-		fmt.Fprintf(&b, " [%s, %s", e.Mode, e.Activity)
+		b.WriteString(" [")
+		b.WriteString(string(e.Mode))
+		b.WriteString(", ")
+		b.WriteString(string(e.Activity))
 		if e.HasChildren {
 			b.WriteString(", has children")
 		}
 		b.WriteString("]")
 		if e.Label != "" {
-			b.WriteString(" — " + e.Label)
+			b.WriteString(" — ")
+			b.WriteString(e.Label)
 		}
 		b.WriteString("\n")
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return b.Flush()
 }

@@ -4,12 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/persistence"
+	"github.com/acp-agent/acp-agent/persistence/projcache"
 	"github.com/acp-agent/acp-agent/subagent"
 )
 
@@ -114,5 +118,53 @@ func TestSubagentsListExtension(t *testing.T) {
 		if _, err := ext(t.Context(), json.RawMessage(bad)); err == nil {
 			t.Errorf("params %s: want an error", bad)
 		}
+	}
+}
+
+// TestAgentsCommandReadsNoChildLog: over a valid catalog index, `agents`
+// lists every child without opening a child's log. Each child log is
+// overwritten with garbage of the same size and modification time (the
+// index's witness still holds): the tree must not change, in either
+// mode. With the index deleted the logs are read, and the garbage shows.
+func TestAgentsCommandReadsNoChildLog(t *testing.T) {
+	dir := t.TempDir()
+	const n = 50
+	writeChildren(t, dir, n)
+	run := func(args ...string) string {
+		t.Helper()
+		var out, errb bytes.Buffer
+		if code := Main(context.Background(), append([]string{"--data-dir", dir, "agents"}, args...), strings.NewReader(""), &out, &errb, noEnv); code != ExitOK {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+		return out.String()
+	}
+	want := run("parent") // builds the index
+	if strings.Count(want, "[continuable, inactive] — bench child") != n {
+		t.Fatalf("first listing:\n%s", want)
+	}
+	for i := range n {
+		p := filepath.Join(dir, "sessions", fmt.Sprintf("child-%05d.jsonl", i))
+		st, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		garbage := append(bytes.Repeat([]byte("x"), int(st.Size())-1), '\n')
+		if err := os.WriteFile(p, garbage, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, st.ModTime(), st.ModTime()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"parent"}, {"--descendants", "parent"}} {
+		if got := run(args...); got != want {
+			t.Fatalf("agents %v read a child log:\n%s\nwant\n%s", args, got, want)
+		}
+	}
+	if err := os.Remove(filepath.Join(dir, "projections", projcache.IndexFile)); err != nil {
+		t.Fatal(err)
+	}
+	if got := run("parent"); !strings.Contains(got, "[diagnostic: unavailable") {
+		t.Fatalf("without the index the garbage logs went unseen:\n%s", got)
 	}
 }

@@ -61,19 +61,8 @@ func (c *childNames) fold(events []session.Event) {
 		if ev.Type != session.TypeToolResult || !namesChild(ev.Data) {
 			continue
 		}
-		d, err := session.DecodeData[session.ToolResultData](ev)
-		if err != nil {
-			continue
-		}
-		if id, _, ok := delegation.ResultChild(d.Raw); ok {
+		if id, ok := resultChild(ev.Data); ok {
 			c.add(id)
-			continue
-		}
-		if d.Display != nil {
-			if link, ok := d.Display.Meta[delegation.MetaKey].(map[string]any); ok {
-				id, _ := link["childSessionId"].(string)
-				c.add(id)
-			}
 		}
 	}
 }
@@ -130,6 +119,260 @@ func (d *delegations) of(st *session.Store, sess *session.Session) ([]string, er
 		n.next = int(events[len(events)-1].Seq) + 1
 	}
 	return slices.Clone(n.names.ids), nil
+}
+
+// resultChild returns the child a tool/result payload names: in its raw
+// output (delegation.ResultChild's reading), else in its display's child
+// link. Only the "raw" member, and the "display" member when raw names
+// no child, are read, with a byte scan (objectMembers): a parent with
+// many children has one result per child, and decoding each whole
+// message made the parent's log the largest cost of listing its
+// children. A result whose other members are ill-typed still names its
+// child (a full decode would drop it): the catalog then accounts for one
+// child more, never one less.
+func resultChild(data json.RawMessage) (string, bool) {
+	raw, display, ok := namingMembers(data)
+	if !ok {
+		return "", false
+	}
+	if id, ok := rawChild(raw); ok {
+		return id, true
+	}
+	if len(display) == 0 || display[0] == 'n' {
+		return "", false
+	}
+	meta, _ := memberValue(display, "meta", true)
+	if id, ok := linkChild(meta); ok {
+		return id, true
+	}
+	return "", false
+}
+
+// rawChild is delegation.ResultChild on the raw bytes of a start tool's
+// output: {"kind":"continuable","subagentId":ID} or
+// {"kind":"foreground","runId":ID} (names matched exactly, as in a map).
+func rawChild(raw []byte) (string, bool) {
+	if len(raw) == 0 || raw[0] != '{' {
+		return "", false
+	}
+	var kind, subagentID, runID []byte
+	if !objectMembers(raw, func(key, value []byte) bool {
+		switch string(key) {
+		case "kind":
+			kind = value
+		case "subagentId":
+			subagentID = value
+		case "runId":
+			runID = value
+		}
+		return bytes.IndexByte(key, '\\') < 0
+	}) {
+		// An escaped name (or bad JSON): read as a map.
+		var m map[string]json.RawMessage
+		if json.Unmarshal(raw, &m) != nil {
+			return "", false
+		}
+		kind, subagentID, runID = m["kind"], m["subagentId"], m["runId"]
+	}
+	var id string
+	switch k, _ := jsonString(kind); k {
+	case delegation.ResultContinuable:
+		id, _ = jsonString(subagentID)
+	case delegation.ResultForeground:
+		id, _ = jsonString(runID)
+	}
+	return id, id != ""
+}
+
+// linkChild reads the child link (delegation.ChildLink) out of a display's
+// _meta object.
+func linkChild(meta []byte) (string, bool) {
+	link, ok := memberValue(meta, delegation.MetaKey, false)
+	if !ok {
+		return "", false
+	}
+	idRaw, _ := memberValue(link, "childSessionId", false)
+	id, _ := jsonString(idRaw)
+	return id, id != ""
+}
+
+// memberValue returns the value of the member name of the JSON object
+// obj (the last one of that name), matched exactly, as a map key, or
+// with fold as encoding/json matches a struct field ("meta" only). ok is
+// false when obj is not an object or holds no such member.
+func memberValue(obj []byte, name string, fold bool) (value []byte, ok bool) {
+	if len(obj) == 0 || obj[0] != '{' {
+		return nil, false
+	}
+	scanned := objectMembers(obj, func(key, v []byte) bool {
+		if bytes.IndexByte(key, '\\') >= 0 {
+			return false // an escaped name: decoded below
+		}
+		if string(key) == name || fold && bytes.EqualFold(key, []byte(name)) {
+			value, ok = v, true
+		}
+		return true
+	})
+	if scanned {
+		return value, ok
+	}
+	if fold {
+		var d struct {
+			Meta json.RawMessage `json:"meta"`
+		}
+		if name != "meta" || json.Unmarshal(obj, &d) != nil {
+			return nil, false
+		}
+		return d.Meta, d.Meta != nil
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(obj, &m) != nil {
+		return nil, false
+	}
+	value, ok = m[name]
+	return value, ok
+}
+
+// namingMembers returns the "raw" and "display" members of a tool/result
+// payload, matching names as encoding/json matches struct fields (the
+// last of equal names wins, case-insensitively). A payload the scan does
+// not take (an escaped member name, bad JSON) is decoded by encoding/json
+// instead. ok is false when the payload is not an object or its display
+// is neither an object nor null (a full decode fails on it).
+func namingMembers(data []byte) (raw, display []byte, ok bool) {
+	scanned := objectMembers(data, func(key, value []byte) bool {
+		switch {
+		case bytes.IndexByte(key, '\\') >= 0:
+			return false
+		case bytes.EqualFold(key, []byte("raw")):
+			raw = value
+		case bytes.EqualFold(key, []byte("display")):
+			display = value
+		}
+		return true
+	})
+	if !scanned {
+		var d struct {
+			Raw     json.RawMessage `json:"raw"`
+			Display json.RawMessage `json:"display"`
+		}
+		if json.Unmarshal(data, &d) != nil {
+			return nil, nil, false
+		}
+		raw, display = d.Raw, d.Display
+	}
+	if len(display) > 0 && display[0] != '{' && !bytes.Equal(display, []byte("null")) {
+		return nil, nil, false
+	}
+	return raw, display, true
+}
+
+// objectMembers calls fn with the name (unquoted, still escaped) and the
+// value bytes of each member of the JSON object data, in order, until fn
+// returns false. It reports whether it reached the object's end; it
+// checks the structure it walks, not every literal (event payloads were
+// validated when they were read or made).
+func objectMembers(data []byte, fn func(key, value []byte) bool) bool {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return false
+	}
+	i = skipSpace(data, i+1)
+	if i < len(data) && data[i] == '}' {
+		return true
+	}
+	for i < len(data) {
+		if data[i] != '"' {
+			return false
+		}
+		end := skipJSONString(data, i)
+		if end < 0 {
+			return false
+		}
+		key := data[i+1 : end-1]
+		i = skipSpace(data, end)
+		if i >= len(data) || data[i] != ':' {
+			return false
+		}
+		i = skipSpace(data, i+1)
+		end = skipJSONValue(data, i)
+		if end < 0 || !fn(key, data[i:end]) {
+			return false
+		}
+		i = skipSpace(data, end)
+		if i >= len(data) {
+			return false
+		}
+		switch data[i] {
+		case '}':
+			return true
+		case ',':
+			i = skipSpace(data, i+1)
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipJSONString returns the index just past the string starting at
+// b[i] (a quote), or -1.
+func skipJSONString(b []byte, i int) int {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return -1
+}
+
+// skipJSONValue returns the index just past the value starting at b[i],
+// or -1.
+func skipJSONValue(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		return skipJSONString(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				end := skipJSONString(b, j)
+				if end < 0 {
+					return -1
+				}
+				j = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return -1
+	}
+	j := i
+	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ' ' && b[j] != '\t' && b[j] != '\n' && b[j] != '\r' {
+		j++
+	}
+	if j == i {
+		return -1
+	}
+	return j
 }
 
 // parentChildren returns the children the parent's log names: live from

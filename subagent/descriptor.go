@@ -210,11 +210,26 @@ func jsonString(raw json.RawMessage) (string, bool) {
 	if len(raw) == 0 || raw[0] != '"' {
 		return "", false
 	}
+	if len(raw) >= 2 && raw[len(raw)-1] == '"' && plainString(raw[1:len(raw)-1]) {
+		return string(raw[1 : len(raw)-1]), true // what json.Unmarshal makes of it, without its cost
+	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return "", false
 	}
 	return s, true
+}
+
+// plainString reports whether b, the inside of a JSON string, needs no
+// unescaping: no quote, backslash or control byte, and valid UTF-8
+// (encoding/json replaces invalid bytes).
+func plainString(b []byte) bool {
+	for _, c := range b {
+		if c == '"' || c == '\\' || c < 0x20 {
+			return false
+		}
+	}
+	return utf8.Valid(b)
 }
 
 // stringList decodes raw as a JSON array of strings. The result is non-nil

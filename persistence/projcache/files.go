@@ -29,7 +29,22 @@ func readNoFollow(path string) ([]byte, error) {
 	if !st.Mode().IsRegular() {
 		return nil, &os.PathError{Op: "read", Path: path, Err: syscall.EINVAL}
 	}
-	return io.ReadAll(f)
+	// One buffer of the stat's size (io.ReadAll would grow one by
+	// doubling: the index is megabytes), read on if the file grew.
+	buf := make([]byte, 0, st.Size()+1)
+	for {
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+	}
 }
 
 // tmpGrace is how old a temp file must be before Open removes it: a

@@ -68,7 +68,7 @@ type indexRow struct {
 	seen      witness
 	unitsSize int64 // log size the units are valid for; -1 when none
 	asOfSeq   int64
-	units     map[string]UnitValue
+	units     []rowUnit // sorted by key
 	// served memoizes the units filtered to one set of unit versions
 	// (rows are shared by the scans of a loaded file, never modified).
 	served atomic.Pointer[servedValues]
@@ -241,7 +241,7 @@ func (x *Index) rebuild(ctx context.Context, id string, w witness) *indexRow {
 	}
 	r := &indexRow{header: h, seen: w, unitsSize: -1}
 	if row, ok := x.cache.row(id); ok && row.CreatedAt == h.CreatedAt && row.Size == w.size {
-		r.unitsSize, r.asOfSeq, r.units = row.Size, row.AsOfSeq, row.Units
+		r.unitsSize, r.asOfSeq, r.units = row.Size, row.AsOfSeq, sortedUnits(row.Units)
 	}
 	return r
 }
@@ -255,7 +255,7 @@ func (x *Index) record(h session.Header, row Row) error {
 	if err != nil || !regular || w.size != row.Size {
 		return err
 	}
-	rec := encodeRow(nil, &indexRow{header: h, seen: w, unitsSize: row.Size, asOfSeq: row.AsOfSeq, units: row.Units})
+	rec := encodeRow(nil, &indexRow{header: h, seen: w, unitsSize: row.Size, asOfSeq: row.AsOfSeq, units: sortedUnits(row.Units)})
 	f, err := os.OpenFile(x.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o600)
 	if err != nil {
 		return fmt.Errorf("projcache: index: %w", err)
@@ -388,17 +388,38 @@ func versionsKey(versions map[string]int) string {
 	return b.String()
 }
 
+// rowUnit is one unit's view in an index row. A row holds a slice of
+// them sorted by key, not a map: a listing decodes every row, and one
+// small slice per row costs less than a map.
+type rowUnit struct {
+	key string
+	UnitValue
+}
+
+// sortedUnits returns units as a slice sorted by key.
+func sortedUnits(units map[string]UnitValue) []rowUnit {
+	if len(units) == 0 {
+		return nil
+	}
+	out := make([]rowUnit, 0, len(units))
+	for k, u := range units {
+		out = append(out, rowUnit{key: k, UnitValue: u})
+	}
+	slices.SortFunc(out, func(a, b rowUnit) int { return strings.Compare(a.key, b.key) })
+	return out
+}
+
 // currentValues keeps the units whose stateVersion is the registered one.
-func currentValues(units map[string]UnitValue, versions map[string]int) map[string]json.RawMessage {
+func currentValues(units []rowUnit, versions map[string]int) map[string]json.RawMessage {
 	var out map[string]json.RawMessage
-	for key, u := range units {
-		if v, ok := versions[key]; !ok || v != u.StateVersion || len(bytes.TrimSpace(u.Value)) == 0 {
+	for _, u := range units {
+		if v, ok := versions[u.key]; !ok || v != u.StateVersion || len(bytes.TrimSpace(u.Value)) == 0 {
 			continue
 		}
 		if out == nil {
 			out = make(map[string]json.RawMessage, len(units))
 		}
-		out[key] = u.Value
+		out[u.key] = u.Value
 	}
 	return out
 }
@@ -435,15 +456,9 @@ func encodeRow(buf []byte, r *indexRow) []byte {
 	p = binary.AppendUvarint(p, r.seen.ino)
 	p = binary.AppendVarint(p, r.unitsSize)
 	p = binary.AppendVarint(p, r.asOfSeq)
-	keys := make([]string, 0, len(r.units))
-	for k := range r.units {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	p = binary.AppendUvarint(p, uint64(len(keys)))
-	for _, k := range keys {
-		u := r.units[k]
-		p = appendString(p, k)
+	p = binary.AppendUvarint(p, uint64(len(r.units)))
+	for _, u := range r.units { // sorted by key
+		p = appendString(p, u.key)
 		p = binary.AppendVarint(p, int64(u.StateVersion))
 		p = appendString(p, string(u.Value))
 	}
@@ -505,13 +520,13 @@ func decodeRow(data []byte, in interner) (*indexRow, []byte, bool) {
 		return nil, nil, false
 	}
 	if nu > 0 {
-		r.units = make(map[string]UnitValue, nu)
+		r.units = make([]rowUnit, 0, nu) // written sorted by key
 	}
 	for range nu {
 		key := d.shared()
 		ver := int(d.varint())
 		val := d.bytes()
-		r.units[key] = UnitValue{StateVersion: ver, Value: json.RawMessage(val)}
+		r.units = append(r.units, rowUnit{key: key, UnitValue: UnitValue{StateVersion: ver, Value: json.RawMessage(val)}})
 	}
 	if d.bad || len(d.b) != 0 || session.ValidateID(h.ID) != nil {
 		return nil, nil, false

@@ -33,10 +33,12 @@ var globDescribed = workspace.Describe(GlobToolName, globDescription, globParame
 type Glob struct {
 	workspace.Located
 	r workspace.Resolver
+	// maxVisited cuts the walk (0: MaxVisited; tests set a small one).
+	maxVisited int
 }
 
 // NewGlob returns `glob` over r.
-func NewGlob(r workspace.Resolver) *Glob { return &Glob{globDescribed, r} }
+func NewGlob(r workspace.Resolver) *Glob { return &Glob{Located: globDescribed, r: r} }
 
 // GlobOutput is the raw output of `glob`.
 type GlobOutput struct {
@@ -69,7 +71,8 @@ func (t *Glob) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, e
 	}
 	var out GlobOutput
 	ig := ignoresFor(rt, args.IncludeIgnored)
-	limited, err := walk(ctx, rt.walkDir, ig, func(path string, d fs.DirEntry) error {
+	maxVisited := visitLimit(t.maxVisited)
+	limited, err := walkUpTo(ctx, rt.walkDir, ig, maxVisited, func(path string, d fs.DirEntry) error {
 		if !m.match(relTo(rt.walkDir, path)) {
 			return nil
 		}
@@ -99,7 +102,7 @@ func (t *Glob) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, e
 		fmt.Fprintf(&b, "\n[%d of %d matching files shown; narrow the pattern or path to see the rest.]", len(out.Files), out.Total)
 	}
 	if limited {
-		fmt.Fprintf(&b, "\n[The search stopped after %d entries; search a narrower path.]", MaxVisited)
+		b.WriteString(stoppedNote(maxVisited))
 	}
 	if out.Files == nil {
 		out.Files = []string{}

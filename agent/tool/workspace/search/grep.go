@@ -49,10 +49,12 @@ var grepDescribed = workspace.Describe(GrepToolName, grepDescription, grepParame
 type Grep struct {
 	workspace.Located
 	r workspace.Resolver
+	// maxVisited cuts the walk (0: MaxVisited; tests set a small one).
+	maxVisited int
 }
 
 // NewGrep returns `grep` over r.
-func NewGrep(r workspace.Resolver) *Grep { return &Grep{grepDescribed, r} }
+func NewGrep(r workspace.Resolver) *Grep { return &Grep{Located: grepDescribed, r: r} }
 
 // GrepOutput is the raw output of `grep`.
 type GrepOutput struct {
@@ -101,6 +103,7 @@ func (t *Grep) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, e
 	}
 
 	g := newGrepRun(re, limit, !rt.path.OutsideCwd)
+	g.maxVisited = visitLimit(t.maxVisited)
 	var limited bool
 	var ig *ignores
 	if rt.isDir {
@@ -134,7 +137,7 @@ func (t *Grep) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, e
 		fmt.Fprintf(b, "\n[Stopped at %d matches; narrow the pattern, path or glob, or raise limit, to see more.]", limit)
 	}
 	if limited {
-		fmt.Fprintf(b, "\n[The search stopped after %d entries; search a narrower path.]", MaxVisited)
+		b.WriteString(stoppedNote(g.maxVisited))
 	}
 	res := tool.TextResult(strings.TrimPrefix(b.String(), "\n"), out)
 	res.Display = rt.display

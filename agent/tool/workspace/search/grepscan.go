@@ -34,6 +34,8 @@ type grepRun struct {
 	// skipLinked: files with several hard links are not searched (a
 	// search inside the cwd; see openCandidate).
 	skipLinked bool
+	// maxVisited cuts the walk (MaxVisited).
+	maxVisited int
 
 	mu   sync.Mutex
 	cond *sync.Cond // signalled when next advances or the run stops
@@ -60,7 +62,7 @@ type fileResult struct {
 const grepWindow = 256
 
 func newGrepRun(re *regexp.Regexp, limit int, skipLinked bool) *grepRun {
-	g := &grepRun{re: re, lit: requiredLiteral(re.String()), limit: limit, skipLinked: skipLinked, pending: map[int]fileResult{}}
+	g := &grepRun{re: re, lit: requiredLiteral(re.String()), limit: limit, skipLinked: skipLinked, maxVisited: MaxVisited, pending: map[int]fileResult{}}
 	g.cond = sync.NewCond(&g.mu)
 	return g
 }
@@ -99,7 +101,7 @@ func (g *grepRun) walk(ctx context.Context, dir string, ig *ignores, keep func(r
 		})
 	}
 	idx := 0
-	limited, err = walk(ctx, dir, ig, func(path string, d fs.DirEntry) error {
+	limited, err = walkUpTo(ctx, dir, ig, g.maxVisited, func(path string, d fs.DirEntry) error {
 		if g.stopped.Load() {
 			return errStop
 		}

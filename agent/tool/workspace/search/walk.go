@@ -105,7 +105,29 @@ func resolveRoot(ctx context.Context, r workspace.Resolver, inv tool.Invocation,
 // ctx ends. Directories are read in parallel ahead of fn (see walker);
 // fn runs on the caller's goroutine.
 func walk(ctx context.Context, dir string, ig *ignores, fn func(path string, d fs.DirEntry) error) (limited bool, err error) {
-	return newWalker(ig).run(ctx, dir, fn)
+	return walkUpTo(ctx, dir, ig, MaxVisited, fn)
+}
+
+// walkUpTo is walk cut after limit entries instead of MaxVisited (the
+// root counts as one).
+func walkUpTo(ctx context.Context, dir string, ig *ignores, limit int, fn func(path string, d fs.DirEntry) error) (limited bool, err error) {
+	w := newWalker(ig)
+	w.max = limit
+	return w.run(ctx, dir, fn)
+}
+
+// visitLimit is the entries a search walks: limit, or MaxVisited when
+// limit is 0 (the tools' zero value; tests set a small one).
+func visitLimit(limit int) int {
+	if limit <= 0 {
+		return MaxVisited
+	}
+	return limit
+}
+
+// stoppedNote is the note of a search cut after limit entries.
+func stoppedNote(limit int) string {
+	return fmt.Sprintf("\n[The search stopped after %d entries; search a narrower path.]", limit)
 }
 
 var errStop = errors.New("stop walking")

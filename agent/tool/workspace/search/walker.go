@@ -16,12 +16,14 @@ import (
 // the caller's goroutine visits it depth-first in lexical order. Every
 // directory is a dirNode that is read exactly once, by whoever claims it
 // first: a worker running ahead, or the visit itself when it gets there
-// first. The visit alone counts entries, applies MaxVisited and calls
-// fn, so results and limits are the same as a sequential walk's; the
-// workers only stop claiming once they have read MaxVisited entries (the
+// first. The visit alone counts entries, applies the limit (max) and
+// calls fn, so results and limits are the same as a sequential walk's;
+// the workers only stop claiming once they have read max entries (the
 // visit reads whatever it still needs itself).
 type walker struct {
 	ig *ignores
+	// max is the entries visited before the walk stops (MaxVisited).
+	max int
 	// entered, when set (tests), is told each directory read.
 	entered func(path string)
 
@@ -62,7 +64,7 @@ const (
 )
 
 func newWalker(ig *ignores) *walker {
-	w := &walker{ig: ig}
+	w := &walker{ig: ig, max: MaxVisited}
 	w.cond = sync.NewCond(&w.mu)
 	return w
 }
@@ -105,7 +107,7 @@ func (w *walker) push(nodes ...*dirNode) {
 }
 
 // work reads queued directories until the walk closes or the workers
-// have read MaxVisited entries.
+// have read max entries.
 func (w *walker) work(ctx context.Context) {
 	for {
 		w.mu.Lock()
@@ -119,7 +121,7 @@ func (w *walker) work(ctx context.Context) {
 		n := w.queue[len(w.queue)-1]
 		w.queue = w.queue[:len(w.queue)-1]
 		w.mu.Unlock()
-		if ctx.Err() != nil || w.read.Load() > MaxVisited || !n.claimed.CompareAndSwap(false, true) {
+		if ctx.Err() != nil || w.read.Load() > int64(w.max) || !n.claimed.CompareAndSwap(false, true) {
 			continue
 		}
 		w.readDir(n)
@@ -166,7 +168,7 @@ func (w *walker) readDir(n *dirNode) {
 	}
 	close(n.ready)
 	// Queue the subdirectories for the workers, whoever read n.
-	if w.read.Add(int64(len(n.entries))) > MaxVisited {
+	if w.read.Add(int64(len(n.entries))) > int64(w.max) {
 		return
 	}
 	var children []*dirNode
@@ -210,7 +212,7 @@ func (v *visit) dir(n *dirNode, isRoot bool) error {
 				return err
 			}
 		}
-		if v.visited > MaxVisited {
+		if v.visited > v.w.max {
 			v.limited = true
 			return errStop
 		}
