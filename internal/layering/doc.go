@@ -11,4 +11,7 @@
 // package of the module, and the agent loop only on agent/session,
 // agent/model and agent/tool (plus the context policy, agent/budget and
 // agent/compact, which are leaves over session and model).
+// binary_test.go keeps test-only code out of the binary (package testing,
+// goldie, goleak, the test helpers under internal/) and sourcegraph/jsonrpc2
+// inside the scenario runner, the one package that ships a JSON-RPC client.
 package layering
