@@ -94,7 +94,7 @@ func NewStore(sources Sources) *Store {
 // SetResidentBytes sets how many payload bytes of events a session of st
 // keeps in memory before an append evicts what its file holds (when the
 // persister is a Reader). Call it before the first Create; n <= 0 keeps
-// only what is not yet written.
+// only what is not yet written, and the last event.
 func (st *Store) SetResidentBytes(n int) {
 	st.mu.Lock()
 	st.resident = max(n, 0)
