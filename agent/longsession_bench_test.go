@@ -11,6 +11,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent/budget"
 	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/persistence"
 )
 
 // longModel answers every turn with one echo tool call and then a text,
@@ -45,14 +46,47 @@ func (m *longModel) Stream(_ context.Context, req model.Request) iter.Seq2[sessi
 // 3 kB tool result) against a 16k window: requests stay under the
 // compaction threshold, and the time per turn of the last 200 turns is
 // reported next to that of the first 200 (flat when compaction keeps the
-// view bounded).
+// view bounded). "memory" keeps the log in memory; "durable" persists it
+// (fsync off), so the session keeps only a 64 KiB tail in memory and the
+// loop reads older events back from the file: resident-events is what it
+// held at the end, and the time per turn must stay flat all the same.
+//
+//	go test ./agent -run '^$' -bench BenchmarkLongSession -benchtime 1x
 func BenchmarkLongSession(b *testing.B) {
+	for _, durable := range []bool{false, true} {
+		name := "memory"
+		if durable {
+			name = "durable"
+		}
+		b.Run(name, func(b *testing.B) { benchLongSession(b, durable) })
+	}
+}
+
+func benchLongSession(b *testing.B, durable bool) {
 	const turns = 2000
 	for b.Loop() {
-		s := newSession(b)
+		var (
+			s       *session.Session
+			journal agent.Journal
+		)
+		if durable {
+			ps, err := persistence.Open(b.TempDir(), persistence.Options{NoSync: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			st := session.NewStore(&session.DeterministicSources{})
+			ps.Attach(st)
+			if s, err = st.Create(session.Header{Cwd: "/work"}, session.CreateOptions{}); err != nil {
+				b.Fatal(err)
+			}
+			defer ps.Close()
+			journal = fileJournal{ps}
+		} else {
+			s = newSession(b)
+		}
 		m := &longModel{}
 		cfg := budget.Config{Window: 16000}
-		a := agent.New(s, agent.Options{Model: m, Tools: registry(b, echoTool()), Budget: cfg})
+		a := agent.New(s, agent.Options{Model: m, Tools: registry(b, echoTool()), Budget: cfg, Journal: journal})
 		var first, last time.Duration
 		for i := range turns {
 			start := time.Now()
@@ -77,5 +111,16 @@ func BenchmarkLongSession(b *testing.B) {
 		b.ReportMetric(float64(last.Microseconds())/200, "µs/turn-last200")
 		b.ReportMetric(float64(m.maxTokens), "max-request-tokens")
 		b.ReportMetric(float64(len(ofType(s.MustEvents(), session.TypeCompaction))), "compactions")
+		b.ReportMetric(float64(int64(s.Len())-s.Resident()), "resident-events")
 	}
 }
+
+// fileJournal is the loop's write-ahead points on a persistence store, for
+// a session nobody shows.
+type fileJournal struct{ ps *persistence.Store }
+
+func (j fileJournal) SyncTo(ctx context.Context, id string, seq int64) error {
+	return j.ps.SyncTo(ctx, id, seq)
+}
+
+func (fileJournal) Shown(context.Context, string, int64) error { return nil }
