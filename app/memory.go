@@ -6,14 +6,15 @@ import (
 	"runtime/debug"
 )
 
-// servingGCPercent is the GOGC of the serving process. A live session
-// holds its whole log in memory (the session is the authority while it is
-// live), so the heap of an agent with a large session is mostly long-lived
-// log bytes; at the default GOGC of 100 the heap grows to twice that before
-// each collection: loading a 100 MB log (about 110 MB of live heap) peaked at
-// 2.9 times its size resident, at 50 at 2.05 times, at 40 under 2 times,
-// for about 2% more CPU (BenchmarkLoadLargeSession in cmd/acp-agent). A
-// GOGC set in the environment wins.
+// servingGCPercent is the GOGC of the serving process. A session being
+// loaded holds its whole log in memory until the load's readers are done
+// (then it keeps a recent tail), so while a large session loads the heap
+// is mostly long-lived log bytes; at the default GOGC of 100 the heap grows
+// to twice that before each collection: loading a 100 MB log (about 110 MB
+// of live heap) peaked at 2.9 times its size resident, at 50 at 2.05 times,
+// at 40 at 1.9 to 2.1 times, for about 2% more CPU
+// (BenchmarkLoadLargeSession in cmd/acp-agent). A GOGC set in the
+// environment wins.
 const servingGCPercent = 40
 
 // paceGC applies servingGCPercent unless GOGC is set.
