@@ -19,7 +19,13 @@ import (
 type item struct {
 	update    *agent.Update   // a live log event or tool progress
 	replay    []session.Event // a session/load replay of these events
-	again     bool            // replay with a fresh translator (session already streaming)
+	// replayOf is a replay of the first replayLen events of a live
+	// session's log, read in batches as it is sent (from memory, or back
+	// from the file where the session evicted them), so a large replay
+	// never holds the whole log.
+	replayOf  *session.Session
+	replayLen int64
+	again     bool // replay with a fresh translator (session already streaming)
 	closeOpen bool            // close every open tool call as failed
 	barrier   chan struct{}   // closed once everything before it was sent
 	// direct updates are sent as they are, not derived from the log
@@ -229,7 +235,7 @@ func (e *emitter) process(it item) {
 	case it.update != nil && it.update.Notice != nil:
 		updates = e.tr.notice(*it.update.Notice)
 		sendRaw(e.tr)
-	case it.replay != nil:
+	case it.replay != nil || it.replayOf != nil:
 		tr := e.tr
 		if it.again {
 			tr = e.tr.fresh()
@@ -238,7 +244,7 @@ func (e *emitter) process(it item) {
 		// translated, so a large replay never holds all its updates; runs
 		// of text chunks are merged (replay.go).
 		m := chunkMerger{send: sendOne, sendText: e.sendText, log: e.log}
-		for _, ev := range it.replay {
+		err := it.replayed(func(ev session.Event) {
 			if ev.Type != session.TypeAssistantChunk {
 				m.flush() // a run never spans two model replies
 			}
@@ -248,11 +254,14 @@ func (e *emitter) process(it item) {
 				sendRaw(tr)
 			}
 			if len(us) > 0 && !e.isDurable(ev) {
-				continue // a live session's call a reload caught mid-checkpoint
+				return // a live session's call a reload caught mid-checkpoint
 			}
 			for _, u := range us {
 				m.add(u)
 			}
+		})
+		if err != nil {
+			e.log.Error("replay cut short: the session log could not be read back", "err", err)
 		}
 		// The replay ends with the usage it leaves the session at.
 		for _, u := range tr.ctx.usageUpdate() {
@@ -269,4 +278,28 @@ func (e *emitter) process(it item) {
 		<-it.hold
 	}
 	sendAll(updates)
+}
+
+// replayBatch is the number of events a streamed replay reads at a time.
+const replayBatch = 4096
+
+// replayed calls fn for each event of the replay item it, in order: its
+// slice, or its session's log read in batches. It stops at a read error.
+func (it item) replayed(fn func(session.Event)) error {
+	for _, ev := range it.replay {
+		fn(ev)
+	}
+	if it.replayOf == nil {
+		return nil
+	}
+	for from := int64(0); from < it.replayLen; from += replayBatch {
+		batch, err := it.replayOf.EventsRange(int(from), int(min(from+replayBatch, it.replayLen)))
+		if err != nil {
+			return err
+		}
+		for _, ev := range batch {
+			fn(ev)
+		}
+	}
+	return nil
 }

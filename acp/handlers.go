@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 
@@ -147,14 +148,15 @@ func (s *Server) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (
 	if err != nil {
 		return resp, toRequestError(err)
 	}
-	s.readyStored(b, notices)
-	if err := s.flush(ctx, b); err != nil {
-		return resp, toRequestError(err)
-	}
 	resp.Modes = s.modeState(b)
 	resp.ConfigOptions = s.configOptions(b)
 	resp.Models = s.legacyModels(b)
 	s.evictLoaded(b)
+	s.readyStored(b, notices)
+	// The replay is on the wire before the response (ACP).
+	if err := s.flush(ctx, b); err != nil {
+		return resp, toRequestError(err)
+	}
 	return resp, nil
 }
 
@@ -164,10 +166,22 @@ func (s *Server) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (
 // choices) has read it: from here on the session keeps a recent tail and
 // reads older events back from its file.
 func (s *Server) evictLoaded(b *bound) {
-	if b.sess != nil {
-		b.sess.Evict()
+	if b.sess == nil {
+		return
+	}
+	before := b.sess.Resident()
+	b.sess.Evict()
+	// A large loaded log is garbage now: collect it before the replay
+	// streams, or the collector, paced on the log's size, lets the
+	// replay's garbage pile up on top of it first.
+	if b.sess.Resident()-before > evictCollectEvents {
+		runtime.GC()
 	}
 }
+
+// evictCollectEvents is the number of evicted events past which a load
+// collects at once (about 25 MB of a typical log).
+const evictCollectEvents = 50_000
 
 // checkStoredBind checks the params of a request binding stored session
 // id (session/load, session/resume): a valid id, an absolute cwd where one
@@ -328,12 +342,9 @@ func (s *Server) loadValidPart(ctx context.Context, id string, loadErr error) (*
 // translator, so the live stream's state is untouched, and it is queued
 // behind the live updates already pending.
 func (s *Server) replayAgain(b *bound) error {
-	events := b.replayLog
+	it := item{replay: b.replayLog, again: true}
 	if b.sess != nil {
-		var err error
-		if events, err = b.sess.Events(); err != nil {
-			return err
-		}
+		it = item{replayOf: b.sess, replayLen: int64(b.sess.Len()), again: true}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -341,7 +352,7 @@ func (s *Server) replayAgain(b *bound) error {
 		// Closed (or released) since it was looked up: no replay.
 		return errorf(CodeShuttingDown, "the agent is shutting down")
 	}
-	b.em.push(item{replay: events, again: true})
+	b.em.push(it)
 	return nil
 }
 

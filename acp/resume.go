@@ -30,15 +30,15 @@ func (s *Server) ResumeSession(ctx context.Context, p acpsdk.ResumeSessionReques
 	if err != nil {
 		return resp, toRequestError(err)
 	}
+	resp.Modes = s.modeState(b)
+	resp.ConfigOptions = s.configOptions(b)
+	resp.Models = s.legacyModels(b)
+	s.evictLoaded(b)
 	s.readyStored(b, notices)
 	if err := s.flush(ctx, b); err != nil {
 		return resp, toRequestError(err)
 	}
 	s.log.Info("session resumed", "session_id", id)
-	resp.Modes = s.modeState(b)
-	resp.ConfigOptions = s.configOptions(b)
-	resp.Models = s.legacyModels(b)
-	s.evictLoaded(b)
 	return resp, nil
 }
 

@@ -495,18 +495,9 @@ func (s *Server) bindAgent(sess *session.Session, ag *agent.Agent, ownAgent, own
 		b.em.durableText = func(ctx context.Context, seq int64) error { return d(ctx, b.id, seq) }
 	}
 	b.unsub = ag.Subscribe(func(u agent.Update) { b.em.push(item{update: &u}) })
-	// The replay (read only), or only its length: the live stream starts
-	// after it.
-	var events []session.Event
+	// The live stream starts after the log's current length; a replay
+	// streams the log up to there.
 	length := int64(sess.Len())
-	if replay {
-		var err error
-		if events, err = sess.EventsView(); err != nil {
-			b.unsub()
-			return nil, err
-		}
-		length = int64(len(events))
-	}
 
 	// Refused after Close before anything is queued to send, and
 	// registered in the same critical section as the replay is queued:
@@ -520,7 +511,7 @@ func (s *Server) bindAgent(sess *session.Session, ag *agent.Agent, ownAgent, own
 	}
 	s.sessions[b.id] = b
 	if replay {
-		b.em.pushFront(item{replay: events})
+		b.em.pushFront(item{replayOf: sess, replayLen: length})
 	} else {
 		b.em.skipTo(length)
 	}

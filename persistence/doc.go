@@ -144,7 +144,8 @@
 // (session.Reader, readback.go): a live session keeps in memory only the
 // events not yet written and a recent tail (session.DefaultResidentBytes),
 // and its readers of older events (a fork's seed, a settlement's output, a
-// rebuilt model view, a second replay) get them from the file. Readable is
+// rebuilt model view, a session/load replay, which streams the log in
+// batches) get them from the file. Readable is
 // the count of events written; ReadEvents decodes a range with the fast
 // envelope decoder, starting from a sparse index of line offsets (one per
 // 64 events) built lazily by a newline scan, so a read near the end of a

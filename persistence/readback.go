@@ -21,6 +21,10 @@ import (
 // readIndexStride is the number of events between two indexed offsets.
 const readIndexStride = 64
 
+// readArenaChunk is the size of the chunks read-back payloads are copied
+// into.
+const readArenaChunk = 256 << 10
+
 var _ session.Reader = (*Store)(nil)
 
 // readIndex holds the offsets of the lines of seqs 0, stride, 2*stride, …
@@ -78,6 +82,7 @@ func (s *Store) ReadEvents(id string, from, to int64) ([]session.Event, error) {
 	}
 	lr := &lineReader{r: bufio.NewReaderSize(io.NewSectionReader(h.f, off, written-off), 64<<10), off: off}
 	out := make([]session.Event, 0, to-from)
+	var arena []byte // the payloads, copied out of the reused line buffer
 	for seq := at; seq < to; seq++ {
 		line, terminated, loff, err := lr.next()
 		if err == nil && !terminated {
@@ -90,8 +95,16 @@ func (s *Store) ReadEvents(id string, from, to int64) ([]session.Event, error) {
 			continue
 		}
 		ev, err := decodeEnvelope(line)
-		// The line buffer is reused: the event must own its payload.
-		ev.Data = bytes.Clone(ev.Data)
+		// The line buffer is reused: the payloads are copied into chunks
+		// of their own, which the events of one read share.
+		if n := len(ev.Data); n > 0 {
+			if cap(arena)-len(arena) < n {
+				arena = make([]byte, 0, max(n, readArenaChunk))
+			}
+			start := len(arena)
+			arena = append(arena, ev.Data...)
+			ev.Data = arena[start:len(arena):len(arena)]
+		}
 		if err == nil && ev.Seq != seq {
 			err = fmt.Errorf("line holds seq %d, want %d", ev.Seq, seq)
 		}

@@ -203,3 +203,47 @@ func TestNoEvictionWithoutAReader(t *testing.T) {
 		t.Fatalf("resident from %d with %d events, want everything in memory", s.Resident(), len(s.MustEvents()))
 	}
 }
+
+// TestEventsRangeAcrossTheEvictedPart: a range is read back where it lies
+// before the resident tail, from memory where it lies in it, and capped at
+// the log's length.
+func TestEventsRangeAcrossTheEvictedPart(t *testing.T) {
+	file := newMemoryFile()
+	st := NewStore(nil)
+	st.SetPersister(file)
+	st.SetResidentBytes(0)
+	s, err := st.Create(Header{ID: "r"}, CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		if _, err := s.Append(TypeTurnStart, TurnData{Turn: i + 1}); err != nil {
+			t.Fatal(err)
+		}
+		if i == 5 {
+			file.write("r")
+		}
+	}
+	if s.Resident() != 6 {
+		t.Fatalf("resident from %d, want 6", s.Resident())
+	}
+	for _, r := range [][2]int{{0, 3}, {2, 8}, {6, 10}, {7, 20}, {9, 10}, {10, 12}, {4, 4}} {
+		reads := file.reads
+		got, err := s.EventsRange(r[0], r[1])
+		if err != nil {
+			t.Fatalf("EventsRange(%d, %d): %v", r[0], r[1], err)
+		}
+		want := max(min(r[1], 10)-r[0], 0)
+		if len(got) != want || (want > 0 && got[0].Seq != int64(r[0])) {
+			t.Fatalf("EventsRange(%d, %d) = %d events from %v, want %d from %d", r[0], r[1], len(got), got, want, r[0])
+		}
+		for i, ev := range got {
+			if ev.Seq != int64(r[0]+i) {
+				t.Fatalf("EventsRange(%d, %d)[%d] has seq %d", r[0], r[1], i, ev.Seq)
+			}
+		}
+		if read := file.reads > reads; read != (r[0] < 6 && want > 0) {
+			t.Fatalf("EventsRange(%d, %d) read storage: %v", r[0], r[1], read)
+		}
+	}
+}

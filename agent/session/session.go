@@ -107,6 +107,35 @@ func (s *Session) EventsFrom(from int) ([]Event, error) {
 	return append(past, tail...), nil
 }
 
+// EventsRange returns the events with from <= seq < to (see Events); to is
+// capped at the log's length.
+func (s *Session) EventsRange(from, to int) ([]Event, error) {
+	s.mu.Lock()
+	base, reader := s.base, s.reader
+	from, to = max(from, 0), min(to, int(base)+len(s.events))
+	if from >= to {
+		s.mu.Unlock()
+		return nil, nil
+	}
+	var tail []Event
+	if lo, hi := max(int64(from)-base, 0), int64(to)-base; hi > lo {
+		tail = s.events[lo:hi:hi]
+	}
+	s.mu.Unlock()
+	if int64(from) >= base {
+		return append([]Event(nil), tail...), nil
+	}
+	end := min(int64(to), base)
+	past, err := reader.ReadEvents(s.header.ID, int64(from), end)
+	if err == nil && int64(len(past)) != end-int64(from) {
+		err = fmt.Errorf("storage returned %d events", len(past))
+	}
+	if err != nil {
+		return nil, readBackError(s.header.ID, int64(from), end, err)
+	}
+	return append(past, tail...), nil
+}
+
 // MustEvents is Events for tests and tools that hold a session whose log
 // is in memory or readable: it panics if the evicted prefix cannot be read
 // back. Code that serves requests uses Events.
