@@ -17,17 +17,17 @@ import (
 
 // item is one unit of emitter work; exactly one field is set.
 type item struct {
-	update    *agent.Update   // a live log event or tool progress
-	replay    []session.Event // a session/load replay of these events
+	update *agent.Update   // a live log event or tool progress
+	replay []session.Event // a session/load replay of these events
 	// replayOf is a replay of the first replayLen events of a live
 	// session's log, read in batches as it is sent (from memory, or back
 	// from the file where the session evicted them), so a large replay
 	// never holds the whole log.
 	replayOf  *session.Session
 	replayLen int64
-	again     bool // replay with a fresh translator (session already streaming)
-	closeOpen bool            // close every open tool call as failed
-	barrier   chan struct{}   // closed once everything before it was sent
+	again     bool          // replay with a fresh translator (session already streaming)
+	closeOpen bool          // close every open tool call as failed
+	barrier   chan struct{} // closed once everything before it was sent
 	// direct updates are sent as they are, not derived from the log
 	// (slash-command answers, notices, available commands).
 	direct []acpsdk.SessionUpdate
