@@ -132,9 +132,11 @@
 // raw output), so a replay shows the same links as the live stream.
 // Serve ends at stdin EOF, at the first failed write to the client (it
 // stopped reading), or when its context ends.
-// Replay (session/load) is streamed event by event; each run of text
-// chunks of one model reply is sent as one update, encoded in one pass
-// (replay.go) with bytes identical to the SDK's.
+// Replay (session/load) is streamed event by event, read from the
+// session's log in batches (from its file once the load has dropped the
+// log from memory: evictLoaded); each run of text chunks of one model
+// reply is sent as one update, encoded in one pass (replay.go) with bytes
+// identical to the SDK's.
 // Write-ahead: a tool_call update is sent only once its tool/call event is
 // durable (Options.Durable, asked by the emitter; free when the agent's
 // checkpoint already covered it), so the client never sees a call that a
