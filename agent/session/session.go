@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 )
 
@@ -81,31 +82,7 @@ func (s *Session) Len() int {
 func (s *Session) Events() ([]Event, error) { return s.EventsFrom(0) }
 
 // EventsFrom returns the events with seq >= from (see Events).
-func (s *Session) EventsFrom(from int) ([]Event, error) {
-	s.mu.Lock()
-	base, reader := s.base, s.reader
-	if from < 0 {
-		from = 0
-	}
-	var tail []Event
-	if i := max(int64(from)-base, 0); i < int64(len(s.events)) {
-		tail = s.events[i:len(s.events):len(s.events)]
-	}
-	s.mu.Unlock()
-	if int64(from) >= base {
-		return append([]Event(nil), tail...), nil
-	}
-	// The evicted prefix is immutable and in storage: read it without
-	// holding the append lock.
-	past, err := reader.ReadEvents(s.header.ID, int64(from), base)
-	if err == nil && int64(len(past)) != base-int64(from) {
-		err = fmt.Errorf("storage returned %d events", len(past))
-	}
-	if err != nil {
-		return nil, readBackError(s.header.ID, int64(from), base, err)
-	}
-	return append(past, tail...), nil
-}
+func (s *Session) EventsFrom(from int) ([]Event, error) { return s.EventsRange(from, math.MaxInt) }
 
 // EventsRange returns the events with from <= seq < to (see Events); to is
 // capped at the log's length.
