@@ -304,3 +304,33 @@ func (g Git) Remove(ctx context.Context, wt Worktree) error {
 	}
 	return nil
 }
+
+// Restore brings back wt's folder when it is gone (a cold resume of a
+// child whose untouched worktree was removed at settlement): on its branch
+// when the branch still exists, else on a new branch from its base. A
+// present folder is left as it is.
+func (g Git) Restore(ctx context.Context, wt Worktree) error {
+	if Exists(wt) {
+		return nil
+	}
+	if _, err := g.run(ctx, wt.Repo, nil, "worktree", "prune"); err != nil {
+		return err
+	}
+	undo, err := ensureIgnored(wt.Repo)
+	if err != nil {
+		return err
+	}
+	args := []string{"worktree", "add", "--quiet", wt.Path, wt.Branch}
+	if _, err := g.run(ctx, wt.Repo, nil, "rev-parse", "--verify", "--quiet", "refs/heads/"+wt.Branch); err != nil {
+		if ctx.Err() != nil {
+			undo()
+			return err
+		}
+		args = []string{"worktree", "add", "--quiet", "-b", wt.Branch, wt.Path, wt.Base}
+	}
+	if _, err := g.run(ctx, wt.Repo, nil, args...); err != nil {
+		undo()
+		return err
+	}
+	return nil
+}

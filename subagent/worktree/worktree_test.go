@@ -291,3 +291,41 @@ func TestRootFromSubfolder(t *testing.T) {
 		t.Fatalf("root %s, want %s", root, dir)
 	}
 }
+
+func TestRestore(t *testing.T) {
+	ctx := context.Background()
+	dir := repo(t)
+	g := newGit()
+	wt, err := g.Create(ctx, dir, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Removed with its branch: restored from the base.
+	if err := g.Remove(ctx, wt); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Restore(ctx, wt); err != nil {
+		t.Fatal(err)
+	}
+	if got := git(t, wt.Path, "rev-parse", "--abbrev-ref", "HEAD"); got != wt.Branch {
+		t.Fatalf("restored on %q", got)
+	}
+	// Folder deleted by hand, branch kept with a commit: restored on it.
+	write(t, wt.Path, "a.txt", "edited\n")
+	git(t, wt.Path, "commit", "--quiet", "-am", "edit")
+	if err := os.RemoveAll(wt.Path); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Restore(ctx, wt); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(wt.Path, "a.txt")); string(data) != "edited\n" {
+		t.Fatalf("restored a.txt %q", data)
+	}
+	if err := g.Restore(ctx, wt); err != nil {
+		t.Fatalf("restore of a present worktree: %v", err)
+	}
+	if st := git(t, dir, "status", "--porcelain", "--untracked-files=all"); st != "" {
+		t.Fatalf("parent status not clean:\n%s", st)
+	}
+}
