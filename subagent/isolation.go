@@ -49,13 +49,13 @@ func ParseIsolation(s string) (Isolation, error) {
 // WorktreeRecord is a child's worktree as its descriptor records it.
 type WorktreeRecord struct {
 	// Repo is the root of the parent's repository.
-	Repo string
+	Repo string `json:"repo"`
 	// Path is the worktree's folder (the child's cwd is in it).
-	Path string
+	Path string `json:"path"`
 	// Branch is the worktree's branch.
-	Branch string
+	Branch string `json:"branch"`
 	// Base is the commit the branch started from.
-	Base string
+	Base string `json:"base"`
 }
 
 func (r WorktreeRecord) tree() worktree.Worktree {
@@ -212,4 +212,9 @@ func worktreeNotice(o *WorktreeOutcome) session.Block {
 		text += "\n" + o.Changes.Stat
 	}
 	return session.Text(text + "\nReview, merge or delete the branch when you are done with it.")
+}
+
+// WorktreeState tells what a recorded worktree holds now (for listings).
+func (s *Service) WorktreeState(ctx context.Context, rec WorktreeRecord) WorktreeState {
+	return InspectWorktree(ctx, s.worktrees, rec)
 }
