@@ -101,7 +101,7 @@ func InspectWorktree(ctx context.Context, wts Worktrees, rec WorktreeRecord) Wor
 func (st WorktreeState) Describe() string {
 	switch {
 	case !st.Present:
-		return fmt.Sprintf("worktree removed (branch %s)", st.Branch)
+		return fmt.Sprintf("worktree removed with its branch %s: it made no changes", st.Branch)
 	case st.Err != nil:
 		return fmt.Sprintf("worktree %s on branch %s (changes unknown: %v)", st.Path, st.Branch, st.Err)
 	case !st.Changes.Changed:
