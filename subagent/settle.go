@@ -114,10 +114,12 @@ func (c *Continuations) retire(act *activation, stop string, output []session.Bl
 	announced := act.announced
 	owner := act.owner
 	c.mu.Unlock()
-	c.releaseSlot(act.slotRoot)
 	if announced {
 		c.notify(act, stop, output, wt)
 	}
+	// The slot frees after the notice is delivered, so a start waiting for
+	// it runs after the parent has the notice.
+	c.releaseSlot(act.slotRoot)
 	if owner != nil {
 		c.mu.Lock()
 		delete(owner.owned, act.id)
