@@ -416,7 +416,7 @@ func (r *runner) workspaceSection() ([]byte, error) {
 		if err != nil {
 			return err
 		}
-		if d.Name() == ".git" {
+		if d.Name() == ".git" && r.sc.Git {
 			// A git scenario's repository (and each worktree's link to
 			// it): git's own files, not the workspace's.
 			if d.IsDir() {
