@@ -318,3 +318,101 @@ func TestBackgroundQueue(t *testing.T) {
 		t.Error("queue not empty")
 	}
 }
+
+// queueAndWorktrees is the runtime's listing side as list_agents sees it:
+// statuses, the queue and worktree states.
+type queueAndWorktrees struct {
+	statusMap
+	queued []subagent.QueuedStart
+	states map[string]subagent.WorktreeState
+}
+
+func (q queueAndWorktrees) Queued(parentID string) []subagent.QueuedStart {
+	if parentID != "parent" {
+		return nil
+	}
+	return q.queued
+}
+
+func (q queueAndWorktrees) WorktreeState(_ context.Context, rec subagent.WorktreeRecord) subagent.WorktreeState {
+	return q.states[rec.Path]
+}
+
+// TestListAgentsShowsQueuedAndWorktrees: list_agents lists starts waiting
+// for a slot as queued, and an isolated child with its worktree's state.
+func TestListAgentsShowsQueuedAndWorktrees(t *testing.T) {
+	kept := &subagent.WorktreeRecord{Repo: "/r", Path: "/r/.acp-agent/worktrees/kept", Branch: "acp-agent/kept", Base: "b"}
+	gone := &subagent.WorktreeRecord{Repo: "/r", Path: "/r/.acp-agent/worktrees/gone", Branch: "acp-agent/gone", Base: "b"}
+	l := &stubLister{children: []subagent.ListEntry{
+		{Kind: subagent.KindChild, ID: "kept", Mode: subagent.ModeContinuable, Label: "keeper", Activity: subagent.ActivityInactive, Worktree: kept},
+		{Kind: subagent.KindChild, ID: "gone", Mode: subagent.ModeContinuable, Label: "cleaner", Activity: subagent.ActivityInactive, Worktree: gone},
+		{Kind: subagent.KindChild, ID: "plain", Mode: subagent.ModeContinuable, Label: "plain", Activity: subagent.ActivityInactive},
+	}}
+	agents := queueAndWorktrees{
+		statusMap: statusMap{},
+		queued:    []subagent.QueuedStart{{ID: "waiting", ParentID: "parent", Label: "fifth", Position: 1}},
+		states: map[string]subagent.WorktreeState{
+			kept.Path: {WorktreeRecord: *kept, Present: true, Changes: worktree.Changes{Changed: true, Summary: "1 file changed, 1 insertion(+)"}},
+			gone.Path: {WorktreeRecord: *gone},
+		},
+	}
+	res := runListAgents(t, subagent.NewListAgents(l, agents), t.Context(), `{}`, catCaller("parent"))
+	want := "kept [ready] — keeper (worktree /r/.acp-agent/worktrees/kept on branch acp-agent/kept: 1 file changed, 1 insertion(+))\n" +
+		"gone [ready] — cleaner (worktree removed with its branch acp-agent/gone: it made no changes)\n" +
+		"plain [ready] — plain\n" +
+		"waiting [queued] — fifth"
+	if got := resultText(res); got != want {
+		t.Fatalf("text\n%s\nwant\n%s", got, want)
+	}
+	wantJSON(t, res.Raw, `[
+		{"kind":"child","id":"kept","label":"keeper","status":"ready","worktree":"worktree /r/.acp-agent/worktrees/kept on branch acp-agent/kept: 1 file changed, 1 insertion(+)"},
+		{"kind":"child","id":"gone","label":"cleaner","status":"ready","worktree":"worktree removed with its branch acp-agent/gone: it made no changes"},
+		{"kind":"child","id":"plain","label":"plain","status":"ready"},
+		{"kind":"child","id":"waiting","label":"fifth","status":"queued"}]`)
+}
+
+// TestDescriptorWorktreeRoundTrip: the worktree record survives the
+// descriptor's write and strict read; a record without isolation, or
+// isolation without a record, is refused both ways.
+func TestDescriptorWorktreeRoundTrip(t *testing.T) {
+	rec := &subagent.WorktreeRecord{Repo: "/r", Path: "/r/.acp-agent/worktrees/c", Branch: "acp-agent/c", Base: "abc"}
+	d := subagent.Descriptor{Mode: subagent.ModeContinuable, Provider: "spawn", Label: "x", Isolation: subagent.IsolationWorktree, Worktree: rec}
+	raw, err := d.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := subagent.ParseDescriptor(raw)
+	if err != nil || got == nil || got.Isolation != subagent.IsolationWorktree || *got.Worktree != *rec {
+		t.Fatalf("parsed %+v %v from %s", got, err, raw)
+	}
+	for _, bad := range []subagent.Descriptor{
+		{Mode: subagent.ModeContinuable, Provider: "spawn", Worktree: rec},
+		{Mode: subagent.ModeContinuable, Provider: "spawn", Isolation: subagent.IsolationWorktree},
+		{Mode: subagent.ModeOneShot, Provider: "spawn", Isolation: subagent.IsolationWorktree, Worktree: rec},
+	} {
+		if _, err := bad.Snapshot(); err == nil {
+			t.Errorf("Snapshot accepted %+v", bad)
+		}
+	}
+	for _, payload := range []string{
+		`{"version":2,"mode":"continuable","provider":"p","label":"x","isolation":"worktree"}`,
+		`{"version":2,"mode":"continuable","provider":"p","label":"x","worktree":{"repo":"/r","path":"/p","branch":"b","base":"c"}}`,
+		`{"version":2,"mode":"continuable","provider":"p","label":"x","isolation":"sandbox"}`,
+		`{"version":2,"mode":"continuable","provider":"p","label":"x","isolation":"worktree","worktree":{"repo":"/r","path":"/p","branch":"b"}}`,
+		`{"version":2,"mode":"continuable","provider":"p","label":"x","isolation":"worktree","worktree":{"repo":"/r","path":"/p","branch":"b","base":"c","x":"y"}}`,
+		`{"version":2,"mode":"one-shot","provider":"p","isolation":"worktree"}`,
+	} {
+		if d, err := subagent.ParseDescriptor([]byte(payload)); err == nil {
+			t.Errorf("ParseDescriptor accepted %s as %+v", payload, d)
+		}
+	}
+	// The identity projection carries the record to listings.
+	id, err := subagent.DecodeIdentity([]byte(`{"mode":"continuable","label":"x","worktree":{"repo":"/r","path":"/p","branch":"b","base":"c"},"seq":3}`))
+	if err != nil || id == nil || id.Worktree == nil || id.Worktree.Path != "/p" {
+		t.Fatalf("identity %+v %v", id, err)
+	}
+	enc, _ := id.MarshalJSON()
+	if back, err := subagent.DecodeIdentity(enc); err != nil || *back.Worktree != *id.Worktree {
+		t.Fatalf("identity round trip %s: %+v %v", enc, back, err)
+	}
+}
