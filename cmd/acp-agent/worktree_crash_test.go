@@ -122,3 +122,12 @@ func TestKilledWorktreeChildIsListedAndCleanedUp(t *testing.T) {
 		t.Errorf("agents after the cleanup:\n%s", out)
 	}
 }
+
+// A limit that is not a positive number is a usage error, named with its
+// environment variable.
+func TestMaxBackgroundUsageError(t *testing.T) {
+	code, out := cliRun(t, t.TempDir(), "--max-background", "-2")
+	if code != 2 || !strings.Contains(out, "--max-background (env ACP_AGENT_MAX_BACKGROUND) must be a positive number of subagents") {
+		t.Fatalf("got:\n%s", out)
+	}
+}
