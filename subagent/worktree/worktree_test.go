@@ -329,3 +329,31 @@ func TestRestore(t *testing.T) {
 		t.Fatalf("parent status not clean:\n%s", st)
 	}
 }
+
+// BenchmarkCreateChangesRemove is the git cost of one isolated child that
+// changes nothing: create, inspect, remove.
+func BenchmarkCreateChangesRemove(b *testing.B) {
+	dir := b.TempDir()
+	for _, args := range [][]string{{"init", "--quiet"}, {"commit", "--quiet", "--allow-empty", "-m", "first"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), gitEnv...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	ctx := context.Background()
+	g := newGit()
+	for b.Loop() {
+		wt, err := g.Create(ctx, dir, "bench")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := g.Changes(ctx, wt); err != nil {
+			b.Fatal(err)
+		}
+		if err := g.Remove(ctx, wt); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
