@@ -9,6 +9,7 @@ import (
 	"bufio"
 	"context"
 	"flag"
+	"fmt"
 	"io"
 	"path/filepath"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/persistence/projcache"
 	"github.com/acp-agent/acp-agent/subagent"
+	"github.com/acp-agent/acp-agent/subagent/worktree"
 )
 
 // catalogRows is the subagent catalog seen through acp.SubagentCatalog.
@@ -100,7 +102,7 @@ func runAgents(ctx context.Context, env *Env, descendants bool, args []string) e
 		if err != nil {
 			return err
 		}
-		return writeTree(env.Stdout, id, entries)
+		return writeTree(ctx, env.Stdout, id, entries, nil)
 	}
 	entries, err := cat.ListChildren(ctx, id)
 	if err != nil {
@@ -110,13 +112,15 @@ func runAgents(ctx context.Context, env *Env, descendants bool, args []string) e
 	for i, e := range entries {
 		tree[i] = subagent.DescendantEntry{ListEntry: e, ParentID: id, Depth: 1}
 	}
-	return writeTree(env.Stdout, id, tree)
+	return writeTree(ctx, env.Stdout, id, tree, nil)
 }
 
-// writeTree renders catalog rows indented by depth under the root id.
-// Rows go out through one buffer as they are rendered: no tree-sized
-// string is built.
-func writeTree(w io.Writer, root string, entries []subagent.DescendantEntry) error {
+// writeTree renders catalog rows indented by depth under the root id,
+// then the root's starts waiting for a background slot. An isolated
+// child's row is followed by its worktree as git sees it now (kept with
+// its diffstat summary, or removed). Rows go out through one buffer as
+// they are rendered: no tree-sized string is built.
+func writeTree(ctx context.Context, w io.Writer, root string, entries []subagent.DescendantEntry, queued []subagent.QueuedStart) error {
 	b := bufio.NewWriterSize(w, 64<<10)
 	b.WriteString(root + "\n")
 	if len(entries) == 0 {
@@ -151,6 +155,16 @@ func writeTree(w io.Writer, root string, entries []subagent.DescendantEntry) err
 			b.WriteString(e.Label)
 		}
 		b.WriteString("\n")
+		if e.Worktree != nil {
+			for range e.Depth + 1 {
+				b.WriteString("  ")
+			}
+			b.WriteString(subagent.InspectWorktree(ctx, worktree.Git{}, *e.Worktree).Describe())
+			b.WriteString("\n")
+		}
+	}
+	for _, q := range queued {
+		fmt.Fprintf(b, "  └─ %s [queued, position %d: waiting for a background slot] — %s\n", q.ID, q.Position, q.Label)
 	}
 	return b.Flush()
 }

@@ -77,6 +77,10 @@ type Config struct {
 	ShutdownTimeout time.Duration
 	// MaxDepth bounds delegation depth; 0 means DefaultMaxDepth.
 	MaxDepth int
+	// MaxBackground limits the background subagents of one root session
+	// running at once (--max-background); 0 means the settings file's
+	// subagents.maxBackground, else subagent.DefaultMaxBackground.
+	MaxBackground int
 	// Wire, when set, runs after the core is built and before the ACP
 	// server is created: it may add tools, extensions and drainers.
 	Wire func(a *App) error

@@ -53,6 +53,7 @@ const (
 	CommonContextWindow    = "context-window"
 	CommonCompactThreshold = "compact-threshold"
 	CommonIdleTimeout      = "idle-timeout"
+	CommonMaxBackground    = "max-background"
 )
 
 // UsageError marks a command-line mistake (exit code 2). Cmd is the

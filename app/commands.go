@@ -22,7 +22,7 @@ func (a *App) commands() []acp.Command {
 		Name:        "agents",
 		Description: "show the subagent tree of this session (from the durable catalog, without asking the model)",
 		Run: func(ctx context.Context, sessionID, _ string) (string, error) {
-			return agentsText(ctx, a.Catalog, sessionID)
+			return agentsText(ctx, a.Catalog, sessionID, a.Subagents.Queued(sessionID))
 		},
 	}, {
 		Name:        "compact",
@@ -45,13 +45,13 @@ func (a *App) commands() []acp.Command {
 // agentsText renders the subagent tree of a session as Markdown: the same
 // rows as the "agents --descendants" command and the subagents/list
 // extension.
-func agentsText(ctx context.Context, cat *subagent.Catalog, id string) (string, error) {
+func agentsText(ctx context.Context, cat *subagent.Catalog, id string, queued []subagent.QueuedStart) (string, error) {
 	entries, err := cat.ListDescendants(ctx, id)
 	if err != nil {
 		return "", err
 	}
 	var b strings.Builder
-	if err := writeTree(&b, id, entries); err != nil {
+	if err := writeTree(ctx, &b, id, entries, queued); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("Subagents of this session (%d):\n\n```text\n%s```\n", len(entries), b.String()), nil

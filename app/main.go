@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -31,6 +32,8 @@ const (
 	EnvAPIKeyEnv = "ACP_AGENT_API_KEY_ENV"
 	EnvLogLevel  = "ACP_AGENT_LOG_LEVEL"
 	EnvSandbox   = "ACP_AGENT_SANDBOX"
+	// EnvMaxBackground is --max-background.
+	EnvMaxBackground = "ACP_AGENT_MAX_BACKGROUND"
 )
 
 // Exit codes of Main.
@@ -78,12 +81,16 @@ type Flags struct {
 	ContextWindow    int
 	CompactThreshold float64
 	IdleTimeout      time.Duration
+	// MaxBackground limits the background subagents of one session
+	// running at once (0: the settings file's, else the default; -1: the
+	// environment variable was not a number).
+	MaxBackground int
 }
 
 // register binds every shared flag to fs with the current values as
 // defaults.
 func (f *Flags) register(fs *flag.FlagSet) {
-	f.registerOnly(fs, CommonDataDir, CommonModel, CommonBaseURL, CommonAPIKeyEnv, CommonLogLevel, CommonSandbox, CommonContextWindow, CommonCompactThreshold, CommonIdleTimeout)
+	f.registerOnly(fs, CommonDataDir, CommonModel, CommonBaseURL, CommonAPIKeyEnv, CommonLogLevel, CommonSandbox, CommonContextWindow, CommonCompactThreshold, CommonIdleTimeout, CommonMaxBackground)
 }
 
 // registerOnly binds the named shared flags to fs.
@@ -117,6 +124,9 @@ func (f *Flags) registerOnly(fs *flag.FlagSet, names ...string) {
 		case CommonIdleTimeout:
 			fs.DurationVar(&f.IdleTimeout, n, f.IdleTimeout,
 				"end and retry a model request after this long without a byte from the provider (default 2m; negative disables)")
+		case CommonMaxBackground:
+			fs.IntVar(&f.MaxBackground, n, f.MaxBackground,
+				"run at most `N` background subagents of one session at once; more wait in a queue (env "+EnvMaxBackground+"; default: subagents.maxBackground of the settings file, else 4)")
 		default:
 			panic("app: unknown shared flag " + n) // a programming error in a Command literal
 		}
@@ -134,6 +144,13 @@ func flagsFromEnv(getenv func(string) string) *Flags {
 	}
 	if f.LogLevel == "" {
 		f.LogLevel = "info"
+	}
+	if v := getenv(EnvMaxBackground); v != "" {
+		if n, err := strconv.Atoi(v); err == nil && n > 0 {
+			f.MaxBackground = n
+		} else {
+			f.MaxBackground = -1
+		}
 	}
 	return f
 }
@@ -286,6 +303,9 @@ func serve(ctx context.Context, env *Env) error {
 	if f := env.Flags; f.ContextWindow < 0 || f.CompactThreshold < 0 || f.CompactThreshold > 1 {
 		return usageErrorf("--context-window must be positive and --compact-threshold between 0 and 1 (got %d and %g)", f.ContextWindow, f.CompactThreshold)
 	}
+	if env.Flags.MaxBackground < 0 {
+		return usageErrorf("--max-background (env %s) must be a positive number of subagents", EnvMaxBackground)
+	}
 	cfg := Config{
 		DataDir:   dir,
 		Model:     env.Flags.Model,
@@ -296,6 +316,7 @@ func serve(ctx context.Context, env *Env) error {
 		ContextWindow:    env.Flags.ContextWindow,
 		CompactThreshold: env.Flags.CompactThreshold,
 		IdleTimeout:      env.Flags.IdleTimeout,
+		MaxBackground:    env.Flags.MaxBackground,
 		Logger:           env.Logger,
 		Getenv:           env.Getenv,
 

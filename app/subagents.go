@@ -11,9 +11,11 @@ import (
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/prompt"
 	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/agent/settings"
 	"github.com/acp-agent/acp-agent/agent/tool"
 	"github.com/acp-agent/acp-agent/driver/inprocess"
 	"github.com/acp-agent/acp-agent/subagent"
+	"github.com/acp-agent/acp-agent/subagent/worktree"
 )
 
 // DefaultMaxDepth bounds delegation: a session at this delegationDepth
@@ -29,6 +31,11 @@ func wireSubagents(a *App) error {
 		Catalog:  a.Catalog,
 		Logger:   a.Log,
 		Factory:  a.childFactory,
+		// Worktree isolation runs the real git; its queue limit is the
+		// flag's, else the person's settings, else the default.
+		Worktrees:     worktree.Git{},
+		MaxBackground: a.maxBackground(),
+		OnQueued:      a.Config.hooks().OnQueued,
 	})
 	a.Subagents = rt
 	var opts []inprocess.Option
@@ -47,6 +54,16 @@ func wireSubagents(a *App) error {
 	}
 	a.Drainers = append(a.Drainers, rt.Drain)
 	return nil
+}
+
+func (a *App) maxBackground() int {
+	if a.Config.MaxBackground > 0 {
+		return a.Config.MaxBackground
+	}
+	if n := settings.Load(a.Config.SettingsFile, "").Subagents().MaxBackground; n > 0 {
+		return n
+	}
+	return subagent.DefaultMaxBackground
 }
 
 func (a *App) maxDepth() int {

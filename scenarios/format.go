@@ -51,6 +51,9 @@ type Scenario struct {
 	MCPServers []MCPServer
 	// Sandbox, when set, runs local commands in the sandbox (sandbox.go).
 	Sandbox *SandboxSpec
+	// Git makes the cwd a git repository holding Files in one commit, with
+	// a pinned identity and date (so its hash is the same on every run).
+	Git bool
 }
 
 // SeedSession is a session persisted before the run.
@@ -127,6 +130,9 @@ type Wait struct {
 	// ModelCall, when not nil, waits until the session's model call number
 	// *ModelCall (0-based, as model.Caller.Call counts) has been entered.
 	ModelCall *int
+	// Queued: at least this many of the session's background starts have
+	// waited for a slot (the subagent runtime's queue).
+	Queued int
 }
 
 // Fence holds model call number Call (0-based) of the sessions whose
@@ -241,8 +247,10 @@ func Parse(file, name string, data []byte) (*Scenario, error) {
 			sc.MCPServers, err = p.mcpServers(v)
 		case "sandbox":
 			sc.Sandbox, err = p.sandbox(v)
+		case "git":
+			sc.Git, err = p.boolean(v, "git")
 		default:
-			err = p.errf(k, "", "unknown key %q (want summary, description, seed, faults, fences, model, models, context_window, mcp_servers, steps, client, files, sandbox)", k.Value)
+			err = p.errf(k, "", "unknown key %q (want summary, description, seed, faults, fences, model, models, context_window, mcp_servers, steps, client, files, sandbox, git)", k.Value)
 		}
 		if err != nil {
 			return nil, err
@@ -378,7 +386,7 @@ func (p parser) fences(n *yaml.Node) ([]Fence, error) {
 
 // wait decodes a wait condition mapping (shared by wait steps and fences).
 func (p parser) wait(n *yaml.Node, where string) (string, *Wait, error) {
-	f, err := p.fields(n, where, "session", "child_settled", "idle", "parent_idle", "turn_started", "turn_ended", "model_call")
+	f, err := p.fields(n, where, "session", "child_settled", "idle", "parent_idle", "turn_started", "turn_ended", "model_call", "queued")
 	if err != nil {
 		return "", nil, err
 	}
@@ -403,13 +411,15 @@ func (p parser) wait(n *yaml.Node, where string) (string, *Wait, error) {
 			var c int
 			c, err = p.integer(v, wk)
 			w.ModelCall = &c
+		case "queued":
+			w.Queued, err = p.integer(v, wk)
 		}
 		if err != nil {
 			return "", nil, err
 		}
 	}
-	if w.ChildSettled == 0 && !w.Idle && w.TurnStarted == 0 && w.TurnEnded == 0 && w.ModelCall == nil {
-		return "", nil, p.errf(n, where, "a wait needs at least one condition (child_settled, idle/parent_idle, turn_started, turn_ended, model_call)")
+	if w.ChildSettled == 0 && !w.Idle && w.TurnStarted == 0 && w.TurnEnded == 0 && w.ModelCall == nil && w.Queued == 0 {
+		return "", nil, p.errf(n, where, "a wait needs at least one condition (child_settled, idle/parent_idle, turn_started, turn_ended, model_call, queued)")
 	}
 	return ref, w, nil
 }
@@ -615,7 +625,7 @@ func (p parser) step(idx int, n *yaml.Node) (Step, error) {
 	case OpAwaitPrompt, OpCancel:
 		allowed, shorthand = []string{"session"}, "session"
 	case OpWait:
-		allowed = []string{"session", "child_settled", "idle", "parent_idle", "turn_started", "turn_ended", "model_call"}
+		allowed = []string{"session", "child_settled", "idle", "parent_idle", "turn_started", "turn_ended", "model_call", "queued"}
 	case OpListAgentsEx:
 		allowed, shorthand = []string{"session", "scope"}, "session"
 	case OpSetMode:

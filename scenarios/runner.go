@@ -48,8 +48,11 @@ type Config struct {
 	// ObserveModel must wrap the model the composition uses, so the runner
 	// sees model calls start (model_call waits).
 	ObserveModel func(model.Model) model.Model
-	Faults       Faults
-	Logger       *slog.Logger
+	// ObserveQueued must be called when a background start begins to wait
+	// for a slot (queued waits).
+	ObserveQueued func(parentID, childID string)
+	Faults        Faults
+	Logger        *slog.Logger
 	// Sandbox, when set, runs local commands in the sandbox.
 	Sandbox *SandboxSpec
 }
@@ -240,9 +243,10 @@ func (r *runner) start(ctx context.Context) error {
 		ObserveModel: func(m model.Model) model.Model {
 			return observedModel{inner: m, r: r, sys: &sys}
 		},
-		Faults:  r.sc.Faults,
-		Logger:  r.logger,
-		Sandbox: r.sc.Sandbox,
+		ObserveQueued: r.watch.queuedStart,
+		Faults:        r.sc.Faults,
+		Logger:        r.logger,
+		Sandbox:       r.sc.Sandbox,
 	})
 	if err != nil {
 		cancel()

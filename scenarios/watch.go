@@ -31,7 +31,10 @@ type sessionFacts struct {
 	pending      int // inbox items inserted and not yet claimed or dropped
 	notices      int // settlement notices received
 	modelEntered map[int]bool
-	unanswered   int // prompts sent by the client and not answered yet
+	// queued counts the session's background starts that waited for a
+	// slot.
+	queued     int
+	unanswered int // prompts sent by the client and not answered yet
 }
 
 func newWatcher() *watcher {
@@ -134,6 +137,15 @@ func (w *watcher) promptAnswered(sessionID string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.factsLocked(sessionID).unanswered--
+	w.bumpLocked()
+}
+
+// queuedStart records that a background start of parentID began to wait
+// for a slot.
+func (w *watcher) queuedStart(parentID, _ string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.factsLocked(parentID).queued++
 	w.bumpLocked()
 }
 
@@ -240,6 +252,9 @@ func (w *watcher) checkLocked(refs resolver, ref string, wt Wait) (bool, string)
 	}
 	if wt.TurnEnded > 0 && !f.turnEnded[wt.TurnEnded] {
 		unmet = append(unmet, fmt.Sprintf("turn %d not ended (ended: %v)", wt.TurnEnded, keys(f.turnEnded)))
+	}
+	if wt.Queued > 0 && f.queued < wt.Queued {
+		unmet = append(unmet, fmt.Sprintf("%d of %d background starts queued", f.queued, wt.Queued))
 	}
 	if wt.ModelCall != nil && !f.modelEntered[*wt.ModelCall] {
 		unmet = append(unmet, fmt.Sprintf("model call %d not entered (entered: %v)", *wt.ModelCall, keys(f.modelEntered)))

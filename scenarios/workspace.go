@@ -120,6 +120,36 @@ func (r *runner) writeFiles() error {
 			return err
 		}
 	}
+	if r.sc.Git {
+		return initRepo(r.cwd)
+	}
+	return nil
+}
+
+// GitEnv pins what makes a commit's hash: identity and dates, and keeps
+// the person's git configuration out of a run.
+var GitEnv = []string{
+	"GIT_AUTHOR_NAME=scenario", "GIT_AUTHOR_EMAIL=scenario@acp-agent.invalid",
+	"GIT_COMMITTER_NAME=scenario", "GIT_COMMITTER_EMAIL=scenario@acp-agent.invalid",
+	"GIT_AUTHOR_DATE=2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE=2026-01-01T00:00:00Z",
+	"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+}
+
+// initRepo makes dir a repository on branch main with its files in one
+// commit.
+func initRepo(dir string) error {
+	for _, args := range [][]string{
+		{"init", "--quiet", "--initial-branch=main"},
+		{"add", "--all"},
+		{"commit", "--quiet", "--allow-empty", "-m", "scenario files"},
+	} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), GitEnv...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, out)
+		}
+	}
 	return nil
 }
 
@@ -385,6 +415,14 @@ func (r *runner) workspaceSection() ([]byte, error) {
 	err := filepath.WalkDir(r.cwd, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
+		}
+		if d.Name() == ".git" && r.sc.Git {
+			// A git scenario's repository (and each worktree's link to
+			// it): git's own files, not the workspace's.
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
 		}
 		if !d.IsDir() {
 			files = append(files, path)

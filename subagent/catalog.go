@@ -492,7 +492,7 @@ func sameLifecycle(a, b session.Header) bool {
 }
 
 func child(r *record, id *Identity, activity Activity, hasChildren bool) *ListEntry {
-	return &ListEntry{Kind: KindChild, ID: r.header.ID, Mode: id.Mode, Label: id.Label, Activity: activity, HasChildren: hasChildren}
+	return &ListEntry{Kind: KindChild, ID: r.header.ID, Mode: id.Mode, Label: id.Label, Activity: activity, HasChildren: hasChildren, Worktree: id.Worktree}
 }
 
 func diagnostic(r *record, reason Reason) *ListEntry {

@@ -124,13 +124,37 @@ func (h *continuableHost) CreateChild(ctx context.Context, prefix []session.Even
 		return nil, err
 	}
 	hdr := childHeader(p.spec.Parent, p.childID, p.depth, len(prefix))
-	seed := creationSeed(h.sessions, p.childID, prefix, p.descriptor)
+	desc := p.descriptor
+	if p.desc.Isolation == IsolationWorktree {
+		// The worktree exists before the child's session, and its record
+		// is in the descriptor the session is created with: durable
+		// before the first turn, and the child's cwd from the start.
+		rec, cwd, err := h.svc.createWorktree(ctx, p.spec.Parent, p.childID)
+		if err != nil {
+			return nil, err
+		}
+		d := p.desc
+		d.Worktree = rec
+		if desc, err = d.Snapshot(); err != nil {
+			h.svc.cont.dropWorktree(rec)
+			return nil, err
+		}
+		hdr.Cwd = cwd
+		h.act.worktree = rec
+	}
+	seed := creationSeed(h.sessions, p.childID, prefix, desc)
 	spec := ChildSpec{
 		Mode: ModeContinuable, Label: p.spec.Label, Route: p.route, MaxTokens: p.spec.MaxTokens,
 		Persona: p.spec.Persona, ToolFilter: p.spec.ToolFilter, Depth: p.depth, Parent: p.spec.Parent, Fresh: true,
 		OnIdle: h.svc.cont.idleHook(h.act),
 	}
-	return h.create(hdr, seed, spec)
+	a, err := h.create(hdr, seed, spec)
+	if err != nil {
+		h.svc.cont.dropWorktree(h.act.worktree)
+		h.act.worktree = nil
+		return nil, err
+	}
+	return a, nil
 }
 
 // creationSeed stages a continuable child's seed: the driver's prefix (plus

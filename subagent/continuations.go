@@ -56,6 +56,13 @@ type activation struct {
 	// started records that the epoch's subagent/start edge was published,
 	// so a rollback must close it with a subagent/end.
 	started bool
+	// worktree is the child's worktree (isolation worktree); fresh marks a
+	// new start, whose rollback removes it.
+	worktree *WorktreeRecord
+	fresh    bool
+	// slotRoot is the root session whose background slot act holds ("":
+	// none).
+	slotRoot string
 }
 
 // Continuations is the continuation manager: it owns the resident
@@ -75,6 +82,15 @@ type Continuations struct {
 	// work counts settlement goroutines and in-flight materializations.
 	work     int
 	workDone *sync.Cond
+
+	// Background slots (queue.go): slots[root] counts the taken slots,
+	// queue[root] the waiting starts; slotFreed is closed on each change.
+	worktrees     Worktrees
+	maxBackground int
+	slots         map[string]int
+	queue         map[string][]queuedStart
+	slotFreed     chan struct{}
+	onQueued      func(parentID, childID string)
 
 	locksMu sync.Mutex
 	locks   map[string]*childLock
@@ -98,6 +114,9 @@ func newContinuations(live liveAgents, kids *children, durable Durable, lc *Life
 		acts:       make(map[string]*activation),
 		drainRoots: make(map[string]*agent.Agent),
 		locks:      make(map[string]*childLock),
+		slots:      make(map[string]int),
+		queue:      make(map[string][]queuedStart),
+		slotFreed:  make(chan struct{}),
 	}
 	c.workDone = sync.NewCond(&c.mu)
 	return c
@@ -287,6 +306,10 @@ func (c *Continuations) rollback(act *activation) {
 	if err := c.kids.ReleaseChild(context.Background(), act.agent); err != nil {
 		c.log.Warn("subagent: rolling back a child failed", "session", act.id, "err", err)
 	}
+	if act.fresh {
+		c.dropWorktree(act.worktree)
+	}
+	c.releaseSlot(act.slotRoot)
 }
 
 // submit delivers msg as one later turn of act's agent, at the final

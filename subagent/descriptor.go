@@ -45,6 +45,12 @@ type Descriptor struct {
 	AgentModel    string
 	Persona       string
 	ToolFilter    *ToolFilter
+	// Isolation and Worktree (continuable only): a child isolated in a git
+	// worktree records it here before its first turn, so a restart, a cold
+	// resume and the listings know where it works. Isolation is omitted
+	// when none.
+	Isolation Isolation
+	Worktree  *WorktreeRecord
 }
 
 // ToolFilter restricts a continuable child's tools. A nil slice is absent; a
@@ -78,13 +84,23 @@ func (d Descriptor) Snapshot() (json.RawMessage, error) {
 	if d.Mode != ModeOneShot && d.Mode != ModeContinuable {
 		return nil, fmt.Errorf(`subagent descriptor mode must be "one-shot" or "continuable", got %q`, d.Mode)
 	}
-	if d.Mode == ModeOneShot && (d.AgentProvider != "" || d.AgentModel != "" || d.Persona != "" || d.ToolFilter != nil) {
+	if d.Mode == ModeOneShot && (d.AgentProvider != "" || d.AgentModel != "" || d.Persona != "" || d.ToolFilter != nil ||
+		(d.Isolation != "" && d.Isolation != IsolationNone) || d.Worktree != nil) {
 		return nil, errors.New("a one-shot subagent descriptor records only provider and label")
 	}
 	if f := d.ToolFilter; f != nil && f.Allow == nil && f.Deny == nil {
 		return nil, errors.New("subagent descriptor toolFilter must declare allow and/or deny")
 	}
+	if (d.Isolation == IsolationWorktree) != (d.Worktree != nil) {
+		return nil, errors.New("subagent descriptor worktree must be recorded exactly when isolation is worktree")
+	}
+	if d.Isolation != "" && d.Isolation != IsolationNone && d.Isolation != IsolationWorktree {
+		return nil, fmt.Errorf("subagent descriptor isolation %q is unknown", d.Isolation)
+	}
 	strs := []string{d.Provider, d.Label, d.AgentProvider, d.AgentModel, d.Persona}
+	if w := d.Worktree; w != nil {
+		strs = append(strs, w.Repo, w.Path, w.Branch, w.Base)
+	}
 	if f := d.ToolFilter; f != nil {
 		strs = append(append(strs, f.Allow...), f.Deny...)
 	}
@@ -137,6 +153,20 @@ func (d Descriptor) MarshalJSON() ([]byte, error) {
 			b.WriteString(sep + `"` + part.key + `":`)
 			b.Write(enc)
 			sep = ","
+		}
+		b.WriteByte('}')
+	}
+	if d.Isolation == IsolationWorktree {
+		field("isolation", string(d.Isolation))
+	}
+	if w := d.Worktree; w != nil {
+		b.WriteString(`,"worktree":{"repo":`)
+		enc, _ := json.Marshal(w.Repo)
+		b.Write(enc)
+		for _, f := range []struct{ k, v string }{{"path", w.Path}, {"branch", w.Branch}, {"base", w.Base}} {
+			enc, _ := json.Marshal(f.v)
+			b.WriteString(`,"` + f.k + `":`)
+			b.Write(enc)
 		}
 		b.WriteByte('}')
 	}
@@ -256,7 +286,8 @@ func stringList(raw json.RawMessage) ([]string, bool) {
 var (
 	oneShotKeys     = map[string]bool{"version": true, "mode": true, "provider": true, "label": true}
 	continuableKeys = map[string]bool{"version": true, "mode": true, "provider": true, "label": true,
-		"agentProvider": true, "agentModel": true, "persona": true, "toolFilter": true}
+		"agentProvider": true, "agentModel": true, "persona": true, "toolFilter": true,
+		"isolation": true, "worktree": true}
 )
 
 // ParseDescriptor decodes a subagent/descriptor payload, checking it in the
@@ -324,7 +355,51 @@ func ParseDescriptor(raw json.RawMessage) (*Descriptor, error) {
 			return nil, err
 		}
 	}
+	if iraw, present := obj.get("isolation"); present {
+		iso, ok := jsonString(iraw)
+		if !ok || (Isolation(iso) != IsolationNone && Isolation(iso) != IsolationWorktree) {
+			return nil, descErr(`isolation must be "none" or "worktree"`)
+		}
+		d.Isolation = Isolation(iso)
+	}
+	if wraw, present := obj.get("worktree"); present {
+		if d.Worktree, err = parseWorktree(wraw); err != nil {
+			return nil, err
+		}
+	}
+	if (d.Isolation == IsolationWorktree) != (d.Worktree != nil) {
+		return nil, descErr("worktree must be recorded exactly when isolation is worktree")
+	}
 	return d, nil
+}
+
+// parseWorktree decodes a continuable descriptor's worktree record: every
+// key a non-empty string.
+func parseWorktree(raw json.RawMessage) (*WorktreeRecord, error) {
+	obj, isObj, err := decodeObject(raw)
+	if err != nil || !isObj {
+		return nil, descErr("worktree must be an object")
+	}
+	for _, m := range obj {
+		switch m.key {
+		case "repo", "path", "branch", "base":
+		default:
+			return nil, descErr("worktree has unknown field %q", m.key)
+		}
+	}
+	w := &WorktreeRecord{}
+	for _, f := range []struct {
+		key string
+		dst *string
+	}{{"repo", &w.Repo}, {"path", &w.Path}, {"branch", &w.Branch}, {"base", &w.Base}} {
+		raw, _ := obj.get(f.key)
+		v, ok := jsonString(raw)
+		if !ok || v == "" {
+			return nil, descErr("worktree.%s must be a non-empty string", f.key)
+		}
+		*f.dst = v
+	}
+	return w, nil
 }
 
 // parseToolFilter decodes a continuable descriptor's toolFilter.

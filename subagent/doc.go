@@ -19,6 +19,9 @@
 //   - ProviderRegistry and Lifecycle: the registered drivers, the
 //     lifecycle listeners (OnLifecycle, contained) and the start-edge
 //     publishers (OnPublish, which can fail a continuable start).
+//   - worktree isolation (isolation.go, over the git runner of package
+//     subagent/worktree, injected as Options.Worktrees) and the limit of
+//     background children per root session with its queue (queue.go),
 //   - the delegation tool filter (toolfilter.go, ChildTools: the composition
 //     root's child factory applies it),
 //   - the durable descriptor (descriptor.go), the catalog and list_agents
@@ -29,7 +32,7 @@
 // Layering: subagent imports driver (the seam), agent, agent/session,
 // agent/model, agent/tool, agent/projection and the shared leaves
 // agent/delegation (its tool names, child-link _meta key and result keys,
-// which acp reads back) and internal/errcode (SubagentError embeds the
+// which acp reads back), its own subagent/worktree and internal/errcode (SubagentError embeds the
 // module's one typed-error shape). It must not import
 // driver/inprocess or any other driver, persistence, acp or app
 // (internal/layering enforces this): it declares Durable (what cold resume

@@ -55,6 +55,9 @@ type ListEntry struct {
 	// Detail says more about a diagnostic, for people ("names a missing
 	// parent X", "named pipe, not a session file"); may be "".
 	Detail string
+	// Worktree is the recorded worktree of an isolated child (nil
+	// otherwise); InspectWorktree tells what it holds now.
+	Worktree *WorktreeRecord
 }
 
 // DescendantEntry is a row of the descendant walk: a ListEntry positioned
@@ -106,6 +109,11 @@ func (e ListEntry) write(b *bytes.Buffer) {
 	b.WriteString(`,"activity":`)
 	writeString(b, string(e.Activity))
 	b.WriteString(`,"hasChildren":` + strconv.FormatBool(e.HasChildren))
+	if e.Worktree != nil {
+		enc, _ := json.Marshal(e.Worktree)
+		b.WriteString(`,"worktree":`)
+		b.Write(enc)
+	}
 }
 
 func writeString(b *bytes.Buffer, s string) {

@@ -31,6 +31,10 @@ type Identity struct {
 	// means no label (an empty one-shot label is treated as absent).
 	Label string
 	Seq   int64
+	// Worktree is the child's worktree (isolation worktree), nil
+	// otherwise. Rows without it decode as before, so the unit's version
+	// did not change: no earlier build wrote an isolated child.
+	Worktree *WorktreeRecord
 }
 
 // MarshalJSON renders {"mode","label"?,"seq"}; a one-shot child without a
@@ -44,6 +48,11 @@ func (id Identity) MarshalJSON() ([]byte, error) {
 		label, _ := json.Marshal(id.Label)
 		b.WriteString(`,"label":`)
 		b.Write(label)
+	}
+	if w := id.Worktree; w != nil {
+		enc, _ := json.Marshal(w)
+		b.WriteString(`,"worktree":`)
+		b.Write(enc)
 	}
 	b.WriteString(`,"seq":` + strconv.FormatInt(id.Seq, 10) + `}`)
 	return b.Bytes(), nil
@@ -72,6 +81,9 @@ func decodeIdentityJSON(raw []byte) (*Identity, error) {
 		Mode  *string `json:"mode"`
 		Label *string `json:"label"`
 		Seq   *int64  `json:"seq"`
+		// Worktree is decoded strictly: a present worktree must be a
+		// whole record.
+		Worktree *WorktreeRecord `json:"worktree"`
 	}
 	if err := json.Unmarshal(raw, &w); err != nil {
 		return nil, errBadIdentity
@@ -82,7 +94,10 @@ func decodeIdentityJSON(raw []byte) (*Identity, error) {
 	if Mode(*w.Mode) == ModeContinuable && w.Label == nil {
 		return nil, errBadIdentity
 	}
-	id := &Identity{Mode: Mode(*w.Mode), Seq: *w.Seq}
+	if wt := w.Worktree; wt != nil && (wt.Repo == "" || wt.Path == "" || wt.Branch == "" || wt.Base == "") {
+		return nil, errBadIdentity
+	}
+	id := &Identity{Mode: Mode(*w.Mode), Seq: *w.Seq, Worktree: w.Worktree}
 	if w.Label != nil {
 		id.Label = *w.Label
 	}
@@ -154,7 +169,7 @@ func IdentityUnit() projection.Unit {
 			if err != nil || d == nil {
 				return nil, nil
 			}
-			return &Identity{Mode: d.Mode, Label: d.Label, Seq: ev.Seq}, nil
+			return &Identity{Mode: d.Mode, Label: d.Label, Seq: ev.Seq, Worktree: d.Worktree}, nil
 		},
 		Render: func(cur *Identity) (any, error) {
 			if cur == nil {

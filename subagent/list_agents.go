@@ -41,7 +41,22 @@ const (
 	StatusRunning = "running"
 	StatusIdle    = "idle"
 	StatusReady   = "ready"
+	// StatusQueued: a start waiting for a background slot (no session
+	// yet).
+	StatusQueued = "queued"
 )
+
+// QueueLister is the runtime's view of the starts waiting for a slot
+// (*Runtime implements it).
+type QueueLister interface {
+	Queued(parentID string) []QueuedStart
+}
+
+// WorktreeInspector tells what a recorded worktree holds now (*Runtime
+// implements it).
+type WorktreeInspector interface {
+	WorktreeState(ctx context.Context, rec WorktreeRecord) WorktreeState
+}
 
 // Scopes of list_agents.
 const (
@@ -98,6 +113,9 @@ type AgentEntry struct {
 	Positioned bool
 	Parent     string
 	Depth      int
+	// Worktree describes an isolated child's worktree ("" without one).
+	Worktree string
+	rec      *WorktreeRecord
 }
 
 // MarshalJSON renders {"kind","id","label","status"[,"parent","depth"]} or
@@ -116,6 +134,10 @@ func (e AgentEntry) MarshalJSON() ([]byte, error) {
 		writeString(&b, e.Label)
 		b.WriteString(`,"status":`)
 		writeString(&b, e.Status)
+		if e.Worktree != "" {
+			b.WriteString(`,"worktree":`)
+			writeString(&b, e.Worktree)
+		}
 	}
 	if e.Positioned {
 		b.WriteString(`,"parent":`)
@@ -159,6 +181,22 @@ func (t *ListAgents) Execute(ctx context.Context, inv tool.Invocation) (tool.Res
 		for _, r := range rows {
 			if e, ok := t.project(r); ok {
 				entries = append(entries, e)
+			}
+		}
+	}
+	if q, ok := t.agents.(QueueLister); ok {
+		for _, s := range q.Queued(rootID) {
+			e := AgentEntry{Kind: KindChild, ID: s.ID, Label: s.Label, Status: StatusQueued}
+			if scope == ScopeDescendants {
+				e.Positioned, e.Parent, e.Depth = true, rootID, 1
+			}
+			entries = append(entries, e)
+		}
+	}
+	if wi, ok := t.agents.(WorktreeInspector); ok {
+		for i := range entries {
+			if entries[i].rec != nil {
+				entries[i].Worktree = wi.WorktreeState(ctx, *entries[i].rec).Describe()
 			}
 		}
 	}
@@ -207,7 +245,7 @@ func (t *ListAgents) project(r ListEntry) (AgentEntry, bool) {
 			}
 		}
 	}
-	return AgentEntry{Kind: KindChild, ID: r.ID, Label: r.Label, Status: status}, true
+	return AgentEntry{Kind: KindChild, ID: r.ID, Label: r.Label, Status: status, rec: r.Worktree}, true
 }
 
 // RenderAgents renders entries as list_agents text: one line per entry,
@@ -234,6 +272,9 @@ func RenderAgents(entries []AgentEntry) string {
 		}
 		if e.Kind != KindDiagnostic {
 			b.WriteString(" \u2014 " + e.Label)
+		}
+		if e.Worktree != "" {
+			b.WriteString(" (" + e.Worktree + ")")
 		}
 	}
 	return b.String()

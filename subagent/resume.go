@@ -24,6 +24,19 @@ func (s *Service) resume(ctx context.Context, parent *agent.Agent, childID strin
 	if err != nil {
 		return nil, err
 	}
+	if w := desc.Worktree; w != nil {
+		// An untouched worktree was removed when the child settled: bring
+		// it back (same folder and branch) before the child runs in it.
+		if s.worktrees == nil {
+			return nil, NewError(CodeIsolationFailed, fmt.Sprintf("subagent %q works in a worktree, and worktree support is not wired", childID))
+		}
+		if err := s.worktrees.Restore(ctx, w.tree()); err != nil {
+			if ctx.Err() != nil {
+				return nil, context.Cause(ctx)
+			}
+			return nil, wrapError(CodeIsolationFailed, fmt.Sprintf("subagent %q: could not restore its worktree %s: %v", childID, w.Path, err), err)
+		}
+	}
 	h, events, err := s.durable.Load(ctx, childID)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -41,7 +54,7 @@ func (s *Service) resume(ctx context.Context, parent *agent.Agent, childID strin
 		}
 		return nil, unavailable(childID, err)
 	}
-	act := &activation{id: childID, provider: desc.Provider, parentID: parent.ID(), depth: h.DelegationDepth}
+	act := &activation{id: childID, provider: desc.Provider, parentID: parent.ID(), depth: h.DelegationDepth, worktree: desc.Worktree}
 	spec := ChildSpec{
 		Mode: ModeContinuable, Label: desc.Label,
 		Route:   model.Route{Provider: desc.AgentProvider, Model: desc.AgentModel},
@@ -57,6 +70,8 @@ func (s *Service) resume(ctx context.Context, parent *agent.Agent, childID strin
 		return nil, unavailable(childID, err)
 	}
 	act.agent = child
+	act.slotRoot = slotRoot(parent)
+	s.cont.takeSlot(act.slotRoot)
 	if err := s.cont.install(ctx, act, parent); err != nil {
 		s.cont.rollback(act)
 		return nil, err

@@ -95,6 +95,15 @@ type Options struct {
 	Logger  *slog.Logger
 	// NewRunID mints lifecycle run ids (default: random UUIDs).
 	NewRunID func() string
+	// Worktrees runs git for worktree isolation (nil: isolation is
+	// refused with ISOLATION_FAILED).
+	Worktrees Worktrees
+	// MaxBackground limits the background children of one root session
+	// resident at once (0: DefaultMaxBackground; negative: no limit).
+	MaxBackground int
+	// OnQueued, when set, is called each time a start begins to wait for a
+	// slot (scenario runs observe the queue through it).
+	OnQueued func(parentID, childID string)
 }
 
 // Runtime is the subagent runtime. It only composes its parts, each the
@@ -127,9 +136,16 @@ func New(opts Options) *Runtime {
 	kids := &children{sessions: opts.Sessions, agents: opts.Agents, factory: opts.Factory, log: opts.Logger}
 	reg := &ProviderRegistry{lc: lc}
 	cont := newContinuations(live, kids, opts.Durable, lc, opts.Logger, opts.NewRunID)
+	cont.worktrees, cont.onQueued = opts.Worktrees, opts.OnQueued
+	switch {
+	case opts.MaxBackground == 0:
+		cont.maxBackground = DefaultMaxBackground
+	case opts.MaxBackground > 0:
+		cont.maxBackground = opts.MaxBackground
+	}
 	svc := &Service{
 		providers: reg, cont: cont, kids: kids, live: live, lc: lc,
-		durable: opts.Durable, newRunID: opts.NewRunID,
+		durable: opts.Durable, newRunID: opts.NewRunID, worktrees: opts.Worktrees,
 	}
 	return &Runtime{
 		Lifecycle: lc, ProviderRegistry: reg, Listing: &Listing{catalog: opts.Catalog, live: live},

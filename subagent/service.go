@@ -48,6 +48,12 @@ type ContinuableSpec struct {
 	MaxDepth   *int
 	ToolFilter *ToolFilter
 	Persona    string
+	// Isolation is where the child works: IsolationWorktree starts it in a
+	// git worktree of its own ("" or IsolationNone: the parent's tree).
+	Isolation Isolation
+	// OnQueued, when set, is called once if the start has to wait for a
+	// background slot, with its queue position and the running count.
+	OnQueued func(position, running int)
 }
 
 // Depth returns a pointer to n, for OneShotRequest.MaxDepth and
@@ -89,6 +95,7 @@ type Service struct {
 	lc        *Lifecycle
 	durable   Durable
 	newRunID  func() string
+	worktrees Worktrees
 }
 
 // Start starts a one-shot child through the named driver
@@ -176,6 +183,7 @@ type continuablePlan struct {
 	depth      int
 	route      model.Route
 	descriptor []byte
+	desc       Descriptor
 	driver     driver.Continuable
 }
 
@@ -186,15 +194,24 @@ func (s *Service) StartContinuable(ctx context.Context, spec ContinuableSpec) (c
 	if err != nil {
 		return "", "", err
 	}
+	parent := spec.Parent
+	// Wait for a background slot before counting as work: a drain must
+	// not wait for a queued start, it ends it.
+	root := slotRoot(parent)
+	q := queuedStart{id: plan.childID, parentID: parent.ID(), label: spec.Label}
+	if err := s.cont.acquireSlot(ctx, root, q, func() error { return s.cont.admit(parent) }, spec.OnQueued); err != nil {
+		return "", "", err
+	}
 	s.cont.beginWork()
 	defer s.cont.endWork()
 	unlock := s.cont.lockChild(plan.childID)
 	defer unlock()
-	parent := spec.Parent
-	act := &activation{id: plan.childID, provider: spec.Provider, parentID: parent.ID(), depth: plan.depth}
+	act := &activation{id: plan.childID, provider: spec.Provider, parentID: parent.ID(), depth: plan.depth, fresh: true, slotRoot: root}
 	host := &continuableHost{children: s.kids, svc: s, plan: plan, act: act}
 	child, err := plan.driver.StartContinuable(ctx, host, driver.Request{Parent: parent})
 	if err != nil {
+		s.cont.dropWorktree(act.worktree)
+		s.cont.releaseSlot(root)
 		return "", "", err
 	}
 	act.agent = child
@@ -244,13 +261,26 @@ func (s *Service) planContinuable(spec ContinuableSpec) (continuablePlan, error)
 		return plan, err
 	}
 	plan.depth, plan.route = depth, resolveRoute(parent, spec.Route)
+	iso, err := ParseIsolation(string(spec.Isolation))
+	if err != nil {
+		return plan, err
+	}
+	if iso == IsolationWorktree && s.worktrees == nil {
+		return plan, NewError(CodeIsolationFailed, "worktree isolation is not available in this agent (no git support wired)")
+	}
 	desc := Descriptor{
 		Version: DescriptorVersion, Mode: ModeContinuable, Provider: spec.Provider, Label: spec.Label,
 		AgentProvider: plan.route.Provider, AgentModel: plan.route.Model, Persona: spec.Persona, ToolFilter: spec.ToolFilter,
 	}
+	if iso == IsolationWorktree {
+		// The record itself is made under the child lock (CreateChild);
+		// a placeholder validates the rest of the descriptor now.
+		desc.Isolation, desc.Worktree = iso, &WorktreeRecord{}
+	}
 	if plan.descriptor, err = desc.Snapshot(); err != nil {
 		return plan, err
 	}
+	plan.desc = desc
 	p, ok := s.providers.GetProvider(spec.Provider)
 	if !ok {
 		return plan, Errorf(CodeNoProvider, "no subagent provider registered for %q", spec.Provider)

@@ -97,7 +97,8 @@ func (c *Continuations) dispose(act *activation, cancel bool) error {
 	if len(errs) > 0 {
 		stop, output = driver.StopError, nil
 	}
-	c.retire(act, stop, output)
+	wt := c.settleWorktree(act)
+	c.retire(act, stop, output, wt)
 	if len(errs) > 0 {
 		return wrapError(CodeActivationTeardownFailed, fmt.Sprintf("subagent %q activation teardown failed: %v", act.id, errors.Join(errs...)), errors.Join(errs...))
 	}
@@ -107,15 +108,18 @@ func (c *Continuations) dispose(act *activation, cancel bool) error {
 // retire drops a released act from the table, sends its notice, lets its
 // owner settle when act was its last resident child and publishes the
 // end edge.
-func (c *Continuations) retire(act *activation, stop string, output []session.Block) {
+func (c *Continuations) retire(act *activation, stop string, output []session.Block, wt *WorktreeOutcome) {
 	c.mu.Lock()
 	delete(c.acts, act.id)
 	announced := act.announced
 	owner := act.owner
 	c.mu.Unlock()
 	if announced {
-		c.notify(act, stop, output)
+		c.notify(act, stop, output, wt)
 	}
+	// The slot frees after the notice is delivered, so a start waiting for
+	// it runs after the parent has the notice.
+	c.releaseSlot(act.slotRoot)
 	if owner != nil {
 		c.mu.Lock()
 		delete(owner.owned, act.id)
@@ -139,12 +143,15 @@ func (c *Continuations) retire(act *activation, stop string, output []session.Bl
 // (a selected-child drain takes its forest down child-first: the notice
 // must not start a turn in the agent being taken down), otherwise a new
 // turn for an idle parent and the next step of a running one.
-func (c *Continuations) notify(act *activation, stop string, output []session.Block) {
+func (c *Continuations) notify(act *activation, stop string, output []session.Block, wt *WorktreeOutcome) {
 	parent := c.live.get(act.parentID)
 	if parent == nil {
 		return
 	}
 	msg := SettlementNotice(act.id, stop, output)
+	if wt != nil {
+		msg.Content = append(msg.Content, worktreeNotice(wt))
+	}
 	c.mu.Lock()
 	owner := act.owner
 	parentDisposing := owner != nil && owner.agent == parent && owner.disposing
@@ -170,6 +177,7 @@ func (c *Continuations) notify(act *activation, stop string, output []session.Bl
 func (c *Continuations) Drain(ctx context.Context) error {
 	c.mu.Lock()
 	c.draining = true
+	c.signalSlots() // queued starts see the drain
 	c.mu.Unlock()
 	if c.drainBegan != nil {
 		c.drainBegan()
@@ -192,6 +200,7 @@ func (c *Continuations) DrainDescendants(ctx context.Context, roots ...*agent.Ag
 			live = append(live, r)
 		}
 	}
+	c.signalSlots()
 	c.mu.Unlock()
 	if len(live) == 0 {
 		return nil

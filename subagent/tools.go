@@ -90,6 +90,7 @@ const (
 	paramPromptFresh = "The complete, self-contained task for the subagent. It does not share this conversation's context, so include everything it needs."
 	paramPromptFork  = "The task for the subagent. It already sees this conversation's completed turns, so build on them freely and state only what is new."
 	paramBackground  = "Whether to run in the background and return a durable subagent id immediately. Defaults to true. Set false to wait for the result when your next action depends on it."
+	paramIsolation   = "Where the background subagent works. \"none\" (default): in this working tree. \"worktree\": in a new git worktree of this repository on a branch of its own, so it cannot disturb this tree or other subagents; when it finishes, an untouched worktree is removed and one with changes is kept and reported (path, branch, diffstat). Use worktree for background subagents that edit files."
 
 	descFresh = "Hand a self-contained piece of work (research, a scoped change, an analysis) to a subagent: a separate agent " +
 		"with its own context, so the work does not fill this conversation. You get its result, not its intermediate " +
@@ -129,6 +130,7 @@ func (d *Delegation) Spec() model.ToolSpec {
 	}
 	if d.cfg.Background {
 		props["run_in_background"] = map[string]any{"type": "boolean", "description": paramBackground}
+		props["isolation"] = map[string]any{"type": "string", "enum": []string{string(IsolationNone), string(IsolationWorktree)}, "description": paramIsolation}
 		desc += descBackground
 	} else {
 		desc += descForeground
@@ -144,6 +146,7 @@ type delegationArgs struct {
 	Description     string `json:"description"`
 	Prompt          string `json:"prompt"`
 	RunInBackground *bool  `json:"run_in_background"`
+	Isolation       string `json:"isolation"`
 }
 
 // Execute starts the child: a continuable background child (the default
@@ -161,11 +164,26 @@ func (d *Delegation) Execute(ctx context.Context, inv tool.Invocation) (tool.Res
 	if !d.cfg.Background && args.RunInBackground != nil && *args.RunInBackground {
 		return tool.Result{}, errors.New("run_in_background is disabled for this tool instance (enableRunInBackground: false)")
 	}
+	iso, err := ParseIsolation(args.Isolation)
+	if err != nil || (!d.cfg.Background && args.Isolation != "") {
+		msg := `invalid arguments: isolation must be "none" or "worktree"`
+		if err == nil {
+			msg = "isolation is not offered by this tool"
+		}
+		return tool.Result{}, &tool.Error{Code: tool.CodeInvalidArgs, Message: msg}
+	}
 	prompt := []session.Block{session.Text(args.Prompt)}
 	if d.cfg.Background && (args.RunInBackground == nil || *args.RunInBackground) {
+		var onQueued func(position, running int)
+		if inv.Progress != nil {
+			onQueued = func(position, running int) {
+				inv.Progress(tool.Progress{Text: fmt.Sprintf("queued: %d background subagents are running (the limit); this one starts when one finishes (position %d)", running, position)})
+			}
+		}
 		childID, _, err := d.svc.StartContinuable(ctx, ContinuableSpec{
 			Provider: d.cfg.Provider, Label: args.Description, Prompt: prompt, Parent: caller,
 			Route: d.cfg.Route, MaxDepth: d.cfg.MaxDepth, ToolFilter: d.cfg.ToolFilter, Persona: d.cfg.Persona,
+			Isolation: iso, OnQueued: onQueued,
 		})
 		if err != nil {
 			return tool.Result{}, err
@@ -177,6 +195,9 @@ func (d *Delegation) Execute(ctx context.Context, inv tool.Invocation) (tool.Res
 		res := tool.TextResult("started subagent "+childID, delegation.ContinuableResult(childID))
 		res.Display = childDisplay(childID, ModeContinuable, depth)
 		return res, nil
+	}
+	if iso == IsolationWorktree {
+		return tool.Result{}, &tool.Error{Code: tool.CodeInvalidArgs, Message: `isolation "worktree" needs a background subagent: leave run_in_background true`}
 	}
 	return d.foreground(ctx, inv, caller, args.Description, prompt)
 }

@@ -48,7 +48,7 @@ func TestToolSchemasAndDescriptions(t *testing.T) {
 	}{
 		{subagent.NewSendMessageTool(rt), "message,subagent_id", []string{"next turn"}, []string{"job_output", "job id"}},
 		{subagent.NewInterruptTool(rt), "agent_id", []string{"current turn", "send_message"}, nil},
-		{subagent.NewSubagentTool(rt), "description,prompt,run_in_background", []string{"send_message", "runs in the background by default"}, []string{"job_output", "job_kill"}},
+		{subagent.NewSubagentTool(rt), "description,isolation,prompt,run_in_background", []string{"send_message", "runs in the background by default"}, []string{"job_output", "job_kill"}},
 		{subagent.NewForkTool(rt), "description,prompt", []string{"completed", "waits for the subagent"}, []string{"run_in_background"}},
 		{subagent.NewReportTool(rt), "output", nil, nil},
 	}

@@ -20,6 +20,7 @@ type Policy struct {
 	env   Env
 	sbx   Sandbox
 	ctx   Context
+	subs  Subagents
 	// ignored are the project settings left out (*Error,
 	// CodeIgnoredSetting): the rest of that file applies.
 	ignored []error
@@ -41,7 +42,7 @@ func Load(userPath, cwd string) *Policy {
 }
 
 func (p *Policy) reload() {
-	p.rules, p.env, p.sbx, p.ctx, p.problems, p.ignored = ruleSet{}, Env{}, Sandbox{}, Context{}, nil, nil
+	p.rules, p.env, p.sbx, p.ctx, p.subs, p.problems, p.ignored = ruleSet{}, Env{}, Sandbox{}, Context{}, Subagents{}, nil, nil
 	var user, project File
 	var projectData []byte
 	if p.userPath != "" {
@@ -76,6 +77,11 @@ func (p *Policy) reload() {
 	p.ctx = user.Context
 	if !isZeroContext(project.Context) {
 		p.ignore(projectData, "context", "context: a project file cannot set the context window or the compaction threshold (only the user file can); left out")
+	}
+	// How many subagents run at once is the person's cost, too.
+	p.subs = user.Subagents
+	if project.Subagents != (Subagents{}) {
+		p.ignore(projectData, "subagents", "subagents: a project file cannot set how many background subagents run at once (only the user file can); left out")
 	}
 }
 
@@ -167,6 +173,16 @@ func (p *Policy) Context() Context {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.ctx
+}
+
+// Subagents returns the person's subagent limits (user file only).
+func (p *Policy) Subagents() Subagents {
+	if p == nil {
+		return Subagents{}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.subs
 }
 
 // Ignored are the settings of the project file that were left out

@@ -50,6 +50,9 @@ type File struct {
 	// Context sets the models' context window and compaction threshold;
 	// honoured at the user level only.
 	Context Context `json:"context,omitzero"`
+	// Subagents limits background subagents; honoured at the user level
+	// only.
+	Subagents Subagents `json:"subagents,omitzero"`
 	// Projects holds rules scoped to one project directory (absolute
 	// path); honoured at the user level only. "Always allow" answers are
 	// saved here.
@@ -90,6 +93,13 @@ type Context struct {
 	Window           int            `json:"window,omitempty"`
 	Windows          map[string]int `json:"windows,omitempty"`
 	CompactThreshold float64        `json:"compactThreshold,omitempty"`
+}
+
+// Subagents is the person's limit on background subagents: at most
+// MaxBackground continuable children of one root session run at once (0:
+// the built-in default).
+type Subagents struct {
+	MaxBackground int `json:"maxBackground,omitempty"`
 }
 
 // UserPath is the user-level settings file: $XDG_CONFIG_HOME, else
@@ -146,6 +156,10 @@ func Parse(path string, data []byte) (File, error) {
 	}
 	if err := checkContext(f.Context); err != nil {
 		return File{}, &Error{Code: CodeInvalidSettings, File: path, Line: lineOf(data, err.field), Message: err.msg}
+	}
+	if n := f.Subagents.MaxBackground; n < 0 {
+		return File{}, &Error{Code: CodeInvalidSettings, File: path, Line: lineOf(data, "maxBackground"),
+			Message: fmt.Sprintf("subagents.maxBackground must be a positive number of subagents, not %d", n)}
 	}
 	lists := []Permissions{f.Permissions}
 	for dir, p := range f.Projects {

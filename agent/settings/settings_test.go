@@ -284,3 +284,32 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestSubagentsFromTheUserFileOnly: subagents.maxBackground comes from the
+// user file; a project's is reported and left out; a negative one makes
+// the file invalid.
+func TestSubagentsFromTheUserFileOnly(t *testing.T) {
+	dir := t.TempDir()
+	user := filepath.Join(dir, "u", "settings.json")
+	cwd := filepath.Join(dir, "proj")
+	write(t, user, `{"subagents": {"maxBackground": 2}}`)
+	write(t, settings.ProjectPath(cwd), "{\n  \"subagents\": {\"maxBackground\": 50}\n}\n")
+	p := settings.Load(user, cwd)
+	if errs := p.Problems(); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if n := p.Subagents().MaxBackground; n != 2 {
+		t.Errorf("maxBackground = %d, want the user's 2", n)
+	}
+	var se *settings.Error
+	if ign := p.Ignored(); len(ign) != 1 || !errors.As(ign[0], &se) || se.Code != settings.CodeIgnoredSetting || se.Line != 2 {
+		t.Fatalf("ignored = %v, want the project's subagents on line 2", ign)
+	}
+	if n := settings.Load("", cwd).Subagents().MaxBackground; n != 0 {
+		t.Errorf("project alone sets maxBackground: %d", n)
+	}
+	write(t, user, "{\"subagents\": {\"maxBackground\": -1}}")
+	if errs := settings.Load(user, "").Problems(); len(errs) != 1 || !strings.Contains(errs[0].Error(), "subagents.maxBackground must be a positive") {
+		t.Errorf("problems = %v", errs)
+	}
+}

@@ -28,7 +28,8 @@ func imports(t *testing.T, pkg string) []string {
 // same seam. Neither side imports the other, and the runtime reaches the
 // rest of the program only through agent interfaces and the persistence
 // interfaces it declares itself (plus the leaf internal/errcode, the
-// module's one typed-error shape).
+// module's one typed-error shape, and its own leaf subagent/worktree, the
+// git runner of worktree isolation).
 func TestRuntimeAndDriversMeetOnlyAtTheDriverSeam(t *testing.T) {
 	tests := []struct {
 		pkg     string
@@ -37,8 +38,11 @@ func TestRuntimeAndDriversMeetOnlyAtTheDriverSeam(t *testing.T) {
 		{"driver", func(imp string) bool { return imp == "agent" || imp == "agent/session" }},
 		{"driver/inprocess", func(imp string) bool { return imp == "driver" || imp == "agent" || imp == "agent/session" }},
 		{"subagent", func(imp string) bool {
-			return imp == "driver" || imp == "agent" || strings.HasPrefix(imp, "agent/") || imp == "internal/errcode"
+			return imp == "driver" || imp == "agent" || strings.HasPrefix(imp, "agent/") || imp == "internal/errcode" ||
+				imp == "subagent/worktree"
 		}},
+		// The git runner of worktree isolation is a leaf of the runtime.
+		{"subagent/worktree", func(imp string) bool { return imp == "internal/errcode" }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.pkg, func(t *testing.T) {

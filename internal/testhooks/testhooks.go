@@ -40,4 +40,7 @@ type Hooks struct {
 	// fault point right after a session/compaction event is durable and
 	// before any request uses it (crash tests).
 	AfterCompaction func(sessionID string, seq int64)
+	// OnQueued is subagent.Options.OnQueued: called when a background
+	// start begins to wait for a slot (scenario fences observe it).
+	OnQueued func(parentID, childID string)
 }

@@ -106,6 +106,11 @@ type Config struct {
 	// WrapFactory, when set, wraps the child agent factory (fault
 	// injection at materialization).
 	WrapFactory func(subagent.AgentFactory) subagent.AgentFactory
+	// Worktrees and MaxBackground are passed to the Runtime.
+	Worktrees     subagent.Worktrees
+	MaxBackground int
+	// ParentCwd is the cwd of NewParent's sessions (default /workspace).
+	ParentCwd string
 }
 
 // Stack is a wired subagent stack.
@@ -135,6 +140,7 @@ func New(t testing.TB, cfg Config) *Stack {
 	}
 	s.Runtime = subagent.New(subagent.Options{
 		Sessions: st, Agents: s.Agents, Durable: cfg.Durable, Factory: factory, Logger: cfg.Logger,
+		Worktrees: cfg.Worktrees, MaxBackground: cfg.MaxBackground,
 	})
 	if _, err := s.Runtime.RegisterProviders(inprocess.Drivers(inprocess.WithFaults(cfg.Faults))...); err != nil {
 		t.Fatal(err)
@@ -216,7 +222,11 @@ func (s *Stack) Factory() subagent.AgentFactory {
 // NewParent creates a top-level session id and its registered agent.
 func (s *Stack) NewParent(t testing.TB, id string) *agent.Agent {
 	t.Helper()
-	sess, err := s.Sessions.Create(session.Header{ID: id, Cwd: "/workspace"}, session.CreateOptions{})
+	cwd := s.cfg.ParentCwd
+	if cwd == "" {
+		cwd = "/workspace"
+	}
+	sess, err := s.Sessions.Create(session.Header{ID: id, Cwd: cwd}, session.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

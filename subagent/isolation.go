@@ -1,0 +1,220 @@
+package subagent
+
+// This file is worktree isolation of continuable children: a child started
+// with IsolationWorktree works in its own git worktree of the parent's
+// repository (package subagent/worktree), recorded in its descriptor
+// before its first turn, with the worktree as its cwd and so as its
+// workspace boundary. When it settles, an untouched worktree is removed
+// and one with changes is kept and reported.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/subagent/worktree"
+)
+
+// Isolation is where a continuable child works.
+type Isolation string
+
+// Isolations.
+const (
+	// IsolationNone: the child works in its parent's tree (the default).
+	IsolationNone Isolation = "none"
+	// IsolationWorktree: the child works in a git worktree of its own.
+	IsolationWorktree Isolation = "worktree"
+)
+
+// CodeIsolationFailed: a child's isolation could not be set up (not a git
+// repository, git failed, no worktree support wired); nothing was started.
+const CodeIsolationFailed Code = "ISOLATION_FAILED"
+
+// ParseIsolation reads an isolation name; "" is IsolationNone.
+func ParseIsolation(s string) (Isolation, error) {
+	switch Isolation(s) {
+	case "", IsolationNone:
+		return IsolationNone, nil
+	case IsolationWorktree:
+		return IsolationWorktree, nil
+	}
+	return "", Errorf(CodeInvalidRequest, `isolation must be "none" or "worktree", got %q`, s)
+}
+
+// WorktreeRecord is a child's worktree as its descriptor records it.
+type WorktreeRecord struct {
+	// Repo is the root of the parent's repository.
+	Repo string `json:"repo"`
+	// Path is the worktree's folder (the child's cwd is in it).
+	Path string `json:"path"`
+	// Branch is the worktree's branch.
+	Branch string `json:"branch"`
+	// Base is the commit the branch started from.
+	Base string `json:"base"`
+}
+
+func (r WorktreeRecord) tree() worktree.Worktree {
+	return worktree.Worktree{Repo: r.Repo, Path: r.Path, Branch: r.Branch, Base: r.Base}
+}
+
+// Worktrees is what isolation needs from git (worktree.Git implements it).
+type Worktrees interface {
+	Create(ctx context.Context, dir, name string) (worktree.Worktree, error)
+	Restore(ctx context.Context, wt worktree.Worktree) error
+	Changes(ctx context.Context, wt worktree.Worktree) (worktree.Changes, error)
+	Remove(ctx context.Context, wt worktree.Worktree) error
+}
+
+var _ Worktrees = worktree.Git{}
+
+// WorktreeState is what a listing shows of a child's worktree.
+type WorktreeState struct {
+	WorktreeRecord
+	// Present is false once the worktree was removed.
+	Present bool
+	// Changes is what the worktree holds (when Present).
+	Changes worktree.Changes
+	// Err is set when git could not tell.
+	Err error
+}
+
+// InspectWorktree reports the current state of a recorded worktree: git
+// is the authority on what it holds.
+func InspectWorktree(ctx context.Context, wts Worktrees, rec WorktreeRecord) WorktreeState {
+	st := WorktreeState{WorktreeRecord: rec}
+	if _, err := os.Lstat(rec.Path); err != nil {
+		return st
+	}
+	st.Present = true
+	if wts != nil {
+		st.Changes, st.Err = wts.Changes(ctx, rec.tree())
+	}
+	return st
+}
+
+// Describe renders the state on one line, for listings.
+func (st WorktreeState) Describe() string {
+	switch {
+	case !st.Present:
+		return fmt.Sprintf("worktree removed with its branch %s: it made no changes", st.Branch)
+	case st.Err != nil:
+		return fmt.Sprintf("worktree %s on branch %s (changes unknown: %v)", st.Path, st.Branch, st.Err)
+	case !st.Changes.Changed:
+		return fmt.Sprintf("worktree %s on branch %s, no changes", st.Path, st.Branch)
+	}
+	return fmt.Sprintf("worktree %s on branch %s: %s", st.Path, st.Branch, changeSummary(st.Changes))
+}
+
+func changeSummary(ch worktree.Changes) string {
+	s := ch.Summary
+	if s == "" {
+		s = "no file differs from the base"
+	}
+	if ch.Commits > 0 {
+		s += fmt.Sprintf(", %d commit(s)", ch.Commits)
+	}
+	return s
+}
+
+// createWorktree makes the worktree of a new child of parent and returns
+// its record and the child's cwd in it: the parent's cwd's place in the
+// repository, so a parent in <repo>/sub has a child in <worktree>/sub.
+func (s *Service) createWorktree(ctx context.Context, parent *agent.Agent, childID string) (*WorktreeRecord, string, error) {
+	if s.worktrees == nil {
+		return nil, "", NewError(CodeIsolationFailed, "worktree isolation is not available in this agent (no git support wired)")
+	}
+	cwd := parent.Session().Header().Cwd
+	wt, err := s.worktrees.Create(ctx, cwd, childID)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, "", context.Cause(ctx)
+		}
+		var we *worktree.Error
+		if errors.As(err, &we) && we.Code == worktree.CodeNotARepository {
+			return nil, "", wrapError(CodeIsolationFailed, fmt.Sprintf("isolation %q needs a git repository, and %s is not in one", IsolationWorktree, cwd), err)
+		}
+		return nil, "", wrapError(CodeIsolationFailed, fmt.Sprintf("could not create the worktree of subagent %q: %v", childID, err), err)
+	}
+	rec := &WorktreeRecord{Repo: wt.Repo, Path: wt.Path, Branch: wt.Branch, Base: wt.Base}
+	childCwd := wt.Path
+	if real, err := filepath.EvalSymlinks(cwd); err == nil {
+		repo, _ := filepath.EvalSymlinks(wt.Repo)
+		if rel, err := filepath.Rel(repo, real); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
+			childCwd = filepath.Join(wt.Path, rel)
+		}
+	}
+	return rec, childCwd, nil
+}
+
+// dropWorktree removes the worktree of a child that never started (a
+// failed start): nothing may stay behind.
+func (c *Continuations) dropWorktree(rec *WorktreeRecord) {
+	if rec == nil || c.worktrees == nil {
+		return
+	}
+	if err := c.worktrees.Remove(context.Background(), rec.tree()); err != nil {
+		c.log.Warn("subagent: removing the worktree of a failed start failed", "worktree", rec.Path, "err", err)
+	}
+}
+
+// WorktreeOutcome is what became of a child's worktree at settlement.
+type WorktreeOutcome struct {
+	WorktreeRecord
+	// Kept is true when the worktree has changes and stays.
+	Kept    bool
+	Changes worktree.Changes
+	// Err is set when git failed; the worktree is then kept.
+	Err error
+}
+
+// settleWorktree removes act's worktree when it is untouched and reports
+// what it did (nil without a worktree). The agent is closed by now, so
+// nothing writes in the worktree any more.
+func (c *Continuations) settleWorktree(act *activation) *WorktreeOutcome {
+	rec := act.worktree
+	if rec == nil || c.worktrees == nil {
+		return nil
+	}
+	ctx := context.Background()
+	out := &WorktreeOutcome{WorktreeRecord: *rec}
+	ch, err := c.worktrees.Changes(ctx, rec.tree())
+	switch {
+	case err != nil:
+		out.Kept, out.Err = true, err
+	case ch.Changed:
+		out.Kept, out.Changes = true, ch
+	default:
+		if err := c.worktrees.Remove(ctx, rec.tree()); err != nil {
+			out.Kept, out.Err = true, err
+		}
+	}
+	if out.Err != nil {
+		c.log.Warn(fmt.Sprintf("subagent %q worktree %s kept: %v", act.id, rec.Path, out.Err))
+	}
+	return out
+}
+
+// worktreeNotice is the settlement notice's account of the worktree.
+func worktreeNotice(o *WorktreeOutcome) session.Block {
+	switch {
+	case o.Err != nil:
+		return session.Text(fmt.Sprintf("Its worktree is kept at %s on branch %s: git could not tell whether it changed (%v).", o.Path, o.Branch, o.Err))
+	case !o.Kept:
+		return session.Text(fmt.Sprintf("Its worktree made no changes and was removed (branch %s deleted).", o.Branch))
+	}
+	text := fmt.Sprintf("Its worktree is kept at %s on branch %s: %s.", o.Path, o.Branch, changeSummary(o.Changes))
+	if o.Changes.Stat != "" {
+		text += "\n" + o.Changes.Stat
+	}
+	return session.Text(text + "\nReview, merge or delete the branch when you are done with it.")
+}
+
+// WorktreeState tells what a recorded worktree holds now (for listings).
+func (s *Service) WorktreeState(ctx context.Context, rec WorktreeRecord) WorktreeState {
+	return InspectWorktree(ctx, s.worktrees, rec)
+}
