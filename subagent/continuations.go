@@ -85,6 +85,13 @@ type Continuations struct {
 	// cancelled, when set (tests only, export_test.go), is called by
 	// cancel each time the runtime cancels an activation's agent.
 	cancelled func(id string, cause session.AbortReason, keepInbox bool)
+	// Observers for tests (export_test.go), set before any child starts;
+	// none changes what the runtime does. lockWaiting is called when
+	// lockChild finds the child's lock taken, workWaiting when waitWork
+	// finds work in flight, settleTried after each settlement attempt.
+	lockWaiting func(id string)
+	workWaiting func()
+	settleTried func(id string)
 }
 
 type childLock struct {
@@ -112,7 +119,11 @@ func (c *Continuations) lockChild(id string) (unlock func()) {
 		c.locks[id] = l
 	}
 	l.refs++
+	contended := l.refs > 1
 	c.locksMu.Unlock()
+	if contended && c.lockWaiting != nil {
+		c.lockWaiting(id)
+	}
 	l.mu.Lock()
 	return func() {
 		l.mu.Unlock()
@@ -143,6 +154,11 @@ func (c *Continuations) endWork() {
 // waitWork waits until no settlement or materialization is in flight.
 func (c *Continuations) waitWork() {
 	c.mu.Lock()
+	if c.work > 0 && c.workWaiting != nil {
+		c.mu.Unlock()
+		c.workWaiting()
+		c.mu.Lock()
+	}
 	for c.work > 0 {
 		c.workDone.Wait()
 	}
@@ -279,13 +295,29 @@ func (c *Continuations) rollback(act *activation) {
 	if c.acts[act.id] == act {
 		delete(c.acts, act.id)
 	}
-	if act.owner != nil {
-		delete(act.owner.owned, act.id)
-	}
 	act.disposing = true
 	c.mu.Unlock()
 	if err := c.kids.ReleaseChild(context.Background(), act.agent); err != nil {
 		c.log.Warn("subagent: rolling back a child failed", "session", act.id, "err", err)
+	}
+	c.disown(act)
+}
+
+// disown removes act from its owner's children. An owner left without
+// resident children gets a settlement attempt: it may have gone idle while
+// act was owned (a start rolled back after its owner's turn ended), and no
+// later idle callback would come.
+func (c *Continuations) disown(act *activation) {
+	owner := act.owner
+	if owner == nil {
+		return
+	}
+	c.mu.Lock()
+	delete(owner.owned, act.id)
+	settle := len(owner.owned) == 0 && !owner.disposing && c.acts[owner.id] == owner
+	c.mu.Unlock()
+	if settle {
+		c.idleHook(owner)(owner.agent)
 	}
 }
 

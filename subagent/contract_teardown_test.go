@@ -402,10 +402,19 @@ func TestStartUnderADisposingParentIsActivationClosing(t *testing.T) {
 }
 
 // C25: a follow-up that races the child's final disposal waits for it and
-// then cold-resumes the child; the message lands in a second epoch.
+// then cold-resumes the child; the message lands in a second epoch. The
+// disposal is held at its final flush (holding the child's lock) until the
+// follow-up waits for that lock, so the follow-up always meets the
+// disposal in progress.
 func TestFollowupRacingFinalDisposalColdResumes(t *testing.T) {
 	ctx := testCtx(t)
 	st, ps, f, _ := faultStack(t, newScript().text("child", "first answer", "second answer").model(), nil)
+	waiting := newSignal()
+	subagent.SetLockWaiting(st.Runtime, func(id string) {
+		if id == "c25" {
+			waiting.fire()
+		}
+	})
 	lc := record(st.Runtime)
 	parent := st.NewParent(t, "parent")
 	h := newHold()
@@ -420,6 +429,7 @@ func TestFollowupRacingFinalDisposalColdResumes(t *testing.T) {
 		_, err := st.Runtime.Followup(ctx, parent, "c25", text("late message"))
 		done <- err
 	}()
+	waiting.wait(t, ctx, "the follow-up waiting for the disposing child's lock")
 	h.open()
 	if err := <-done; err != nil {
 		t.Fatalf("follow-up: %v", err)
