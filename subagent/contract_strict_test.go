@@ -74,8 +74,12 @@ func TestStrangerFollowupToAResidentChildIsRefused(t *testing.T) {
 	g.open()
 	lc.waitEnds(t, ctx, "c20", 1)
 	_, evs := persistedEvents(t, ctx, durable{ps}, "c20")
-	if got := inserted(evs); len(got) != 1 || session.JoinText(got[0].Content, "") != "task: child" {
-		t.Errorf("child inbox inserts = %+v, want only the prompt", got)
+	var texts []string
+	for _, m := range inserted(evs) {
+		texts = append(texts, session.JoinText(m.Content, ""))
+	}
+	if len(texts) != 1 || texts[0] != "task: child" {
+		t.Errorf("child inbox inserts = %q, want only the prompt", texts)
 	}
 }
 
