@@ -295,30 +295,29 @@ func (c *Continuations) rollback(act *activation) {
 	if c.acts[act.id] == act {
 		delete(c.acts, act.id)
 	}
+	settleOwner := c.disownLocked(act)
 	act.disposing = true
 	c.mu.Unlock()
 	if err := c.kids.ReleaseChild(context.Background(), act.agent); err != nil {
 		c.log.Warn("subagent: rolling back a child failed", "session", act.id, "err", err)
 	}
-	c.disown(act)
+	if settleOwner {
+		c.idleHook(act.owner)(act.owner.agent)
+	}
 }
 
-// disown removes act from its owner's children. An owner left without
-// resident children gets a settlement attempt: it may have gone idle while
-// act was owned (a start rolled back after its owner's turn ended), and no
-// later idle callback would come.
-func (c *Continuations) disown(act *activation) {
+// disownLocked removes act from its owner's children and reports whether
+// the owner is left resident without children, so that the caller gives
+// it a settlement attempt once act is released: the owner may have gone
+// idle while act was owned (a nested start rolled back after its owner's
+// turn ended), and no later idle callback would come. Caller holds c.mu.
+func (c *Continuations) disownLocked(act *activation) bool {
 	owner := act.owner
 	if owner == nil {
-		return
+		return false
 	}
-	c.mu.Lock()
 	delete(owner.owned, act.id)
-	settle := len(owner.owned) == 0 && !owner.disposing && c.acts[owner.id] == owner
-	c.mu.Unlock()
-	if settle {
-		c.idleHook(owner)(owner.agent)
-	}
+	return len(owner.owned) == 0 && !owner.disposing && c.acts[owner.id] == owner
 }
 
 // submit delivers msg as one later turn of act's agent, at the final

@@ -118,7 +118,12 @@ func (c *Continuations) retire(act *activation, stop string, output []session.Bl
 	if announced {
 		c.notify(act, stop, output)
 	}
-	c.disown(act)
+	c.mu.Lock()
+	settleOwner := c.disownLocked(act)
+	c.mu.Unlock()
+	if settleOwner {
+		c.idleHook(act.owner)(act.owner.agent)
+	}
 	end := c.lifecycle(act, EventEnd)
 	end.StopReason = stop
 	if len(output) > 0 {
