@@ -10,6 +10,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/acp-agent/acp-agent/agent"
@@ -409,9 +410,12 @@ func TestStartUnderADisposingParentIsActivationClosing(t *testing.T) {
 func TestFollowupRacingFinalDisposalColdResumes(t *testing.T) {
 	ctx := testCtx(t)
 	st, ps, f, _ := faultStack(t, newScript().text("child", "first answer", "second answer").model(), nil)
+	// Armed once the disposal holds the lock: before that, the settlement
+	// itself may wait for the lock the start still holds.
+	var armed atomic.Bool
 	waiting := newSignal()
 	subagent.SetLockWaiting(st.Runtime, func(id string) {
-		if id == "c25" {
+		if id == "c25" && armed.Load() {
 			waiting.fire()
 		}
 	})
@@ -424,6 +428,7 @@ func TestFollowupRacingFinalDisposalColdResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.waitEntered(t, ctx) // disposal holds the child's lock
+	armed.Store(true)
 	done := make(chan error, 1)
 	go func() {
 		_, err := st.Runtime.Followup(ctx, parent, "c25", text("late message"))
