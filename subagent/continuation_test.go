@@ -466,6 +466,9 @@ func TestInterruptStopsOnlyTheCurrentTurnAndParksQueuedMessages(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitIdle(t, ctx, child)
+	// The idle callback scheduled a settlement attempt before WaitIdle
+	// returned; wait for its outcome so residency is asserted after it.
+	subagent.WaitSettled(st.Runtime)
 	if got := child.ParkedCount(); got != 2 {
 		t.Errorf("parked = %d, want 2", got)
 	}
@@ -686,10 +689,28 @@ func TestManagerDrainDisposesChildFirstAndInjectsTheNotice(t *testing.T) {
 	lc := record(st.Runtime)
 	parent := st.NewParent(t, "parent")
 	c, g := startHeldChildAndGrandchild(t, ctx, st, parent, gc, gg)
+	// C31: child first is the order of release (the session leaving the
+	// live store), not only of the end edges: a parent released before
+	// its children still ends after them.
+	var (
+		mu       sync.Mutex
+		released []string
+	)
+	unobserve := st.Sessions.Observe(&session.Observer{Removed: func(s *session.Session) {
+		mu.Lock()
+		released = append(released, s.ID())
+		mu.Unlock()
+	}})
+	defer unobserve()
 
 	if err := st.Runtime.Drain(ctx); err != nil {
 		t.Fatal(err)
 	}
+	mu.Lock()
+	if len(released) != 2 || released[0] != g || released[1] != c {
+		t.Errorf("release order = %v, want grandchild %s then child %s", released, g, c)
+	}
+	mu.Unlock()
 	var order []string
 	for _, ev := range lc.all() {
 		if ev.Type == subagent.EventEnd {

@@ -101,6 +101,13 @@ type Continuations struct {
 	// cancelled, when set (tests only, export_test.go), is called by
 	// cancel each time the runtime cancels an activation's agent.
 	cancelled func(id string, cause session.AbortReason, keepInbox bool)
+	// Observers for tests (export_test.go), set before any child starts;
+	// none changes what the runtime does. lockWaiting is called when
+	// lockChild finds the child's lock taken, workWaiting when waitWork
+	// finds work in flight, settleTried after each settlement attempt.
+	lockWaiting func(id string)
+	workWaiting func()
+	settleTried func(id string)
 }
 
 type childLock struct {
@@ -131,7 +138,11 @@ func (c *Continuations) lockChild(id string) (unlock func()) {
 		c.locks[id] = l
 	}
 	l.refs++
+	contended := l.refs > 1
 	c.locksMu.Unlock()
+	if contended && c.lockWaiting != nil {
+		c.lockWaiting(id)
+	}
 	l.mu.Lock()
 	return func() {
 		l.mu.Unlock()
@@ -162,6 +173,11 @@ func (c *Continuations) endWork() {
 // waitWork waits until no settlement or materialization is in flight.
 func (c *Continuations) waitWork() {
 	c.mu.Lock()
+	if c.work > 0 && c.workWaiting != nil {
+		c.mu.Unlock()
+		c.workWaiting()
+		c.mu.Lock()
+	}
 	for c.work > 0 {
 		c.workDone.Wait()
 	}
@@ -298,9 +314,7 @@ func (c *Continuations) rollback(act *activation) {
 	if c.acts[act.id] == act {
 		delete(c.acts, act.id)
 	}
-	if act.owner != nil {
-		delete(act.owner.owned, act.id)
-	}
+	settleOwner := c.disownLocked(act)
 	act.disposing = true
 	c.mu.Unlock()
 	if err := c.kids.ReleaseChild(context.Background(), act.agent); err != nil {
@@ -310,6 +324,23 @@ func (c *Continuations) rollback(act *activation) {
 		c.dropWorktree(act.worktree)
 	}
 	c.releaseSlot(act.slotRoot)
+	if settleOwner {
+		c.idleHook(act.owner)(act.owner.agent)
+	}
+}
+
+// disownLocked removes act from its owner's children and reports whether
+// the owner is left resident without children, so that the caller gives
+// it a settlement attempt once act is released: the owner may have gone
+// idle while act was owned (a nested start rolled back after its owner's
+// turn ended), and no later idle callback would come. Caller holds c.mu.
+func (c *Continuations) disownLocked(act *activation) bool {
+	owner := act.owner
+	if owner == nil {
+		return false
+	}
+	delete(owner.owned, act.id)
+	return len(owner.owned) == 0 && !owner.disposing && c.acts[owner.id] == owner
 }
 
 // submit delivers msg as one later turn of act's agent, at the final

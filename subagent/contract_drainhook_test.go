@@ -37,12 +37,30 @@ func drainBegan(rt *subagent.Runtime) chan struct{} {
 }
 
 // C43, C83: a drain begun when the start edge is published refuses the start
-// DRAINING before its prompt reaches the inbox; only the parent remains.
+// DRAINING before its prompt reaches the inbox (no inbox insert is ever
+// appended to the child's log); only the parent remains, and the parent
+// gets no notice — neither a logged message nor an injected inbox item.
 func TestDrainBegunAtPublicationRefusesTheStart(t *testing.T) {
 	ctx := testCtx(t)
 	st, _ := durableStack(t, t.TempDir(), newScript().text("child", "never").model())
 	began := drainBegan(st.Runtime)
 	parent := st.NewParent(t, "parent")
+	var (
+		mu      sync.Mutex
+		inserts []string
+	)
+	unobserve := st.Sessions.Observe(&session.Observer{Appended: func(s *session.Session, ev session.Event) {
+		if ev.Type != session.TypeInboxSpliced {
+			return
+		}
+		d, _ := session.DecodeData[session.InboxSplicedData](ev)
+		mu.Lock()
+		for _, m := range d.Inserted {
+			inserts = append(inserts, s.ID()+": "+session.JoinText(m.Content, "\n"))
+		}
+		mu.Unlock()
+	}})
+	defer unobserve()
 	var wait func() error
 	st.Runtime.OnLifecycle(func(ev subagent.LifecycleEvent) {
 		if ev.Type == subagent.EventStart && wait == nil {
@@ -57,9 +75,17 @@ func TestDrainBegunAtPublicationRefusesTheStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	gone(t, st, "c43")
+	mu.Lock()
+	if len(inserts) != 0 {
+		t.Errorf("inbox inserts = %q: the refused prompt reached the child's inbox or a notice the parent's", inserts)
+	}
+	mu.Unlock()
 	// C83: a start rolled back by a drain sends no notice.
 	if got := userTexts(parent.Session().MustEvents(), ""); len(got) != 0 {
 		t.Errorf("parent messages = %q", got)
+	}
+	if got := inserted(parent.Session().MustEvents()); len(got) != 0 {
+		t.Errorf("parent inbox inserts = %d, want none", len(got))
 	}
 	if n := len(st.Agents.List()); n != 1 {
 		t.Errorf("agents = %d, want only the parent", n)
@@ -68,29 +94,50 @@ func TestDrainBegunAtPublicationRefusesTheStart(t *testing.T) {
 
 // C39, C44: a drain begun in the creation window waits for that
 // materialization, which is refused DRAINING and rolled back before the
-// drain returns.
+// drain returns. The start stays in its creation window until the drain
+// either reports that it waits for work in flight or returns; "drain" is
+// recorded by the drain's own goroutine when Drain returns, so a drain
+// that does not wait for the start records it before "disposed".
 func TestDrainBegunInTheCreationWindowWaitsForTheRollback(t *testing.T) {
 	ctx := testCtx(t)
 	st, _ := durableStack(t, t.TempDir(), newScript().text("child", "never").model())
 	lc := record(st.Runtime)
 	began := drainBegan(st.Runtime)
+	waiting := newSignal()
+	subagent.SetWorkWaiting(st.Runtime, waiting.fire)
 	parent := st.NewParent(t, "parent")
 	var (
 		mu    sync.Mutex
 		order []string
-		wait  func() error
 	)
+	note := func(s string) {
+		mu.Lock()
+		order = append(order, s)
+		mu.Unlock()
+	}
+	done := make(chan error, 1)
 	unobserve := st.Sessions.Observe(&session.Observer{
 		Created: func(s *session.Session, _ bool) {
-			if s.ID() == "c44" {
-				wait = beginDrain(ctx, st.Runtime, began)
+			if s.ID() != "c44" {
+				return
+			}
+			returned := make(chan struct{})
+			go func() {
+				err := st.Runtime.Drain(ctx)
+				note("drain")
+				close(returned)
+				done <- err
+			}()
+			<-began
+			select {
+			case <-waiting.ch:
+			case <-returned:
+			case <-ctx.Done():
 			}
 		},
 		Removed: func(s *session.Session) {
 			if s.ID() == "c44" {
-				mu.Lock()
-				order = append(order, "disposed")
-				mu.Unlock()
+				note("disposed")
 			}
 		},
 	})
@@ -99,11 +146,10 @@ func TestDrainBegunInTheCreationWindowWaitsForTheRollback(t *testing.T) {
 	if !subagent.HasCode(err, subagent.CodeDraining) {
 		t.Fatalf("err = %v", err)
 	}
-	if err := wait(); err != nil {
+	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()
-	order = append(order, "drain")
 	got := order
 	mu.Unlock()
 	if len(got) != 2 || got[0] != "disposed" || got[1] != "drain" {

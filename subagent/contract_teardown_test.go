@@ -10,6 +10,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/acp-agent/acp-agent/agent"
@@ -402,10 +403,22 @@ func TestStartUnderADisposingParentIsActivationClosing(t *testing.T) {
 }
 
 // C25: a follow-up that races the child's final disposal waits for it and
-// then cold-resumes the child; the message lands in a second epoch.
+// then cold-resumes the child; the message lands in a second epoch. The
+// disposal is held at its final flush (holding the child's lock) until the
+// follow-up waits for that lock, so the follow-up always meets the
+// disposal in progress.
 func TestFollowupRacingFinalDisposalColdResumes(t *testing.T) {
 	ctx := testCtx(t)
 	st, ps, f, _ := faultStack(t, newScript().text("child", "first answer", "second answer").model(), nil)
+	// Armed once the disposal holds the lock: before that, the settlement
+	// itself may wait for the lock the start still holds.
+	var armed atomic.Bool
+	waiting := newSignal()
+	subagent.SetLockWaiting(st.Runtime, func(id string) {
+		if id == "c25" && armed.Load() {
+			waiting.fire()
+		}
+	})
 	lc := record(st.Runtime)
 	parent := st.NewParent(t, "parent")
 	h := newHold()
@@ -415,11 +428,13 @@ func TestFollowupRacingFinalDisposalColdResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.waitEntered(t, ctx) // disposal holds the child's lock
+	armed.Store(true)
 	done := make(chan error, 1)
 	go func() {
 		_, err := st.Runtime.Followup(ctx, parent, "c25", text("late message"))
 		done <- err
 	}()
+	waiting.wait(t, ctx, "the follow-up waiting for the disposing child's lock")
 	h.open()
 	if err := <-done; err != nil {
 		t.Fatalf("follow-up: %v", err)

@@ -24,6 +24,9 @@ func quiescent(a *agent.Agent) bool {
 
 // trySettle disposes act if it is quiescent and owns no resident child.
 func (c *Continuations) trySettle(act *activation) {
+	if c.settleTried != nil {
+		defer c.settleTried(act.id)
+	}
 	unlock := c.lockChild(act.id)
 	defer unlock()
 	c.mu.Lock()
@@ -112,7 +115,6 @@ func (c *Continuations) retire(act *activation, stop string, output []session.Bl
 	c.mu.Lock()
 	delete(c.acts, act.id)
 	announced := act.announced
-	owner := act.owner
 	c.mu.Unlock()
 	if announced {
 		c.notify(act, stop, output, wt)
@@ -120,14 +122,11 @@ func (c *Continuations) retire(act *activation, stop string, output []session.Bl
 	// The slot frees after the notice is delivered, so a start waiting for
 	// it runs after the parent has the notice.
 	c.releaseSlot(act.slotRoot)
-	if owner != nil {
-		c.mu.Lock()
-		delete(owner.owned, act.id)
-		settleOwner := len(owner.owned) == 0 && !owner.disposing && c.acts[owner.id] == owner
-		c.mu.Unlock()
-		if settleOwner {
-			c.idleHook(owner)(owner.agent)
-		}
+	c.mu.Lock()
+	settleOwner := c.disownLocked(act)
+	c.mu.Unlock()
+	if settleOwner {
+		c.idleHook(act.owner)(act.owner.agent)
 	}
 	end := c.lifecycle(act, EventEnd)
 	end.StopReason = stop
