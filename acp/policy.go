@@ -10,11 +10,10 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path"
-	"strings"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/acp-agent/acp-agent/agent/policy"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/agent/settings"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace"
@@ -92,6 +91,11 @@ func (c envCommands) DescribeSandbox(cwd string) string {
 	return workspace.SandboxOf(c.Commands, cwd)
 }
 
+// KeepsProtected forwards the sandbox's protection of the protected paths.
+func (c envCommands) KeepsProtected(cwd string) bool {
+	return workspace.SandboxKeepsProtected(c.Commands, cwd)
+}
+
 func (c envCommands) Run(ctx context.Context, cmd workspace.Command, display func(session.ToolDisplay)) (workspace.CommandResult, error) {
 	if cmd.Env == nil {
 		cmd.Env = c.env
@@ -105,19 +109,32 @@ func (c envCommands) Run(ctx context.Context, cmd workspace.Command, display fun
 var _ workspace.ReadFilter = (*gate)(nil)
 
 // ReadDenied reports whether a settings rule denies tool reading name, so
-// glob and grep skip what read would refuse.
+// glob and grep skip what read would refuse: the name as shown or the
+// file it resolves to (a symlink to a denied file is denied too).
 func (g *gate) ReadDenied(tool, kind, name string) bool {
-	d, _ := g.ruleDecision(workspace.PermissionRequest{Tool: tool, Kind: kind, Subject: name})
-	return d == settings.Deny
+	pol := g.s.policyFor(g.root, g.rootCwd)
+	if !pol.HasDeny() {
+		return false
+	}
+	req := workspace.PermissionRequest{Tool: tool, Kind: kind, Subject: name}
+	if p, err := workspace.ResolvePath(g.cwd, name); err == nil {
+		req.Resolved = workspace.ResolvedSubject(p)
+	}
+	d, _ := g.ruleDecision(req)
+	return d == policy.RuleDeny
 }
 
-// ruleDecision applies the settings rules to req (deny > ask > allow).
-// Allowing a path outside the cwd or a protected path takes a rule that
-// names it (a pattern), never a rule for the whole tool.
-func (g *gate) ruleDecision(req workspace.PermissionRequest) (settings.Decision, string) {
+// ruleDecision applies the settings rules to req over the path as written
+// and as resolved (policy.Rules). Allowing a path outside the cwd or a
+// protected path takes a rule that names it (a pattern), never a rule for
+// the whole tool.
+func (g *gate) ruleDecision(req workspace.PermissionRequest) (policy.Rule, string) {
 	pol := g.s.policyFor(g.root, g.rootCwd)
-	return pol.Decide(settings.Call{Tool: req.Tool, Kind: req.Kind, Subject: req.Subject,
-		Named: req.OutsideCwd || req.Protected != ""})
+	if pol == nil {
+		return policy.RuleNone, ""
+	}
+	return policy.Rules(pol, req.Tool, req.Kind, policy.Subject{Lexical: req.Subject, Resolved: req.Resolved},
+		req.OutsideCwd || req.Protected != "")
 }
 
 // saveAlways saves an "always allow" answer as a user-level rule scoped to
@@ -135,37 +152,12 @@ func (g *gate) saveAlways(req workspace.PermissionRequest) bool {
 	return true
 }
 
-// alwaysRule is the rule an "always allow" answer to req saves, or "".
+// alwaysRule is the rule an "always allow" answer to req saves, or ""
+// (policy.AlwaysRule).
 func alwaysRule(req workspace.PermissionRequest) string {
-	switch {
-	case req.OutsideCwd || req.Protected != "":
-		return ""
-	case req.Kind == workspace.KindExecute && req.Tool == "bash" && req.Subject != "":
-		return "bash(" + req.Subject + ")"
-	case req.Kind == workspace.KindEdit:
-		rule, _ := editRule(req.Subject)
-		return rule
-	case req.Kind == workspace.KindOther && req.Tool != "":
-		return req.Tool
-	}
-	return ""
+	return policy.AlwaysRule(req.Kind, req.Tool, req.Subject, classOf(req))
 }
 
-// editRule is the rule an "always allow" answer to an edit of path
-// (relative to the cwd) saves, and what it covers in words: the file's
-// directory and everything under it ("edit(src/pkg/**)"), or the file
-// itself at the top of the project ("edit(./main.go)": without the "./"
-// the pattern would match that name in every directory). "" when the path
-// holds pattern characters (a saved pattern would cover other paths): the
-// answer then holds for the session only.
-func editRule(p string) (rule, covers string) {
-	p = path.Clean(p)
-	if p == "." || p == "/" || path.IsAbs(p) || p == ".." || strings.HasPrefix(p, "../") || strings.ContainsAny(p, "*?[]\\") {
-		return "", ""
-	}
-	dir := path.Dir(p)
-	if dir == "." {
-		return "edit(./" + p + ")", "of " + p
-	}
-	return "edit(" + dir + "/**)", "under " + dir + "/"
-}
+// protector is the server's fixed protected targets: the user settings
+// file and the data directory (Options.Protected).
+func (s *Server) protector() policy.Protector { return s.opts.Protected }

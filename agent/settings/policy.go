@@ -139,6 +139,25 @@ func (p *Policy) Decide(c Call) (Decision, string) {
 	return p.rules.decide(c)
 }
 
+// HasDeny reports whether any deny rule is in force (a search skips
+// resolving each file's path when none is).
+func (p *Policy) HasDeny() bool {
+	if p == nil {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.rules.deny) > 0
+}
+
+// UserPath is the user settings file ("" for none).
+func (p *Policy) UserPath() string {
+	if p == nil {
+		return ""
+	}
+	return p.userPath
+}
+
 // Env is the merged env section.
 func (p *Policy) Env() Env {
 	if p == nil {

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"unicode"
+
+	"github.com/acp-agent/acp-agent/agent/policy"
 )
 
 // EscapeTitle makes s safe to show as one line: control characters
@@ -108,24 +110,16 @@ func ProtectedReason(cwd string, p Path) string {
 	return ""
 }
 
-func protectedRel(rel string) string {
-	parts := strings.Split(rel, "/")
-	for i, part := range parts {
-		switch strings.ToLower(part) {
-		case ".git":
-			return "a write under .git/ can run code the next time git runs (hooks, core.fsmonitor and other config)"
-		case ".acp-agent":
-			return "this is the agent's own settings directory (its permission rules)"
-		case ".vscode", ".zed":
-			if i+1 < len(parts) {
-				switch strings.ToLower(parts[i+1]) {
-				case "tasks.json", "launch.json":
-					return "the editor runs the commands in its task and launch files"
-				}
-			}
-		case ".idea":
-			return "the editor runs the commands in its run configurations (.idea/)"
-		}
+func protectedRel(rel string) string { return policy.ProtectedRel(rel) }
+
+// ResolvedSubject is p's resolved location as rules match it: relative to
+// the real cwd when inside it, else absolute.
+func ResolvedSubject(p Path) string {
+	if p.Real == "" {
+		return ""
 	}
-	return ""
+	if p.RealCwd != "" && Within(p.RealCwd, p.Real) {
+		return DisplayPath(p.RealCwd, p.Real)
+	}
+	return p.Real
 }

@@ -44,7 +44,15 @@ type Support struct {
 	ABI int
 	// NetNS reports that unprivileged user and network namespaces work.
 	NetNS bool
+	// MountNS reports that a mount namespace inside that user namespace
+	// works and can make bind mounts read-only (protect.go).
+	MountNS bool
 }
+
+// KeepsProtected reports whether sandboxed commands see the protected
+// paths (.git at any depth, .acp-agent/, the editors' .vscode/, .zed/,
+// .idea/, the agent's own settings and data) read-only.
+func (s Support) KeepsProtected() bool { return s.MountNS }
 
 // Sandbox prepares commands to run under a Policy. Its zero value is not
 // usable: use New.
@@ -101,6 +109,13 @@ func (s *Sandbox) Check() error {
 		return fmt.Errorf("%w: this kernel can cut neither the network (no unprivileged user namespaces) nor TCP (Landlock ABI %d, TCP rules need 4); allow the network in the sandbox settings or run without the sandbox", ErrUnavailable, s.support.ABI)
 	}
 	return nil
+}
+
+// KeepsProtected reports whether commands in cwd see the protected paths
+// read-only (workspace.KeepsProtected).
+func (s *Sandbox) KeepsProtected(string) bool {
+	s.init()
+	return s.support.KeepsProtected()
 }
 
 // Describe says, for the model and the person, what a command in cwd may
