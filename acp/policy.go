@@ -80,6 +80,21 @@ func (s *Server) commandEnv(root, cwd string) (env, unset []string) {
 	return settings.CommandEnv(all, s.opts.SecretEnv, e), settings.DroppedNames(all, s.opts.SecretEnv, e)
 }
 
+// filteredEnv is the environment of processes started for a session in
+// cwd before it has a policy of its own (its MCP servers): the agent's
+// without secrets, under cwd's settings.
+func (s *Server) filteredEnv(cwd string) []string {
+	environ := os.Environ
+	if s.opts.Environ != nil {
+		environ = s.opts.Environ
+	}
+	var e settings.Env
+	if s.opts.Settings != nil {
+		e = s.opts.Settings(cwd).Env()
+	}
+	return settings.CommandEnv(environ(), s.opts.SecretEnv, e)
+}
+
 // envCommands gives every command the filtered environment.
 type envCommands struct {
 	workspace.Commands
