@@ -229,6 +229,7 @@ func New(cfg Config) (*App, error) {
 		a.Closers = append(a.Closers, a.running.Close)
 	}
 	cmds := newLocalCommands(cfg.Sandbox, a.Log, a.running)
+	cmds.protected = []string{cfg.SettingsFile, cfg.DataDir}
 	a.Server, err = acp.New(acp.Options{
 		Version:     cfg.Version,
 		Sessions:    a.Sessions,

@@ -45,6 +45,11 @@ func runHelper(args []string) error {
 		path = lp
 	}
 
+	// Protected paths first: mounts are out of reach once Landlock
+	// applies.
+	if err := readOnlyBinds(sp.ReadOnly); err != nil {
+		return fmt.Errorf("keep the protected paths read-only: %w", err)
+	}
 	cfg := landlock.V11
 	if sp.Network {
 		cfg.HandledAccessNet = 0

@@ -187,11 +187,67 @@ func TestSandboxRefusedWithoutKernelSupport(t *testing.T) {
 }
 
 func TestDescribe(t *testing.T) {
-	sb := sandbox.New(sandbox.Policy{TempDir: "/tmp", Writable: []string{"/cache", "build"}}, sandbox.Options{})
-	got := sb.Describe("/work/p")
-	want := "sandboxed: writes only under /work/p, /tmp, /cache, /work/p/build; no network"
-	if got != want {
-		t.Errorf("Describe = %q, want %q", got, want)
+	for _, tt := range []struct {
+		support sandbox.Support
+		want    string
+	}{
+		{sandbox.Support{ABI: 7, NetNS: true, MountNS: true},
+			"sandboxed: writes only under /work/p, /tmp, /cache, /work/p/build (.git, .acp-agent, .vscode, .zed and .idea there read-only); no network"},
+		{sandbox.Support{ABI: 7, NetNS: true},
+			"sandboxed: writes only under /work/p, /tmp, /cache, /work/p/build (.git and the editors' task files there are writable: this kernel allows no mount namespace); no network"},
+	} {
+		sb := sandbox.New(sandbox.Policy{TempDir: "/tmp", Writable: []string{"/cache", "build"}},
+			sandbox.Options{Probe: func() sandbox.Support { return tt.support }})
+		if got := sb.Describe("/work/p"); got != tt.want {
+			t.Errorf("Describe = %q, want %q", got, tt.want)
+		}
+	}
+}
+
+// TestProtectedPathsReadOnly: a sandboxed command cannot set
+// core.fsmonitor in .git/config, plant a hook in a nested repository's
+// .git, or write the editors' task files, the agent's project settings or
+// a configured protected file; it still writes the rest of its cwd.
+func TestProtectedPathsReadOnly(t *testing.T) {
+	s := requireLandlock(t)
+	if !s.MountNS {
+		t.Skip("this kernel allows no unprivileged mount namespace: the sandbox cannot keep protected paths read-only here (accept-edits asks before sandboxed commands instead)")
+	}
+	l := newLayout(t)
+	for _, d := range []string{".git/hooks", "sub/x/.git/hooks", ".vscode", ".acp-agent", ".idea", "own"} {
+		if err := os.MkdirAll(filepath.Join(l.cwd, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	own := filepath.Join(l.cwd, "own", "settings.json")
+	for _, f := range []string{".git/config", own} {
+		p := f
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(l.cwd, f)
+		}
+		if err := os.WriteFile(p, []byte("[core]\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sb := sandbox.New(sandbox.Policy{TempDir: l.tmp, Protected: []string{own}}, sandbox.Options{})
+	for _, script := range []string{
+		"echo '  fsmonitor = evil' >> .git/config",
+		"echo evil > .git/hooks/pre-commit",
+		"echo evil > sub/x/.git/hooks/pre-commit",
+		"echo '{}' > .vscode/tasks.json",
+		"echo '{}' > .acp-agent/settings.json",
+		"echo x > .idea/workspace.xml",
+		"echo '{}' > " + own,
+	} {
+		if out, code := run(t, sb, l.cwd, script); code == 0 {
+			t.Errorf("%q succeeded in the sandbox: %s", script, out)
+		}
+	}
+	if data, _ := os.ReadFile(filepath.Join(l.cwd, ".git", "config")); string(data) != "[core]\n" {
+		t.Errorf(".git/config changed: %q", data)
+	}
+	if out, code := run(t, sb, l.cwd, "echo ok > made.txt && mkdir -p src && echo ok > src/a"); code != 0 {
+		t.Errorf("a write in the cwd failed: %d %s", code, out)
 	}
 }
 
