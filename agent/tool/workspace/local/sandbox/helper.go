@@ -76,6 +76,11 @@ func runHelper(args []string) error {
 	if err := llsyscall.LandlockRestrictSelf(fd, flags); err != nil {
 		return fmt.Errorf("apply the Landlock ruleset: %w", err)
 	}
+	// Landlock cuts pathname UNIX sockets only from ABI 9: a seccomp
+	// filter refuses creating any.
+	if err := noUnixSockets(); err != nil {
+		return fmt.Errorf("cut UNIX sockets: %w", err)
+	}
 	_ = unix.Close(fd)
 	return fmt.Errorf("start %s: %w", path, syscall.Exec(path, argv, os.Environ()))
 }

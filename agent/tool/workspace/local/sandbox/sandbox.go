@@ -134,11 +134,16 @@ func (s *Sandbox) Describe(cwd string) string {
 	} else {
 		b.WriteString(" (.git and the editors' task files there are writable: this kernel allows no mount namespace)")
 	}
-	if s.policy.Network {
+	switch {
+	case s.policy.Network:
 		b.WriteString("; network allowed")
-	} else {
+	case s.support.NetNS:
 		b.WriteString("; no network")
+	default:
+		// Landlock's TCP rules only: say what stays open.
+		b.WriteString("; no TCP, but UDP and other protocols stay open (this kernel allows no network namespace)")
 	}
+	b.WriteString("; no UNIX sockets")
 	return b.String()
 }
 

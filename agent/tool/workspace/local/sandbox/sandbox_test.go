@@ -16,7 +16,69 @@ import (
 
 func TestMain(m *testing.M) {
 	sandbox.Main() // serves the re-executed helper
+	if p := os.Getenv(connectEnv); p != "" {
+		// Re-executed in the sandbox to try a UNIX socket.
+		c, err := net.Dial("unix", p)
+		if err != nil {
+			fmt.Println("refused:", err)
+			os.Exit(3)
+		}
+		c.Close()
+		fmt.Println("connected")
+		os.Exit(0)
+	}
 	os.Exit(m.Run())
+}
+
+const connectEnv = "ACP_AGENT_TEST_CONNECT_UNIX"
+
+// TestNoUnixSocketOutside: a sandboxed command cannot connect to a UNIX
+// socket listening outside its writable directories (the session bus,
+// docker.sock, the ssh agent); unsandboxed, the same connect works.
+func TestNoUnixSocketOutside(t *testing.T) {
+	requireLandlock(t)
+	l := newLayout(t)
+	sock := filepath.Join(l.outside, "agent.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	try := func(sb *sandbox.Sandbox) (string, error) {
+		cmd := exec.Command(exe)
+		cmd.Dir = l.cwd
+		cmd.Env = append(os.Environ(), connectEnv+"="+sock)
+		if sb != nil {
+			if err := sb.Prepare(cmd); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := try(nil); err != nil || !strings.Contains(out, "connected") {
+		t.Fatalf("unsandboxed connect failed: %v %s", err, out)
+	}
+	for _, network := range []bool{false, true} {
+		sb := sandbox.New(sandbox.Policy{TempDir: l.tmp, Network: network}, sandbox.Options{})
+		out, err := try(sb)
+		if err == nil || !strings.Contains(out, "refused:") {
+			t.Errorf("network=%v: the sandboxed command reached the socket: %v %s", network, err, out)
+		}
+	}
 }
 
 // requireLandlock skips, saying why, where the kernel has no Landlock.
@@ -192,9 +254,11 @@ func TestDescribe(t *testing.T) {
 		want    string
 	}{
 		{sandbox.Support{ABI: 7, NetNS: true, MountNS: true},
-			"sandboxed: writes only under /work/p, /tmp, /cache, /work/p/build (.git, .acp-agent, .vscode, .zed and .idea there read-only); no network"},
+			"sandboxed: writes only under /work/p, /tmp, /cache, /work/p/build (.git, .acp-agent, .vscode, .zed and .idea there read-only); no network; no UNIX sockets"},
 		{sandbox.Support{ABI: 7, NetNS: true},
-			"sandboxed: writes only under /work/p, /tmp, /cache, /work/p/build (.git and the editors' task files there are writable: this kernel allows no mount namespace); no network"},
+			"sandboxed: writes only under /work/p, /tmp, /cache, /work/p/build (.git and the editors' task files there are writable: this kernel allows no mount namespace); no network; no UNIX sockets"},
+		{sandbox.Support{ABI: 7},
+			"sandboxed: writes only under /work/p, /tmp, /cache, /work/p/build (.git and the editors' task files there are writable: this kernel allows no mount namespace); no TCP, but UDP and other protocols stay open (this kernel allows no network namespace); no UNIX sockets"},
 	} {
 		sb := sandbox.New(sandbox.Policy{TempDir: "/tmp", Writable: []string{"/cache", "build"}},
 			sandbox.Options{Probe: func() sandbox.Support { return tt.support }})
