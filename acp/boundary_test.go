@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
@@ -148,6 +149,20 @@ func TestLeftoverCommandKilledAtNextLoad(t *testing.T) {
 	exited := make(chan struct{})
 	go func() { _ = left.Wait(); close(exited) }()
 	t.Cleanup(func() { _ = left.Process.Kill(); <-exited })
+	// The leftover is what the test says only once setsid has become
+	// sleep (mid-exec, /proc shows no environment): wait for that event.
+	for {
+		comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", left.Process.Pid))
+		env, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", left.Process.Pid))
+		if strings.TrimSpace(string(comm)) == "sleep" && strings.Contains(string(env), marker) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("the leftover process never became sleep")
+		case <-time.After(time.Millisecond):
+		}
+	}
 
 	e2 := startWS(t, loadScript(t, "model:\n  main:\n    - text: hi\n"), newWSClient(false, false), func(cfg *app.Config, _ workspace.Resolver) { cfg.DataDir = dataDir })
 	if _, err := e2.cs.LoadSession(ctx, acpsdk.LoadSessionRequest{SessionId: acpsdk.SessionId(id), Cwd: cwd, McpServers: []acpsdk.McpServer{}}); err != nil {

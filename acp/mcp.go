@@ -70,6 +70,12 @@ func (s *Server) startMCP(ctx context.Context, cwd string, servers []acpsdk.McpS
 		return nil, nil
 	}
 	cfgs, failures := mcpConfigs(servers, cwd)
+	// A stdio server gets what a command gets (no provider key, no other
+	// secret) plus what the editor passed for it.
+	base := s.filteredEnv(cwd)
+	for i := range cfgs {
+		cfgs[i].BaseEnv = base
+	}
 	opts := s.opts.MCP
 	if opts.Logger == nil {
 		opts.Logger = s.log

@@ -21,6 +21,7 @@ import (
 const (
 	mcpStdioEnv   = "ACP_AGENT_TEST_MCP_STDIO"
 	mcpPidFileEnv = "ACP_AGENT_TEST_MCP_PIDFILE"
+	mcpEnvFileEnv = "ACP_AGENT_TEST_MCP_ENVFILE"
 )
 
 // serveMCPIfAsked turns this process into the demo MCP server on stdio
@@ -31,6 +32,9 @@ func serveMCPIfAsked() {
 	}
 	if f := os.Getenv(mcpPidFileEnv); f != "" {
 		_ = os.WriteFile(f, []byte(strconv.Itoa(os.Getpid())), 0o600)
+	}
+	if f := os.Getenv(mcpEnvFileEnv); f != "" {
+		_ = os.WriteFile(f, []byte(strings.Join(os.Environ(), "\n")), 0o600)
 	}
 	if err := mcptest.ServeStdio(context.Background()); err != nil {
 		os.Exit(1)
@@ -290,5 +294,45 @@ model:
 	}
 	if resp, err := e.prompt(ctx, id, "go on"); err != nil || resp.StopReason != acpsdk.StopReasonEndTurn {
 		t.Errorf("prompt after the cancel = %+v, %v; want end_turn", resp, err)
+	}
+}
+
+// TestMCPStdioServerGetsNoSecrets: a stdio MCP server starts from the
+// environment commands get (no provider key, no *TOKEN* names) plus what
+// the editor passed for it, which it keeps whatever its name.
+func TestMCPStdioServerGetsNoSecrets(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("OPENAI_API_KEY", "sk-leak")
+	t.Setenv("MY_SERVICE_TOKEN", "tok-leak")
+	t.Setenv("PLAIN_VAR", "plain")
+	envFile := filepath.Join(t.TempDir(), "env")
+	ctx := ctxFor(t)
+	e := start(t, t.TempDir(), loadScript(t, "model:\n  main:\n    - text: hi\n"))
+	e.initialize(ctx)
+	r, err := e.cs.NewSession(ctx, acpsdk.NewSessionRequest{Cwd: tempCwd(t), McpServers: []acpsdk.McpServer{
+		{Stdio: &acpsdk.McpServerStdio{Name: "local", Command: exe, Args: []string{}, Env: []acpsdk.EnvVariable{
+			{Name: mcpStdioEnv, Value: "1"}, {Name: mcpEnvFileEnv, Value: envFile}, {Name: "EDITOR_GIVEN_TOKEN", Value: "given"}}}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	awaitCommands(t, ctx, e, string(r.SessionId))
+	raw, err := os.ReadFile(envFile)
+	if err != nil {
+		t.Fatalf("the server did not start: %v", err)
+	}
+	env := "\n" + string(raw) + "\n"
+	for _, leak := range []string{"sk-leak", "tok-leak"} {
+		if strings.Contains(env, leak) {
+			t.Errorf("the MCP server got the secret %q", leak)
+		}
+	}
+	for _, want := range []string{"\nPLAIN_VAR=plain\n", "\nEDITOR_GIVEN_TOKEN=given\n", "\nPATH="} {
+		if !strings.Contains(env, want) {
+			t.Errorf("the MCP server's environment lacks %q", strings.TrimSpace(want))
+		}
 	}
 }

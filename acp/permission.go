@@ -1,37 +1,25 @@
 package acp
 
 // This file defines the permission gate: workspace.Permissions for one
-// session, deciding from the root session's mode and the decisions
-// remembered with "always", and asking the user through
-// session/request_permission on the root session's client otherwise.
-//
-// Matrix (kind of effect → decision), paths inside the cwd:
-//
-//	mode          read/search   edit      execute, other (MCP)
-//	default       allow         ask       ask
-//	accept-edits  allow         allow     ask
-//	plan          allow         refused   refused
-//	bypass        allow         allow     allow
-//
-// Settings rules (policy.go) come first: deny refuses in every mode
-// (RULE_DENIES); plan still refuses effects; bypass allows the rest; an
-// ask rule asks; an allow rule allows. A path outside the cwd always asks
-// (any kind, any mode, even with "always allow" remembered) unless an
-// allow rule names it, except in plan mode where edits and commands are
-// refused first. A protected path (.git/, editor task files, .acp-agent/)
-// asks in every mode but bypass. A remembered "always reject" rejects
-// without asking. Remembered answers belong to the requester (a child's
-// are its own) and are kept under its root, dropped with it.
+// session. It gathers what the decision needs (the root session's mode,
+// the settings rules over the path as written and as resolved, the
+// answers remembered with "always", the path's class), asks package
+// agent/policy, and renders its verdict: a refusal for the model, or a
+// session/request_permission on the root session's client. The decision
+// itself, and the matrix it implements, live in agent/policy (Decide).
+// Remembered answers belong to the requester (a child's are its own) and
+// are kept under its root, dropped with it.
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/acp-agent/acp-agent/agent/policy"
 	"github.com/acp-agent/acp-agent/agent/session"
-	"github.com/acp-agent/acp-agent/agent/settings"
 	"github.com/acp-agent/acp-agent/agent/tool"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace"
 )
@@ -65,56 +53,75 @@ type gate struct {
 
 var _ workspace.Permissions = (*gate)(nil)
 
-// Authorize decides req, asking the user when the mode and the remembered
-// decisions do not settle it.
+// Authorize decides req with the policy package, asking the user when it
+// says so, and renders a refusal for the model.
 func (g *gate) Authorize(ctx context.Context, req workspace.PermissionRequest) error {
 	mode := ModeDefault
 	b := g.s.boundSession(g.root)
 	if b != nil && !b.readOnly {
 		mode = g.s.modeOf(b)
 	}
-	mutating := !workspace.ReadOnlyKind(req.Kind)
-	rule, ruleText := g.ruleDecision(req)
-	if rule == settings.Deny {
-		return &tool.Error{Code: workspace.CodeRuleDenies, Message: fmt.Sprintf(
-			"%s is denied by the settings rule %q. Do not retry it; ask the user how to proceed.", describeCall(req), ruleText)}
+	req = g.protect(req)
+	in := policy.Input{
+		Mode: policy.Mode(mode), Kind: req.Kind, Class: classOf(req),
+		Sandboxed: req.Sandboxed, SandboxKeepsProtected: req.SandboxKeepsProtected,
 	}
-	if mode == ModePlan && mutating {
+	in.Rule, in.RuleText = g.ruleDecision(req)
+	if allow, ok := g.s.remembered(g.root, g.requester, alwaysKey(req)); ok {
+		in.Remembered = policy.RememberedReject
+		if allow {
+			in.Remembered = policy.RememberedAllow
+		}
+	}
+	v := policy.Decide(in)
+	switch {
+	case v.Action == policy.Allow:
+		return nil
+	case v.Action == policy.Ask:
+		return g.ask(ctx, b, req)
+	case v.Code == policy.CodeRuleDenies:
+		return &tool.Error{Code: workspace.CodeRuleDenies, Message: fmt.Sprintf(
+			"%s is denied by the settings rule %q. Do not retry it; ask the user how to proceed.", describeCall(req), in.RuleText)}
+	case v.Code == policy.CodeModeForbids:
 		return &tool.Error{Code: workspace.CodeModeForbids, Message: fmt.Sprintf(
 			"the session is in plan mode, which allows read-only tools only: %s was not run. "+
 				"Describe the change instead, or ask the user to switch the session to another mode.", describeCall(req))}
 	}
+	return rejected(req, v.Reason)
+}
+
+// classOf is where req's path lies, for the policy.
+func classOf(req workspace.PermissionRequest) policy.Class {
 	switch {
-	case mode == ModeBypass && !req.OutsideCwd:
-		// Bypass asks for nothing inside the cwd, ask rules included.
-		return nil
-	case rule == settings.Ask:
-		return g.ask(ctx, b, req)
-	case rule == settings.Allow:
-		return nil
+	case req.OutsideCwd:
+		return policy.Outside
+	case req.Protected != "":
+		return policy.Protected
 	}
-	if !req.OutsideCwd {
-		switch {
-		case req.Protected != "":
-			// A write there can become a command: asked in every mode
-			// but bypass, and no remembered "always" covers it.
-			if mode == ModeBypass {
-				return nil
-			}
-		case !mutating, mode == ModeBypass, mode == ModeAcceptEdits && req.Kind == workspace.KindEdit,
-			mode == ModeAcceptEdits && req.Kind == workspace.KindExecute && req.Sandboxed:
-			return nil
-		}
+	return policy.Inside
+}
+
+// protect marks an effect on the agent's own user settings file or data
+// directory as protected (the tools mark .git, .acp-agent/ and the
+// editors' files themselves): those lie inside a workspace when the cwd
+// is the home directory or a dotfiles repository.
+func (g *gate) protect(req workspace.PermissionRequest) workspace.PermissionRequest {
+	if req.Protected != "" || req.Kind != workspace.KindEdit || req.Subject == "" {
+		return req
 	}
-	if allow, ok := g.s.remembered(g.root, g.requester, alwaysKey(req)); ok {
-		if !allow {
-			return rejected(req, "the user chose to always reject this kind of call in this session")
-		}
-		if !req.OutsideCwd && req.Protected == "" {
-			return nil
-		}
+	lexical, resolved := req.Subject, req.Resolved
+	if !filepath.IsAbs(lexical) {
+		lexical = filepath.Join(g.cwd, lexical)
 	}
-	return g.ask(ctx, b, req)
+	if resolved != "" && !filepath.IsAbs(resolved) {
+		realCwd, err := filepath.EvalSymlinks(g.cwd)
+		if err != nil {
+			realCwd = g.cwd
+		}
+		resolved = filepath.Join(realCwd, resolved)
+	}
+	req.Protected = g.s.protector().Reason(lexical, resolved)
+	return req
 }
 
 // ask sends session/request_permission on the root session and applies
@@ -237,15 +244,8 @@ func childCallStart(call acpsdk.ToolCallUpdate) acpsdk.SessionUpdate {
 	return acpsdk.SessionUpdate{ToolCall: tc}
 }
 
-// alwaysKey is what an "always" answer covers: the tool kind for the
-// workspace tools (all edits, all commands), the tool itself for any other
-// tool with effects (one MCP tool, not every MCP tool).
-func alwaysKey(req workspace.PermissionRequest) string {
-	if req.Kind == workspace.KindOther && req.Tool != "" {
-		return "tool:" + req.Tool
-	}
-	return req.Kind
-}
+// alwaysKey is what an "always" answer covers (policy.AlwaysKey).
+func alwaysKey(req workspace.PermissionRequest) string { return policy.AlwaysKey(req.Kind, req.Tool) }
 
 // permissionOptions are the four choices, named for what "always" covers;
 // saves says an "always allow" is saved as a rule for the project.
@@ -270,7 +270,7 @@ func permissionOptions(req workspace.PermissionRequest, saves bool) []acpsdk.Per
 	case saves && req.Kind == workspace.KindExecute:
 		allow = "Always allow exactly this command in this project"
 	case saves && req.Kind == workspace.KindEdit:
-		_, covers := editRule(req.Subject)
+		_, covers := policy.EditRule(req.Subject)
 		allow = "Always allow edits " + covers + " in this project"
 	case saves:
 		allow = "Always allow " + noun + " in this project"

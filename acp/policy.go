@@ -10,11 +10,10 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path"
-	"strings"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/acp-agent/acp-agent/agent/policy"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/agent/settings"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace"
@@ -81,6 +80,21 @@ func (s *Server) commandEnv(root, cwd string) (env, unset []string) {
 	return settings.CommandEnv(all, s.opts.SecretEnv, e), settings.DroppedNames(all, s.opts.SecretEnv, e)
 }
 
+// filteredEnv is the environment of processes started for a session in
+// cwd before it has a policy of its own (its MCP servers): the agent's
+// without secrets, under cwd's settings.
+func (s *Server) filteredEnv(cwd string) []string {
+	environ := os.Environ
+	if s.opts.Environ != nil {
+		environ = s.opts.Environ
+	}
+	var e settings.Env
+	if s.opts.Settings != nil {
+		e = s.opts.Settings(cwd).Env()
+	}
+	return settings.CommandEnv(environ(), s.opts.SecretEnv, e)
+}
+
 // envCommands gives every command the filtered environment.
 type envCommands struct {
 	workspace.Commands
@@ -90,6 +104,11 @@ type envCommands struct {
 // DescribeSandbox forwards the sandbox of the wrapped Commands.
 func (c envCommands) DescribeSandbox(cwd string) string {
 	return workspace.SandboxOf(c.Commands, cwd)
+}
+
+// KeepsProtected forwards the sandbox's protection of the protected paths.
+func (c envCommands) KeepsProtected(cwd string) bool {
+	return workspace.SandboxKeepsProtected(c.Commands, cwd)
 }
 
 func (c envCommands) Run(ctx context.Context, cmd workspace.Command, display func(session.ToolDisplay)) (workspace.CommandResult, error) {
@@ -105,19 +124,32 @@ func (c envCommands) Run(ctx context.Context, cmd workspace.Command, display fun
 var _ workspace.ReadFilter = (*gate)(nil)
 
 // ReadDenied reports whether a settings rule denies tool reading name, so
-// glob and grep skip what read would refuse.
+// glob and grep skip what read would refuse: the name as shown or the
+// file it resolves to (a symlink to a denied file is denied too).
 func (g *gate) ReadDenied(tool, kind, name string) bool {
-	d, _ := g.ruleDecision(workspace.PermissionRequest{Tool: tool, Kind: kind, Subject: name})
-	return d == settings.Deny
+	pol := g.s.policyFor(g.root, g.rootCwd)
+	if !pol.HasDeny() {
+		return false
+	}
+	req := workspace.PermissionRequest{Tool: tool, Kind: kind, Subject: name}
+	if p, err := workspace.ResolvePath(g.cwd, name); err == nil {
+		req.Resolved = workspace.ResolvedSubject(p)
+	}
+	d, _ := g.ruleDecision(req)
+	return d == policy.RuleDeny
 }
 
-// ruleDecision applies the settings rules to req (deny > ask > allow).
-// Allowing a path outside the cwd or a protected path takes a rule that
-// names it (a pattern), never a rule for the whole tool.
-func (g *gate) ruleDecision(req workspace.PermissionRequest) (settings.Decision, string) {
+// ruleDecision applies the settings rules to req over the path as written
+// and as resolved (policy.Rules). Allowing a path outside the cwd or a
+// protected path takes a rule that names it (a pattern), never a rule for
+// the whole tool.
+func (g *gate) ruleDecision(req workspace.PermissionRequest) (policy.Rule, string) {
 	pol := g.s.policyFor(g.root, g.rootCwd)
-	return pol.Decide(settings.Call{Tool: req.Tool, Kind: req.Kind, Subject: req.Subject,
-		Named: req.OutsideCwd || req.Protected != ""})
+	if pol == nil {
+		return policy.RuleNone, ""
+	}
+	return policy.Rules(pol, req.Tool, req.Kind, policy.Subject{Lexical: req.Subject, Resolved: req.Resolved},
+		req.OutsideCwd || req.Protected != "")
 }
 
 // saveAlways saves an "always allow" answer as a user-level rule scoped to
@@ -135,37 +167,12 @@ func (g *gate) saveAlways(req workspace.PermissionRequest) bool {
 	return true
 }
 
-// alwaysRule is the rule an "always allow" answer to req saves, or "".
+// alwaysRule is the rule an "always allow" answer to req saves, or ""
+// (policy.AlwaysRule).
 func alwaysRule(req workspace.PermissionRequest) string {
-	switch {
-	case req.OutsideCwd || req.Protected != "":
-		return ""
-	case req.Kind == workspace.KindExecute && req.Tool == "bash" && req.Subject != "":
-		return "bash(" + req.Subject + ")"
-	case req.Kind == workspace.KindEdit:
-		rule, _ := editRule(req.Subject)
-		return rule
-	case req.Kind == workspace.KindOther && req.Tool != "":
-		return req.Tool
-	}
-	return ""
+	return policy.AlwaysRule(req.Kind, req.Tool, req.Subject, classOf(req))
 }
 
-// editRule is the rule an "always allow" answer to an edit of path
-// (relative to the cwd) saves, and what it covers in words: the file's
-// directory and everything under it ("edit(src/pkg/**)"), or the file
-// itself at the top of the project ("edit(./main.go)": without the "./"
-// the pattern would match that name in every directory). "" when the path
-// holds pattern characters (a saved pattern would cover other paths): the
-// answer then holds for the session only.
-func editRule(p string) (rule, covers string) {
-	p = path.Clean(p)
-	if p == "." || p == "/" || path.IsAbs(p) || p == ".." || strings.HasPrefix(p, "../") || strings.ContainsAny(p, "*?[]\\") {
-		return "", ""
-	}
-	dir := path.Dir(p)
-	if dir == "." {
-		return "edit(./" + p + ")", "of " + p
-	}
-	return "edit(" + dir + "/**)", "under " + dir + "/"
-}
+// protector is the server's fixed protected targets: the user settings
+// file and the data directory (Options.Protected).
+func (s *Server) protector() policy.Protector { return s.opts.Protected }

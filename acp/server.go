@@ -18,6 +18,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/budget"
+	"github.com/acp-agent/acp-agent/agent/policy"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/agent/settings"
 	"github.com/acp-agent/acp-agent/agent/tool"
@@ -138,6 +139,10 @@ type Options struct {
 	// session's policy is loaded once, when its gate first decides, and
 	// its children follow it (policy.go).
 	Settings func(cwd string) *settings.Policy
+	// Protected are the agent's own files and directories (the user
+	// settings file, the data directory): an effect on them asks in every
+	// mode but bypass, wherever they lie.
+	Protected policy.Protector
 	// Environ is the environment commands start from; nil means
 	// os.Environ. SecretEnv names variables always left out of it (the
 	// provider's key variable).

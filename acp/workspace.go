@@ -96,6 +96,11 @@ func (c sandboxFirst) Run(ctx context.Context, cmd workspace.Command, display fu
 	return c.sandboxed.Run(ctx, cmd, display)
 }
 
+// KeepsProtected forwards the sandbox's protection of the protected paths.
+func (c sandboxFirst) KeepsProtected(cwd string) bool {
+	return workspace.SandboxKeepsProtected(c.sandboxed, cwd)
+}
+
 func (c sandboxFirst) DescribeSandbox(cwd string) string {
 	return workspace.SandboxOf(c.sandboxed, cwd)
 }
@@ -328,6 +333,11 @@ type recordedCommands struct {
 // DescribeSandbox forwards the sandbox of the wrapped Commands.
 func (r *recordedCommands) DescribeSandbox(cwd string) string {
 	return workspace.SandboxOf(r.inner, cwd)
+}
+
+// KeepsProtected forwards the sandbox's protection of the protected paths.
+func (r *recordedCommands) KeepsProtected(cwd string) bool {
+	return workspace.SandboxKeepsProtected(r.inner, cwd)
 }
 
 func (r *recordedCommands) Run(ctx context.Context, cmd workspace.Command, display func(session.ToolDisplay)) (workspace.CommandResult, error) {

@@ -23,6 +23,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/budget"
 	"github.com/acp-agent/acp-agent/agent/model"
+	"github.com/acp-agent/acp-agent/agent/policy"
 	"github.com/acp-agent/acp-agent/agent/projection"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/agent/settings"
@@ -232,6 +233,7 @@ func New(cfg Config) (*App, error) {
 		a.Closers = append(a.Closers, a.running.Close)
 	}
 	cmds := newLocalCommands(cfg.Sandbox, a.Log, a.running)
+	cmds.protected = []string{cfg.SettingsFile, cfg.DataDir}
 	a.Server, err = acp.New(acp.Options{
 		Version:     cfg.Version,
 		Sessions:    a.Sessions,
@@ -261,6 +263,9 @@ func New(cfg Config) (*App, error) {
 
 		NewAgentWithTools: a.NewAgentWithTools,
 		Settings:          func(cwd string) *settings.Policy { return settings.Load(cfg.SettingsFile, cwd) },
+		// The agent's own settings and data are protected wherever they
+		// lie (a cwd that is the home directory holds them).
+		Protected: policy.Protector{Files: []string{cfg.SettingsFile}, Dirs: []string{cfg.DataDir}},
 		// The provider's key never reaches a command (nor do other names
 		// that look like secrets: agent/settings).
 		SecretEnv:  []string{cfg.APIKeyEnv, "OPENAI_API_KEY", "DEEPSEEK_API_KEY", "ANTHROPIC_API_KEY"},

@@ -36,6 +36,10 @@ type localCommands struct {
 	process *sandbox.Policy
 	log     *slog.Logger
 	running *local.Running
+	// protected are the agent's own settings file and data directory,
+	// kept read-only for sandboxed commands where they lie in a
+	// writable directory.
+	protected []string
 
 	mu    sync.Mutex
 	byKey map[string]workspace.Commands
@@ -61,7 +65,9 @@ func (l *localCommands) For(sb settings.Sandbox) workspace.Commands {
 	}
 	c := local.Commands{Running: l.running}
 	if p != nil {
-		sb := sandbox.New(*p, sandbox.Options{})
+		pp := *p
+		pp.Protected = append(append([]string(nil), p.Protected...), l.protected...)
+		sb := sandbox.New(pp, sandbox.Options{})
 		if err := sb.Check(); err != nil {
 			l.log.Error("the command sandbox is on but cannot work on this machine: commands will be refused", "err", err)
 		} else {

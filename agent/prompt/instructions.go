@@ -2,6 +2,7 @@ package prompt
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -21,6 +22,10 @@ type Instruction struct {
 	Text  string
 	// Cut is the number of bytes left out to respect the cap.
 	Cut int
+	// Skipped, when set, says why the file was not read (Text is empty):
+	// a project file that resolves outside the repository and the user's
+	// config directory (a symlink a cloned repository planted).
+	Skipped string
 	// size is the file's size in bytes (Text may hold less of it).
 	size int
 }
@@ -77,9 +82,15 @@ func LoadInstructions(o InstructionOptions) []Instruction {
 	if o.Cwd != "" {
 		dirs = levels(o.GitRoot, o.Cwd)
 	}
+	allowed := allowedRoots(o)
 	for _, dir := range dirs {
 		for _, name := range []string{AgentsFile, ClaudeFile} {
 			p := filepath.Join(dir, name)
+			if real, err := filepath.EvalSymlinks(p); err == nil && !withinAny(allowed, real) {
+				out = append(out, Instruction{Path: p, Scope: "project", Skipped: fmt.Sprintf(
+					"it resolves to %s, outside the repository and the user's config directory", real)})
+				continue
+			}
 			if text, size, ok := readText(p, limit); ok {
 				out = append(out, Instruction{Path: p, Scope: "project", Text: text, size: size})
 				break
@@ -88,6 +99,41 @@ func LoadInstructions(o InstructionOptions) []Instruction {
 	}
 	applyCap(out, limit)
 	return out
+}
+
+// allowedRoots are where a project instructions file may resolve: the
+// repository (the git root, else the cwd) and the user's config
+// directory (the one holding the acp-agent directory of UserFile), each
+// with symlinks resolved.
+func allowedRoots(o InstructionOptions) []string {
+	var out []string
+	top := o.GitRoot
+	if top == "" {
+		top = o.Cwd
+	}
+	if o.UserFile != "" {
+		out = append(out, filepath.Dir(filepath.Dir(o.UserFile)))
+	}
+	if top != "" {
+		out = append(out, top)
+	}
+	for i, d := range out {
+		if r, err := filepath.EvalSymlinks(d); err == nil {
+			out[i] = r
+		} else {
+			out[i] = filepath.Clean(d)
+		}
+	}
+	return out
+}
+
+func withinAny(dirs []string, p string) bool {
+	for _, d := range dirs {
+		if p == d || strings.HasPrefix(p, strings.TrimSuffix(d, string(filepath.Separator))+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
 }
 
 // levels lists root, its descendants on the way to cwd, and cwd. A cwd

@@ -120,11 +120,15 @@ func (e Env) Block() string {
 func instructionsSection(ins []Instruction) string {
 	var b strings.Builder
 	for _, in := range ins {
-		if in.Text == "" && in.Cut == 0 {
+		if in.Text == "" && in.Cut == 0 && in.Skipped == "" {
 			continue
 		}
 		if b.Len() == 0 {
 			b.WriteString("Instructions from the user and the project follow; where they disagree, the later (nearer) file wins.\n")
+		}
+		if in.Skipped != "" {
+			fmt.Fprintf(&b, "\n[Not read: %s (%s). Its content is not part of these instructions.]\n", in.Path, in.Skipped)
+			continue
 		}
 		fmt.Fprintf(&b, "\n<instructions path=%q scope=%q>\n%s\n", in.Path, in.Scope, in.Text)
 		if in.Cut > 0 {

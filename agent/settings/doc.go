@@ -8,7 +8,9 @@
 //	 "context": {"window": N, "windows": {"PROVIDER/MODEL": N}, "compactThreshold": F}}
 //
 // Rules are tool patterns: "bash(go test *)", "edit(src/**)",
-// "read(.env)", "mcp__github__*". Deny wins over ask wins over allow. A
+// "read(.env)", "mcp__github__*". In a command pattern a backslash makes
+// the next character literal ("bash(rm -f \\*.o)" is that command only:
+// the exact command an "always allow" answer saves is escaped). Deny wins over ask wins over allow. A
 // project file may only tighten: add deny and ask rules, exclude more
 // variables, turn the sandbox on and its network off. Allow rules, the
 // context policy and writable paths outside the project come only from the

@@ -2,6 +2,7 @@ package settings
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -145,6 +146,25 @@ func (p *Policy) Decide(c Call) (Decision, string) {
 	return p.rules.decide(c)
 }
 
+// HasDeny reports whether any deny rule is in force (a search skips
+// resolving each file's path when none is).
+func (p *Policy) HasDeny() bool {
+	if p == nil {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.rules.deny) > 0
+}
+
+// UserPath is the user settings file ("" for none).
+func (p *Policy) UserPath() string {
+	if p == nil {
+		return ""
+	}
+	return p.userPath
+}
+
 // Env is the merged env section.
 func (p *Policy) Env() Env {
 	if p == nil {
@@ -212,7 +232,11 @@ func (p *Policy) CanSave() bool { return p != nil && p.userPath != "" && p.cwd !
 // SaveAllow adds rule to the user file as an allow rule scoped to this
 // project directory (an "always allow" answer), writes the file
 // atomically and applies it. A user file that cannot be read is never
-// overwritten.
+// overwritten, nor is one that is a symlink (ErrSymlinkedFile: replacing
+// it would turn the link into a regular file). The read, the change and
+// the replacement happen under a lock on the file's directory entry
+// (lockFile), so concurrent saves, from this process or another, keep
+// every rule.
 func (p *Policy) SaveAllow(rule string) error {
 	if _, err := ParseRule(rule); err != nil {
 		return err
@@ -225,6 +249,17 @@ func (p *Policy) SaveAllow(rule string) error {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if err := os.MkdirAll(filepath.Dir(p.userPath), 0o700); err != nil {
+		return err
+	}
+	unlock, err := lockFile(p.userPath + ".lock")
+	if err != nil {
+		return fmt.Errorf("not saved, the user settings file could not be locked: %w", err)
+	}
+	defer unlock()
+	if info, err := os.Lstat(p.userPath); err == nil && info.Mode()&os.ModeSymlink != 0 {
+		return fmt.Errorf("%w: %s (add %q to its \"projects\" section by hand)", ErrSymlinkedFile, p.userPath, rule)
+	}
 	f, err := ReadFile(p.userPath)
 	if err != nil {
 		return fmt.Errorf("not saved, the user settings file is not usable: %w", err)
@@ -252,11 +287,15 @@ func (p *Policy) SaveAllow(rule string) error {
 	return nil
 }
 
-// writeAtomic replaces path by data through a synced temporary file.
+// ErrSymlinkedFile: the user settings file is a symlink, which a save
+// would replace by a regular file; the rule is not saved.
+var ErrSymlinkedFile = errors.New("not saved, the user settings file is a symlink and is not replaced")
+
+// writeAtomic replaces path (never a symlink: the caller checked, under
+// the lock) by data through a synced temporary file in its directory,
+// renamed over it (rename replaces the directory entry, it follows no
+// link), then syncs the directory.
 func writeAtomic(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".settings-*.json")
 	if err != nil {
 		return err
@@ -273,5 +312,12 @@ func writeAtomic(path string, data []byte) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), path)
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	if d, err := os.Open(filepath.Dir(path)); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	return nil
 }

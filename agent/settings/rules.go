@@ -48,6 +48,10 @@ type Rule struct {
 	Arg    string
 	HasArg bool
 	segs   []string // Arg split into path names, once
+	// cmd is Arg split on its unescaped "*" for commands, escapes
+	// removed; literal is set when Arg has no wildcard.
+	cmd     []string
+	literal bool
 }
 
 // ParseRule parses "name" or "name(argument pattern)".
@@ -64,6 +68,8 @@ func ParseRule(s string) (Rule, error) {
 		}
 	}
 	r.segs = strings.Split(strings.TrimPrefix(r.Arg, "./"), "/")
+	r.cmd = splitGlob(r.Arg)
+	r.literal = len(r.cmd) == 1
 	r.Name = strings.TrimSpace(name)
 	if r.Name == "" {
 		return r, fmt.Errorf("rule %q: no tool name", s)
@@ -120,14 +126,14 @@ func (r Rule) matches(c prepared, forAllow bool) bool {
 	}
 	if c.command {
 		cmd := c.clean
-		if globAny(r.Arg, cmd) {
-			return !forAllow || !strings.ContainsAny(cmd, shellControl) || r.Arg == cmd
+		if globParts(r.cmd, cmd) {
+			return !forAllow || !strings.ContainsAny(cmd, shellControl) || r.literal
 		}
 		if forAllow {
 			return false
 		}
 		for _, part := range strings.FieldsFunc(cmd, func(c rune) bool { return strings.ContainsRune(shellControl, c) }) {
-			if globAny(r.Arg, strings.TrimSpace(part)) {
+			if globParts(r.cmd, strings.TrimSpace(part)) {
 				return true
 			}
 		}
@@ -149,11 +155,44 @@ func (r Rule) nameMatches(c Call) bool {
 	return false
 }
 
+// EscapePattern escapes s so that, as a command pattern, it matches s
+// only: a backslash before "*" makes it a literal star, before a backslash a
+// literal backslash. The exact command an "always allow" answer saves is
+// escaped, so "rm -f *.o" does not cover "rm -f ../x y.o".
+func EscapePattern(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `*`, `\*`).Replace(s)
+}
+
+// splitGlob splits a command pattern on its unescaped "*" and removes
+// the escapes (a backslash makes the next character literal).
+func splitGlob(p string) []string {
+	if !strings.ContainsRune(p, '\\') {
+		return strings.Split(p, "*")
+	}
+	var parts []string
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		switch {
+		case p[i] == '\\' && i+1 < len(p):
+			i++
+			b.WriteByte(p[i])
+		case p[i] == '*':
+			parts = append(parts, b.String())
+			b.Reset()
+		default:
+			b.WriteByte(p[i])
+		}
+	}
+	return append(parts, b.String())
+}
+
 // globAny matches s against p where "*" matches any run of characters.
-func globAny(p, s string) bool {
-	parts := strings.Split(p, "*")
+func globAny(p, s string) bool { return globParts(strings.Split(p, "*"), s) }
+
+// globParts matches s against a pattern split on its wildcards.
+func globParts(parts []string, s string) bool {
 	if len(parts) == 1 {
-		return p == s
+		return parts[0] == s
 	}
 	if !strings.HasPrefix(s, parts[0]) {
 		return false

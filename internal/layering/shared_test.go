@@ -12,7 +12,8 @@ import (
 // nothing of the module, and the transcript renderer (agent/transcript)
 // only the session vocabulary, so every package can use them without a
 // new dependency edge. The test-only knobs (internal/testhooks) carry
-// hook types only.
+// hook types only. The permission decision (agent/policy) sees the
+// settings rules only.
 func TestSharedPackagesStayLeaves(t *testing.T) {
 	tests := []struct {
 		pkg     string
@@ -24,6 +25,10 @@ func TestSharedPackagesStayLeaves(t *testing.T) {
 		{"internal/testhooks", []string{"agent/model", "driver/inprocess", "persistence"}},
 		{"agent/budget", []string{"agent/model", "agent/session"}},
 		{"agent/compact", []string{"agent/budget", "agent/model", "agent/session"}},
+		// The permission decision: the settings rules only, so the ACP
+		// server and a headless run decide alike (no ACP, no tools).
+		{"agent/policy", []string{"agent/settings"}},
+		{"agent/settings", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.pkg, func(t *testing.T) {

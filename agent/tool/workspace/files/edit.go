@@ -103,7 +103,8 @@ func (t *Edit) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, e
 		err = workspace.Authorize(ctx, env.Permissions, workspace.PermissionRequest{
 			CallID: inv.CallID, Tool: EditToolName, Kind: workspace.KindEdit,
 			Title: title, Display: display, OutsideCwd: p.OutsideCwd,
-			Subject: name, Protected: workspace.ProtectedReason(env.Cwd, p),
+			Resolved: workspace.ResolvedSubject(p),
+			Subject:  name, Protected: workspace.ProtectedReason(env.Cwd, p),
 		})
 		if err != nil {
 			return workspace.Failed(err, display), nil

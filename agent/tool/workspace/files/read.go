@@ -85,7 +85,7 @@ func (t *Read) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, e
 	err = workspace.Authorize(ctx, env.Permissions, workspace.PermissionRequest{
 		CallID: inv.CallID, Tool: ReadToolName, Kind: workspace.KindRead,
 		Title: title, Display: display, OutsideCwd: p.OutsideCwd,
-		Subject: workspace.DisplayPath(env.Cwd, p.Abs),
+		Subject: workspace.DisplayPath(env.Cwd, p.Abs), Resolved: workspace.ResolvedSubject(p),
 	})
 	if err != nil {
 		return workspace.Failed(err, display), nil

@@ -85,7 +85,8 @@ func (t *Write) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, 
 		err = workspace.Authorize(ctx, env.Permissions, workspace.PermissionRequest{
 			CallID: inv.CallID, Tool: WriteToolName, Kind: workspace.KindEdit,
 			Title: verb + workspace.TitlePath(env.Cwd, p) + outsideNote(p), Display: display, OutsideCwd: p.OutsideCwd,
-			Subject: name, Protected: workspace.ProtectedReason(env.Cwd, p),
+			Resolved: workspace.ResolvedSubject(p),
+			Subject:  name, Protected: workspace.ProtectedReason(env.Cwd, p),
 		})
 		if err != nil {
 			return workspace.Failed(err, display), nil

@@ -67,6 +67,12 @@ var (
 	_ workspace.Sandboxed = Commands{}
 )
 
+// KeepsProtected reports whether sandboxed commands in cwd see the
+// protected paths read-only.
+func (c Commands) KeepsProtected(cwd string) bool {
+	return c.Sandbox != nil && c.Sandbox.KeepsProtected(cwd)
+}
+
 // DescribeSandbox describes the sandbox of commands in cwd, or "" without one.
 func (c Commands) DescribeSandbox(cwd string) string {
 	if c.Sandbox == nil {

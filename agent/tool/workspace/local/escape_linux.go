@@ -61,18 +61,27 @@ func markedPIDs(markers ...string) []int {
 
 // sweepMarked kills every live process that carries marker, repeating
 // until none is left (a process may fork while it is being killed) or
-// bound passes.
+// bound passes. One empty scan is not enough: a process in the middle of
+// an exec shows no environment for a moment, so the sweep ends after two
+// empty scans in a row. It returns how many distinct processes it killed
+// (a killed process may still be listed until the kill lands).
 func sweepMarked(bound time.Duration, markers ...string) int {
-	killed := 0
+	killed := map[int]bool{}
 	deadline := time.Now().Add(bound)
+	empty := 0
 	for {
 		pids := markedPIDs(markers...)
-		if len(pids) == 0 || time.Now().After(deadline) {
-			return killed
+		if len(pids) == 0 {
+			empty++
+		} else {
+			empty = 0
+		}
+		if empty >= 2 || time.Now().After(deadline) {
+			return len(killed)
 		}
 		for _, pid := range pids {
 			if syscall.Kill(pid, syscall.SIGKILL) == nil {
-				killed++
+				killed[pid] = true
 			}
 		}
 		time.Sleep(5 * time.Millisecond) // let the kills land before looking again

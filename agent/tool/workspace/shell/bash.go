@@ -90,11 +90,17 @@ func (t *Bash) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, e
 		return tool.Result{}, &tool.Error{Code: workspace.CodeNoWorkspace, Message: "running commands is not available"}
 	}
 	unsandboxed := args.Sandbox != nil && !*args.Sandbox
-	sandboxed := !unsandboxed && workspace.SandboxOf(env.Commands, env.Cwd) != ""
+	hasSandbox := workspace.SandboxOf(env.Commands, env.Cwd) != ""
+	sandboxed := !unsandboxed && hasSandbox
+	shown := title(args.Command)
+	if unsandboxed && hasSandbox {
+		// The question must not look like the sandboxed one.
+		shown = UnsandboxedTitlePrefix + shown
+	}
 	err = workspace.Authorize(ctx, env.Permissions, workspace.PermissionRequest{
-		CallID: inv.CallID, Tool: ToolName, Kind: workspace.KindExecute, Title: title(args.Command),
+		CallID: inv.CallID, Tool: ToolName, Kind: workspace.KindExecute, Title: shown,
 		Subject: args.Command, Detail: detail(args.Description, args.Command),
-		Sandboxed: sandboxed,
+		Sandboxed: sandboxed, SandboxKeepsProtected: sandboxed && workspace.SandboxKeepsProtected(env.Commands, env.Cwd),
 	})
 	if err != nil {
 		return workspace.Failed(err, nil), nil
@@ -133,6 +139,10 @@ const titleMax = 120
 // title is what the permission prompt shows: the exact command line (never
 // the model's description, which could word its way past the person),
 // escaped and shortened with an ellipsis; the whole command is in detail.
+// UnsandboxedTitlePrefix starts the title of a command the model asked to
+// run outside the sandbox.
+const UnsandboxedTitlePrefix = "Outside the sandbox: "
+
 func title(command string) string { return workspace.CommandTitle(command, titleMax) }
 
 // detail is the request's content: the whole command as a code block,

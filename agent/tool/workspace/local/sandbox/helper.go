@@ -45,6 +45,11 @@ func runHelper(args []string) error {
 		path = lp
 	}
 
+	// Protected paths first: mounts are out of reach once Landlock
+	// applies.
+	if err := readOnlyBinds(sp.ReadOnly); err != nil {
+		return fmt.Errorf("keep the protected paths read-only: %w", err)
+	}
 	cfg := landlock.V11
 	if sp.Network {
 		cfg.HandledAccessNet = 0
@@ -70,6 +75,11 @@ func runHelper(args []string) error {
 	}
 	if err := llsyscall.LandlockRestrictSelf(fd, flags); err != nil {
 		return fmt.Errorf("apply the Landlock ruleset: %w", err)
+	}
+	// Landlock cuts pathname UNIX sockets only from ABI 9: a seccomp
+	// filter refuses creating any.
+	if err := noUnixSockets(); err != nil {
+		return fmt.Errorf("cut UNIX sockets: %w", err)
 	}
 	_ = unix.Close(fd)
 	return fmt.Errorf("start %s: %w", path, syscall.Exec(path, argv, os.Environ()))

@@ -36,6 +36,10 @@ type Policy struct {
 	// TempDir is the temp dir commands may write in; "" means
 	// os.TempDir().
 	TempDir string
+	// Protected are more paths kept read-only where they lie under a
+	// writable directory (the agent's own settings file and data
+	// directory), besides the protected names (protect.go).
+	Protected []string
 }
 
 // Support is what the kernel offers.
@@ -44,7 +48,15 @@ type Support struct {
 	ABI int
 	// NetNS reports that unprivileged user and network namespaces work.
 	NetNS bool
+	// MountNS reports that a mount namespace inside that user namespace
+	// works and can make bind mounts read-only (protect.go).
+	MountNS bool
 }
+
+// KeepsProtected reports whether sandboxed commands see the protected
+// paths (.git at any depth, .acp-agent/, the editors' .vscode/, .zed/,
+// .idea/, the agent's own settings and data) read-only.
+func (s Support) KeepsProtected() bool { return s.MountNS }
 
 // Sandbox prepares commands to run under a Policy. Its zero value is not
 // usable: use New.
@@ -103,17 +115,35 @@ func (s *Sandbox) Check() error {
 	return nil
 }
 
+// KeepsProtected reports whether commands in cwd see the protected paths
+// read-only (workspace.KeepsProtected).
+func (s *Sandbox) KeepsProtected(string) bool {
+	s.init()
+	return s.support.KeepsProtected()
+}
+
 // Describe says, for the model and the person, what a command in cwd may
 // do.
 func (s *Sandbox) Describe(cwd string) string {
 	var b strings.Builder
 	b.WriteString("sandboxed: writes only under ")
 	b.WriteString(strings.Join(s.writable(cwd), ", "))
-	if s.policy.Network {
-		b.WriteString("; network allowed")
+	s.init()
+	if s.support.MountNS {
+		b.WriteString(" (.git, .acp-agent, .vscode, .zed and .idea there read-only)")
 	} else {
-		b.WriteString("; no network")
+		b.WriteString(" (.git and the editors' task files there are writable: this kernel allows no mount namespace)")
 	}
+	switch {
+	case s.policy.Network:
+		b.WriteString("; network allowed")
+	case s.support.NetNS:
+		b.WriteString("; no network")
+	default:
+		// Landlock's TCP rules only: say what stays open.
+		b.WriteString("; no TCP, but UDP and other protocols stay open (this kernel allows no network namespace)")
+	}
+	b.WriteString("; no UNIX sockets")
 	return b.String()
 }
 
@@ -136,6 +166,8 @@ func (s *Sandbox) writable(cwd string) []string {
 type spec struct {
 	Writable []string `json:"writable"`
 	Network  bool     `json:"network"`
+	// ReadOnly are bind-mounted read-only before Landlock applies.
+	ReadOnly []string `json:"readOnly,omitempty"`
 }
 
 // Prepare rewrites cmd (not yet started, cmd.Dir its cwd) to run under the
@@ -149,7 +181,15 @@ func (s *Sandbox) Prepare(cmd *exec.Cmd) error {
 	if cmd.Path == "" || cmd.Dir == "" {
 		return errors.New("sandbox: the command has no path or no directory")
 	}
-	data, err := json.Marshal(spec{Writable: s.writable(cmd.Dir), Network: s.policy.Network})
+	sp := spec{Writable: s.writable(cmd.Dir), Network: s.policy.Network}
+	if s.support.MountNS {
+		ro, ok := protectedUnder(sp.Writable, s.policy.Protected)
+		if !ok {
+			return fmt.Errorf("%w: more than %d entries under the writable directories: the sandbox could not find every .git to keep read-only", ErrUnavailable, maxProtectWalk)
+		}
+		sp.ReadOnly = ro
+	}
+	data, err := json.Marshal(sp)
 	if err != nil {
 		return fmt.Errorf("sandbox: %w", err)
 	}
@@ -158,20 +198,33 @@ func (s *Sandbox) Prepare(cmd *exec.Cmd) error {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
-	if !s.policy.Network && s.support.NetNS {
+	switch {
+	case s.support.MountNS:
+		userNS(cmd.SysProcAttr, !s.policy.Network, true)
+	case !s.policy.Network && s.support.NetNS:
 		netNS(cmd.SysProcAttr)
 	}
 	return nil
 }
 
-// netNS puts the process in new user and network namespaces, mapping the
-// caller's own uid and gid so files keep their owners.
-func netNS(a *syscall.SysProcAttr) {
-	a.Cloneflags |= syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET
+// userNS puts the process in a new user namespace (mapping the caller's
+// own uid and gid) and, as asked, new network and mount namespaces.
+func userNS(a *syscall.SysProcAttr, net, mnt bool) {
+	a.Cloneflags |= syscall.CLONE_NEWUSER
+	if net {
+		a.Cloneflags |= syscall.CLONE_NEWNET
+	}
+	if mnt {
+		a.Cloneflags |= syscall.CLONE_NEWNS
+	}
 	a.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
 	a.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
 	a.GidMappingsEnableSetgroups = false
 }
+
+// netNS puts the process in new user and network namespaces, mapping the
+// caller's own uid and gid so files keep their owners.
+func netNS(a *syscall.SysProcAttr) { userNS(a, true, false) }
 
 // ProbeKernel reads the Landlock ABI and tries a user and network
 // namespace once (a short-lived /bin/true, or this executable with no
@@ -181,17 +234,18 @@ func ProbeKernel() Support {
 	if v, err := llsyscall.LandlockGetABIVersion(); err == nil {
 		s.ABI = v
 	}
-	s.NetNS = probeNetNS()
+	s.NetNS = probeNS(true, false)
+	s.MountNS = probeNS(false, true)
 	return s
 }
 
-func probeNetNS() bool {
+func probeNS(net, mnt bool) bool {
 	path, err := exec.LookPath("true")
 	if err != nil {
 		return false
 	}
 	cmd := exec.Command(path)
 	cmd.SysProcAttr = &syscall.SysProcAttr{}
-	netNS(cmd.SysProcAttr)
+	userNS(cmd.SysProcAttr, net, mnt)
 	return cmd.Run() == nil
 }

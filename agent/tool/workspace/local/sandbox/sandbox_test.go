@@ -16,7 +16,69 @@ import (
 
 func TestMain(m *testing.M) {
 	sandbox.Main() // serves the re-executed helper
+	if p := os.Getenv(connectEnv); p != "" {
+		// Re-executed in the sandbox to try a UNIX socket.
+		c, err := net.Dial("unix", p)
+		if err != nil {
+			fmt.Println("refused:", err)
+			os.Exit(3)
+		}
+		c.Close()
+		fmt.Println("connected")
+		os.Exit(0)
+	}
 	os.Exit(m.Run())
+}
+
+const connectEnv = "ACP_AGENT_TEST_CONNECT_UNIX"
+
+// TestNoUnixSocketOutside: a sandboxed command cannot connect to a UNIX
+// socket listening outside its writable directories (the session bus,
+// docker.sock, the ssh agent); unsandboxed, the same connect works.
+func TestNoUnixSocketOutside(t *testing.T) {
+	requireLandlock(t)
+	l := newLayout(t)
+	sock := filepath.Join(l.outside, "agent.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	try := func(sb *sandbox.Sandbox) (string, error) {
+		cmd := exec.Command(exe)
+		cmd.Dir = l.cwd
+		cmd.Env = append(os.Environ(), connectEnv+"="+sock)
+		if sb != nil {
+			if err := sb.Prepare(cmd); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := try(nil); err != nil || !strings.Contains(out, "connected") {
+		t.Fatalf("unsandboxed connect failed: %v %s", err, out)
+	}
+	for _, network := range []bool{false, true} {
+		sb := sandbox.New(sandbox.Policy{TempDir: l.tmp, Network: network}, sandbox.Options{})
+		out, err := try(sb)
+		if err == nil || !strings.Contains(out, "refused:") {
+			t.Errorf("network=%v: the sandboxed command reached the socket: %v %s", network, err, out)
+		}
+	}
 }
 
 // requireLandlock skips, saying why, where the kernel has no Landlock.
@@ -187,11 +249,69 @@ func TestSandboxRefusedWithoutKernelSupport(t *testing.T) {
 }
 
 func TestDescribe(t *testing.T) {
-	sb := sandbox.New(sandbox.Policy{TempDir: "/tmp", Writable: []string{"/cache", "build"}}, sandbox.Options{})
-	got := sb.Describe("/work/p")
-	want := "sandboxed: writes only under /work/p, /tmp, /cache, /work/p/build; no network"
-	if got != want {
-		t.Errorf("Describe = %q, want %q", got, want)
+	for _, tt := range []struct {
+		support sandbox.Support
+		want    string
+	}{
+		{sandbox.Support{ABI: 7, NetNS: true, MountNS: true},
+			"sandboxed: writes only under /work/p, /tmp, /cache, /work/p/build (.git, .acp-agent, .vscode, .zed and .idea there read-only); no network; no UNIX sockets"},
+		{sandbox.Support{ABI: 7, NetNS: true},
+			"sandboxed: writes only under /work/p, /tmp, /cache, /work/p/build (.git and the editors' task files there are writable: this kernel allows no mount namespace); no network; no UNIX sockets"},
+		{sandbox.Support{ABI: 7},
+			"sandboxed: writes only under /work/p, /tmp, /cache, /work/p/build (.git and the editors' task files there are writable: this kernel allows no mount namespace); no TCP, but UDP and other protocols stay open (this kernel allows no network namespace); no UNIX sockets"},
+	} {
+		sb := sandbox.New(sandbox.Policy{TempDir: "/tmp", Writable: []string{"/cache", "build"}},
+			sandbox.Options{Probe: func() sandbox.Support { return tt.support }})
+		if got := sb.Describe("/work/p"); got != tt.want {
+			t.Errorf("Describe = %q, want %q", got, tt.want)
+		}
+	}
+}
+
+// TestProtectedPathsReadOnly: a sandboxed command cannot set
+// core.fsmonitor in .git/config, plant a hook in a nested repository's
+// .git, or write the editors' task files, the agent's project settings or
+// a configured protected file; it still writes the rest of its cwd.
+func TestProtectedPathsReadOnly(t *testing.T) {
+	s := requireLandlock(t)
+	if !s.MountNS {
+		t.Skip("this kernel allows no unprivileged mount namespace: the sandbox cannot keep protected paths read-only here (accept-edits asks before sandboxed commands instead)")
+	}
+	l := newLayout(t)
+	for _, d := range []string{".git/hooks", "sub/x/.git/hooks", ".vscode", ".acp-agent", ".idea", "own"} {
+		if err := os.MkdirAll(filepath.Join(l.cwd, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	own := filepath.Join(l.cwd, "own", "settings.json")
+	for _, f := range []string{".git/config", own} {
+		p := f
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(l.cwd, f)
+		}
+		if err := os.WriteFile(p, []byte("[core]\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sb := sandbox.New(sandbox.Policy{TempDir: l.tmp, Protected: []string{own}}, sandbox.Options{})
+	for _, script := range []string{
+		"echo '  fsmonitor = evil' >> .git/config",
+		"echo evil > .git/hooks/pre-commit",
+		"echo evil > sub/x/.git/hooks/pre-commit",
+		"echo '{}' > .vscode/tasks.json",
+		"echo '{}' > .acp-agent/settings.json",
+		"echo x > .idea/workspace.xml",
+		"echo '{}' > " + own,
+	} {
+		if out, code := run(t, sb, l.cwd, script); code == 0 {
+			t.Errorf("%q succeeded in the sandbox: %s", script, out)
+		}
+	}
+	if data, _ := os.ReadFile(filepath.Join(l.cwd, ".git", "config")); string(data) != "[core]\n" {
+		t.Errorf(".git/config changed: %q", data)
+	}
+	if out, code := run(t, sb, l.cwd, "echo ok > made.txt && mkdir -p src && echo ok > src/a"); code != 0 {
+		t.Errorf("a write in the cwd failed: %d %s", code, out)
 	}
 }
 
