@@ -18,6 +18,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/anthropics/anthropic-sdk-go/v2/packages/ssestream"
 
+	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/model/backoff"
 	"github.com/acp-agent/acp-agent/internal/errcode"
 )
@@ -76,6 +77,11 @@ func (m *Model) classify(err error, resp *http.Response) *ProviderError {
 	pe.Code = codeOf(pe.Status, pe.ErrorType, pe.Message)
 	if pe.Code == CodeAuth {
 		pe.KeyEnv, pe.Message = m.keyEnv, ""
+	}
+	if pe.Code == CodeContextLength {
+		// The agent compacts and retries on model.ErrContextLength, the
+		// same as after the OpenAI-compatible provider's refusal.
+		pe.Err = fmt.Errorf("%w: %w", model.ErrContextLength, err)
 	}
 	return pe
 }
