@@ -1,6 +1,7 @@
 package anthropic
 
 import (
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -65,4 +66,26 @@ func textOf(cs []session.Chunk) []session.Block {
 		}
 	}
 	return out
+}
+
+// TestThinkingBudgetValidated: a budget the API would refuse (under its
+// minimum, or not below max tokens: 16384 with the default) is a
+// configuration error naming the limits, not thinking silently dropped.
+func TestThinkingBudgetValidated(t *testing.T) {
+	for _, tt := range []struct {
+		budget, maxTokens int
+		ok                bool
+	}{
+		{0, 0, true}, {1024, 0, true}, {16383, 0, true},
+		{16384, 0, false}, {20000, 0, false}, {500, 0, false},
+		{20000, 32000, true},
+	} {
+		_, err := New(Config{Model: "claude-sonnet-4-5", APIKey: "k", ThinkingBudget: tt.budget, MaxTokens: tt.maxTokens})
+		if (err == nil) != tt.ok {
+			t.Errorf("budget %d, max %d: err %v, want ok=%v", tt.budget, tt.maxTokens, err, tt.ok)
+		}
+		if err != nil && (!errors.Is(err, model.ErrBadConfig) || !strings.Contains(err.Error(), "at least 1024")) {
+			t.Errorf("budget %d: error %q is not a clear configuration error", tt.budget, err)
+		}
+	}
 }
