@@ -47,7 +47,9 @@ type contextState struct {
 func (c *contextState) compactionUpdate(id, status, summary, errText string) {
 	u := map[string]any{"sessionUpdate": "compaction_update", "compactionId": id, "status": status}
 	if summary != "" {
-		u["summary"] = summary
+		// A list of content blocks (the schema's ContentBlock[]): a client
+		// drops a plain string.
+		u["summary"] = []map[string]any{{"type": "text", "text": summary}}
 	}
 	if errText != "" {
 		u["error"] = errText

@@ -57,7 +57,7 @@ func usages(ns []acpsdk.SessionNotification) []acpsdk.SessionUsageUpdate {
 
 const usageScript = `model:
   main:
-    - text: first answer
+    - text: first answer (a long answer, the details of the work so far, the details of the work so far, the details of the work so far, the details of the work so far, the details of the work so far, the details of the work so far, the details of the work so far, the details of the work so far, end)
       usage: {input: 6000, output: 20}
     - text: second answer
       usage: {input: 6500, output: 30}

@@ -36,6 +36,10 @@ const CompactScriptSuffix = "/compact"
 // compact.
 var ErrNothingToCompact = errors.New("nothing to compact yet")
 
+// ErrWouldNotShrink is the cause of a compaction that was not applied
+// because its result would be no smaller than the context it replaces.
+var ErrWouldNotShrink = errors.New("the compacted context would not be smaller")
+
 // compactReq is a queued Compact call.
 type compactReq struct {
 	instructions string
@@ -198,8 +202,15 @@ func (a *Agent) compactNow(ctx context.Context, trigger, instructions string) (s
 	case strings.TrimSpace(text.String()) == "":
 		return record(session.CompactionFailed, errors.New("the model returned an empty summary"))
 	}
-	d.Summary, d.UpTo = strings.TrimSpace(text.String()), plan.UpTo
-	d.PostTokens = fixed + budget.EstimateText(session.SummaryPrefix+d.Summary) + budget.EstimateMessages(model.FromSurface(plan.Keep))
+	summary := strings.TrimSpace(text.String())
+	post := fixed + budget.EstimateText(session.SummaryPrefix+summary) + budget.EstimateMessages(model.FromSurface(plan.Keep))
+	if post >= d.PreTokens {
+		// Honest: a summary as long as what it replaces would only lose
+		// detail. The view stays as it was and the person is told why.
+		d.PostTokens = d.PreTokens
+		return record(session.CompactionFailed, fmt.Errorf("%w: the summary would leave %d tokens where the conversation now takes %d; it was left as it was", ErrWouldNotShrink, post, d.PreTokens))
+	}
+	d.Summary, d.UpTo, d.PostTokens = summary, plan.UpTo, post
 	return record(session.CompactionCompleted, nil)
 }
 

@@ -2,9 +2,11 @@ package agent_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -101,7 +103,7 @@ func TestManualCompact(t *testing.T) {
 	s := newSession(t)
 	rec := &recorder{inner: mustScript(t, `model:
   main:
-    - text: answer one
+    - text: answer one (a long answer, the details of the work so far, the details of the work so far, the details of the work so far, the details of the work so far, the details of the work so far, the details of the work so far, the details of the work so far, the details of the work so far, end)
     - text: answer two
   main/compact:
     - text: "## Intent\nsay hello"
@@ -198,7 +200,7 @@ func TestOverflowCompactsOnceAndRetries(t *testing.T) {
 	m := modelFunc(func(ctx context.Context, req model.Request) iter.Seq2[session.Chunk, error] {
 		return func(yield func(session.Chunk, error) bool) {
 			reqs = append(reqs, req)
-			text := "ok"
+			text := "ok (a long answer, the details of the work so far, the details of the work so far, the details of the work so far, the details of the work so far, the details of the work so far, the details of the work so far, the details of the work so far, the details of the work so far, end)"
 			switch {
 			case req.Caller.ScriptKey == "main"+agent.CompactScriptSuffix:
 				text = "the summary"
@@ -279,6 +281,55 @@ func TestCompactionFailureAndCancelKeepOldContext(t *testing.T) {
 			got := allText(reqs[len(reqs)-1].Messages)
 			if !strings.Contains(got, "first") || !strings.Contains(got, "answer one") || !strings.Contains(got, "second") {
 				t.Errorf("request after a %s = %q", tt.outcome, got)
+			}
+		})
+	}
+}
+
+// TestCompactionThatWouldNotShrink: /compact on a short conversation whose
+// summary is longer than what it replaces is recorded as failed with a
+// cause that says why, and the next request carries the old context.
+func TestCompactionThatWouldNotShrink(t *testing.T) {
+	long := strings.Repeat("a long summary sentence that says more than the conversation did. ", 20)
+	for _, tt := range []struct {
+		name    string
+		summary string
+		applied bool
+	}{
+		{"longer summary", long, false},
+		{"shorter summary", "## Intent\nhi", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newSession(t)
+			rec := &recorder{inner: mustScript(t, "model:\n  main:\n    - text: answer one is a somewhat longer answer, so a short summary is smaller\n    - text: answer two\n  main/compact:\n    - text: "+strconv.Quote(tt.summary)+"\n")}
+			a := newAgent(t, s, agent.Options{Model: rec, Tools: registry(t)})
+			if _, err := a.Prompt(t.Context(), userMsg("first question, also a little longer than a word or two")); err != nil {
+				t.Fatal(err)
+			}
+			d, err := a.Compact(t.Context(), "")
+			if tt.applied {
+				if err != nil || d.Outcome != session.CompactionCompleted || d.PostTokens >= d.PreTokens {
+					t.Fatalf("Compact = %+v, %v; want completed and smaller", d, err)
+				}
+				return
+			}
+			if !errors.Is(err, agent.ErrWouldNotShrink) || d.Outcome != session.CompactionFailed {
+				t.Fatalf("Compact = %+v, %v; want failed with ErrWouldNotShrink", d, err)
+			}
+			if !strings.Contains(err.Error(), "would not be smaller") {
+				t.Errorf("error %q does not say why", err)
+			}
+			cs := compactions(t, s)
+			if len(cs) != 1 || cs[0].Outcome != session.CompactionFailed || cs[0].Summary != "" || cs[0].Error == "" {
+				t.Fatalf("recorded = %+v", cs)
+			}
+			if _, err := a.Prompt(t.Context(), userMsg("second")); err != nil {
+				t.Fatal(err)
+			}
+			reqs := rec.requests()
+			got := allText(reqs[len(reqs)-1].Messages)
+			if !strings.Contains(got, "first question") || strings.Contains(got, "long summary sentence") {
+				t.Errorf("request after a refused compaction = %q", got)
 			}
 		})
 	}

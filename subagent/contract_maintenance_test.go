@@ -117,7 +117,7 @@ func TestMaintainingMiddleParentKeepsBothNoticesInOrder(t *testing.T) {
 	defer gm.open()
 	defer gf.open()
 	defer gs.open()
-	m := newScript().add("mid", gmid.reply("mid answer")).text("mid", "mid saw both").add("mid"+agent.CompactScriptSuffix, gm.reply("summary")).
+	m := newScript().add("mid", gmid.reply("mid answer, long enough that a one-word summary makes the context smaller: "+strings.Repeat("detail ", 40))).text("mid", "mid saw both").add("mid"+agent.CompactScriptSuffix, gm.reply("summary")).
 		add("first", gf.reply("first answer")).add("second", gs.reply("second answer")).text("main", "noted").model()
 	st, ps, _, _ := faultStack(t, m, nil)
 	lc := record(st.Runtime)

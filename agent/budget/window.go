@@ -25,6 +25,21 @@ type known struct {
 // providers' published list prices when this table was written; a model
 // without a price gets no cost.
 var models = map[string][]known{
+	// Anthropic's published list prices; CachedInput is the price of a
+	// cache hit. Every current Claude model has a 200k window by default
+	// (a larger one only behind a beta header).
+	"anthropic": {
+		{"claude-opus-4-5", 200_000, &Price{Input: 5, CachedInput: 0.50, Output: 25}},
+		{"claude-opus-4-1", 200_000, &Price{Input: 15, CachedInput: 1.50, Output: 75}},
+		{"claude-opus-4", 200_000, &Price{Input: 15, CachedInput: 1.50, Output: 75}},
+		{"claude-sonnet-4", 200_000, &Price{Input: 3, CachedInput: 0.30, Output: 15}},
+		{"claude-3-7-sonnet", 200_000, &Price{Input: 3, CachedInput: 0.30, Output: 15}},
+		{"claude-3-5-sonnet", 200_000, &Price{Input: 3, CachedInput: 0.30, Output: 15}},
+		{"claude-haiku-4-5", 200_000, &Price{Input: 1, CachedInput: 0.10, Output: 5}},
+		{"claude-3-5-haiku", 200_000, &Price{Input: 0.80, CachedInput: 0.08, Output: 4}},
+		{"claude-3-haiku", 200_000, &Price{Input: 0.25, CachedInput: 0.03, Output: 1.25}},
+		{"claude-3-opus", 200_000, &Price{Input: 15, CachedInput: 1.50, Output: 75}},
+	},
 	"deepseek": {
 		{"deepseek-chat", 128_000, &Price{Input: 0.28, CachedInput: 0.028, Output: 0.42}},
 		{"deepseek-reasoner", 128_000, &Price{Input: 0.28, CachedInput: 0.028, Output: 0.42}},

@@ -81,8 +81,8 @@ func StubEnough(hist []session.SurfaceMessage, fixed, target int) (int64, int, b
 	}
 	upTo := hist[last-1].Seq
 	n := fixed
-	for _, m := range hist {
-		if m.Seq <= upTo && m.Message.Source.Kind == session.SourceTool {
+	for i, m := range hist {
+		if i < last && m.Message.Source.Kind == session.SourceTool {
 			n += 4 + budget.EstimateText(stubText(m))
 			continue
 		}

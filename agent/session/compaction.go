@@ -9,6 +9,7 @@ package session
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // TypeCompaction records one compaction attempt (completed, failed or
@@ -34,13 +35,14 @@ type CompactionData struct {
 	ID      string `json:"id"`
 	Trigger string `json:"trigger"`
 	Outcome string `json:"outcome"`
-	// UpTo, when Summary is set, is the seq of the last surface event the
-	// summary replaces: the view is the summary, then the messages of
-	// surface events after UpTo.
+	// UpTo, when Summary is set, names the last message of the view the
+	// summary replaces by its seq: the view is the summary, then the
+	// messages after that one in view order (see cutIndex).
 	UpTo    int64  `json:"upTo"`
 	Summary string `json:"summary,omitempty"`
-	// StubUpTo, when positive, stubs the bodies of tool results whose
-	// event seq is at most StubUpTo (phase one: tool, arguments, size).
+	// StubUpTo, when positive, names the last message of the view whose
+	// tool results are stubbed (phase one: tool, arguments, size), in view
+	// order like UpTo.
 	StubUpTo int64 `json:"stubUpTo,omitempty"`
 	// PreTokens and PostTokens estimate the context before and after.
 	PreTokens  int    `json:"preTokens"`
@@ -72,25 +74,47 @@ func applyCompaction(out []SurfaceMessage, ev Event) ([]SurfaceMessage, error) {
 	if d.Summary == "" {
 		return out, nil
 	}
-	kept := make([]SurfaceMessage, 0, len(out)+1)
-	kept = append(kept, SurfaceMessage{Seq: ev.Seq, Message: Message{
+	cut := cutIndex(out, d.UpTo)
+	kept := make([]SurfaceMessage, 0, len(out)-cut+1)
+	// The summary stands where the last message it replaces stood, with
+	// that message's seq, so a later cut naming it (a summary of this
+	// summary) covers the summary alone and keeps what follows it.
+	kept = append(kept, SurfaceMessage{Seq: d.UpTo, Message: Message{
 		ID: d.ID, Role: RoleUser, Content: []Block{Text(SummaryPrefix + d.Summary)},
 		Source: Source{Kind: SourceCompaction},
 	}})
-	for _, m := range out {
-		if m.Seq > d.UpTo {
-			kept = append(kept, m)
-		}
-	}
+	kept = append(kept, out[cut:]...)
 	return kept, nil
 }
 
-// StubResults replaces the bodies of tool results up to seq upTo by a
-// stub naming the tool, its arguments and the body's size. It copies the
-// messages it changes.
+// cutIndex returns the index of the first message of out after the one
+// named by seq upTo: cut points are positions in the view, not seq
+// comparisons, because a view is not in seq order (a summary, a replace
+// op's message stand before messages older than their events). A seq no
+// message of out carries (a log written before cut points were
+// positional) falls back to the first message whose seq passes upTo,
+// counted from the end, so only a prefix is ever cut.
+func cutIndex(out []SurfaceMessage, upTo int64) int {
+	for i := len(out) - 1; i >= 0; i-- {
+		if out[i].Seq == upTo {
+			return i + 1
+		}
+	}
+	cut := len(out)
+	for i := len(out) - 1; i >= 0 && out[i].Seq > upTo; i-- {
+		cut = i
+	}
+	return cut
+}
+
+// StubResults replaces the bodies of the tool results of out up to the
+// message named by seq upTo (in view order, see cutIndex) by a stub naming
+// the tool, its arguments and the body's size. It copies the messages it
+// changes.
 func StubResults(out []SurfaceMessage, upTo int64) []SurfaceMessage {
 	calls := map[string]Block{}
 	res := make([]SurfaceMessage, len(out))
+	cut := cutIndex(out, upTo)
 	for i, m := range out {
 		res[i] = m
 		for _, b := range m.Message.Content {
@@ -98,7 +122,7 @@ func StubResults(out []SurfaceMessage, upTo int64) []SurfaceMessage {
 				calls[b.ID] = b
 			}
 		}
-		if m.Seq > upTo || m.Message.Source.Kind != SourceTool {
+		if i >= cut || m.Message.Source.Kind != SourceTool {
 			continue
 		}
 		content := make([]Block, len(m.Message.Content))
@@ -121,7 +145,12 @@ func Stub(call Block, body []Block) string {
 	}
 	args := call.Arguments
 	if len(args) > 200 {
-		args = args[:200] + "…"
+		// Cut on a rune boundary: the stub must stay valid UTF-8.
+		n := 200
+		for n > 0 && !utf8.RuneStart(args[n]) {
+			n--
+		}
+		args = args[:n] + "…"
 	}
 	name := call.Name
 	if name == "" {

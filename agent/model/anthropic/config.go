@@ -28,7 +28,12 @@ var (
 	ErrMissingModel   = errors.New("anthropic: missing model id")
 	ErrMissingKey     = errors.New("anthropic: missing API key")
 	ErrInvalidBaseURL = errors.New("anthropic: invalid base URL")
+	// ErrBadThinkingBudget: ThinkingBudget is outside what the API takes.
+	ErrBadThinkingBudget = errors.New("anthropic: invalid thinking budget")
 )
+
+// MinThinkingBudget is the smallest thinking budget the API accepts.
+const MinThinkingBudget = 1024
 
 // Config configures the provider. Zero values select the defaults.
 type Config struct {

@@ -36,6 +36,17 @@ type ProviderError struct {
 	Attempts  int
 	// RetryAfter is the server-requested delay that was too long to wait.
 	RetryAfter time.Duration
+	// InStream: the API reported the failure as an error event of a
+	// response stream (its HTTP status was 200).
+	InStream bool
+}
+
+// where says how the API reported a failure.
+func (e *ProviderError) where() string {
+	if e.InStream {
+		return " (an error event in the response stream)"
+	}
+	return fmt.Sprintf(" (HTTP %d)", e.Status)
 }
 
 // Error implements error.
@@ -45,9 +56,9 @@ func (e *ProviderError) Error() string {
 	case CodeAuth:
 		s = fmt.Sprintf("anthropic: API key missing or rejected (HTTP %d); check the environment variable %s", e.Status, e.KeyEnv)
 	case CodeRateLimited:
-		s = fmt.Sprintf("anthropic: rate limited (HTTP %d)", e.Status)
+		s = "anthropic: rate limited" + e.where()
 	case CodeUnavailable:
-		s = fmt.Sprintf("anthropic: server error or overloaded (HTTP %d)", e.Status)
+		s = "anthropic: server error or overloaded" + e.where()
 	case CodeContextLength:
 		s = "anthropic: the conversation is longer than the model's context window"
 	case CodeRejected:

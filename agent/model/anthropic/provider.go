@@ -33,6 +33,11 @@ func New(cfg Config) (*Model, error) {
 	if cfg.Model == "" {
 		return nil, ErrMissingModel
 	}
+	if b := cfg.ThinkingBudget; b > 0 && (b < MinThinkingBudget || b >= cfg.MaxTokens) {
+		// The API refuses a budget under its minimum and one not below
+		// max_tokens; say so instead of dropping thinking without a word.
+		return nil, model.ConfigErrorf(ErrBadThinkingBudget, "thinking budget %d tokens: want at least %d and less than the max tokens of a request (%d)", b, MinThinkingBudget, cfg.MaxTokens)
+	}
 	base, err := cfg.baseURL()
 	if err != nil {
 		return nil, err

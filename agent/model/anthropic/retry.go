@@ -2,8 +2,10 @@ package anthropic
 
 // This file opens the response stream, retrying 429, 5xx (529 overloaded
 // included) and connection failures with bounded exponential backoff that
-// honours Retry-After, like the OpenAI-compatible provider. Only opening
-// is retried: once a chunk was yielded, a failure ends the call.
+// honours Retry-After, like the OpenAI-compatible provider, each wait a
+// retry notice. An overloaded or rate-limited error event before any
+// content is retried the same way (stream.go); once a chunk was yielded, a
+// failure ends the call.
 
 import (
 	"context"
@@ -18,13 +20,14 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/anthropics/anthropic-sdk-go/v2/packages/ssestream"
 
+	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/model/backoff"
 	"github.com/acp-agent/acp-agent/internal/errcode"
 )
 
 // open sends the request until it gets a 2xx response, a non-retryable
 // failure, or runs out of attempts. The caller closes the decoder.
-func (m *Model) open(ctx context.Context, p sdk.MessageNewParams) (ssestream.Decoder, int, error) {
+func (m *Model) open(ctx context.Context, p sdk.MessageNewParams, req model.Request) (ssestream.Decoder, int, error) {
 	for attempt := 1; ; attempt++ {
 		var resp *http.Response
 		s := m.svc.NewStreaming(ctx, p, option.WithResponseInto(&resp))
@@ -52,11 +55,35 @@ func (m *Model) open(ctx context.Context, p sdk.MessageNewParams) (ssestream.Dec
 			pe.RetryAfter = d
 			return nil, attempt, pe
 		}
-		m.log.WarnContext(ctx, "model request retry", "status", pe.Status, "code", string(pe.Code), "attempt", attempt, "delay", d)
+		m.retryNotice(ctx, req, pe, attempt, d)
 		if !backoff.Sleep(ctx, d) {
 			return nil, attempt, ctxErr(ctx)
 		}
 	}
+}
+
+// retryNotice logs a retry and tells the person about the wait (the
+// request's Notify), like the OpenAI-compatible provider.
+func (m *Model) retryNotice(ctx context.Context, req model.Request, pe *ProviderError, attempt int, d time.Duration) {
+	m.log.WarnContext(ctx, "model request retry", "status", pe.Status, "code", string(pe.Code), "attempt", attempt, "delay", d)
+	req.Notice(model.Notice{Kind: model.NoticeRetry, Message: RetryMessage(pe, d), Attempt: attempt, Delay: d, Status: pe.Status})
+}
+
+// RetryMessage is the short notice shown while waiting to retry, e.g.
+// "retrying in 4 s (HTTP 529)" or "retrying in 800 ms (overloaded_error)".
+func RetryMessage(pe *ProviderError, d time.Duration) string {
+	wait := fmt.Sprintf("%d ms", d.Milliseconds())
+	if d >= time.Second {
+		wait = fmt.Sprintf("%d s", int((d+time.Second/2)/time.Second))
+	}
+	why := "no response"
+	switch {
+	case pe.InStream && pe.ErrorType != "":
+		why = pe.ErrorType
+	case pe.Status != 0:
+		why = fmt.Sprintf("HTTP %d", pe.Status)
+	}
+	return fmt.Sprintf("retrying in %s (%s)", wait, why)
 }
 
 // classify maps a failed request onto the shared codes. The message of an
@@ -76,6 +103,11 @@ func (m *Model) classify(err error, resp *http.Response) *ProviderError {
 	pe.Code = codeOf(pe.Status, pe.ErrorType, pe.Message)
 	if pe.Code == CodeAuth {
 		pe.KeyEnv, pe.Message = m.keyEnv, ""
+	}
+	if pe.Code == CodeContextLength {
+		// The agent compacts and retries on model.ErrContextLength, the
+		// same as after the OpenAI-compatible provider's refusal.
+		pe.Err = fmt.Errorf("%w: %w", model.ErrContextLength, err)
 	}
 	return pe
 }

@@ -8,7 +8,10 @@ import (
 	"errors"
 	"fmt"
 
+	sdk "github.com/anthropics/anthropic-sdk-go/v2"
+
 	"github.com/acp-agent/acp-agent/agent/model"
+	"github.com/acp-agent/acp-agent/agent/model/backoff"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/internal/errcode"
 )
@@ -25,10 +28,45 @@ func (m *Model) stream(ctx context.Context, modelID string, req model.Request, y
 		return
 	}
 	m.log.DebugContext(ctx, "model request", "model", modelID, "messages", len(params.Messages), "tools", len(params.Tools))
-	dec, attempts, err := m.open(ctx, params)
+	// An overloaded or rate-limited error event before any content is
+	// retried with the same backoff as the HTTP status would be (the API
+	// sends them in a 200 stream); after content the call ends.
+	shown := false
+	out := func(c session.Chunk, err error) bool {
+		if err == nil {
+			shown = true
+		}
+		return yield(c, err)
+	}
+	for retry := 1; ; retry++ {
+		pe := m.streamOnce(ctx, params, req, out)
+		if pe == nil {
+			return
+		}
+		if shown || !retryable(pe.Code) || retry > m.cfg.MaxRetries {
+			if retry > 1 {
+				pe.Attempts = max(pe.Attempts, retry)
+			}
+			yield(session.Chunk{}, pe)
+			return
+		}
+		d, _ := m.delay(retry, nil)
+		m.retryNotice(ctx, req, pe, retry, d)
+		if !backoff.Sleep(ctx, d) {
+			yield(session.Chunk{}, ctxErr(ctx))
+			return
+		}
+	}
+}
+
+// streamOnce opens the stream and yields its chunks. It returns the error
+// event of the stream instead of yielding it (the caller decides whether
+// to retry); every other failure it yields itself.
+func (m *Model) streamOnce(ctx context.Context, params sdk.MessageNewParams, req model.Request, yield func(session.Chunk, error) bool) *ProviderError {
+	dec, attempts, err := m.open(ctx, params, req)
 	if err != nil {
 		yield(session.Chunk{}, err)
-		return
+		return nil
 	}
 	defer dec.Close()
 	st := streamState{calls: map[int]int{}}
@@ -40,7 +78,7 @@ func (m *Model) stream(ctx context.Context, modelID string, req model.Request, y
 		var w wireEvent
 		if err := json.Unmarshal(ev.Data, &w); err != nil {
 			yield(session.Chunk{}, streamError(CodeStreamError, attempts, fmt.Errorf("event %q: %w", ev.Type, err)))
-			return
+			return nil
 		}
 		if w.Type == "" {
 			w.Type = ev.Type
@@ -55,14 +93,14 @@ func (m *Model) stream(ctx context.Context, modelID string, req model.Request, y
 					pe.Code = c
 				}
 			}
-			yield(session.Chunk{}, pe)
-			return
+			pe.InStream = true
+			return pe
 		}
 		if err := st.apply(&w, yield); err != nil {
 			if !errors.Is(err, errStopped) {
 				yield(session.Chunk{}, streamError(CodeStreamError, attempts, err))
 			}
-			return
+			return nil
 		}
 		if st.stopped {
 			break
@@ -71,19 +109,20 @@ func (m *Model) stream(ctx context.Context, modelID string, req model.Request, y
 	if err := dec.Err(); err != nil {
 		if ctx.Err() != nil {
 			yield(session.Chunk{}, ctxErr(ctx))
-			return
+			return nil
 		}
 		yield(session.Chunk{}, streamError(CodeStreamCut, attempts, err))
-		return
+		return nil
 	}
 	if !st.stopped {
 		yield(session.Chunk{}, streamError(CodeStreamCut, attempts, errors.New("stream ended before message_stop")))
-		return
+		return nil
 	}
 	if !yield(session.Chunk{Type: session.ChunkUsage, Usage: st.usage()}, nil) {
-		return
+		return nil
 	}
 	yield(session.Chunk{Type: session.ChunkFinish, Finish: st.finishReason()}, nil)
+	return nil
 }
 
 func streamError(code Code, attempts int, err error) *ProviderError {

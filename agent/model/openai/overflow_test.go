@@ -37,7 +37,7 @@ func TestOverflowRecoveryThroughReplayedSSE(t *testing.T) {
 	}
 	a := agent.New(s, agent.Options{Model: m, Tools: reg})
 	defer a.Close(context.Background())
-	for _, p := range []string{"first", "second"} {
+	for _, p := range []string{"first, a long prompt:the details of the work so far, the details of the work so far, the details of the work so far, the details of the work so far, the details of the work so far, the details of the work so far, the details of the work so far, the details of the work so far, ", "second"} {
 		res, err := a.Prompt(t.Context(), session.Message{Content: []session.Block{session.Text(p)}})
 		if err != nil || res.Reason.Kind != session.TurnEndCompleted {
 			t.Fatalf("turn %q: %+v %v", p, res.Reason, err)
