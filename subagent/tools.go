@@ -49,6 +49,9 @@ type DelegationConfig struct {
 	Route      *model.Route
 	Persona    string
 	ToolFilter *ToolFilter
+	// Agents, when set, offers the `agent` parameter: the agent
+	// definitions the model may pick by name (agents.go).
+	Agents *AgentChoices
 }
 
 // Delegation is the `subagent` / `subagent_fork` tool.
@@ -77,6 +80,12 @@ func NewDelegation(rt *Runtime, cfg DelegationConfig) *Delegation {
 // background continuable children by default.
 func NewSubagentTool(rt *Runtime) *Delegation {
 	return NewDelegation(rt, DelegationConfig{Provider: "spawn", Name: SubagentToolName, Background: true})
+}
+
+// NewSubagentToolWith is NewSubagentTool offering the agent definitions
+// of agents (nil or empty: none).
+func NewSubagentToolWith(rt *Runtime, agents *AgentChoices) *Delegation {
+	return NewDelegation(rt, DelegationConfig{Provider: "spawn", Name: SubagentToolName, Background: true, Agents: agents})
 }
 
 // NewForkTool is the shipped `subagent_fork` tool: provider "fork",
@@ -133,6 +142,10 @@ func (d *Delegation) Spec() model.ToolSpec {
 	} else {
 		desc += descForeground
 	}
+	if d.cfg.Agents.offered() {
+		props["agent"] = map[string]any{"type": "string", "description": paramAgent}
+		desc += d.cfg.Agents.describe()
+	}
 	params, _ := json.Marshal(map[string]any{"type": "object", "properties": props, "required": []string{"description", "prompt"}})
 	return model.ToolSpec{Name: d.cfg.Name, Description: desc, Parameters: params}
 }
@@ -144,6 +157,19 @@ type delegationArgs struct {
 	Description     string `json:"description"`
 	Prompt          string `json:"prompt"`
 	RunInBackground *bool  `json:"run_in_background"`
+	Agent           string `json:"agent"`
+}
+
+// childOptions are what a call's child is started with: the tool's
+// configuration, or the agent definition the call picked.
+type childOptions struct {
+	route      *model.Route
+	persona    string
+	toolFilter *ToolFilter
+	maxSteps   int
+	definition *AgentDefinition
+	// background is the default when the call does not say.
+	background bool
 }
 
 // Execute starts the child: a continuable background child (the default
@@ -161,11 +187,23 @@ func (d *Delegation) Execute(ctx context.Context, inv tool.Invocation) (tool.Res
 	if !d.cfg.Background && args.RunInBackground != nil && *args.RunInBackground {
 		return tool.Result{}, errors.New("run_in_background is disabled for this tool instance (enableRunInBackground: false)")
 	}
+	opts := childOptions{route: d.cfg.Route, persona: d.cfg.Persona, toolFilter: d.cfg.ToolFilter, background: d.cfg.Background}
+	if args.Agent != "" {
+		var err error
+		if opts, err = d.cfg.Agents.apply(args.Agent, opts); err != nil {
+			return tool.Result{}, err
+		}
+	}
+	background := opts.background
+	if args.RunInBackground != nil {
+		background = *args.RunInBackground
+	}
 	prompt := []session.Block{session.Text(args.Prompt)}
-	if d.cfg.Background && (args.RunInBackground == nil || *args.RunInBackground) {
+	if d.cfg.Background && background {
 		childID, _, err := d.svc.StartContinuable(ctx, ContinuableSpec{
 			Provider: d.cfg.Provider, Label: args.Description, Prompt: prompt, Parent: caller,
-			Route: d.cfg.Route, MaxDepth: d.cfg.MaxDepth, ToolFilter: d.cfg.ToolFilter, Persona: d.cfg.Persona,
+			Route: opts.route, MaxDepth: d.cfg.MaxDepth, ToolFilter: opts.toolFilter, Persona: opts.persona,
+			MaxSteps: opts.maxSteps, Definition: opts.definition,
 		})
 		if err != nil {
 			return tool.Result{}, err
@@ -178,17 +216,18 @@ func (d *Delegation) Execute(ctx context.Context, inv tool.Invocation) (tool.Res
 		res.Display = childDisplay(childID, ModeContinuable, depth)
 		return res, nil
 	}
-	return d.foreground(ctx, inv, caller, args.Description, prompt)
+	return d.foreground(ctx, inv, caller, args.Description, prompt, opts)
 }
 
-func (d *Delegation) foreground(ctx context.Context, inv tool.Invocation, caller *agent.Agent, label string, prompt []session.Block) (tool.Result, error) {
+func (d *Delegation) foreground(ctx context.Context, inv tool.Invocation, caller *agent.Agent, label string, prompt []session.Block, opts childOptions) (tool.Result, error) {
 	var onUpdate func(*agent.Agent, agent.Update)
 	if inv.Progress != nil {
 		onUpdate = progressReporter(inv.Progress)
 	}
 	run, err := d.svc.Start(ctx, d.cfg.Provider, OneShotRequest{
-		Label: label, Prompt: prompt, Parent: caller, Route: d.cfg.Route, MaxDepth: d.cfg.MaxDepth,
-		ToolFilter: d.cfg.ToolFilter, Persona: d.cfg.Persona, OnUpdate: onUpdate,
+		Label: label, Prompt: prompt, Parent: caller, Route: opts.route, MaxDepth: d.cfg.MaxDepth,
+		ToolFilter: opts.toolFilter, Persona: opts.persona, MaxSteps: opts.maxSteps, Definition: opts.definition,
+		OnUpdate: onUpdate,
 	})
 	if err != nil {
 		return tool.Result{}, err
@@ -244,6 +283,8 @@ func ForegroundFailure(res driver.Result) string {
 		b.WriteString("subagent run hit its token limit before finishing")
 	case driver.StopRefusal:
 		b.WriteString("subagent declined the task")
+	case driver.StopMaxTurns:
+		b.WriteString("subagent run reached its turn limit (maxTurns) before finishing")
 	default:
 		fmt.Fprintf(&b, "subagent run ended abnormally (%s)", res.StopReason)
 	}
