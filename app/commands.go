@@ -21,7 +21,7 @@ import (
 func (a *App) commands() []acp.Command {
 	return []acp.Command{{
 		Name:        "agents",
-		Description: "show the agent definitions and the subagent tree of this session (from the durable catalog, without asking the model)",
+		Description: "show the subagent tree of this session (from the durable catalog, without asking the model)",
 		Run: func(ctx context.Context, sessionID, _ string) (string, error) {
 			tree, err := agentsText(ctx, a.Catalog, sessionID)
 			if err != nil {
