@@ -11,9 +11,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 
 	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/agent/agentdef"
 	"github.com/acp-agent/acp-agent/agent/projection"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/persistence/projcache"
@@ -45,26 +47,57 @@ func anyRows[T any](entries []T) []any {
 }
 
 func agentsCommand() Command {
-	var descendants bool
+	var descendants, definitions bool
 	return Command{
 		Name:    "agents",
-		Usage:   "agents [--data-dir DIR] [--descendants] SESSION_ID",
-		Summary: "print the subagents of a stored session as a tree (read-only)",
+		Usage:   "agents [--data-dir DIR] [--descendants] SESSION_ID\nagents --definitions [DIR]",
+		Summary: "print the subagents of a stored session as a tree, or the agent definitions (read-only)",
 		Description: `Prints the session's subagents from the durable catalog: id, mode,
 activity and label of each, as the /agents slash command and the
-_acp-agent/subagents/list extension show them. Nothing is locked or resumed.`,
+_acp-agent/subagents/list extension show them. Nothing is locked or resumed.
+
+With --definitions it prints the agent definitions a session in DIR (default
+the current directory) would offer: name, source file, model, mode and
+isolation of each, then every file that was skipped or not fully mapped,
+with its line and why.`,
 		Examples: []string{
 			"acp-agent agents 3f2a9c1e-0b7d-4e55-9a51-2c8d0e6f4b10",
 			"acp-agent agents --descendants 3f2a9c1e-0b7d-4e55-9a51-2c8d0e6f4b10",
+			"acp-agent agents --definitions",
 		},
 		Common: []string{CommonDataDir},
 		Flags: func(fs *flag.FlagSet) {
 			fs.BoolVar(&descendants, "descendants", false, "walk the whole tree below the session, not only its direct children")
+			fs.BoolVar(&definitions, "definitions", false, "print the agent definitions of DIR (default the current directory) instead (env "+EnvDefinitions+"=1)")
 		},
 		Run: func(ctx context.Context, env *Env, args []string) error {
+			if definitions || env.Getenv(EnvDefinitions) == "1" {
+				return runDefinitions(env, args)
+			}
 			return runAgents(ctx, env, descendants, args)
 		},
 	}
+}
+
+// runDefinitions prints the agent definitions of one directory.
+func runDefinitions(env *Env, args []string) error {
+	if len(args) > 1 {
+		return usageErrorf("agents --definitions: want at most one directory, got %d arguments", len(args))
+	}
+	dir := "."
+	if len(args) == 1 {
+		dir = args[0]
+	}
+	cwd, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
+		return usageErrorf("agents --definitions: %s is not a directory", dir)
+	}
+	set := agentdef.Load(definitionOptions(cwd, PromptConfig{}, env.Getenv))
+	fmt.Fprintf(env.Stdout, "Agent definitions of %s (%d):\n", cwd, set.Len())
+	return writeDefinitions(env.Stdout, set, cwd)
 }
 
 // runAgents prints the catalog of one session from disk. It opens storage

@@ -305,13 +305,19 @@ func (a *App) Store() *session.Store { return a.Sessions }
 // makes the session durable (store.go). The subagent runtime derives children's
 // options from it.
 func (a *App) AgentOptions(s *session.Session) agent.Options {
+	return a.agentOptions(s, a.sessionTools(s.Header().Cwd))
+}
+
+// agentOptions is AgentOptions with the session's tools given (its
+// `subagent` tool offers the agent definitions of its directory).
+func (a *App) agentOptions(s *session.Session, tools *tool.Registry) agent.Options {
 	id := s.ID()
 	return agent.Options{
 		Model:     a.Model,
 		Route:     a.defaultRoute(),
 		RouteNow:  a.sessionRoute(id),
 		ScriptKey: "main",
-		Tools:     a.Tools,
+		Tools:     tools,
 		System:    a.Config.System,
 		MaxSteps:  a.Config.MaxSteps,
 		// The system prompt is assembled once per session and recorded.

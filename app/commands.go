@@ -11,6 +11,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/agentdef"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/agent/tool"
 	"github.com/acp-agent/acp-agent/subagent"
@@ -22,7 +23,11 @@ func (a *App) commands() []acp.Command {
 		Name:        "agents",
 		Description: "show the subagent tree of this session (from the durable catalog, without asking the model)",
 		Run: func(ctx context.Context, sessionID, _ string) (string, error) {
-			return agentsText(ctx, a.Catalog, sessionID, a.Subagents.Queued(sessionID))
+			tree, err := agentsText(ctx, a.Catalog, sessionID, a.Subagents.Queued(sessionID))
+			if err != nil {
+				return "", err
+			}
+			return a.definitionsText(sessionID) + tree, nil
 		},
 	}, {
 		Name:        "compact",
@@ -55,6 +60,25 @@ func agentsText(ctx context.Context, cat *subagent.Catalog, id string, queued []
 		return "", err
 	}
 	return fmt.Sprintf("Subagents of this session (%d):\n\n```text\n%s```\n", len(entries), b.String()), nil
+}
+
+// definitionsText renders the agent definitions of a session's directory
+// as Markdown, "" when there are none and nothing was reported.
+func (a *App) definitionsText(sessionID string) string {
+	s, ok := a.Sessions.Get(sessionID)
+	if !ok {
+		return ""
+	}
+	cwd := s.Header().Cwd
+	set := agentdef.Load(definitionOptions(cwd, a.Config.Prompt, a.Config.Getenv))
+	if set.Len() == 0 && len(set.Problems) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	if err := writeDefinitions(&b, set, cwd); err != nil {
+		return ""
+	}
+	return fmt.Sprintf("Agent definitions (%d):\n\n```text\n%s```\n\n", set.Len(), b.String())
 }
 
 // NewAgentWithTools builds the agent of a top-level session with extra

@@ -81,6 +81,11 @@ func (a *App) childFactory(s *session.Session, spec subagent.ChildSpec) (*agent.
 	rt := a.Subagents
 	tools := append(subagent.ParentTools(rt, spec.Depth, a.maxDepth()), subagent.NewReportTool(rt), subagent.NewListAgents(rt, rt))
 	tools = append(tools, a.WorkspaceTools...)
+	// The child's own `subagent` tool offers the definitions of its
+	// directory too (loaded now: a resumed child sees today's files for
+	// its own delegations, while it keeps the definition it was started
+	// with).
+	tools = a.withDefinitions(tools, s.Header().Cwd)
 	tools, err := subagent.ChildTools(tools, spec.ToolFilter, func(name string) bool {
 		_, ok := a.Tools.Get(name)
 		return ok
@@ -106,7 +111,7 @@ func (a *App) childFactory(s *session.Session, spec subagent.ChildSpec) (*agent.
 	if route.Provider == "" && route.Model == "" {
 		route = a.defaultRoute()
 	}
-	opts := a.AgentOptions(s)
+	opts := a.agentOptions(s, reg)
 	opts.Route = route
 	opts.RouteNow = nil // a child keeps the route it was delegated with
 	opts.ScriptKey = spec.Label
@@ -114,6 +119,9 @@ func (a *App) childFactory(s *session.Session, spec subagent.ChildSpec) (*agent.
 	opts.System = system
 	opts.SystemPrompt = a.systemPrompt(s, true, spec.Persona, reg.Get)
 	opts.MaxTokens = spec.MaxTokens
+	if spec.MaxSteps > 0 {
+		opts.MaxSteps = spec.MaxSteps // an agent definition's maxTurns
+	}
 	opts.PreStep = append(opts.PreStep, spec.PreStep...)
 	opts.OnIdle = spec.OnIdle
 	return agent.New(s, opts), nil

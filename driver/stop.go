@@ -12,6 +12,10 @@ const (
 	StopError     = "error"
 	StopMaxTokens = "max-tokens"
 	StopRefusal   = "refusal"
+	// StopMaxTurns (an extension reason): the child's turn hit its limit
+	// of model requests (an agent definition's maxTurns, else the
+	// runtime's step limit) before it finished.
+	StopMaxTurns = "max-turns"
 )
 
 // turnFacts is one turn of a child log, reduced to what the stop-reason
@@ -106,6 +110,8 @@ func OneShotStopReason(events []session.Event, cancelled bool) string {
 			stop = StopAborted
 		case session.TurnEndBlocked:
 			stop = StopRefusal
+		case session.TurnEndMaxSteps:
+			stop = StopMaxTurns
 		}
 	}
 	if cancelled && stop != StopCompleted {
@@ -159,6 +165,8 @@ func EpochStopReason(events []session.Event) string {
 		return StopError
 	case session.TurnEndBlocked:
 		return StopRefusal
+	case session.TurnEndMaxSteps:
+		return StopMaxTurns
 	case session.TurnEndCompleted:
 		if dropped {
 			return StopAborted

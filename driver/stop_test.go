@@ -34,7 +34,8 @@ func TestEpochStopReasonFoldsConsumedWork(t *testing.T) {
 		{"error", []session.Event{start, claim, step, end("error")}, "error"},
 		{"work dropped after completion", []session.Event{start, claim, step, end("completed"), cancel}, "aborted"},
 		{"dropped with no turn", []session.Event{cancel}, "aborted"},
-		{"unknown kind", []session.Event{start, step, end("max-steps")}, "error"},
+		{"unknown kind", []session.Event{start, step, end("no-such-kind")}, "error"},
+		{"turn limit", []session.Event{start, step, end("max-steps")}, "max-turns"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

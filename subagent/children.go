@@ -96,7 +96,8 @@ func (h *oneShotHost) CreateChild(ctx context.Context, seed []session.Event, onI
 	spec := ChildSpec{
 		Mode: ModeOneShot, Label: h.req.Label, Route: resolveRoute(parent, h.req.Route),
 		MaxTokens: maxTokens, Persona: h.req.Persona, ToolFilter: h.req.ToolFilter, Depth: depth, Parent: parent,
-		Fresh: true, PreStep: []agent.PreStepHook{descriptorHook(h.desc)}, OnIdle: onIdle,
+		MaxSteps: h.req.MaxSteps, Definition: h.req.Definition,
+		Fresh: true, PreStep: []agent.PreStepHook{descriptorHook(h.desc, h.req.Definition)}, OnIdle: onIdle,
 	}
 	id := parent.Session().NewID()
 	return h.create(childHeader(parent, id, depth, len(seed)), seed, spec)
@@ -142,9 +143,15 @@ func (h *continuableHost) CreateChild(ctx context.Context, prefix []session.Even
 		hdr.Cwd = cwd
 		h.act.worktree = rec
 	}
-	seed := creationSeed(h.sessions, p.childID, prefix, desc)
+	seed, err := creationSeed(h.sessions, p.childID, prefix, desc, p.spec.Definition)
+	if err != nil {
+		h.svc.cont.dropWorktree(h.act.worktree)
+		h.act.worktree = nil
+		return nil, err
+	}
 	spec := ChildSpec{
 		Mode: ModeContinuable, Label: p.spec.Label, Route: p.route, MaxTokens: p.spec.MaxTokens,
+		MaxSteps: p.spec.MaxSteps, Definition: p.spec.Definition,
 		Persona: p.spec.Persona, ToolFilter: p.spec.ToolFilter, Depth: p.depth, Parent: p.spec.Parent, Fresh: true,
 		OnIdle: h.svc.cont.idleHook(h.act),
 	}
@@ -158,15 +165,24 @@ func (h *continuableHost) CreateChild(ctx context.Context, prefix []session.Even
 }
 
 // creationSeed stages a continuable child's seed: the driver's prefix (plus
-// its end-seed marker), then the descriptor. Store.Create appends the
-// final session/end-seed after it (subagent-contract.md §1.4, §6 item 21).
-func creationSeed(st *session.Store, childID string, prefix []session.Event, desc []byte) []session.Event {
+// its end-seed marker), then the descriptor, then the agent definition
+// record when there is one. Store.Create appends the final
+// session/end-seed after it (subagent-contract.md §1.4, §6 item 21).
+func creationSeed(st *session.Store, childID string, prefix []session.Event, desc []byte, def *AgentDefinition) ([]session.Event, error) {
 	clock, _ := st.Sources().For(childID)
 	seed := slices.Clone(prefix)
 	if n := len(seed); n > 0 && seed[n-1].Type != session.TypeEndSeed {
 		seed = append(seed, session.Event{Type: session.TypeEndSeed, Seq: int64(n), Time: clock.Now(), Data: []byte("{}")})
 	}
-	return append(seed, session.Event{Type: session.TypeDescriptor, Seq: int64(len(seed)), Time: clock.Now(), Data: desc})
+	seed = append(seed, session.Event{Type: session.TypeDescriptor, Seq: int64(len(seed)), Time: clock.Now(), Data: desc})
+	if def != nil {
+		ev, err := definitionEvent(def, int64(len(seed)), clock.Now())
+		if err != nil {
+			return nil, err
+		}
+		seed = append(seed, ev)
+	}
+	return seed, nil
 }
 
 // validateMaxDepth checks a requested depth cap.
@@ -218,10 +234,11 @@ func childHeader(parent *agent.Agent, id string, depth, seedLength int) session.
 	}
 }
 
-// descriptorHook returns the pre-step hook that appends desc inside the
-// child's first entered turn (subagent-contract.md §1.4, one-shot
-// placement). It must be the last hook of the chain.
-func descriptorHook(desc Descriptor) agent.PreStepHook {
+// descriptorHook returns the pre-step hook that appends desc (then def's
+// record, when set) inside the child's first entered turn
+// (subagent-contract.md §1.4, one-shot placement). It must be the last
+// hook of the chain.
+func descriptorHook(desc Descriptor, def *AgentDefinition) agent.PreStepHook {
 	return func(ctx context.Context, a *agent.Agent, step agent.StepInfo) (agent.Decision, error) {
 		if !step.FirstEnter {
 			return agent.Enter, nil
@@ -232,6 +249,15 @@ func descriptorHook(desc Descriptor) agent.PreStepHook {
 		}
 		if _, err := a.Session().AppendRaw(session.TypeDescriptor, data); err != nil {
 			return agent.Enter, err
+		}
+		if def != nil {
+			rec, err := def.snapshot()
+			if err != nil {
+				return agent.Enter, err
+			}
+			if _, err := a.Session().AppendRaw(TypeDefinition, rec, session.Ignorable()); err != nil {
+				return agent.Enter, err
+			}
 		}
 		return agent.Enter, nil
 	}

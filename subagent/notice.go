@@ -30,6 +30,8 @@ func noticeSummary(childID, stop string) string {
 		return fmt.Sprintf("Background subagent %s declined the task.", childID)
 	case driver.StopError:
 		return fmt.Sprintf("Background subagent %s failed before it finished.", childID)
+	case driver.StopMaxTurns:
+		return fmt.Sprintf("Background subagent %s reached its turn limit (maxTurns) before it finished.", childID)
 	}
 	return fmt.Sprintf("Background subagent %s ended abnormally (%s) before it finished.", childID, stop)
 }

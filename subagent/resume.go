@@ -20,7 +20,7 @@ func unavailable(childID string, cause error) error {
 // resume materializes a cold continuable child and installs its
 // activation. Caller holds the child lock.
 func (s *Service) resume(ctx context.Context, parent *agent.Agent, childID string) (*activation, error) {
-	desc, err := s.resumable(ctx, parent, childID)
+	desc, def, err := s.resumable(ctx, parent, childID)
 	if err != nil {
 		return nil, err
 	}
@@ -56,10 +56,13 @@ func (s *Service) resume(ctx context.Context, parent *agent.Agent, childID strin
 	}
 	act := &activation{id: childID, provider: desc.Provider, parentID: parent.ID(), depth: h.DelegationDepth, worktree: desc.Worktree}
 	spec := ChildSpec{
-		Mode: ModeContinuable, Label: desc.Label,
+		Mode: ModeContinuable, Label: desc.Label, Definition: def,
 		Route:   model.Route{Provider: desc.AgentProvider, Model: desc.AgentModel},
 		Persona: desc.Persona, ToolFilter: desc.ToolFilter, Depth: h.DelegationDepth, Parent: parent,
 		OnIdle: s.cont.idleHook(act),
+	}
+	if def != nil {
+		spec.MaxSteps = def.MaxTurns // the limits it was started with, not the file's today
 	}
 	child, err := s.kids.build(sess, spec)
 	if err != nil {
@@ -80,11 +83,11 @@ func (s *Service) resume(ctx context.Context, parent *agent.Agent, childID strin
 }
 
 // resumable reads childID without locking it and returns the descriptor
-// it resumes from, once parent is authorized and the child is neither
-// live nor unsupported.
-func (s *Service) resumable(ctx context.Context, parent *agent.Agent, childID string) (*Descriptor, error) {
+// (and agent definition record, if any) it resumes from, once parent is
+// authorized and the child is neither live nor unsupported.
+func (s *Service) resumable(ctx context.Context, parent *agent.Agent, childID string) (*Descriptor, *AgentDefinition, error) {
 	if s.durable == nil {
-		return nil, NewError(CodePersistenceUnavailable, "continuable subagents require session persistence (load a dsh-session-persistence backend)")
+		return nil, nil, NewError(CodePersistenceUnavailable, "continuable subagents require session persistence (load a dsh-session-persistence backend)")
 	}
 	var (
 		h      session.Header
@@ -95,29 +98,29 @@ func (s *Service) resumable(ctx context.Context, parent *agent.Agent, childID st
 		h = sess.Header()
 		var err error
 		if events, err = sess.Events(); err != nil {
-			return nil, unavailable(childID, err)
+			return nil, nil, unavailable(childID, err)
 		}
 	} else {
 		var err error
 		h, events, err = s.durable.Inspect(ctx, childID)
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, context.Cause(ctx)
+				return nil, nil, context.Cause(ctx)
 			}
-			return nil, unavailable(childID, err)
+			return nil, nil, unavailable(childID, err)
 		}
 	}
 	if ctx.Err() != nil {
-		return nil, context.Cause(ctx)
+		return nil, nil, context.Cause(ctx)
 	}
 	if err := s.cont.admit(parent); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if !s.live.exact(parent) {
-		return nil, Errorf(CodeUnauthorized, "subagent %q delivery requires the exact live parent agent", childID)
+		return nil, nil, Errorf(CodeUnauthorized, "subagent %q delivery requires the exact live parent agent", childID)
 	}
 	if h.ParentSession != parent.ID() {
-		return nil, Errorf(CodeUnauthorized, "subagent %q belongs to another parent session", childID)
+		return nil, nil, Errorf(CodeUnauthorized, "subagent %q belongs to another parent session", childID)
 	}
 	own := events
 	if h.SeedLength <= len(events) {
@@ -125,13 +128,17 @@ func (s *Service) resumable(ctx context.Context, parent *agent.Agent, childID st
 	}
 	desc, err := FoldFirst(own)
 	if err != nil {
-		return nil, err // a malformed own descriptor propagates as-is (§6 item 3)
+		return nil, nil, err // a malformed own descriptor propagates as-is (§6 item 3)
 	}
 	if desc == nil || desc.Mode != ModeContinuable {
-		return nil, Errorf(CodeNotResumable, "subagent %q has no supported continuation state and cannot be resumed; do not retry send_message with this id", childID)
+		return nil, nil, Errorf(CodeNotResumable, "subagent %q has no supported continuation state and cannot be resumed; do not retry send_message with this id", childID)
 	}
 	if live || s.live.get(childID) != nil {
-		return nil, Errorf(CodeDuplicateChild, "subagent %q is live outside the continuation manager; the message was not accepted", childID)
+		return nil, nil, Errorf(CodeDuplicateChild, "subagent %q is live outside the continuation manager; the message was not accepted", childID)
 	}
-	return desc, nil
+	def, err := FoldDefinition(own)
+	if err != nil {
+		return nil, nil, unavailable(childID, err)
+	}
+	return desc, def, nil
 }

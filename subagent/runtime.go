@@ -26,6 +26,12 @@ type ChildSpec struct {
 	MaxTokens  int
 	Persona    string
 	ToolFilter *ToolFilter
+	// MaxSteps bounds the model requests of each turn (0: the factory's
+	// default): an agent definition's maxTurns, also on cold resume.
+	MaxSteps int
+	// Definition is the agent definition the child was started from (nil:
+	// none), as recorded in its log.
+	Definition *AgentDefinition
 	// Depth is the child's delegationDepth.
 	Depth int
 	// Parent is the delegating agent (live at creation and on resume).

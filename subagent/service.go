@@ -27,6 +27,11 @@ type OneShotRequest struct {
 	MaxDepth   *int
 	ToolFilter *ToolFilter
 	Persona    string
+	// MaxSteps bounds the model requests of the child's turn (0: the
+	// factory's default); an agent definition's maxTurns.
+	MaxSteps int
+	// Definition, when set, is recorded in the child's log (definition.go).
+	Definition *AgentDefinition
 	// OnUpdate, when set, receives every update of the child agent from
 	// before its prompt is delivered until the run is disposed (used for
 	// tool progress). It runs on the child's loop goroutine: keep it quick.
@@ -54,6 +59,13 @@ type ContinuableSpec struct {
 	// OnQueued, when set, is called once if the start has to wait for a
 	// background slot, with its queue position and the running count.
 	OnQueued func(position, running int)
+	// MaxSteps bounds the model requests of each of the child's turns (0:
+	// the factory's default). Recorded with Definition, so a cold resume
+	// keeps it; without a Definition it applies to this activation only.
+	MaxSteps int
+	// Definition, when set, is recorded in the child's creation seed after
+	// its descriptor (definition.go).
+	Definition *AgentDefinition
 }
 
 // Depth returns a pointer to n, for OneShotRequest.MaxDepth and
@@ -118,6 +130,11 @@ func (s *Service) Start(ctx context.Context, providerName string, req OneShotReq
 	desc := Descriptor{Version: DescriptorVersion, Mode: ModeOneShot, Provider: providerName, Label: req.Label}
 	if _, err := desc.Snapshot(); err != nil {
 		return nil, err
+	}
+	if req.Definition != nil {
+		if _, err := req.Definition.snapshot(); err != nil {
+			return nil, err
+		}
 	}
 	host := &oneShotHost{children: s.kids, req: req, desc: desc}
 	run, err := p.StartOneShot(ctx, host, driver.Request{Parent: req.Parent, Prompt: req.Prompt, OnUpdate: req.OnUpdate})
@@ -281,6 +298,11 @@ func (s *Service) planContinuable(spec ContinuableSpec) (continuablePlan, error)
 		return plan, err
 	}
 	plan.desc = desc
+	if spec.Definition != nil {
+		if _, err := spec.Definition.snapshot(); err != nil {
+			return plan, err
+		}
+	}
 	p, ok := s.providers.GetProvider(spec.Provider)
 	if !ok {
 		return plan, Errorf(CodeNoProvider, "no subagent provider registered for %q", spec.Provider)

@@ -49,6 +49,9 @@ type DelegationConfig struct {
 	Route      *model.Route
 	Persona    string
 	ToolFilter *ToolFilter
+	// Agents, when set, offers the `agent` parameter: the agent
+	// definitions the model may pick by name (agents.go).
+	Agents *AgentChoices
 }
 
 // Delegation is the `subagent` / `subagent_fork` tool.
@@ -77,6 +80,12 @@ func NewDelegation(rt *Runtime, cfg DelegationConfig) *Delegation {
 // background continuable children by default.
 func NewSubagentTool(rt *Runtime) *Delegation {
 	return NewDelegation(rt, DelegationConfig{Provider: "spawn", Name: SubagentToolName, Background: true})
+}
+
+// NewSubagentToolWith is NewSubagentTool offering the agent definitions
+// of agents (nil or empty: none).
+func NewSubagentToolWith(rt *Runtime, agents *AgentChoices) *Delegation {
+	return NewDelegation(rt, DelegationConfig{Provider: "spawn", Name: SubagentToolName, Background: true, Agents: agents})
 }
 
 // NewForkTool is the shipped `subagent_fork` tool: provider "fork",
@@ -135,6 +144,10 @@ func (d *Delegation) Spec() model.ToolSpec {
 	} else {
 		desc += descForeground
 	}
+	if d.cfg.Agents.offered() {
+		props["agent"] = map[string]any{"type": "string", "description": paramAgent}
+		desc += d.cfg.Agents.describe()
+	}
 	params, _ := json.Marshal(map[string]any{"type": "object", "properties": props, "required": []string{"description", "prompt"}})
 	return model.ToolSpec{Name: d.cfg.Name, Description: desc, Parameters: params}
 }
@@ -147,6 +160,21 @@ type delegationArgs struct {
 	Prompt          string `json:"prompt"`
 	RunInBackground *bool  `json:"run_in_background"`
 	Isolation       string `json:"isolation"`
+	Agent           string `json:"agent"`
+}
+
+// childOptions are what a call's child is started with: the tool's
+// configuration, or the agent definition the call picked.
+type childOptions struct {
+	route      *model.Route
+	persona    string
+	toolFilter *ToolFilter
+	maxSteps   int
+	definition *AgentDefinition
+	// background is the default when the call does not say.
+	background bool
+	// isolation is the definition's; the call's own isolation wins.
+	isolation Isolation
 }
 
 // Execute starts the child: a continuable background child (the default
@@ -164,6 +192,13 @@ func (d *Delegation) Execute(ctx context.Context, inv tool.Invocation) (tool.Res
 	if !d.cfg.Background && args.RunInBackground != nil && *args.RunInBackground {
 		return tool.Result{}, errors.New("run_in_background is disabled for this tool instance (enableRunInBackground: false)")
 	}
+	opts := childOptions{route: d.cfg.Route, persona: d.cfg.Persona, toolFilter: d.cfg.ToolFilter, background: d.cfg.Background}
+	if args.Agent != "" {
+		var err error
+		if opts, err = d.cfg.Agents.apply(args.Agent, opts); err != nil {
+			return tool.Result{}, err
+		}
+	}
 	iso, err := ParseIsolation(args.Isolation)
 	if err != nil || (!d.cfg.Background && args.Isolation != "") {
 		msg := `invalid arguments: isolation must be "none" or "worktree"`
@@ -172,8 +207,15 @@ func (d *Delegation) Execute(ctx context.Context, inv tool.Invocation) (tool.Res
 		}
 		return tool.Result{}, &tool.Error{Code: tool.CodeInvalidArgs, Message: msg}
 	}
+	if args.Isolation == "" {
+		iso = opts.isolation
+	}
+	background := opts.background
+	if args.RunInBackground != nil {
+		background = *args.RunInBackground
+	}
 	prompt := []session.Block{session.Text(args.Prompt)}
-	if d.cfg.Background && (args.RunInBackground == nil || *args.RunInBackground) {
+	if d.cfg.Background && background {
 		var onQueued func(position, running int)
 		if inv.Progress != nil {
 			onQueued = func(position, running int) {
@@ -182,8 +224,8 @@ func (d *Delegation) Execute(ctx context.Context, inv tool.Invocation) (tool.Res
 		}
 		childID, _, err := d.svc.StartContinuable(ctx, ContinuableSpec{
 			Provider: d.cfg.Provider, Label: args.Description, Prompt: prompt, Parent: caller,
-			Route: d.cfg.Route, MaxDepth: d.cfg.MaxDepth, ToolFilter: d.cfg.ToolFilter, Persona: d.cfg.Persona,
-			Isolation: iso, OnQueued: onQueued,
+			Route: opts.route, MaxDepth: d.cfg.MaxDepth, ToolFilter: opts.toolFilter, Persona: opts.persona,
+			MaxSteps: opts.maxSteps, Definition: opts.definition, Isolation: iso, OnQueued: onQueued,
 		})
 		if err != nil {
 			return tool.Result{}, err
@@ -199,17 +241,18 @@ func (d *Delegation) Execute(ctx context.Context, inv tool.Invocation) (tool.Res
 	if iso == IsolationWorktree {
 		return tool.Result{}, &tool.Error{Code: tool.CodeInvalidArgs, Message: `isolation "worktree" needs a background subagent: leave run_in_background true`}
 	}
-	return d.foreground(ctx, inv, caller, args.Description, prompt)
+	return d.foreground(ctx, inv, caller, args.Description, prompt, opts)
 }
 
-func (d *Delegation) foreground(ctx context.Context, inv tool.Invocation, caller *agent.Agent, label string, prompt []session.Block) (tool.Result, error) {
+func (d *Delegation) foreground(ctx context.Context, inv tool.Invocation, caller *agent.Agent, label string, prompt []session.Block, opts childOptions) (tool.Result, error) {
 	var onUpdate func(*agent.Agent, agent.Update)
 	if inv.Progress != nil {
 		onUpdate = progressReporter(inv.Progress)
 	}
 	run, err := d.svc.Start(ctx, d.cfg.Provider, OneShotRequest{
-		Label: label, Prompt: prompt, Parent: caller, Route: d.cfg.Route, MaxDepth: d.cfg.MaxDepth,
-		ToolFilter: d.cfg.ToolFilter, Persona: d.cfg.Persona, OnUpdate: onUpdate,
+		Label: label, Prompt: prompt, Parent: caller, Route: opts.route, MaxDepth: d.cfg.MaxDepth,
+		ToolFilter: opts.toolFilter, Persona: opts.persona, MaxSteps: opts.maxSteps, Definition: opts.definition,
+		OnUpdate: onUpdate,
 	})
 	if err != nil {
 		return tool.Result{}, err
@@ -265,6 +308,8 @@ func ForegroundFailure(res driver.Result) string {
 		b.WriteString("subagent run hit its token limit before finishing")
 	case driver.StopRefusal:
 		b.WriteString("subagent declined the task")
+	case driver.StopMaxTurns:
+		b.WriteString("subagent run reached its turn limit (maxTurns) before finishing")
 	default:
 		fmt.Fprintf(&b, "subagent run ended abnormally (%s)", res.StopReason)
 	}

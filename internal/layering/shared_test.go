@@ -21,6 +21,8 @@ func TestSharedPackagesStayLeaves(t *testing.T) {
 	}{
 		{"internal/errcode", nil},
 		{"agent/delegation", nil},
+		// Agent definitions are parsed only: no runtime, settings or tools.
+		{"agent/agentdef", nil},
 		{"agent/transcript", []string{"agent/session"}},
 		{"internal/testhooks", []string{"agent/model", "driver/inprocess", "persistence"}},
 		{"agent/budget", []string{"agent/model", "agent/session"}},

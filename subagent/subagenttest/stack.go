@@ -213,7 +213,7 @@ func (s *Stack) Factory() subagent.AgentFactory {
 		}
 		return agent.New(sess, agent.Options{
 			Model: s.Model, Route: spec.Route, ScriptKey: spec.Label, Tools: tools,
-			MaxTokens: spec.MaxTokens, PreStep: append(append([]agent.PreStepHook(nil), s.cfg.ChildPreStep...), spec.PreStep...),
+			MaxTokens: spec.MaxTokens, MaxSteps: spec.MaxSteps, PreStep: append(append([]agent.PreStepHook(nil), s.cfg.ChildPreStep...), spec.PreStep...),
 			Journal: s.journal(), OnIdle: spec.OnIdle,
 		}), nil
 	}

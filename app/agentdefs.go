@@ -1,0 +1,189 @@
+package app
+
+// This file wires agent definitions (package agent/agentdef) into the
+// composition: each session loads the definitions of its directory when
+// it starts, its `subagent` tool offers them, the person's settings
+// decide what a project's definition may ask for, and /agents and
+// "agents --definitions" show them.
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/acp-agent/acp-agent/agent/agentdef"
+	"github.com/acp-agent/acp-agent/agent/prompt"
+	"github.com/acp-agent/acp-agent/agent/settings"
+	"github.com/acp-agent/acp-agent/agent/tool"
+	"github.com/acp-agent/acp-agent/subagent"
+)
+
+// EnvDefinitions set to 1 makes "agents" print the agent definitions
+// (the --definitions flag).
+const EnvDefinitions = "ACP_AGENT_AGENTS_DEFINITIONS"
+
+// definitionOptions says where the definitions of cwd are looked up.
+// Scenario runs (PromptConfig.UserInstructions "-") read no user files.
+func definitionOptions(cwd string, pc PromptConfig, getenv func(string) string) agentdef.Options {
+	o := agentdef.UserOptions(cwd, prompt.FindGitRoot(cwd), getenv)
+	if pc.UserInstructions == "-" {
+		o.ConfigHome, o.Home = "", ""
+	}
+	return o
+}
+
+// definitions loads the agent definitions of cwd and logs what was
+// reported about them.
+func (a *App) definitions(cwd string) *agentdef.Set {
+	if cwd == "" {
+		return &agentdef.Set{}
+	}
+	set := agentdef.Load(definitionOptions(cwd, a.Config.Prompt, a.Config.Getenv))
+	for _, p := range set.Problems {
+		if p.Skipped {
+			a.Log.Warn("agent definition skipped", "problem", p.String())
+		} else {
+			a.Log.Info("agent definition field not mapped", "problem", p.String())
+		}
+	}
+	return set
+}
+
+// withDefinitions returns tools with the `subagent` tool replaced by one
+// offering the definitions of cwd; tools as they are when there are none
+// (or no subagent tool).
+func (a *App) withDefinitions(tools []tool.Tool, cwd string) []tool.Tool {
+	if a.Subagents == nil {
+		return tools
+	}
+	set := a.definitions(cwd)
+	if set.Len() == 0 {
+		return tools
+	}
+	out := make([]tool.Tool, len(tools))
+	for i, t := range tools {
+		out[i] = t
+		if t.Spec().Name == subagent.SubagentToolName {
+			out[i] = subagent.NewSubagentToolWith(a.Subagents, &subagent.AgentChoices{Set: set, Check: a.checkDefinition(cwd)})
+		}
+	}
+	return out
+}
+
+// sessionTools is the tool registry of a top-level session in cwd.
+func (a *App) sessionTools(cwd string) *tool.Registry {
+	t, ok := a.Tools.Get(subagent.SubagentToolName)
+	if !ok {
+		return a.Tools
+	}
+	repl := a.withDefinitions([]tool.Tool{t}, cwd)
+	if repl[0] == t {
+		return a.Tools
+	}
+	reg := a.Tools.With(func(name string) bool { return name != subagent.SubagentToolName })
+	if err := reg.Add(repl[0]); err != nil {
+		a.Log.Warn("agent definitions not offered", "cwd", cwd, "err", err)
+		return a.Tools
+	}
+	return reg
+}
+
+// checkDefinition refuses what a project's definition asks for and the
+// person's settings do not grant: a file in the repository cannot raise
+// the permission mode to bypass, nor allow a tool the settings deny. A
+// user definition is the person's own choice (the gate still asks and
+// denies per call).
+func (a *App) checkDefinition(cwd string) func(*agentdef.Definition) error {
+	return func(d *agentdef.Definition) error {
+		if d.Scope != agentdef.ScopeProject {
+			return nil
+		}
+		if d.PermissionMode == agentdef.PermissionBypass {
+			return fmt.Errorf("agent %q (%s) asks for permission mode \"bypass\", which a project's agent file cannot grant; "+
+				"only the person can switch a session to bypass. Delegate without agent, or ask the person", d.Name, d.File)
+		}
+		pol := settings.Load(a.Config.SettingsFile, cwd)
+		for _, name := range d.Tools {
+			kind := ""
+			if t, ok := a.Tools.Get(name); ok {
+				if k, ok := t.(tool.Kind); ok {
+					kind = k.Kind()
+				}
+			}
+			if dec, rule := pol.Decide(settings.Call{Tool: name, Kind: kind}); dec == settings.Deny {
+				return fmt.Errorf("agent %q (%s) asks for tool %q, which the settings deny (rule %q); a project's agent file cannot grant it", d.Name, d.File, name, rule)
+			}
+		}
+		return nil
+	}
+}
+
+// writeDefinitions renders a definition set: one block per agent (name,
+// source file, model, mode, isolation), then what was reported. Paths
+// inside cwd are shown relative to it.
+func writeDefinitions(w io.Writer, set *agentdef.Set, cwd string) error {
+	b := bufio.NewWriter(w)
+	show := func(p string) string {
+		if cwd != "" {
+			if r, err := filepath.Rel(cwd, p); err == nil && !strings.HasPrefix(r, "..") {
+				return r
+			}
+		}
+		return p
+	}
+	if set.Len() == 0 {
+		b.WriteString("  (no agent definitions)\n")
+	}
+	for _, d := range set.Defs {
+		model := d.Model
+		if model == "" {
+			model = "inherit"
+		}
+		fmt.Fprintf(b, "  %s — %s\n", d.Name, oneLine(d.Description, 100))
+		fmt.Fprintf(b, "      file: %s (%s, %s)\n", show(d.File), d.Scope, d.Format)
+		fmt.Fprintf(b, "      model: %s, mode: %s, isolation: %s", model, d.Mode, d.Isolation)
+		if d.MaxTurns > 0 {
+			fmt.Fprintf(b, ", maxTurns: %d", d.MaxTurns)
+		}
+		if d.PermissionMode != "" {
+			fmt.Fprintf(b, ", permissionMode: %s", d.PermissionMode)
+		}
+		b.WriteString("\n")
+		if d.Tools != nil {
+			fmt.Fprintf(b, "      tools: %s\n", listOrNone(d.Tools))
+		}
+		if d.DisallowedTools != nil {
+			fmt.Fprintf(b, "      disallowedTools: %s\n", listOrNone(d.DisallowedTools))
+		}
+	}
+	if len(set.Problems) > 0 {
+		fmt.Fprintf(b, "Reported (%d):\n", len(set.Problems))
+		for _, p := range set.Problems {
+			p.File = show(p.File)
+			tag := "note"
+			if p.Skipped {
+				tag = "skipped"
+			}
+			fmt.Fprintf(b, "  [%s] %s\n", tag, p.String())
+		}
+	}
+	return b.Flush()
+}
+
+func listOrNone(l []string) string {
+	if len(l) == 0 {
+		return "(none)"
+	}
+	return strings.Join(l, ", ")
+}
+
+// oneLine folds s onto one line of at most n runes.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,92 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/acp-agent/acp-agent/agent/agentdef"
+)
+
+func writeFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestAgentsDefinitionsCommandPrintsDefinitionsAndProblems(t *testing.T) {
+	dir := t.TempDir()
+	home := t.TempDir()
+	writeFile(t, filepath.Join(dir, ".acp-agent", "agents", "reviewer.md"),
+		"---\ndescription: Reviews a change\ntools: [read, grep]\nmodel: openai/gpt-5\nmode: foreground\nmaxTurns: 5\n---\nReview.\n")
+	writeFile(t, filepath.Join(dir, ".acp-agent", "agents", "broken.md"), "---\ndescription: x\nmaxTurns: lots\n---\n")
+	writeFile(t, filepath.Join(home, ".claude", "agents", "tester.md"), "---\nname: tester\ndescription: Runs tests\nisolation: worktree\n---\n")
+	getenv := func(k string) string {
+		if k == "HOME" {
+			return home
+		}
+		return ""
+	}
+	var out, errb bytes.Buffer
+	if code := Main(context.Background(), []string{"agents", "--definitions", dir}, strings.NewReader(""), &out, &errb, getenv); code != ExitOK {
+		t.Fatalf("exit %d, stderr %s", code, errb.String())
+	}
+	want := "Agent definitions of " + dir + " (2):\n" +
+		"  reviewer — Reviews a change\n" +
+		"      file: .acp-agent/agents/reviewer.md (project, acp-agent)\n" +
+		"      model: openai/gpt-5, mode: foreground, isolation: none, maxTurns: 5\n" +
+		"      tools: read, grep\n" +
+		"  tester — Runs tests\n" +
+		"      file: " + filepath.Join(home, ".claude", "agents", "tester.md") + " (user, claude)\n" +
+		"      model: inherit, mode: background, isolation: worktree\n" +
+		"Reported (1):\n" +
+		"  [skipped] .acp-agent/agents/broken.md:3: maxTurns must be a positive whole number\n"
+	if out.String() != want {
+		t.Errorf("output\n%s\nwant\n%s", out.String(), want)
+	}
+	out.Reset()
+	if code := Main(context.Background(), []string{"agents", "--definitions", filepath.Join(dir, "nope")}, strings.NewReader(""), &out, &errb, getenv); code != ExitUsage {
+		t.Errorf("missing directory: exit %d", code)
+	}
+}
+
+// A project's definition cannot grant bypass or a tool the settings
+// deny; a user's definition is the person's own.
+func TestProjectDefinitionCannotGrantWhatSettingsDoNot(t *testing.T) {
+	cwd := t.TempDir()
+	settingsFile := filepath.Join(t.TempDir(), "settings.json")
+	writeFile(t, settingsFile, `{"permissions": {"deny": ["bash"], "ask": ["edit"]}}`)
+	a := &App{Config: Config{SettingsFile: settingsFile}}
+	check := a.checkDefinition(cwd)
+	tests := []struct {
+		name string
+		def  agentdef.Definition
+		want string
+	}{
+		{"bypass", agentdef.Definition{Name: "yolo", File: "y.md", Scope: agentdef.ScopeProject, PermissionMode: agentdef.PermissionBypass},
+			`agent "yolo" (y.md) asks for permission mode "bypass", which a project's agent file cannot grant`},
+		{"denied tool", agentdef.Definition{Name: "sh", File: "s.md", Scope: agentdef.ScopeProject, Tools: []string{"read", "bash"}},
+			`agent "sh" (s.md) asks for tool "bash", which the settings deny (rule "bash")`},
+		{"asked tool", agentdef.Definition{Name: "ed", Scope: agentdef.ScopeProject, Tools: []string{"edit"}}, ""},
+		{"all tools", agentdef.Definition{Name: "all", Scope: agentdef.ScopeProject}, ""},
+		{"user bypass", agentdef.Definition{Name: "mine", Scope: agentdef.ScopeUser, PermissionMode: agentdef.PermissionBypass, Tools: []string{"bash"}}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := check(&tt.def)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("err = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}

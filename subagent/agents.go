@@ -1,0 +1,110 @@
+package subagent
+
+// This file lets the `subagent` tool start a child from an agent
+// definition (package agent/agentdef): the definition becomes the child's
+// tool filter, persona, route, mode and turn limit, through the fields a
+// start already has, and is recorded in the child's log (definition.go).
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/acp-agent/acp-agent/agent/agentdef"
+	"github.com/acp-agent/acp-agent/agent/model"
+	"github.com/acp-agent/acp-agent/agent/tool"
+)
+
+// Codes of a call naming an agent.
+const (
+	// CodeUnknownAgent: the call named an agent no definition has.
+	CodeUnknownAgent = "UNKNOWN_AGENT"
+	// CodeAgentRefused: the definition asks for what the person's
+	// settings do not grant (AgentChoices.Check).
+	CodeAgentRefused = "AGENT_REFUSED"
+)
+
+// DefaultListedAgents caps how many agents the tool description lists.
+const DefaultListedAgents = 20
+
+// listedDescription caps one agent's description in the tool
+// description, in runes.
+const listedDescription = 200
+
+const paramAgent = "Optional: the name of a defined agent to run (see the list in this tool's description). " +
+	"Its instructions, tools, model and mode replace the defaults; omit it for a general-purpose subagent."
+
+// AgentChoices are the agent definitions a delegation tool offers.
+type AgentChoices struct {
+	Set *agentdef.Set
+	// Check refuses a definition the person's settings do not grant (a
+	// project agent asking for bypass or a denied tool); nil grants all.
+	Check func(*agentdef.Definition) error
+	// Listed caps the agents the description lists (0:
+	// DefaultListedAgents).
+	Listed int
+}
+
+func (c *AgentChoices) offered() bool { return c != nil && c.Set.Len() > 0 }
+
+// describe is the tool description's paragraph listing the agents.
+func (c *AgentChoices) describe() string {
+	limit := c.Listed
+	if limit <= 0 {
+		limit = DefaultListedAgents
+	}
+	var b strings.Builder
+	b.WriteString("\n\nDefined agents (pass the name as `agent`; pick the one whose description fits the task):")
+	for i, d := range c.Set.Defs {
+		if i == limit {
+			fmt.Fprintf(&b, "\n(%d more agents are defined but not listed here: %s)", len(c.Set.Defs)-limit, strings.Join(c.Set.Names()[limit:], ", "))
+			break
+		}
+		desc := strings.Join(strings.Fields(d.Description), " ")
+		if utf8.RuneCountInString(desc) > listedDescription {
+			desc = string([]rune(desc)[:listedDescription-1]) + "…"
+		}
+		fmt.Fprintf(&b, "\n- %s: %s", d.Name, desc)
+		if d.Mode == agentdef.ModeForeground {
+			b.WriteString(" (runs in the foreground)")
+		}
+	}
+	return b.String()
+}
+
+// apply resolves name and returns base with the definition applied.
+func (c *AgentChoices) apply(name string, base childOptions) (childOptions, error) {
+	if !c.offered() {
+		return base, &tool.Error{Code: CodeUnknownAgent, Message: fmt.Sprintf("unknown agent %q: no agents are defined here; call without agent", name)}
+	}
+	def, ok := c.Set.Get(name)
+	if !ok {
+		return base, &tool.Error{Code: CodeUnknownAgent, Message: fmt.Sprintf("unknown agent %q; the defined agents are: %s", name, strings.Join(c.Set.Names(), ", "))}
+	}
+	if c.Check != nil {
+		if err := c.Check(def); err != nil {
+			return base, &tool.Error{Code: CodeAgentRefused, Message: err.Error(), Err: err}
+		}
+	}
+	opts := base
+	if def.Model != "" {
+		provider, m, _ := strings.Cut(def.Model, "/")
+		opts.route = &model.Route{Provider: provider, Model: m}
+	}
+	if def.Instructions != "" {
+		opts.persona = def.Instructions
+	}
+	if def.Tools != nil || def.DisallowedTools != nil {
+		opts.toolFilter = &ToolFilter{Allow: def.Tools, Deny: def.DisallowedTools}
+	}
+	opts.maxSteps = def.MaxTurns
+	opts.background = base.background && def.Mode != agentdef.ModeForeground
+	opts.definition = &AgentDefinition{
+		Name: def.Name, Hash: def.Hash, File: def.File, Format: string(def.Format), Scope: string(def.Scope),
+		Mode: string(def.Mode), MaxTurns: def.MaxTurns, PermissionMode: def.PermissionMode, Isolation: def.Isolation,
+	}
+	if def.Isolation == agentdef.IsolationWorktree {
+		opts.isolation = IsolationWorktree
+	}
+	return opts, nil
+}
