@@ -75,4 +75,3 @@ func (s *Store) keepBackup(id, path string, data []byte) (string, error) {
 	}
 	return name, nil
 }
-
