@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"strings"
 	"testing"
 
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -12,8 +13,9 @@ import (
 )
 
 // FuzzPromptBlocks feeds arbitrary prompt JSON through the SDK's decoding
-// and our content mapping: it must never panic, and accepted blocks are
-// only the advertised kinds.
+// and our content mapping: it must never panic, accepted blocks are only
+// the advertised kinds, and an image is accepted only where the session's
+// model takes images (the third argument), with data and an image/* type.
 func FuzzPromptBlocks(f *testing.F) {
 	for _, s := range []string{
 		`[{"type":"text","text":"hi"}]`,
@@ -30,7 +32,8 @@ func FuzzPromptBlocks(f *testing.F) {
 		if json.Unmarshal(data, &blocks) != nil {
 			return
 		}
-		out, err := promptBlocks(blocks, 1<<16, len(data)%2 == 0)
+		images := len(data)%2 == 0
+		out, err := promptBlocks(blocks, 1<<16, images)
 		if err != nil {
 			if toRequestError(err) == nil {
 				t.Fatal("error mapped to nil")
@@ -40,6 +43,13 @@ func FuzzPromptBlocks(f *testing.F) {
 		for _, b := range out {
 			switch b.Type {
 			case session.BlockText, session.BlockResourceLink, session.BlockResource:
+			case session.BlockImage:
+				if !images {
+					t.Fatal("image accepted for a model without image input")
+				}
+				if b.Data == "" || !strings.HasPrefix(b.MimeType, "image/") {
+					t.Fatalf("image accepted without data or an image/* type: %+v", b)
+				}
 			default:
 				t.Fatalf("accepted block type %q", b.Type)
 			}

@@ -387,7 +387,13 @@ func (s *Server) CloseSession(ctx context.Context, p acpsdk.CloseSessionRequest)
 	}
 	s.mu.Unlock()
 	if err := s.release(ctx, b); err != nil {
-		return resp, toRequestError(err)
+		// A session whose log can no longer be written (a full disk) is
+		// closed all the same: its prompt already ended with that error
+		// and nothing unsaved was shown, so the close itself succeeded.
+		if !onlyWriteFailure(err) {
+			return resp, toRequestError(err)
+		}
+		s.log.Warn("session closed with events not saved", "session_id", b.id, "err", err)
 	}
 	s.log.Info("session closed", "session_id", b.id)
 	return resp, nil
@@ -462,3 +468,29 @@ func checkCwd(cwd string) error {
 	}
 	return nil
 }
+
+// onlyWriteFailure reports whether err (a join) consists only of failures
+// carrying the storage write code: the disk refused the session's last
+// events, which close reports in the log, not as a failed close.
+func onlyWriteFailure(err error) bool {
+	if c, ok := err.(interface{ ErrorCode() string }); ok {
+		return c.ErrorCode() == codeSessionWrite
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() []error }:
+		errs := u.Unwrap()
+		for _, e := range errs {
+			if !onlyWriteFailure(e) {
+				return false
+			}
+		}
+		return len(errs) > 0
+	case interface{ Unwrap() error }:
+		return u.Unwrap() != nil && onlyWriteFailure(u.Unwrap())
+	}
+	return false
+}
+
+// codeSessionWrite is the storage's write-failure code
+// (persistence.CodeWrite; acp does not import persistence).
+const codeSessionWrite = "SESSION_WRITE_FAILED"

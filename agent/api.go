@@ -88,6 +88,16 @@ type Journal interface {
 	Shown(ctx context.Context, id string, seq int64) error
 }
 
+// JournalErr is an optional Journal method set: WriteErr returns the
+// sticky failure of session id's store (a full disk), nil while it takes
+// writes. The loop checks it after each streamed chunk, so a turn whose
+// chunks can no longer be saved (and so are no longer shown) ends at once
+// with SESSION_WRITE_FAILED instead of streaming on unseen. It must be
+// cheap (a lock and a field read).
+type JournalErr interface {
+	WriteErr(id string) error
+}
+
 // Decision is a pre-step hook's verdict.
 type Decision int
 

@@ -192,6 +192,15 @@ func (a *Agent) syncTo(ctx context.Context, seq int64) error {
 	return err
 }
 
+// writeErr is the journal's sticky write failure of this session, if it
+// reports one (JournalErr).
+func (a *Agent) writeErr() error {
+	if je, ok := a.opts.Journal.(JournalErr); ok {
+		return je.WriteErr(a.sess.ID())
+	}
+	return nil
+}
+
 // checkpoint makes everything appended so far durable.
 func (a *Agent) checkpoint(ctx context.Context) error {
 	return a.syncTo(ctx, int64(a.sess.Len())-1)
@@ -689,6 +698,12 @@ func (a *Agent) stream(t *turnState, step int, req model.Request) (*reply, error
 		r.add(c)
 		if t.ctx.Err() != nil {
 			break
+		}
+		if err := a.writeErr(); err != nil {
+			// Nothing more of this answer can be saved, so none of it is
+			// shown: stop the model rather than stream unseen.
+			a.log.Error("answer stopped: the session log cannot be written", "err", err)
+			return r, err
 		}
 	}
 	for _, c := range r.calls {

@@ -68,7 +68,7 @@ func reason(err error) string {
 	case errors.As(err, &ue):
 		return ue.Problem + " (" + ue.Path + ")"
 	case errors.As(err, &ce):
-		return fmt.Sprintf("corrupt at line %d of %s: %v", ce.Line, ce.Path, ce.Err)
+		return damageText(ce.Path, ce.Line, ce.Err)
 	case errors.As(err, &le):
 		return "open for writing by another process (" + le.Path + ")"
 	case errors.As(err, &be):
@@ -115,4 +115,10 @@ func openOneSession(env *Env, cmd string, args []string) (string, *persistence.S
 		return "", nil, err
 	}
 	return id, st, nil
+}
+
+// damageText is the one wording of a damaged log line, for every command
+// (sessions, sessions show, sessions repair, agents).
+func damageText(path string, line int, cause error) string {
+	return fmt.Sprintf("corrupt at line %d of %s: %v", line, path, cause)
 }

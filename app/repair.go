@@ -2,8 +2,8 @@ package app
 
 // This file defines "sessions repair ID": a session log with a bad line
 // in the middle is repaired instead of lost. The whole file is kept in a
-// .broken backup first; then the bad line alone is dropped, or the log is
-// cut at it, after the person agrees (or with --yes).
+// .broken backup first; then each bad line is dropped on its own and every
+// valid event kept, after the person agrees (or with --yes).
 
 import (
 	"bufio"
@@ -11,6 +11,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/acp-agent/acp-agent/persistence"
@@ -21,11 +22,13 @@ func sessionsRepairCommand() Command {
 	return Command{
 		Name:    "repair",
 		Usage:   "sessions repair [--data-dir DIR] [--yes] ID",
-		Summary: "repair a session log with a bad line in the middle",
+		Summary: "repair a session log with bad lines in the middle",
 		Description: `Backs up the whole log (ID.jsonl.broken, or .broken.N when that exists),
-then drops the bad line when what follows still continues the log, or cuts
-the log at it. Asks first unless --yes. The session must not be open in a
-running agent.`,
+then drops each bad line on its own and keeps every valid event; a
+session/repaired record says which lines were dropped. Both files are
+written whole and renamed into place, so an interrupted repair leaves the
+old log or the new one. Asks first unless --yes. The session must not be
+open in a running agent.`,
 		Examples: []string{"acp-agent sessions repair --yes 3f2a9c1e-0b7d-4e55-9a51-2c8d0e6f4b10"},
 		Common:   []string{CommonDataDir},
 		Flags: func(fs *flag.FlagSet) {
@@ -51,12 +54,19 @@ func runSessionsRepair(ctx context.Context, env *Env, yes bool, args []string) e
 	if err != nil {
 		return sessionError(id, err)
 	}
-	what := fmt.Sprintf("drop line %d", plan.Line)
-	if !plan.Drop {
-		what = fmt.Sprintf("cut the log at line %d (removing %d lines)", plan.Line, plan.Removed)
+	fmt.Fprintf(env.Stdout, "session %s: %s\n", id, damageText(plan.Path, plan.Line, plan.Cause))
+	lines := make([]string, len(plan.Dropped))
+	for i, d := range plan.Dropped {
+		lines[i] = strconv.Itoa(d.Line)
 	}
-	fmt.Fprintf(env.Stdout, "session %s: line %d of %s is bad: %v\n", id, plan.Line, plan.Path, plan.Cause)
-	fmt.Fprintf(env.Stdout, "repair will %s and keep %d events; the whole file is backed up first\n", what, plan.Kept)
+	what := fmt.Sprintf("drop %d bad line(s) (%s)", len(plan.Dropped), strings.Join(lines, ", "))
+	if len(plan.Dropped) == 0 {
+		what = "drop no line"
+	}
+	if plan.Fillers > 0 {
+		what += fmt.Sprintf(", mark %d missing event(s)", plan.Fillers)
+	}
+	fmt.Fprintf(env.Stdout, "repair will %s and keep all %d valid events; the whole file is backed up first\n", what, plan.Kept)
 	if !yes {
 		fmt.Fprint(env.Stdout, "repair? [y/N] ")
 		answer, _ := bufio.NewReader(env.Stdin).ReadString('\n')

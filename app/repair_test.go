@@ -39,8 +39,8 @@ func TestSessionsRepair(t *testing.T) {
 			if code != ExitOK {
 				t.Fatalf("exit %d: %s", code, errOut.String())
 			}
-			head := "session broken: line 2 of " + path + " is bad: "
-			if !strings.HasPrefix(out.String(), head) || !strings.Contains(out.String(), "repair will drop line 2 and keep 1 events; the whole file is backed up first\n") {
+			head := "session broken: corrupt at line 2 of " + path + ": "
+			if !strings.HasPrefix(out.String(), head) || !strings.Contains(out.String(), "repair will drop 1 bad line(s) (2) and keep all 1 valid events; the whole file is backed up first\n") {
 				t.Errorf("output:\n%s", out.String())
 			}
 			after, _ := os.ReadFile(path)

@@ -23,7 +23,7 @@ import (
 // openStore opens persistence and the live session store over it; the
 // live store's events reach persistence through session.Persister.
 func (a *App) openStore() error {
-	p, err := persistence.Open(a.Config.DataDir, persistence.Options{Logger: a.Log, NoSync: a.Config.hooks().NoSync, Fault: a.Config.hooks().StorageFault})
+	p, err := persistence.Open(a.Config.DataDir, persistence.Options{Logger: a.Log, NoSync: a.Config.hooks().NoSync, Fault: a.Config.hooks().StorageFault, FaultErr: a.Config.hooks().StorageFaultErr})
 	if err != nil {
 		return err
 	}
@@ -207,7 +207,10 @@ func headerReader(p *persistence.Store) projcache.HeaderReader {
 // session's values; the ACP server says when a call is on the wire.
 type journal struct{ a *App }
 
-var _ agent.Journal = journal{}
+var (
+	_ agent.Journal    = journal{}
+	_ agent.JournalErr = journal{}
+)
 
 func (j journal) SyncTo(ctx context.Context, id string, seq int64) error {
 	if err := j.a.Persist.SyncTo(ctx, id, seq); err != nil {
@@ -218,6 +221,10 @@ func (j journal) SyncTo(ctx context.Context, id string, seq int64) error {
 	}
 	return nil
 }
+
+// WriteErr is persistence's sticky write failure of session id (the
+// loop ends a streaming turn on it: agent.JournalErr).
+func (j journal) WriteErr(id string) error { return j.a.Persist.Err(id) }
 
 // Shown: a tool runs only after its tool_call is on the wire (the
 // emitter sends it once durable).

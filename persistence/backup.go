@@ -11,11 +11,11 @@ import (
 	"io/fs"
 	"os"
 	"strconv"
-	"syscall"
 )
 
-// FaultBackup is the storage step after a backup is written, before its
-// fsync (crash and fault tests).
+// FaultBackup is the storage step after a backup is written to its
+// temporary file and fsynced, before it gets its real name (crash and
+// fault tests).
 const FaultBackup FaultPoint = "backup"
 
 // BackupError reports that the backup of bytes about to be cut from a log
@@ -32,18 +32,31 @@ func (e *BackupError) Error() string {
 
 func (e *BackupError) Unwrap() error { return e.Err }
 
-// keepBackup writes data to a new file beside path, <path>.broken, or
-// <path>.broken.N for the first N free, and makes it durable (the file,
-// then the directory entry) before returning its name. It never replaces
-// or follows an existing file (O_EXCL|O_NOFOLLOW). Any failure is a
-// *BackupError and the partial backup is removed: the caller must then
-// leave the log as it is.
+// keepBackup keeps data in a new file beside path, <path>.broken, or
+// <path>.broken.N for the first N free: written to a temp file and
+// fsynced, then linked to the real name (which never replaces an
+// existing file), the temp removed and the directory fsynced, so a file
+// under a backup's name is always whole. Any failure is a *BackupError
+// and leaves no file under the real name: the caller must then leave the
+// log as it is.
 func (s *Store) keepBackup(id, path string, data []byte) (string, error) {
-	var f *os.File
+	tmp, err := s.writeTemp(path, backupTemp, data, FaultRepairBackup)
+	if err == nil {
+		s.hit(FaultBackup)
+		if s.faultErr != nil {
+			err = s.faultErr(FaultBackup)
+		}
+		if err != nil {
+			os.Remove(tmp)
+		}
+	}
+	if err != nil {
+		return "", &BackupError{ID: id, Path: path + ".broken", Err: err}
+	}
+	defer os.Remove(tmp)
 	name := path + ".broken"
 	for n := 1; ; n++ {
-		var err error
-		f, err = os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o600)
+		err := os.Link(tmp, name)
 		if err == nil {
 			break
 		}
@@ -52,21 +65,7 @@ func (s *Store) keepBackup(id, path string, data []byte) (string, error) {
 		}
 		name = path + ".broken." + strconv.Itoa(n)
 	}
-	_, err := f.Write(data)
-	if err == nil {
-		s.hit(FaultBackup)
-		if s.faultErr != nil {
-			err = s.faultErr(FaultBackup)
-		}
-	}
-	if err == nil {
-		if !s.noSync {
-			err = f.Sync()
-		}
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+	err = s.step(FaultRepairBackupNamed)
 	if err == nil {
 		err = s.syncDir()
 	}

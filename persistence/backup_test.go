@@ -30,7 +30,14 @@ func TestTornTailBackupOrder(t *testing.T) {
 	}
 	ps, err := Open(dir, Options{Logger: testLogger(t), Fault: func(p FaultPoint) {
 		steps = append(steps, string(p))
-		if p == FaultBackup {
+		if p == FaultBackup && atBackup.backup == nil {
+			// The first backup is written and fsynced under a temp name:
+			// nothing yet under its real name.
+			if _, err := os.Stat(path + ".broken"); err == nil {
+				t.Error("backup under its real name before it was whole and durable")
+			}
+		}
+		if p == FaultRepairBackupNamed {
 			st, err := os.Stat(path)
 			if err != nil {
 				t.Error(err)
@@ -52,7 +59,7 @@ func TestTornTailBackupOrder(t *testing.T) {
 		t.Errorf("log was %d bytes when the backup was written, want the uncut %d", atBackup.logSize, len(good)+16)
 	}
 	if string(atBackup.backup) != `{"type":"turn/st` {
-		t.Errorf("backup before its fsync holds %q", atBackup.backup)
+		t.Errorf("backup once named holds %q", atBackup.backup)
 	}
 	// backup written → its fsync (inside keepBackup) → the log's fsync
 	// after the cut: FaultBackup comes before the log's FaultFsync.

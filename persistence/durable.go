@@ -21,7 +21,7 @@ func (s *Store) SyncTo(ctx context.Context, id string, seq int64) error {
 	if _, err := s.path(id); err != nil {
 		return err
 	}
-	h, err := s.held(id)
+	h, err := s.heldOrFailed(id)
 	if err != nil || h == nil {
 		return err
 	}

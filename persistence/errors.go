@@ -83,3 +83,38 @@ type SeqError struct {
 func (e *SeqError) Error() string {
 	return fmt.Sprintf("persistence: session %s: append starts at seq %d, but the stored next seq is %d", e.ID, e.Got, e.Want)
 }
+
+// CodeWrite is the stable error code of a failed write of a session log
+// (the agent records it in the turn's end as SESSION_WRITE_FAILED too).
+const CodeWrite = "SESSION_WRITE_FAILED"
+
+// WriteError reports that events of a session could not be written or
+// made durable (a full disk, an I/O error). It is sticky: once a session
+// has one, every later write and wait on it fails with it, so nothing is
+// shown that its log does not hold. Op is the step that failed ("write",
+// "fsync", "close"); Unsaved counts the events appended but not written
+// when it was last reported (release, shutdown).
+type WriteError struct {
+	ID      string
+	Path    string
+	Op      string
+	Unsaved int
+	Err     error
+}
+
+func (e *WriteError) Error() string {
+	msg := fmt.Sprintf("persistence: session %s: cannot %s its log %s: %v", e.ID, e.Op, e.Path, e.Err)
+	if e.Unsaved > 0 {
+		msg += fmt.Sprintf(" (%d events not saved)", e.Unsaved)
+	}
+	return msg
+}
+
+func (e *WriteError) Unwrap() error { return e.Err }
+
+// ErrorCode and Code give the failure its stable code wherever errors are
+// mapped by code (ACP, the command line, the agent's turn end).
+func (e *WriteError) ErrorCode() string { return CodeWrite }
+
+// Code is ErrorCode under the name the agent's turn-end mapping reads.
+func (e *WriteError) Code() string { return CodeWrite }

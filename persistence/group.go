@@ -27,7 +27,7 @@ func (s *Store) SyncSoon(ctx context.Context, id string, seq int64) error {
 	if _, err := s.path(id); err != nil {
 		return err
 	}
-	h, err := s.held(id)
+	h, err := s.heldOrFailed(id)
 	if err != nil || h == nil {
 		return err
 	}
@@ -40,14 +40,18 @@ func (s *Store) SyncSoon(ctx context.Context, id string, seq int64) error {
 	for {
 		h.mu.Lock()
 		switch {
-		case h.syncSeq > seq, h.closed:
-			// Covered, or released (Release fsyncs what it wrote).
+		case h.syncSeq > seq:
 			h.mu.Unlock()
 			return nil
 		case h.err != nil:
+			// A failed write or release: nothing more is covered.
 			err := h.err
 			h.mu.Unlock()
 			return err
+		case h.closed:
+			// Released cleanly: Release fsynced everything it was given.
+			h.mu.Unlock()
+			return nil
 		}
 		wait := s.groupWindow - time.Since(h.lastSync)
 		// Without fsync (NoSync) a commit is only a write: nothing to share.

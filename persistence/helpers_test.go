@@ -27,6 +27,9 @@ func TestMain(m *testing.M) {
 	if v := os.Getenv(childEnv); v != "" {
 		os.Exit(lockChild(v))
 	}
+	if v := os.Getenv(repairChildEnv); v != "" {
+		os.Exit(repairChild(v))
+	}
 	os.Exit(m.Run())
 }
 

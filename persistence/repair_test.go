@@ -3,34 +3,72 @@ package persistence
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"testing"
+
+	"github.com/acp-agent/acp-agent/agent/session"
 )
 
-// TestRepair: a bad line in the middle is dropped when what follows still
-// continues the log, else the log is cut at it; either way the whole
-// original is kept in a .broken backup and the valid part is intact.
-func TestRepair(t *testing.T) {
+// longSession writes a session of 20 tool turns (261 events) and returns
+// its path, its lines (header first) and its events.
+func longSession(t *testing.T, dir string) (string, [][]byte, []session.Event) {
+	t.Helper()
+	path, events := writeSession(t, dir, "s1", func(s *session.Session) {
+		for turn := 2; turn <= 20; turn++ {
+			appendToolTurn(t, s, turn)
+		}
+	})
+	orig := readBytes(t, path)
+	return path, bytes.Split(bytes.TrimSuffix(orig, []byte("\n")), []byte("\n")), events
+}
+
+// TestRepairKeepsEveryValidEvent: for each kind of damage, repair drops
+// the bad lines on their own and keeps every valid event (exact counts),
+// byte for byte at its own seq; missing seqs get fillers and a summary
+// lists the dropped lines; the whole damaged file is the backup; the
+// repaired log reads, loads, and needs no second repair.
+func TestRepairKeepsEveryValidEvent(t *testing.T) {
 	tests := []struct {
-		name     string
-		damage   func(lines [][]byte) [][]byte
-		wantDrop bool
-		keep     func(lines [][]byte) [][]byte // the repaired file's lines
+		name                   string
+		damage                 func(l [][]byte) [][]byte
+		lost                   []int64 // seqs of the valid events the damage itself destroyed
+		dropped, fillers, line int
 	}{
 		{"garbage line inserted", func(l [][]byte) [][]byte {
-			return append(append(append([][]byte{}, l[:3]...), []byte("{garbage}")), l[3:]...)
-		}, true, func(l [][]byte) [][]byte { return l }},
-		{"event overwritten", func(l [][]byte) [][]byte {
-			out := append([][]byte{}, l...)
-			out[3] = []byte(`{"type":"nope"`)
+			return slices.Insert(slices.Clone(l), 40, []byte("{garbage}"))
+		}, nil, 1, 0, 41},
+		{"line damaged in place", func(l [][]byte) [][]byte {
+			out := slices.Clone(l)
+			out[40] = bytes.Repeat([]byte("x"), len(l[40])) // the event with seq 39
 			return out
-		}, false, func(l [][]byte) [][]byte { return l[:3] }},
+		}, []int64{39}, 1, 1, 41},
+		{"sequence gap", func(l [][]byte) [][]byte {
+			return slices.Delete(slices.Clone(l), 40, 43) // seqs 39-41 lost
+		}, []int64{39, 40, 41}, 0, 3, 41},
+		{"two bad lines", func(l [][]byte) [][]byte {
+			out := slices.Clone(l)
+			out[10] = []byte(`{"type":"nope"`)
+			out[200] = []byte(`{"type":"turn/start","seq":"x"}`)
+			return out
+		}, []int64{9, 199}, 2, 2, 11},
+		{"torn lines", func(l [][]byte) [][]byte {
+			// Two writes cut short, each run into the next record.
+			out := slices.Clone(l)
+			out[50] = append(append([]byte{}, l[50][:len(l[50])/2]...), l[51]...)
+			out[120] = append(append([]byte{}, l[120][:len(l[120])/3]...), l[121]...)
+			out = slices.Delete(out, 121, 122)
+			return slices.Delete(out, 51, 52)
+		}, []int64{49, 119}, 2, 2, 51},
+		{"damaged seq", func(l [][]byte) [][]byte {
+			out := slices.Clone(l)
+			out[60] = bytes.Replace(l[60], []byte(`"seq":59,`), []byte(`"seq":99959,`), 1)
+			return out
+		}, []int64{59}, 1, 1, 61},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			path, _ := writeSession(t, dir, "s1", nil)
-			orig := readBytes(t, path)
-			lines := bytes.Split(bytes.TrimSuffix(orig, []byte("\n")), []byte("\n"))
+			path, lines, events := longSession(t, dir)
 			damaged := append(bytes.Join(tt.damage(lines), []byte("\n")), '\n')
 			writeBytes(t, path, damaged)
 			ps := openStore(t, dir)
@@ -41,8 +79,10 @@ func TestRepair(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if plan.Line != 4 || plan.Drop != tt.wantDrop {
-				t.Fatalf("plan = %+v, want line 4, drop %v", plan, tt.wantDrop)
+			wantKept := len(events) - len(tt.lost)
+			if plan.Line != tt.line || len(plan.Dropped) != tt.dropped || plan.Fillers != tt.fillers || plan.Kept != wantKept {
+				t.Fatalf("plan: first bad line %d, %d dropped, %d fillers, %d kept; want %d, %d, %d, %d (of %d)\n%+v",
+					plan.Line, len(plan.Dropped), plan.Fillers, plan.Kept, tt.line, tt.dropped, tt.fillers, wantKept, len(events), plan.Dropped)
 			}
 			if got := readBytes(t, path); !bytes.Equal(got, damaged) {
 				t.Fatalf("PlanRepair changed the log")
@@ -54,17 +94,40 @@ func TestRepair(t *testing.T) {
 			if backup != path+".broken" || !bytes.Equal(readBytes(t, backup), damaged) {
 				t.Errorf("backup %s does not hold the whole damaged file", backup)
 			}
-			want := append(bytes.Join(tt.keep(lines), []byte("\n")), '\n')
-			if got := readBytes(t, path); !bytes.Equal(got, want) {
-				t.Errorf("repaired log\n%s\nwant\n%s", got, want)
-			}
 			snap, err := ps.Inspect(t.Context(), "s1")
-			if err != nil || len(snap.Events)-snap.Synthetic != plan.Kept {
-				t.Errorf("Inspect after repair: %d events (%d synthetic), %v; plan kept %d", len(snap.Events), snap.Synthetic, err, plan.Kept)
+			if err != nil {
+				t.Fatalf("Inspect after repair: %v", err)
+			}
+			kept, fillers := 0, 0
+			for _, ev := range snap.Events[:len(snap.Events)-snap.Synthetic] {
+				if ev.Type == session.TypeRepaired {
+					if d, _ := session.DecodeData[session.RepairedData](ev); d.Filler {
+						fillers++
+						if !slices.Contains(tt.lost, ev.Seq) {
+							t.Errorf("filler at seq %d, a seq whose event was valid", ev.Seq)
+						}
+					}
+					continue
+				}
+				kept++
+				if int(ev.Seq) >= len(events) || !bytes.Equal(eventLines(t, ev), eventLines(t, events[ev.Seq])) {
+					t.Errorf("event %d differs from the original", ev.Seq)
+				}
+			}
+			if kept != wantKept || fillers != tt.fillers {
+				t.Errorf("repaired log keeps %d events and %d fillers, want %d and %d", kept, fillers, wantKept, tt.fillers)
+			}
+			sum, ok := session.Repaired(snap.Events)
+			if !ok || len(sum.Dropped) != tt.dropped || sum.Backup != backup {
+				t.Errorf("repair summary %+v (found %v); want %d dropped lines and the backup", sum, ok, tt.dropped)
 			}
 			if _, err := ps.PlanRepair(t.Context(), "s1"); !errors.Is(err, ErrNothingToRepair) {
 				t.Errorf("PlanRepair after repair: %v, want ErrNothingToRepair", err)
 			}
+			if _, err := ps.Load(t.Context(), "s1"); err != nil {
+				t.Errorf("Load after repair: %v", err)
+			}
+			ps.Release("s1")
 		})
 	}
 }

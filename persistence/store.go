@@ -36,8 +36,9 @@ type Options struct {
 	// production.
 	Fault func(FaultPoint)
 	// FaultErr, when set, can fail a step: a non-nil error returned at
-	// FaultBackup fails the backup as if the disk had (fault tests). Nil
-	// in production.
+	// FaultBackup fails the backup, at FaultWrite the batch's write, at
+	// a repair step (FaultRepair...) that step, as if the disk had (an
+	// injected ENOSPC; fault tests). Nil in production.
 	FaultErr func(FaultPoint) error
 }
 
@@ -69,7 +70,13 @@ type Store struct {
 
 	mu      sync.RWMutex // guards the fields below
 	handles map[string]*handle
-	closed  bool
+	// failed remembers the write failure of sessions released with events
+	// that could not be written, so a later wait on them fails instead of
+	// finding nothing held (and so nothing to wait for). Holding the
+	// session again (Load, Open) forgets it: the new holder starts from the
+	// file.
+	failed map[string]error
+	closed bool
 }
 
 // Snapshot is a validated view of one session log.
@@ -120,6 +127,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		fault:    opts.Fault,
 		faultErr: opts.FaultErr,
 		handles:  make(map[string]*handle),
+		failed:   make(map[string]error),
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -173,6 +181,37 @@ func (s *Store) held(id string) (*handle, error) {
 	return s.handles[id], nil
 }
 
+// heldOrFailed is held for the wait points (SyncTo, SyncSoon, Flush): a
+// session not held but released after a write failure answers that
+// failure, so whoever waits to show one of its events does not show it.
+func (s *Store) heldOrFailed(id string) (*handle, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	if h := s.handles[id]; h != nil {
+		return h, nil
+	}
+	return nil, s.failed[id]
+}
+
+// Err returns the sticky write failure of session id: a *WriteError once
+// a write, fsync or release of it failed (nothing more of it is written;
+// hold it again to start over from its file), else nil.
+func (s *Store) Err(id string) error {
+	h, err := s.heldOrFailed(id)
+	if h == nil {
+		if errors.Is(err, ErrClosed) {
+			return nil
+		}
+		return err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.err
+}
+
 // checkOpen fails with ErrClosed after Close.
 func (s *Store) checkOpen() error {
 	s.mu.RLock()
@@ -195,6 +234,7 @@ func (s *Store) register(h *handle) error {
 		return fmt.Errorf("persistence: session %s: %w (already held by this store)", h.id, ErrExists)
 	}
 	s.handles[h.id] = h
+	delete(s.failed, h.id)
 	return nil
 }
 

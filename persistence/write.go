@@ -40,6 +40,7 @@ type handle struct {
 	live     bool            // a live session feeds it (Open was called)
 	closed   bool            // released; the file is closed
 	err      error           // sticky failure; the session takes no more writes
+	refused  int             // events appended after err (never written)
 
 	// rmu guards index, the read-back offsets (readback.go).
 	rmu   sync.Mutex
@@ -75,7 +76,9 @@ func (s *Store) Appended(sess *session.Session, ev session.Event) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	switch {
-	case h.closed || h.err != nil:
+	case h.closed:
+	case h.err != nil:
+		h.refused++ // counted as unsaved at release
 	case ev.Seq != h.next:
 		h.err = &SeqError{ID: h.id, Want: h.next, Got: ev.Seq}
 		s.log.Error("session log out of step", "session_id", h.id, "err", h.err)
@@ -115,6 +118,9 @@ func (s *Store) flushLocked(h *handle, sync bool) error {
 		h.buf.Reset()
 		err := encodeEvents(&h.buf, batch)
 		var n int
+		if err == nil && s.faultErr != nil {
+			err = s.faultErr(FaultWrite) // an injected ENOSPC (fault tests)
+		}
 		if err == nil {
 			n, err = h.f.Write(h.buf.Bytes())
 		}
@@ -122,20 +128,23 @@ func (s *Store) flushLocked(h *handle, sync bool) error {
 			h.buf = bytes.Buffer{} // do not pin a huge batch's buffer
 		}
 		if err != nil {
-			err = fmt.Errorf("persistence: write %s: %w", h.path, err)
-			// Cut a partial line so the file stays a valid log, and keep the
-			// batch for a retry. If the cut fails, the session is stuck.
-			var terr error
+			// Cut a partial line so the file stays a valid log. The failure
+			// is sticky: a retry that later succeeds would write events
+			// whose display was already refused, and waiters must not
+			// pass. The batch stays pending only to be counted as unsaved.
+			werr := error(&WriteError{ID: h.id, Path: h.path, Op: "write", Err: err})
 			if n > 0 {
-				terr = h.f.Truncate(written)
+				if terr := h.f.Truncate(written); terr != nil {
+					werr = errors.Join(werr, fmt.Errorf("persistence: cut the partial line of %s: %w", h.path, terr))
+				}
 			}
 			h.mu.Lock()
 			h.pending, h.inflight = append(batch, h.pending...), nil
-			if terr != nil {
-				h.err = errors.Join(err, terr)
-			}
+			h.err = werr
+			h.wakeAllLocked()
 			h.mu.Unlock()
-			return err
+			s.log.Error("session log write failed: nothing more of the session is saved or shown", "session_id", h.id, "path", h.path, "err", err)
+			return werr
 		}
 		h.mu.Lock()
 		h.written += int64(n)
@@ -154,7 +163,7 @@ func (s *Store) flushLocked(h *handle, sync bool) error {
 		if err := s.sync(h.f); err != nil {
 			// After a failed fsync the page cache state is unknown
 			// (fsyncgate): stop writing rather than pretend.
-			err = fmt.Errorf("persistence: fsync %s: %w", h.path, err)
+			err = &WriteError{ID: h.id, Path: h.path, Op: "fsync", Err: err}
 			h.mu.Lock()
 			h.err = err
 			h.wakeAllLocked()
@@ -188,7 +197,7 @@ func (s *Store) Flush(ctx context.Context, id string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	h, err := s.held(id)
+	h, err := s.heldOrFailed(id)
 	if err != nil || h == nil {
 		return err
 	}
@@ -333,13 +342,30 @@ func (s *Store) release(h *handle) error {
 	already := h.closed
 	h.closed = true
 	h.wakeAllLocked()
-	lost := len(h.pending) + len(h.inflight)
+	lost := len(h.pending) + len(h.inflight) + h.refused
 	h.mu.Unlock()
 	if already {
 		return nil
 	}
-	if lost > 0 {
-		s.log.Error("session released with unwritten events", "session_id", h.id, "events", lost, "err", err)
+	if lost > 0 || err != nil {
+		if err == nil {
+			err = &WriteError{ID: h.id, Path: h.path, Op: "write", Err: errors.New("released with events not written")}
+		}
+		var we *WriteError
+		if errors.As(err, &we) {
+			c := *we
+			c.Unsaved = lost
+			err = &c
+		}
+		// Remember it: a wait on this session after the release (the
+		// emitter showing its last chunks) must fail, not find nothing
+		// held and pass.
+		s.mu.Lock()
+		if s.handles[h.id] == nil {
+			s.failed[h.id] = err
+		}
+		s.mu.Unlock()
+		s.log.Error("session released with events not saved", "session_id", h.id, "path", h.path, "events", lost, "err", err)
 	}
 	return errors.Join(err, h.close())
 }

@@ -39,6 +39,7 @@ var KnownTypes = map[string]bool{
 	TypeSessionTitle: true, TypeEndSeed: true, TypeDescriptor: true,
 	TypeRequestHeader: true, TypeRequestContext: true, TypeApprovalPolicy: true,
 	TypeSandboxMode: true, TypeCompaction: true, TypeSystemPrompt: true,
+	TypeRepaired: true,
 }
 
 // SurfaceTypes are the event types that feed model-visible history. Only

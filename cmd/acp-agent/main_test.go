@@ -32,7 +32,7 @@ const beMain = "ACP_AGENT_TEST_BE_MAIN"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(beMain) == "1" {
-		os.Exit(app.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv, crashServeCommand()))
+		os.Exit(app.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv, crashServeCommand(), diskFullServeCommand()))
 	}
 	goleak.VerifyTestMain(m)
 }

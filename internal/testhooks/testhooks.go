@@ -31,6 +31,9 @@ type Hooks struct {
 	NoSync bool
 	// StorageFault is persistence.Options.Fault (crash tests).
 	StorageFault func(persistence.FaultPoint)
+	// StorageFaultErr is persistence.Options.FaultErr: it can fail a
+	// storage step as a full disk would (disk-full tests).
+	StorageFaultErr func(persistence.FaultPoint) error
 	// PanicOnBug makes ACP handler panics crash instead of answering an
 	// internal error.
 	PanicOnBug bool
