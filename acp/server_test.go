@@ -447,7 +447,7 @@ func TestCloseSessionReleasesIt(t *testing.T) {
 		t.Errorf("session still live after close")
 	}
 	_, err := e.prompt(ctx, id, "hi")
-	wantRPCError(t, err, -32602, "unknown session")
+	wantRPCError(t, err, -32002, "unknown session")
 }
 
 func TestUnadvertisedMethodsAreMethodNotFound(t *testing.T) {
