@@ -49,7 +49,7 @@ func TestDelegationTitleStartsWithTheTask(t *testing.T) {
 	tr := newTranslator(nil)
 	for args, want := range map[string]string{
 		`{"description":"  Find the flaky test ","prompt":"..."}`: "Find the flaky test (subagent)",
-		`{"prompt":"no description"}`:                            "Subagent",
+		`{"prompt":"no description"}`:                             "Subagent",
 	} {
 		kind, got := tr.describe("subagent", json.RawMessage(args))
 		if got != want || kind != "think" {
