@@ -1,13 +1,17 @@
 package acp
 
-// This file defines the model picker: when more than one model is
-// configured (Options.Models), session/new and session/load answer with
-// configOptions holding one select option of category "model",
-// session/set_config_option switches a session's model, the choice is
-// recorded in the session log as an ignorable "session/model" event (so it
-// survives session/load and a restart) and announced as
-// config_option_update, live and on replay. With one model or none, no
-// configOptions are offered and session/set_config_option answers -32601.
+// This file defines the session's config options: session/new and
+// session/load answer with configOptions holding the model picker (a select
+// of category "model", only when more than one model is configured in
+// Options.Models) and the session mode (a select of category "mode", always
+// for a top-level session: some clients, CodeCompanion among them, read only
+// configOptions and never the modes field). session/set_config_option
+// switches either. A model choice is recorded in the session log as an
+// ignorable "session/model" event (so it survives session/load and a
+// restart) and announced as config_option_update, live and on replay; a mode
+// choice through either method is the same session/mode event as
+// session/set_mode (modes.go), announced both as current_mode_update and as
+// config_option_update, so the two places always show the same mode.
 
 import (
 	"context"
@@ -30,8 +34,12 @@ type ModelOption struct {
 	Description string
 }
 
-// ConfigModel is the id of the model config option.
-const ConfigModel = "model"
+// ConfigModel is the id of the model config option; ConfigMode that of the
+// mode config option.
+const (
+	ConfigModel = "model"
+	ConfigMode  = "mode"
+)
 
 // TypeSessionModel is the log event recording a model choice. It is
 // appended ignorable, so builds that do not know it still read the log;
@@ -119,13 +127,33 @@ func (s *Server) modelFromLog(events []session.Event) string {
 	return s.opts.Models[0].ID
 }
 
-// configOptionsFor renders the full configOptions with current as the
-// model's value.
-func (s *Server) configOptionsFor(current string) []acpsdk.SessionConfigOption {
-	return modelList(s.opts.Models).configOptions(current)
+// configOptionsFor renders the full configOptions of a top-level session
+// whose model is model ("" without a picker) and whose mode is mode.
+func (s *Server) configOptionsFor(model, mode string) []acpsdk.SessionConfigOption {
+	return sessionConfig(s.opts.Models, model, true, mode)
 }
 
-func (l modelList) configOptions(current string) []acpsdk.SessionConfigOption {
+// sessionConfig renders configOptions: the model picker when more than one
+// model is configured (model "" is the default), then, with withMode, the
+// mode option (mode "" is ModeDefault).
+func sessionConfig(l modelList, model string, withMode bool, mode string) []acpsdk.SessionConfigOption {
+	var out []acpsdk.SessionConfigOption
+	if len(l) > 1 {
+		if model == "" {
+			model = l[0].ID
+		}
+		out = append(out, l.configOption(model))
+	}
+	if withMode {
+		if mode == "" {
+			mode = ModeDefault
+		}
+		out = append(out, modeConfigOption(mode))
+	}
+	return out
+}
+
+func (l modelList) configOption(current string) acpsdk.SessionConfigOption {
 	opts := make(acpsdk.SessionConfigSelectOptionsUngrouped, len(l))
 	for i, m := range l {
 		opts[i] = acpsdk.SessionConfigSelectOption{Value: acpsdk.SessionConfigValueId(m.ID), Name: m.Name}
@@ -134,30 +162,50 @@ func (l modelList) configOptions(current string) []acpsdk.SessionConfigOption {
 		}
 	}
 	category := acpsdk.SessionConfigOptionCategoryModel
-	return []acpsdk.SessionConfigOption{{Select: &acpsdk.SessionConfigOptionSelect{
+	return acpsdk.SessionConfigOption{Select: &acpsdk.SessionConfigOptionSelect{
 		Id:           ConfigModel,
 		Name:         "Model",
 		Description:  acpsdk.Ptr("The model answering this session's next requests"),
 		Category:     &category,
 		CurrentValue: acpsdk.SessionConfigValueId(current),
 		Options:      acpsdk.SessionConfigSelectOptions{Ungrouped: &opts},
-	}}}
+	}}
+}
+
+// modeConfigOption is the session mode as a config option: the same modes,
+// names and descriptions as availableModes.
+func modeConfigOption(current string) acpsdk.SessionConfigOption {
+	opts := make(acpsdk.SessionConfigSelectOptionsUngrouped, len(availableModes))
+	for i, m := range availableModes {
+		opts[i] = acpsdk.SessionConfigSelectOption{Value: acpsdk.SessionConfigValueId(m.Id), Name: m.Name, Description: m.Description}
+	}
+	category := acpsdk.SessionConfigOptionCategoryMode
+	return acpsdk.SessionConfigOption{Select: &acpsdk.SessionConfigOptionSelect{
+		Id:           ConfigMode,
+		Name:         "Mode",
+		Description:  acpsdk.Ptr("What the agent may do without asking"),
+		Category:     &category,
+		CurrentValue: acpsdk.SessionConfigValueId(current),
+		Options:      acpsdk.SessionConfigSelectOptions{Ungrouped: &opts},
+	}}
 }
 
 // configOptions is the configOptions field of a session/new or
-// session/load answer: nil without a model picker and for a read-only
-// (subagent) session.
+// session/load answer: nil for a read-only (subagent) session, whose model
+// and mode are fixed.
 func (s *Server) configOptions(b *bound) []acpsdk.SessionConfigOption {
-	if !s.offersModels() || b.readOnly {
+	if b.readOnly {
 		return nil
 	}
-	return s.configOptionsFor(s.SessionModel(b.id))
+	return s.configOptionsFor(s.SessionModel(b.id), s.modeOf(b))
 }
 
-// setConfigOption switches a session's model. The choice is recorded in
-// the session log (durable before the answer) and announced as
-// config_option_update; the answer carries the full configOptions. A
-// running turn keeps going: the change applies from its next model request.
+// setConfigOption switches a session's model or mode. The choice is
+// recorded in the session log (durable before the answer) and announced as
+// config_option_update (and a mode also as current_mode_update); the answer
+// carries the full configOptions. A running turn keeps going: a model
+// applies from its next model request, a mode from its next permission
+// decision.
 func (s *Server) setConfigOption(ctx context.Context, p acpsdk.SetSessionConfigOptionRequest) (resp acpsdk.SetSessionConfigOptionResponse, err error) {
 	var sid, configID, value string
 	switch {
@@ -165,7 +213,7 @@ func (s *Server) setConfigOption(ctx context.Context, p acpsdk.SetSessionConfigO
 		sid, configID, value = string(p.ValueId.SessionId), string(p.ValueId.ConfigId), string(p.ValueId.Value)
 	case p.Boolean != nil:
 		return resp, toRequestError(errorf(CodeInvalidParams,
-			"config option %q is not a boolean option (the only config option is %q, a select)", p.Boolean.ConfigId, ConfigModel))
+			"config option %q is not a boolean option (the config options are selects: %s)", p.Boolean.ConfigId, s.configIDs()))
 	default:
 		return resp, toRequestError(errorf(CodeInvalidParams, "missing config option value"))
 	}
@@ -175,16 +223,30 @@ func (s *Server) setConfigOption(ctx context.Context, p acpsdk.SetSessionConfigO
 	}
 	if b.readOnly {
 		return resp, toRequestError(errorf(CodeReadOnlySession,
-			"session %s is a subagent session: its model is fixed when it is delegated", b.id))
+			"session %s is a subagent session: its model and mode are fixed when it is delegated", b.id))
 	}
-	if configID != ConfigModel {
-		return resp, toRequestError(errorf(CodeInvalidParams, "unknown config option %q (available: %s)", configID, ConfigModel))
+	switch {
+	case configID == ConfigMode:
+		if err := s.setMode(ctx, b, value); err != nil {
+			return resp, err
+		}
+	case configID == ConfigModel && s.offersModels():
+		if err := s.chooseModel(ctx, b, value); err != nil {
+			return resp, err
+		}
+	default:
+		return resp, toRequestError(errorf(CodeInvalidParams, "unknown config option %q (available: %s)", configID, s.configIDs()))
 	}
-	if err := s.chooseModel(ctx, b, value); err != nil {
-		return resp, err
-	}
-	resp.ConfigOptions = s.configOptionsFor(value)
+	resp.ConfigOptions = s.configOptionsFor(s.SessionModel(b.id), s.modeOf(b))
 	return resp, nil
+}
+
+// configIDs lists the ids of the offered config options.
+func (s *Server) configIDs() string {
+	if s.offersModels() {
+		return ConfigModel + ", " + ConfigMode
+	}
+	return ConfigMode
 }
 
 // chooseModel records and announces model value as session b's model;
@@ -255,19 +317,27 @@ func (s *Server) UnstableSetSessionModel(ctx context.Context, p acpsdk.UnstableS
 	return resp, s.chooseModel(ctx, b, string(p.ModelId))
 }
 
-// modelUpdate renders a session/model event as config_option_update; nil
-// without a model picker or for a model no longer configured.
-func modelUpdate(models modelList, ev session.Event) []acpsdk.SessionUpdate {
-	if len(models) < 2 {
+// modelUpdate renders a session/model event as config_option_update and
+// remembers the choice; nil without a model picker or for a model no
+// longer configured.
+func (t *translator) modelUpdate(ev session.Event) []acpsdk.SessionUpdate {
+	if len(t.models) < 2 {
 		return nil
 	}
 	d, err := session.DecodeData[SessionModelData](ev)
-	if err != nil || !models.known(d.ModelID) {
+	if err != nil || !t.models.known(d.ModelID) {
 		return nil
 	}
-	return []acpsdk.SessionUpdate{{ConfigOptionUpdate: &acpsdk.SessionConfigOptionUpdate{
-		ConfigOptions: models.configOptions(d.ModelID),
-	}}}
+	t.model = d.ModelID
+	return []acpsdk.SessionUpdate{t.configUpdate()}
+}
+
+// configUpdate is the config_option_update with the full configOptions as
+// the events folded so far leave them.
+func (t *translator) configUpdate() acpsdk.SessionUpdate {
+	return acpsdk.SessionUpdate{ConfigOptionUpdate: &acpsdk.SessionConfigOptionUpdate{
+		ConfigOptions: sessionConfig(t.models, t.model, t.configModes, t.mode),
+	}}
 }
 
 // withModels sets the models t renders session/model events with.

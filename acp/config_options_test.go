@@ -91,11 +91,12 @@ func twoModels(t *testing.T) (fast, smart *routesSeen, choices []app.ModelChoice
 	}
 }
 
-// modelOption returns the model select of configOptions and checks its shape.
+// modelOption returns the model select of configOptions and checks its
+// shape: the model, then the mode.
 func modelOption(t *testing.T, opts []acpsdk.SessionConfigOption) *acpsdk.SessionConfigOptionSelect {
 	t.Helper()
-	if len(opts) != 1 || opts[0].Select == nil {
-		t.Fatalf("configOptions = %+v, want one select", opts)
+	if len(opts) != 2 || opts[0].Select == nil || opts[1].Select == nil || opts[1].Select.Id != "mode" {
+		t.Fatalf("configOptions = %+v, want the model and mode selects", opts)
 	}
 	sel := opts[0].Select
 	if sel.Id != "model" || sel.Category == nil || *sel.Category != acpsdk.SessionConfigOptionCategoryModel {
@@ -125,11 +126,11 @@ func TestModelPickerOnlyWithTwoModels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.ConfigOptions != nil {
-		t.Errorf("one model: configOptions %+v", r.ConfigOptions)
+	if len(r.ConfigOptions) != 1 || r.ConfigOptions[0].Select == nil || r.ConfigOptions[0].Select.Id != "mode" {
+		t.Errorf("one model: configOptions %+v, want the mode only", r.ConfigOptions)
 	}
 	_, err = setModel(ctx, one, string(r.SessionId), "script/fast")
-	wantRPCError(t, err, -32601, "")
+	wantRPCError(t, err, -32602, `unknown config option "model" (available: mode)`)
 
 	_, _, choices := twoModels(t)
 	two := startModels(t, t.TempDir(), choices...)
@@ -239,18 +240,23 @@ func TestSetConfigOptionRejectsBadInput(t *testing.T) {
 		{"unknown model", acpsdk.SetSessionConfigOptionRequest{ValueId: &acpsdk.SetSessionConfigOptionValueId{SessionId: acpsdk.SessionId(id), ConfigId: "model", Value: "openai/gpt-9"}}, `unknown model "openai/gpt-9"`},
 		{"unknown option", acpsdk.SetSessionConfigOptionRequest{ValueId: &acpsdk.SetSessionConfigOptionValueId{SessionId: acpsdk.SessionId(id), ConfigId: "effort", Value: "high"}}, `unknown config option "effort"`},
 		{"boolean", acpsdk.SetSessionConfigOptionRequest{Boolean: &acpsdk.SetSessionConfigOptionBoolean{SessionId: acpsdk.SessionId(id), ConfigId: "model", Type: "boolean", Value: true}}, "not a boolean option"},
+		{"unknown mode", acpsdk.SetSessionConfigOptionRequest{ValueId: &acpsdk.SetSessionConfigOptionValueId{SessionId: acpsdk.SessionId(id), ConfigId: "mode", Value: "yolo"}}, `unknown mode "yolo"`},
 		{"unknown session", acpsdk.SetSessionConfigOptionRequest{ValueId: &acpsdk.SetSessionConfigOptionValueId{SessionId: "nope", ConfigId: "model", Value: "script/smart"}}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := e.cs.SetSessionConfigOption(ctx, tt.req)
-			wantRPCError(t, err, -32602, tt.want)
+			code := -32602
+			if tt.name == "unknown session" {
+				code = -32002
+			}
+			wantRPCError(t, err, code, tt.want)
 		})
 	}
 	// Nothing was recorded.
 	sess, _ := e.app.Sessions.Get(id)
 	for _, ev := range sess.MustEvents() {
-		if ev.Type == "session/model" {
+		if ev.Type == "session/model" || ev.Type == "session/mode" {
 			t.Errorf("rejected choice recorded: %+v", ev)
 		}
 	}
@@ -323,6 +329,113 @@ func TestSetConfigOptionDuringATurnAppliesToTheNextRequest(t *testing.T) {
 	if got, want := smart.calls(), []string{"main@script/smart"}; !slices.Equal(got, want) {
 		t.Errorf("smart model saw %v, want %v", got, want)
 	}
+}
+
+// The mode is offered twice, as the modes field and as a config option of
+// category mode (CodeCompanion reads only configOptions): a switch through
+// session/set_config_option and one through session/set_mode show the same
+// state in both places, in the answers, in the live updates and after a
+// reload.
+func TestModeConfigOptionInStepWithSetMode(t *testing.T) {
+	ctx := ctxFor(t)
+	dir := t.TempDir()
+	e := start(t, dir, loadScript(t, pickerScript))
+	e.initialize(ctx)
+	r, err := e.cs.NewSession(ctx, acpsdk.NewSessionRequest{Cwd: tempCwd(t), McpServers: []acpsdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := string(r.SessionId)
+	sel := modeOption(t, r.ConfigOptions)
+	if sel.CurrentValue != "default" || r.Modes == nil || r.Modes.CurrentModeId != "default" {
+		t.Fatalf("new session: config mode %q, modes %+v", sel.CurrentValue, r.Modes)
+	}
+	var values []string
+	for _, o := range *sel.Options.Ungrouped {
+		values = append(values, string(o.Value))
+	}
+	var modeIDs []string
+	for _, m := range r.Modes.AvailableModes {
+		modeIDs = append(modeIDs, string(m.Id))
+	}
+	if !slices.Equal(values, modeIDs) {
+		t.Errorf("config option values %v, modes %v: want the same", values, modeIDs)
+	}
+
+	// Through the config option: the answer, current_mode_update and
+	// config_option_update all say plan.
+	resp, err := e.cs.SetSessionConfigOption(ctx, acpsdk.SetSessionConfigOptionRequest{ValueId: &acpsdk.SetSessionConfigOptionValueId{
+		SessionId: acpsdk.SessionId(id), ConfigId: "mode", Value: "plan"}})
+	if err != nil {
+		t.Fatalf("set_config_option mode: %v", err)
+	}
+	if got := modeOption(t, resp.ConfigOptions).CurrentValue; got != "plan" {
+		t.Errorf("set_config_option answer mode = %q, want plan", got)
+	}
+	if got, want := modeUpdates(t, e.rec.snapshot(id)), []string{"current plan", "config plan"}; !slices.Equal(got, want) {
+		t.Errorf("updates after set_config_option = %q, want %q", got, want)
+	}
+	// Through session/set_mode: the same two updates.
+	e.rec.reset()
+	if _, err := e.cs.SetSessionMode(ctx, acpsdk.SetSessionModeRequest{SessionId: acpsdk.SessionId(id), ModeId: "accept-edits"}); err != nil {
+		t.Fatalf("set_mode: %v", err)
+	}
+	if got, want := modeUpdates(t, e.rec.snapshot(id)), []string{"current accept-edits", "config accept-edits"}; !slices.Equal(got, want) {
+		t.Errorf("updates after set_mode = %q, want %q", got, want)
+	}
+	// A reload answers it in both places and replays both updates.
+	e.stop()
+	e2 := start(t, dir, loadScript(t, pickerScript))
+	e2.initialize(ctx)
+	lr, err := e2.cs.LoadSession(ctx, acpsdk.LoadSessionRequest{SessionId: acpsdk.SessionId(id), Cwd: tempCwd(t), McpServers: []acpsdk.McpServer{}})
+	if err != nil {
+		t.Fatalf("session/load: %v", err)
+	}
+	if got := modeOption(t, lr.ConfigOptions).CurrentValue; got != "accept-edits" || lr.Modes == nil || lr.Modes.CurrentModeId != "accept-edits" {
+		t.Errorf("load: config mode %q, modes %+v; want accept-edits in both", got, lr.Modes)
+	}
+	if got, want := modeUpdates(t, e2.rec.snapshot(id)), []string{"current plan", "config plan", "current accept-edits", "config accept-edits"}; !slices.Equal(got, want) {
+		t.Errorf("replayed mode updates = %q, want %q", got, want)
+	}
+	// Live updates after the replay continue from the replayed state.
+	e2.rec.reset()
+	if _, err := e2.cs.SetSessionMode(ctx, acpsdk.SetSessionModeRequest{SessionId: acpsdk.SessionId(id), ModeId: "bypass"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := modeUpdates(t, e2.rec.snapshot(id)), []string{"current bypass", "config bypass"}; !slices.Equal(got, want) {
+		t.Errorf("updates after reload and set_mode = %q, want %q", got, want)
+	}
+}
+
+// modeOption returns the mode select of configOptions.
+func modeOption(t *testing.T, opts []acpsdk.SessionConfigOption) *acpsdk.SessionConfigOptionSelect {
+	t.Helper()
+	for _, o := range opts {
+		if o.Select != nil && o.Select.Id == "mode" {
+			if o.Select.Category == nil || *o.Select.Category != acpsdk.SessionConfigOptionCategoryMode {
+				t.Errorf("mode option category = %v, want mode", o.Select.Category)
+			}
+			return o.Select
+		}
+	}
+	t.Fatalf("configOptions = %+v, want a mode select", opts)
+	return nil
+}
+
+// modeUpdates lists current_mode_update and config_option_update
+// notifications as "current MODE" and "config MODE".
+func modeUpdates(t *testing.T, ns []acpsdk.SessionNotification) []string {
+	t.Helper()
+	var out []string
+	for _, n := range ns {
+		switch {
+		case n.Update.CurrentModeUpdate != nil:
+			out = append(out, "current "+string(n.Update.CurrentModeUpdate.CurrentModeId))
+		case n.Update.ConfigOptionUpdate != nil:
+			out = append(out, "config "+string(modeOption(t, n.Update.ConfigOptionUpdate.ConfigOptions).CurrentValue))
+		}
+	}
+	return out
 }
 
 // The legacy (unstable) models field and session/set_model make the same

@@ -205,8 +205,8 @@ func TestResumeReattachesWithoutReplay(t *testing.T) {
 	}
 
 	err := b.call(ctx, "session/resume", map[string]any{"sessionId": "no-such-session", "cwd": cwd}, &res)
-	if rpcCode(err) != -32602 || !strings.Contains(err.Error(), "unknown session") {
-		t.Errorf("resume of an unknown session = %v, want -32602 unknown session", err)
+	if rpcCode(err) != -32002 || !strings.Contains(err.Error(), "unknown session") {
+		t.Errorf("resume of an unknown session = %v, want -32002 unknown session", err)
 	}
 	err = b.call(ctx, "session/resume", map[string]any{"sessionId": id}, &res)
 	if rpcCode(err) != -32602 {
@@ -276,8 +276,8 @@ func TestForkCopiesCompletedTurnsIntoANewListedSession(t *testing.T) {
 
 	var res map[string]any
 	err = c.call(ctx, "session/fork", map[string]any{"sessionId": "nope", "cwd": cwd}, &res)
-	if rpcCode(err) != -32602 || !strings.Contains(err.Error(), "unknown session") {
-		t.Errorf("fork of an unknown session = %v, want -32602 unknown session", err)
+	if rpcCode(err) != -32002 || !strings.Contains(err.Error(), "unknown session") {
+		t.Errorf("fork of an unknown session = %v, want -32002 unknown session", err)
 	}
 }
 

@@ -20,7 +20,8 @@ import (
 type Code string
 
 // Error codes. The first group maps to JSON-RPC -32602 (invalid params),
-// the second to -32603 (internal error).
+// except CodeUnknownSession, which is ACP's -32002 (resource not found); the
+// second group maps to -32603 (internal error).
 const (
 	CodeInvalidParams      Code = "INVALID_PARAMS"
 	CodeInvalidSessionID   Code = "INVALID_SESSION_ID"
@@ -65,7 +66,7 @@ func errorf(code Code, format string, args ...any) *Error {
 
 // invalidParamCodes are the codes answered with JSON-RPC -32602.
 var invalidParamCodes = map[Code]bool{
-	CodeInvalidParams: true, CodeInvalidSessionID: true, CodeUnknownSession: true,
+	CodeInvalidParams: true, CodeInvalidSessionID: true,
 	CodePromptInFlight: true, CodeUnsupportedContent: true, CodeReadOnlySession: true,
 	CodeSessionLocked: true, CodeInvalidCursor: true,
 }
@@ -76,8 +77,12 @@ var invalidParamCodes = map[Code]bool{
 // out as a generic internal error (house-style Appendix A.1).
 //
 //   - *acpsdk.RequestError anywhere in the chain: returned as is;
-//   - *Error with an invalid-params code, session.ErrInvalidID, ErrNotFound
-//     and ErrLocked: -32602 "Invalid params: <detail>";
+//   - CodeUnknownSession (ErrNotFound): -32002 "Resource not found:
+//     <detail>", the code the ACP schema defines for a session that does
+//     not exist; clients branch on it (acpx starts a fresh session only on
+//     -32002, so a lost data directory does not fail every later prompt);
+//   - *Error with an invalid-params code, session.ErrInvalidID and
+//     ErrLocked: -32602 "Invalid params: <detail>";
 //   - CodeAuthRequired (model.ErrAuthRequired): -32000 "Authentication
 //     required: <detail>";
 //   - context.Canceled: -32800 (request cancelled) — never used by Prompt,
@@ -96,6 +101,8 @@ func toRequestError(err error) error {
 	code := classify(err)
 	data := map[string]any{"code": string(code), "message": err.Error()}
 	switch {
+	case code == CodeUnknownSession:
+		return &acpsdk.RequestError{Code: -32002, Message: "Resource not found: " + err.Error(), Data: data}
 	case invalidParamCodes[code]:
 		return &acpsdk.RequestError{Code: -32602, Message: "Invalid params: " + err.Error(), Data: data}
 	case code == CodeAuthRequired:

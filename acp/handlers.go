@@ -422,12 +422,9 @@ func (s *Server) Cancel(ctx context.Context, p acpsdk.CancelNotification) (err e
 
 var errUserCancel = errors.New("acp: cancelled by the client")
 
-// SetSessionConfigOption switches a session's model when the model picker
-// is offered (config_options.go); otherwise it is not supported.
+// SetSessionConfigOption switches a session's mode, or its model when the
+// model picker is offered (config_options.go).
 func (s *Server) SetSessionConfigOption(ctx context.Context, p acpsdk.SetSessionConfigOptionRequest) (resp acpsdk.SetSessionConfigOptionResponse, err error) {
-	if !s.offersModels() {
-		return resp, acpsdk.NewMethodNotFound(acpsdk.AgentMethodSessionSetConfigOption)
-	}
 	defer s.recoverTo("session/set_config_option", &err)
 	return s.setConfigOption(ctx, p)
 }

@@ -157,13 +157,19 @@ func (s *Server) SetSessionMode(ctx context.Context, p acpsdk.SetSessionModeRequ
 		return resp, toRequestError(errorf(CodeReadOnlySession,
 			"session %s is a subagent session: it follows its root session's mode", b.id))
 	}
-	id := string(p.ModeId)
+	return resp, s.setMode(ctx, b, string(p.ModeId))
+}
+
+// setMode records and announces mode id as session b's mode, for
+// session/set_mode and session/set_config_option alike; errors are already
+// mapped for the client.
+func (s *Server) setMode(ctx context.Context, b *bound, id string) error {
 	if !knownMode(id) {
 		names := make([]string, len(availableModes))
 		for i, m := range availableModes {
 			names[i] = string(m.Id)
 		}
-		return resp, toRequestError(errorf(CodeInvalidParams, "unknown mode %q (available: %s)", id, strings.Join(names, ", ")))
+		return toRequestError(errorf(CodeInvalidParams, "unknown mode %q (available: %s)", id, strings.Join(names, ", ")))
 	}
 	// Durable first, then in force: a switch whose record fails leaves
 	// the old mode deciding (a failed switch to bypass never loosens the
@@ -174,10 +180,10 @@ func (s *Server) SetSessionMode(ctx context.Context, p acpsdk.SetSessionModeRequ
 	s.modeOf(b) // the cache holds the old mode until the switch is durable
 	ev, aerr := b.sess.Append(TypeSessionMode, SessionModeData{ModeID: id}, session.Ignorable())
 	if aerr != nil {
-		return resp, toRequestError(fmt.Errorf("record mode of session %s: %w", b.id, aerr))
+		return toRequestError(fmt.Errorf("record mode of session %s: %w", b.id, aerr))
 	}
 	if err := s.makeDurable(ctx, b.id, ev.Seq); err != nil {
-		return resp, toRequestError(fmt.Errorf("record mode of session %s: %w", b.id, err))
+		return toRequestError(fmt.Errorf("record mode of session %s: %w", b.id, err))
 	}
 	s.gate.mu.Lock()
 	if s.gate.modes == nil {
@@ -187,20 +193,26 @@ func (s *Server) SetSessionMode(ctx context.Context, p acpsdk.SetSessionModeRequ
 	s.gate.mu.Unlock()
 	s.log.Info("session mode set", "session_id", b.id, "mode", id)
 	if err := s.flush(ctx, b); err != nil {
-		return resp, toRequestError(err)
+		return toRequestError(err)
 	}
-	return resp, nil
+	return nil
 }
 
-// modeUpdate renders a session/mode event as current_mode_update.
-func modeUpdate(ev session.Event) []acpsdk.SessionUpdate {
+// modeUpdate renders a session/mode event as current_mode_update and, for
+// a session offering the mode as a config option, config_option_update.
+func (t *translator) modeUpdate(ev session.Event) []acpsdk.SessionUpdate {
 	d, err := session.DecodeData[SessionModeData](ev)
 	if err != nil || !knownMode(d.ModeID) {
 		return nil
 	}
-	return []acpsdk.SessionUpdate{{CurrentModeUpdate: &acpsdk.SessionCurrentModeUpdate{
+	t.mode = d.ModeID
+	out := []acpsdk.SessionUpdate{{CurrentModeUpdate: &acpsdk.SessionCurrentModeUpdate{
 		CurrentModeId: acpsdk.SessionModeId(d.ModeID),
 	}}}
+	if t.configModes {
+		out = append(out, t.configUpdate())
+	}
+	return out
 }
 
 // makeDurable makes session id's log durable up to seq through

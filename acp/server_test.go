@@ -447,7 +447,7 @@ func TestCloseSessionReleasesIt(t *testing.T) {
 		t.Errorf("session still live after close")
 	}
 	_, err := e.prompt(ctx, id, "hi")
-	wantRPCError(t, err, -32602, "unknown session")
+	wantRPCError(t, err, -32002, "unknown session")
 }
 
 func TestUnadvertisedMethodsAreMethodNotFound(t *testing.T) {
@@ -456,7 +456,8 @@ func TestUnadvertisedMethodsAreMethodNotFound(t *testing.T) {
 	e.initialize(ctx)
 	id := e.newSession(ctx, tempCwd(t))
 	_, err := e.cs.SetSessionConfigOption(ctx, acpsdk.SetSessionConfigOptionRequest{ValueId: &acpsdk.SetSessionConfigOptionValueId{SessionId: acpsdk.SessionId(id), ConfigId: "x", Value: "y"}})
-	wantRPCError(t, err, -32601, "")
+	// The mode is always a config option now: an unknown one is bad params.
+	wantRPCError(t, err, -32602, `unknown config option "x" (available: mode)`)
 	_, err = e.cs.SetSessionMode(ctx, acpsdk.SetSessionModeRequest{SessionId: acpsdk.SessionId(id), ModeId: "x"})
 	wantRPCError(t, err, -32602, "unknown mode")
 	_, err = e.cs.CallExtension(ctx, "_acp-agent/nothing", map[string]any{})

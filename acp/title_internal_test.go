@@ -41,3 +41,19 @@ func TestToolCallTitlesEscaped(t *testing.T) {
 		}
 	}
 }
+
+// TestDelegationTitleStartsWithTheTask: the delegation's title starts with
+// its task, so an editor that keeps only a title's first words (before a
+// colon) still shows what the child does.
+func TestDelegationTitleStartsWithTheTask(t *testing.T) {
+	tr := newTranslator(nil)
+	for args, want := range map[string]string{
+		`{"description":"  Find the flaky test ","prompt":"..."}`: "Find the flaky test (subagent)",
+		`{"prompt":"no description"}`:                             "Subagent",
+	} {
+		kind, got := tr.describe("subagent", json.RawMessage(args))
+		if got != want || kind != "think" {
+			t.Errorf("describe(subagent, %s) = %q %q, want think %q", args, kind, got, want)
+		}
+	}
+}

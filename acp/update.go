@@ -57,8 +57,13 @@ type translator struct {
 	depth int
 	// planCalls holds the open todo calls (plan.go).
 	planCalls map[string]bool
-	// models renders session/model events (config_options.go).
-	models modelList
+	// models renders session/model events (config_options.go);
+	// configModes also offers the mode as a config option (a top-level
+	// session). model and mode are the choices folded so far ("" is the
+	// default), seeded from the log when a session binds without a replay.
+	models      modelList
+	configModes bool
+	model, mode string
 	// ctx is the context accounting and open compactions (context.go).
 	ctx contextState
 }
@@ -71,7 +76,7 @@ func newTranslator(tools ToolLookup) *translator {
 func (t *translator) fresh() *translator {
 	n := newTranslator(t.tools).withDepth(t.depth)
 	n.cwd = t.cwd
-	n.models = t.models
+	n.models, n.configModes = t.models, t.configModes
 	n.ctx.cfg, n.ctx.native = t.ctx.cfg, t.ctx.native
 	return n
 }
@@ -189,10 +194,10 @@ func (t *translator) event(ev session.Event, replay bool) []acpsdk.SessionUpdate
 		}}}
 
 	case TypeSessionMode:
-		return modeUpdate(ev)
+		return t.modeUpdate(ev)
 
 	case TypeSessionModel:
-		return modelUpdate(t.models, ev)
+		return t.modelUpdate(ev)
 
 	case TypeChildPermission:
 		return childPermissionUpdate(ev)
@@ -336,13 +341,15 @@ func (t *translator) describeRaw(name string, args json.RawMessage) (acpsdk.Tool
 }
 
 // subagentTitle titles a delegation by its description when the
-// delegation tool supplies no title of its own.
+// delegation tool supplies no title of its own. The task comes first:
+// editors that shorten a title keep its start (CodeCompanion keeps only the
+// part before a colon, so "Subagent: Find the bug" showed as "Subagent").
 func subagentTitle(args json.RawMessage) string {
 	var p struct {
 		Description string `json:"description"`
 	}
 	if json.Unmarshal(args, &p) == nil && strings.TrimSpace(p.Description) != "" {
-		return "Subagent: " + strings.TrimSpace(p.Description)
+		return strings.TrimSpace(p.Description) + " (subagent)"
 	}
 	return "Subagent"
 }

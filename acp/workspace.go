@@ -228,7 +228,7 @@ func (c *clientFiles) ReadTextFile(ctx context.Context, path string, line, limit
 	}
 	resp, err := c.s.conn.ReadTextFile(ctx, req)
 	if err != nil {
-		return "", clientFileError("read", path, err)
+		return "", clientReadError(path, err)
 	}
 	return resp.Content, nil
 }
@@ -304,6 +304,22 @@ func clientFileError(op, path string, err error) error {
 		return &fs.PathError{Op: op, Path: path, Err: fmt.Errorf("%w (the editor: %v)", fs.ErrNotExist, err)}
 	}
 	return &fs.PathError{Op: op, Path: path, Err: fmt.Errorf("the editor could not %s the file: %w", op, err)}
+}
+
+// clientReadError is clientFileError for a read, which also treats the
+// client's failure as "does not exist" when the path does not exist here
+// either, whatever code the client used: some clients (acpx) answer a
+// missing file with -32603, and a write of a new file reads it first. The
+// editor runs on this machine, so a file neither it nor we can find is
+// missing, not broken; an unsaved buffer of a new file would have been read.
+func clientReadError(path string, err error) error {
+	var re *acpsdk.RequestError
+	if errors.As(err, &re) && re.Code != codeResourceNotFound {
+		if _, statErr := os.Lstat(path); errors.Is(statErr, fs.ErrNotExist) {
+			return &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w (the editor: %v)", fs.ErrNotExist, err)}
+		}
+	}
+	return clientFileError("read", path, err)
 }
 
 // flushSession waits until the updates queued for bound session id so far

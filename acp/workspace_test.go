@@ -156,6 +156,11 @@ type wsClient struct {
 	hangEnded chan struct{}
 	// onAsk, when set, runs while a permission request is pending.
 	onAsk func(acpsdk.RequestPermissionRequest)
+	// missingCode, when set, is the code answered for a missing file
+	// instead of -32002 (acpx answers -32603); failPath, when set, is an
+	// existing file whose read fails with missingCode.
+	missingCode int
+	failPath    string
 }
 
 func newWSClient(fs, terminal bool, answers ...string) *wsClient {
@@ -200,8 +205,14 @@ func (c *wsClient) ReadTextFile(ctx context.Context, p acpsdk.ReadTextFileReques
 	c.mu.Lock()
 	c.reads++
 	c.mu.Unlock()
+	if c.failPath != "" && p.Path == c.failPath {
+		return acpsdk.ReadTextFileResponse{}, &acpsdk.RequestError{Code: c.missingCode, Message: "Internal error"}
+	}
 	b, err := os.ReadFile(p.Path)
 	if errors.Is(err, os.ErrNotExist) {
+		if c.missingCode != 0 {
+			return acpsdk.ReadTextFileResponse{}, &acpsdk.RequestError{Code: c.missingCode, Message: "Internal error: ENOENT"}
+		}
 		return acpsdk.ReadTextFileResponse{}, &acpsdk.RequestError{Code: -32002, Message: "Resource not found"}
 	}
 	if err != nil {
@@ -496,6 +507,40 @@ func TestWorkspaceFilesSameThroughClientAndLocally(t *testing.T) {
 				t.Errorf("permission requests = %d, want 2", n)
 			}
 		})
+	}
+}
+
+// A client that answers fs/read_text_file of a missing file with -32603
+// (acpx does) instead of -32002: a write of a new file still works, because
+// the path does not exist locally either; a read of a file that does exist
+// and fails in the client stays a failure.
+func TestClientReadMissingFileAnyCode(t *testing.T) {
+	ctx := ctxFor(t)
+	script := writeScript(`{"path":"new.txt","content":"fresh\n"}`, `{"path":"old.txt","content":"x\n"}`)
+	c := newWSClient(true, false, "allow-always")
+	c.missingCode = -32603
+	e := startWS(t, loadScript(t, script), c)
+	cwd := tempCwd(t)
+	if err := os.WriteFile(filepath.Join(cwd, "old.txt"), []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c.failPath = filepath.Join(cwd, "old.txt")
+	id := e.newSession(ctx, cwd)
+	if r, err := e.prompt(ctx, id, "write"); err != nil || r.StopReason != acpsdk.StopReasonEndTurn {
+		t.Fatalf("prompt = %v, %v", r, err)
+	}
+	if got, err := os.ReadFile(filepath.Join(cwd, "new.txt")); err != nil || string(got) != "fresh\n" {
+		t.Errorf("new.txt = %q, %v; want the write of a new file to succeed", got, err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(cwd, "old.txt")); string(got) != "old\n" {
+		t.Errorf("old.txt = %q, want untouched (the client's read failed)", got)
+	}
+	res := toolResults(e.rec.snapshot(id))
+	if r := res["call-1"]; r.Status == nil || *r.Status != acpsdk.ToolCallStatusCompleted {
+		t.Errorf("call-1 (new file) status = %v, want completed", r.Status)
+	}
+	if r := res["call-2"]; r.Status == nil || *r.Status != acpsdk.ToolCallStatusFailed {
+		t.Errorf("call-2 (existing file, failed read) status = %v, want failed", r.Status)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -123,11 +124,11 @@ func (n node) run(ctx context.Context, env *Env, args []string) error {
 	case errors.As(err, new(helpRequest)):
 		return n.writeHelp(env.Stdout, fs)
 	case err != nil:
-		return &UsageError{Err: fmt.Errorf("%s: %w", n.name(), err), Cmd: n.name()}
+		return &UsageError{Err: fmt.Errorf("%s: %w", n.name(), doubleDash(err)), Cmd: n.name()}
 	case n.cmd.Run == nil && len(pos) == 0:
 		return &UsageError{Err: fmt.Errorf("%s: missing command: want %s", n.name(), n.subNames()), Cmd: n.name()}
 	case n.cmd.Run == nil:
-		return &UsageError{Err: fmt.Errorf("%s: unknown command %q: want %s", n.name(), pos[0], n.subNames()), Cmd: n.name()}
+		return &UsageError{Err: fmt.Errorf("%s: unknown command %q%s: want %s", n.name(), pos[0], suggest(pos[0], n.cmd.Sub), n.subNames()), Cmd: n.name()}
 	}
 	err = n.cmd.Run(ctx, env, pos)
 	var ue *UsageError
@@ -159,7 +160,7 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 			return nil, helpRequest{}
 		}
 		if err != nil {
-			return nil, err
+			return nil, doubleDash(err)
 		}
 		rest := fs.Args()
 		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
@@ -207,6 +208,57 @@ func checkKnownFlags(fs *flag.FlagSet, args []string, interspersed bool) error {
 		}
 	}
 	return nil
+}
+
+// flagPackageDash finds the flag package's single-dash spelling of a flag
+// in its messages ("flag needs an argument: -cwd").
+var flagPackageDash = regexp.MustCompile(`(^|[\s:])-([A-Za-z][A-Za-z0-9-]*)`)
+
+// doubleDash rewrites the flag package's messages with the double-dash
+// spelling every help and message of acp-agent uses.
+func doubleDash(err error) error {
+	if err == nil {
+		return nil
+	}
+	return errors.New(flagPackageDash.ReplaceAllString(err.Error(), "${1}--${2}"))
+}
+
+// suggest returns ` (did you mean "NAME"?)` for the command of cmds
+// nearest to name, or "" when none is near (edit distance at most 2, or a
+// third of the name).
+func suggest(name string, cmds []Command) string {
+	best, bestD := "", 0
+	for _, c := range cmds {
+		d := editDistance(strings.ToLower(name), c.Name)
+		if best == "" || d < bestD {
+			best, bestD = c.Name, d
+		}
+	}
+	if best == "" || bestD > max(2, len(name)/3) {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
+}
+
+// editDistance is the Levenshtein distance of a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 // writeHelp prints the help of n: usage forms, summary and description,
@@ -305,7 +357,7 @@ func helpCommand(root func() node) Command {
 					if len(n.path) > 0 {
 						what = n.name() + " command"
 					}
-					return &UsageError{Err: fmt.Errorf("help: unknown %s %q", what, a), root: true}
+					return &UsageError{Err: fmt.Errorf("help: unknown %s %q%s", what, a, suggest(a, n.cmd.Sub)), root: true}
 				}
 				n = c
 			}

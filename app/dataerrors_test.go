@@ -71,10 +71,12 @@ func writeCorrupt(t *testing.T, sdir, id string) string {
 	return path
 }
 
-// TestDataCommandsCorruptSession: a corrupt log's row in `sessions` shows
-// the whole reason with the real path (no 48-character cut, no package
-// prefix, the PARENT column still there), and `sessions show` fails with
-// the SESSION_CORRUPT code and the same reason.
+// TestDataCommandsCorruptSession: a corrupt log's row in `sessions` keeps
+// the table narrow: the start of the reason (no package prefix) in a last
+// PROBLEM column, cut, the other columns still there, and a line pointing
+// to `sessions show` for the whole; `sessions show` fails with the
+// SESSION_CORRUPT code, the whole reason with the real path, and suggests
+// `sessions repair`.
 func TestDataCommandsCorruptSession(t *testing.T) {
 	dir := t.TempDir()
 	sdir := filepath.Join(dir, "sessions")
@@ -87,17 +89,17 @@ func TestDataCommandsCorruptSession(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	rows := strings.Split(strings.TrimSpace(out), "\n")
-	if len(rows) != 2 {
+	if len(rows) != 3 || !strings.HasSuffix(rows[0], "PARENT  PROBLEM") || !strings.Contains(rows[2], "acp-agent sessions show ID") {
 		t.Fatalf("rows:\n%s", out)
 	}
 	row := rows[1]
-	wantReason := "(unreadable: corrupt at line 2 of " + path + ": "
-	if !strings.HasPrefix(row, "broken") || !strings.Contains(row, wantReason) || strings.Contains(row, "persistence:") || !strings.HasSuffix(row, "  -") {
-		t.Errorf("row %q: want the id, %q..., no package prefix, and the PARENT column", row, wantReason)
+	if !strings.HasPrefix(row, "broken  (unreadable)") || !strings.Contains(row, "  -       corrupt at line 2 of ") || strings.Contains(row, "persistence:") || len([]rune(row)) > 120 {
+		t.Errorf("row %q (%d runes): want the id, (unreadable), the PARENT column, the reason's start, no package prefix, at most 120 runes", row, len([]rune(row)))
 	}
 
 	code, out, errOut = runCLI(t, dir, "sessions", "show", "broken")
-	if code != ExitError || out != "" || !strings.HasPrefix(errOut, "acp-agent: session broken: corrupt at line 2 of "+path+": ") || strings.Contains(errOut, "persistence:") {
+	if code != ExitError || out != "" || !strings.HasPrefix(errOut, "acp-agent: session broken: corrupt at line 2 of "+path+": ") || strings.Contains(errOut, "persistence:") ||
+		!strings.Contains(errOut, "'acp-agent sessions repair broken' repairs it") {
 		t.Errorf("show: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	env := &Env{Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}, Getenv: noEnv, Flags: &Flags{DataDir: dir}}

@@ -56,9 +56,10 @@ func TestHostileDataDir(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, want: "" +
-			"ID    TITLE                                         CREATED              UPDATED              PARENT\n" +
-			"bad   (unreadable: named pipe, not a session file)  -                    2026-01-02 03:04:05  -\n" +
-			"good                                                2026-01-02 03:04:05  2026-01-02 03:04:05  -\n"},
+			"ID    TITLE         CREATED              UPDATED              PARENT  PROBLEM\n" +
+			"bad   (unreadable)  -                    2026-01-02 03:04:05  -       named pipe, not a session file\n" +
+			"good                2026-01-02 03:04:05  2026-01-02 03:04:05  -\n" +
+			"(for the whole reason: acp-agent sessions show ID; to repair a log: acp-agent sessions repair ID)\n"},
 		{name: "socket", setup: func(t *testing.T, sdir string) {
 			l, err := net.Listen("unix", filepath.Join(sdir, "bad.jsonl"))
 			if err != nil {
@@ -66,17 +67,19 @@ func TestHostileDataDir(t *testing.T) {
 			}
 			t.Cleanup(func() { l.Close() })
 		}, want: "" +
-			"ID    TITLE                                     CREATED              UPDATED              PARENT\n" +
-			"bad   (unreadable: socket, not a session file)  -                    2026-01-02 03:04:05  -\n" +
-			"good                                            2026-01-02 03:04:05  2026-01-02 03:04:05  -\n"},
+			"ID    TITLE         CREATED              UPDATED              PARENT  PROBLEM\n" +
+			"bad   (unreadable)  -                    2026-01-02 03:04:05  -       socket, not a session file\n" +
+			"good                2026-01-02 03:04:05  2026-01-02 03:04:05  -\n" +
+			"(for the whole reason: acp-agent sessions show ID; to repair a log: acp-agent sessions repair ID)\n"},
 		{name: "device", setup: func(t *testing.T, sdir string) {
 			if err := syscall.Mknod(filepath.Join(sdir, "bad.jsonl"), syscall.S_IFCHR|0o600, 1<<8|5); err != nil {
 				t.Skipf("cannot make a device here: %v", err)
 			}
 		}, want: "" +
-			"ID    TITLE                                     CREATED              UPDATED              PARENT\n" +
-			"bad   (unreadable: device, not a session file)  -                    2026-01-02 03:04:05  -\n" +
-			"good                                            2026-01-02 03:04:05  2026-01-02 03:04:05  -\n"},
+			"ID    TITLE         CREATED              UPDATED              PARENT  PROBLEM\n" +
+			"bad   (unreadable)  -                    2026-01-02 03:04:05  -       device, not a session file\n" +
+			"good                2026-01-02 03:04:05  2026-01-02 03:04:05  -\n" +
+			"(for the whole reason: acp-agent sessions show ID; to repair a log: acp-agent sessions repair ID)\n"},
 		{name: "symlink to a session outside", setup: func(t *testing.T, sdir string) {
 			outside := t.TempDir()
 			writeLog(t, outside, session.Header{ID: "bad", CreatedAt: mtime.UnixMilli(), Cwd: "/elsewhere"})
@@ -84,35 +87,40 @@ func TestHostileDataDir(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, want: "" +
-			"ID    TITLE                  CREATED              UPDATED              PARENT\n" +
-			"bad   (unreadable: symlink)  -                    LINKTIME  -\n" +
-			"good                         2026-01-02 03:04:05  2026-01-02 03:04:05  -\n"},
+			"ID    TITLE         CREATED              UPDATED              PARENT  PROBLEM\n" +
+			"bad   (unreadable)  -                    LINKTIME  -       symlink\n" +
+			"good                2026-01-02 03:04:05  2026-01-02 03:04:05  -\n" +
+			"(for the whole reason: acp-agent sessions show ID; to repair a log: acp-agent sessions repair ID)\n"},
 		{name: "directory", setup: func(t *testing.T, sdir string) {
 			if err := os.Mkdir(filepath.Join(sdir, "bad.jsonl"), 0o700); err != nil {
 				t.Fatal(err)
 			}
 		}, want: "" +
-			"ID    TITLE                                        CREATED              UPDATED              PARENT\n" +
-			"bad   (unreadable: directory, not a session file)  -                    2026-01-02 03:04:05  -\n" +
-			"good                                               2026-01-02 03:04:05  2026-01-02 03:04:05  -\n"},
+			"ID    TITLE         CREATED              UPDATED              PARENT  PROBLEM\n" +
+			"bad   (unreadable)  -                    2026-01-02 03:04:05  -       directory, not a session file\n" +
+			"good                2026-01-02 03:04:05  2026-01-02 03:04:05  -\n" +
+			"(for the whole reason: acp-agent sessions show ID; to repair a log: acp-agent sessions repair ID)\n"},
 		{name: "zero bytes", setup: func(t *testing.T, sdir string) {
 			writeRaw(t, sdir, "bad.jsonl", nil)
 		}, want: "" +
-			"ID    TITLE                                CREATED              UPDATED              PARENT\n" +
-			"bad   (unreadable: empty file, no header)  -                    2026-01-02 03:04:05  -\n" +
-			"good                                       2026-01-02 03:04:05  2026-01-02 03:04:05  -\n"},
+			"ID    TITLE         CREATED              UPDATED              PARENT  PROBLEM\n" +
+			"bad   (unreadable)  -                    2026-01-02 03:04:05  -       empty file, no header\n" +
+			"good                2026-01-02 03:04:05  2026-01-02 03:04:05  -\n" +
+			"(for the whole reason: acp-agent sessions show ID; to repair a log: acp-agent sessions repair ID)\n"},
 		{name: "bad header", setup: func(t *testing.T, sdir string) {
 			writeRaw(t, sdir, "bad.jsonl", []byte(`{"type":"session","version":0,"id":"bad"}`+"\n"))
 		}, want: "" +
-			"ID    TITLE                                                            CREATED              UPDATED              PARENT\n" +
-			"bad   (unreadable: bad header: session header is missing \"createdAt\")  -                    2026-01-02 03:04:05  -\n" +
-			"good                                                                   2026-01-02 03:04:05  2026-01-02 03:04:05  -\n"},
+			"ID    TITLE         CREATED              UPDATED              PARENT  PROBLEM\n" +
+			"bad   (unreadable)  -                    2026-01-02 03:04:05  -       bad header: session header is missing \"…\n" +
+			"good                2026-01-02 03:04:05  2026-01-02 03:04:05  -\n" +
+			"(for the whole reason: acp-agent sessions show ID; to repair a log: acp-agent sessions repair ID)\n"},
 		{name: "no header line", setup: func(t *testing.T, sdir string) {
 			writeRaw(t, sdir, "bad.jsonl", []byte(`{"type":"session"`))
 		}, want: "" +
-			"ID    TITLE                                  CREATED              UPDATED              PARENT\n" +
-			"bad   (unreadable: no complete header line)  -                    2026-01-02 03:04:05  -\n" +
-			"good                                         2026-01-02 03:04:05  2026-01-02 03:04:05  -\n"},
+			"ID    TITLE         CREATED              UPDATED              PARENT  PROBLEM\n" +
+			"bad   (unreadable)  -                    2026-01-02 03:04:05  -       no complete header line\n" +
+			"good                2026-01-02 03:04:05  2026-01-02 03:04:05  -\n" +
+			"(for the whole reason: acp-agent sessions show ID; to repair a log: acp-agent sessions repair ID)\n"},
 		{name: "self-parent", setup: func(t *testing.T, sdir string) {
 			writeLog(t, sdir, session.Header{ID: "bad", CreatedAt: mtime.UnixMilli(), ParentSession: "bad", Origin: session.OriginSubagent, DelegationDepth: 1})
 		}, want: "" +

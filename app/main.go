@@ -34,6 +34,10 @@ const (
 	EnvSandbox   = "ACP_AGENT_SANDBOX"
 	// EnvMaxBackground is --max-background.
 	EnvMaxBackground = "ACP_AGENT_MAX_BACKGROUND"
+
+	EnvContextWindow    = "ACP_AGENT_CONTEXT_WINDOW"
+	EnvCompactThreshold = "ACP_AGENT_COMPACT_THRESHOLD"
+	EnvIdleTimeout      = "ACP_AGENT_IDLE_TIMEOUT"
 )
 
 // Exit codes of Main.
@@ -85,6 +89,11 @@ type Flags struct {
 	// running at once (0: the settings file's, else the default; -1: the
 	// environment variable was not a number).
 	MaxBackground int
+	// logLevelSet: --log-level or its variable was given. A command other
+	// than serving then logs at that level; otherwise it logs errors only,
+	// so no log line sits on top of the output it was asked for (what a
+	// command does is in its output already).
+	logLevelSet bool
 }
 
 // register binds every shared flag to fs with the current values as
@@ -102,28 +111,28 @@ func (f *Flags) registerOnly(fs *flag.FlagSet, names ...string) {
 				"data directory `DIR`, holding sessions/ and projections/ (env "+EnvDataDir+"; default $XDG_STATE_HOME/acp-agent or ~/.local/state/acp-agent)")
 		case CommonModel:
 			fs.Var(&modelsFlag{f: f}, n,
-				"model `SPEC`: script:PATH (scripted, no key), deepseek/MODEL, openai/MODEL or openai-compatible/MODEL; repeat it to offer several in the editor's model picker, the first being the default (env "+EnvModel+", comma-separated)")
+				"model `SPEC`: anthropic/MODEL (ANTHROPIC_API_KEY), deepseek/MODEL (DEEPSEEK_API_KEY), openai/MODEL (OPENAI_API_KEY), openai-compatible/MODEL (with --base-url) or script:PATH (scripted, no key); repeat it to offer several in the editor's model picker, the first being the default (env "+EnvModel+", comma-separated)")
 		case CommonBaseURL:
 			fs.StringVar(&f.BaseURL, n, f.BaseURL,
 				"API base `URL` of the provider; required for openai-compatible/ (env "+EnvBaseURL+")")
 		case CommonAPIKeyEnv:
 			fs.StringVar(&f.APIKeyEnv, n, f.APIKeyEnv,
-				"`NAME` of the environment variable holding the API key; default DEEPSEEK_API_KEY or OPENAI_API_KEY by provider (env "+EnvAPIKeyEnv+")")
+				"`NAME` of the environment variable holding the API key; default ANTHROPIC_API_KEY, DEEPSEEK_API_KEY or OPENAI_API_KEY by provider (env "+EnvAPIKeyEnv+")")
 		case CommonLogLevel:
 			fs.StringVar(&f.LogLevel, n, f.LogLevel,
 				"log `LEVEL` on stderr: debug, info, warn or error (env "+EnvLogLevel+")")
 		case CommonSandbox:
 			fs.BoolVar(&f.Sandbox, n, f.Sandbox,
-				"run commands on this machine in a sandbox: they read everywhere, write only under the session's directory and the temp dir, and have no network (env "+EnvSandbox+"=1)")
+				"run commands on this machine in a sandbox: they read everywhere, write only under the session's directory and the temp dir, and have no network (env "+EnvSandbox+": 1/0, true/false, yes/no or on/off)")
 		case CommonContextWindow:
 			fs.IntVar(&f.ContextWindow, n, f.ContextWindow,
-				"context window of the model in `tokens`; default: the built-in table of known models (usage and automatic compaction need a known window)")
+				"context window of the model in `tokens`; default: the built-in table of known models (usage and automatic compaction need a known window) (env "+EnvContextWindow+")")
 		case CommonCompactThreshold:
 			fs.Float64Var(&f.CompactThreshold, n, f.CompactThreshold,
-				"compact a session when its next request would fill this `fraction` of the context window (default 0.8)")
+				"compact a session when its next request would fill this `fraction` of the context window (default 0.8) (env "+EnvCompactThreshold+")")
 		case CommonIdleTimeout:
 			fs.DurationVar(&f.IdleTimeout, n, f.IdleTimeout,
-				"end and retry a model request after this long without a byte from the provider (default 2m; negative disables)")
+				"end and retry a model request after this long without a byte from the provider (default 2m; negative disables) (env "+EnvIdleTimeout+", for example 90s)")
 		case CommonMaxBackground:
 			fs.IntVar(&f.MaxBackground, n, f.MaxBackground,
 				"run at most `N` background subagents of one session at once; more wait in a queue (env "+EnvMaxBackground+"; default: subagents.maxBackground of the settings file, else 4)")
@@ -133,15 +142,17 @@ func (f *Flags) registerOnly(fs *flag.FlagSet, names ...string) {
 	}
 }
 
-func flagsFromEnv(getenv func(string) string) *Flags {
+// flagsFromEnv reads the shared flags' environment variables. A value that
+// does not parse is a usage error naming the variable.
+func flagsFromEnv(getenv func(string) string) (*Flags, error) {
 	f := &Flags{
 		DataDir:   getenv(EnvDataDir),
 		Model:     getenv(EnvModel),
 		BaseURL:   getenv(EnvBaseURL),
 		APIKeyEnv: getenv(EnvAPIKeyEnv),
 		LogLevel:  getenv(EnvLogLevel),
-		Sandbox:   getenv(EnvSandbox) == "1",
 	}
+	f.logLevelSet = f.LogLevel != ""
 	if f.LogLevel == "" {
 		f.LogLevel = "info"
 	}
@@ -152,7 +163,70 @@ func flagsFromEnv(getenv func(string) string) *Flags {
 			f.MaxBackground = -1
 		}
 	}
-	return f
+	var errs []error
+	if v := getenv(EnvSandbox); v != "" {
+		b, err := parseBool(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s=%q: %w", EnvSandbox, v, err))
+		}
+		f.Sandbox = b
+	}
+	if v := strings.TrimSpace(getenv(EnvContextWindow)); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s=%q: want a number of tokens", EnvContextWindow, v))
+		}
+		f.ContextWindow = n
+	}
+	if v := strings.TrimSpace(getenv(EnvCompactThreshold)); v != "" {
+		x, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s=%q: want a fraction such as 0.8", EnvCompactThreshold, v))
+		}
+		f.CompactThreshold = x
+	}
+	if v := strings.TrimSpace(getenv(EnvIdleTimeout)); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s=%q: want a duration such as 90s or 2m", EnvIdleTimeout, v))
+		}
+		f.IdleTimeout = d
+	}
+	if err := errors.Join(errs...); err != nil {
+		return f, &UsageError{Err: err}
+	}
+	return f, nil
+}
+
+// parseBool reads a boolean environment variable in the usual spellings,
+// case-insensitive; anything else is refused rather than read as false
+// (ACP_AGENT_SANDBOX=true once meant no sandbox).
+func parseBool(v string) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "1", "true", "yes", "on":
+		return true, nil
+	case "0", "false", "no", "off":
+		return false, nil
+	}
+	return false, errors.New("want 1/0, true/false, yes/no or on/off")
+}
+
+// validate checks the shared flags the way serving would, so a mistake
+// before a command ("acp-agent --model nosuch/x sessions") is a usage error
+// there too, not ignored.
+func (f *Flags) validate() error {
+	if _, err := f.level(); err != nil {
+		return err
+	}
+	if f.ContextWindow < 0 || f.CompactThreshold < 0 || f.CompactThreshold > 1 {
+		return usageErrorf("--context-window must be positive and --compact-threshold between 0 and 1 (got %d and %g)", f.ContextWindow, f.CompactThreshold)
+	}
+	for spec := range strings.SplitSeq(f.Model, ",") {
+		if err := checkModelSpec(strings.TrimSpace(spec)); err != nil {
+			return &UsageError{Err: err}
+		}
+	}
+	return nil
 }
 
 // dataDir returns the data directory, defaulting to persistence.DefaultDir.
@@ -230,7 +304,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	root.cmd.Sub = append(root.cmd.Sub, helpCommand(func() node { return root }))
 	slices.SortFunc(root.cmd.Sub, func(a, b Command) int { return strings.Compare(a.Name, b.Name) })
 
-	flags := flagsFromEnv(getenv)
+	flags, envErr := flagsFromEnv(getenv)
 	env := &Env{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: getenv, Flags: flags}
 	fs := flag.NewFlagSet("acp-agent", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -245,24 +319,37 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	case errors.Is(err, flag.ErrHelp):
 		return reportError(stderr, writeRootHelp(stdout, env, root))
 	case err != nil:
-		return reportError(stderr, &UsageError{Err: err})
+		return reportError(stderr, &UsageError{Err: doubleDash(err)})
 	case *showVersion:
 		fmt.Fprintln(stdout, versionLine())
 		return ExitOK
+	case envErr != nil:
+		return reportError(stderr, envErr)
 	}
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == CommonLogLevel {
+			flags.logLevelSet = true
+		}
+	})
 	level, err := flags.level()
 	if err != nil {
 		return reportError(stderr, err)
 	}
-	env.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-
 	if rest := fs.Args(); len(rest) > 0 {
 		c, ok := root.child(rest[0])
 		if !ok {
-			return reportError(stderr, usageErrorf("unknown command %q", rest[0]))
+			return reportError(stderr, usageErrorf("unknown command %q%s", rest[0], suggest(rest[0], root.cmd.Sub)))
 		}
+		if err := flags.validate(); err != nil {
+			return reportError(stderr, err)
+		}
+		if !flags.logLevelSet {
+			level = max(level, slog.LevelError)
+		}
+		env.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 		return reportError(stderr, c.run(ctx, env, rest[1:]))
 	}
+	env.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	slog.SetDefault(env.Logger)
 	return reportError(stderr, serve(ctx, env))
 }
@@ -305,6 +392,11 @@ func serve(ctx context.Context, env *Env) error {
 	}
 	if env.Flags.MaxBackground < 0 {
 		return usageErrorf("--max-background (env %s) must be a positive number of subagents", EnvMaxBackground)
+	}
+	for spec := range strings.SplitSeq(env.Flags.Model, ",") {
+		if err := checkModelSpec(strings.TrimSpace(spec)); err != nil {
+			return &UsageError{Err: err}
+		}
 	}
 	cfg := Config{
 		DataDir:   dir,
@@ -366,34 +458,51 @@ Commands:
 	(&Flags{}).register(fs)
 	fs.Bool("version", false, "print the version and exit")
 	writeFlags(&b, fs)
-	b.WriteString("\nThese flags go before a command too (acp-agent --data-dir DIR sessions).\n\nEnvironment:\n")
+	b.WriteString("\nThese flags go before a command too (acp-agent --data-dir DIR sessions).\n\nEnvironment (a flag wins over its variable):\n")
 	for _, e := range [][2]string{
 		{EnvDataDir, "default for --data-dir"},
 		{EnvModel, "default for --model (several comma-separated)"},
 		{EnvBaseURL, "default for --base-url"},
 		{EnvAPIKeyEnv, "default for --api-key-env"},
 		{EnvLogLevel, "default for --log-level"},
+		{EnvSandbox, "default for --sandbox (1/0, true/false, yes/no, on/off)"},
+		{EnvContextWindow, "default for --context-window"},
+		{EnvCompactThreshold, "default for --compact-threshold"},
+		{EnvIdleTimeout, "default for --idle-timeout"},
+		{"ANTHROPIC_API_KEY", "API key of the anthropic/ provider"},
 		{"DEEPSEEK_API_KEY", "API key of the deepseek/ provider"},
 		{"OPENAI_API_KEY", "API key of the openai/ provider"},
+		{EnvThinkingBudget, "tokens of extended thinking for anthropic/ models"},
 		{"XDG_STATE_HOME", "base of the default data directory"},
+		{"XDG_CONFIG_HOME", "base of the user settings file (default ~/.config)"},
+		{"GOGC", "garbage collector pace of the serving process (default 40)"},
 		{DeterministicEnv, "1: ids and timestamps from per-session counters (recorded scenario runs)"},
 	} {
-		fmt.Fprintf(&b, "  %-24s %s\n", e[0], e[1])
+		fmt.Fprintf(&b, "  %-28s %s\n", e[0], e[1])
 	}
-	b.WriteString(`
+	settingsFile := settings.UserPath(env.Getenv)
+	if settingsFile == "" {
+		settingsFile = "$XDG_CONFIG_HOME/acp-agent/settings.json"
+	}
+	fmt.Fprintf(&b, `
+Settings: %s (permission rules, sandbox, context windows),
+and .acp-agent/settings.json in a project; see docs/configuration.md.
+
 Without a model the agent still starts, creates and loads sessions, and
 answers each prompt with an error explaining how to configure one. With a
-provider whose API key is not set it starts too: initialize names the
-variable (an env_var auth method) and prompts answer "Authentication
-required" until it is set.
+deepseek/, openai/ or openai-compatible/ model whose API key is not set it
+starts too: initialize names the variable (an env_var auth method) and
+prompts answer "Authentication required" until it is set.
 
 Examples:
-  acp-agent scenario run subagent-fork
+  acp-agent scenario run subagent-list-agents
+  acp-agent --model anthropic/claude-sonnet-4-5
   acp-agent --model deepseek/deepseek-chat
   acp-agent --model script:demo.yaml --data-dir /tmp/acp-demo
   acp-agent sessions --cwd "$PWD"
 
-` + exitStatusHelp + `
+`, settingsFile)
+	b.WriteString(exitStatusHelp + `
 Run 'acp-agent help COMMAND' for a command's flags and examples.
 `)
 	_, err := io.WriteString(w, b.String())

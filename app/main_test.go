@@ -3,9 +3,11 @@ package app
 import (
 	"bytes"
 	"context"
+	"errors"
 	"runtime/debug"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -35,9 +37,53 @@ func TestHelpDocumentsEveryFlagAndEnvVar(t *testing.T) {
 	}
 }
 
+// Boolean variables take the usual spellings, case-insensitive, and refuse
+// the rest as a usage error (ACP_AGENT_SANDBOX=true once meant no sandbox);
+// the numeric and duration variables of the context flags parse too.
+func TestEnvironmentValues(t *testing.T) {
+	for _, tc := range []struct {
+		env     map[string]string
+		sandbox bool
+		bad     bool
+	}{
+		{env: map[string]string{EnvSandbox: "1"}, sandbox: true},
+		{env: map[string]string{EnvSandbox: "TRUE"}, sandbox: true},
+		{env: map[string]string{EnvSandbox: "Yes"}, sandbox: true},
+		{env: map[string]string{EnvSandbox: "on"}, sandbox: true},
+		{env: map[string]string{EnvSandbox: "0"}},
+		{env: map[string]string{EnvSandbox: "False"}},
+		{env: map[string]string{EnvSandbox: "no"}},
+		{env: map[string]string{EnvSandbox: "OFF"}},
+		{env: map[string]string{EnvSandbox: "enabled"}, bad: true},
+		{env: map[string]string{EnvSandbox: "2"}, bad: true},
+		{env: map[string]string{EnvContextWindow: "lots"}, bad: true},
+		{env: map[string]string{EnvCompactThreshold: "most"}, bad: true},
+		{env: map[string]string{EnvIdleTimeout: "90"}, bad: true},
+	} {
+		f, err := flagsFromEnv(func(k string) string { return tc.env[k] })
+		var ue *UsageError
+		if tc.bad != errors.As(err, &ue) {
+			t.Errorf("%v: err = %v, want usage error %v", tc.env, err, tc.bad)
+			continue
+		}
+		if !tc.bad && f.Sandbox != tc.sandbox {
+			t.Errorf("%v: sandbox = %v, want %v", tc.env, f.Sandbox, tc.sandbox)
+		}
+	}
+	f, err := flagsFromEnv(func(k string) string {
+		return map[string]string{EnvContextWindow: "200000", EnvCompactThreshold: "0.7", EnvIdleTimeout: "90s"}[k]
+	})
+	if err != nil || f.ContextWindow != 200000 || f.CompactThreshold != 0.7 || f.IdleTimeout != 90*time.Second {
+		t.Errorf("context variables = %d %g %v, %v", f.ContextWindow, f.CompactThreshold, f.IdleTimeout, err)
+	}
+}
+
 func TestFlagsOverrideEnvironment(t *testing.T) {
 	env := map[string]string{EnvDataDir: "/from/env", EnvLogLevel: "debug", EnvModel: "script:/env.yaml"}
-	f := flagsFromEnv(func(k string) string { return env[k] })
+	f, err := flagsFromEnv(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
 	if f.DataDir != "/from/env" || f.LogLevel != "debug" || f.Model != "script:/env.yaml" {
 		t.Fatalf("env not read: %+v", f)
 	}

@@ -31,11 +31,11 @@ func TestMaxBackgroundPrecedence(t *testing.T) {
 		}
 	}
 	env := map[string]string{EnvMaxBackground: "3"}
-	if f := flagsFromEnv(func(k string) string { return env[k] }); f.MaxBackground != 3 {
+	if f, _ := flagsFromEnv(func(k string) string { return env[k] }); f.MaxBackground != 3 {
 		t.Errorf("env 3: %d", f.MaxBackground)
 	}
 	env[EnvMaxBackground] = "many"
-	if f := flagsFromEnv(func(k string) string { return env[k] }); f.MaxBackground != -1 {
+	if f, _ := flagsFromEnv(func(k string) string { return env[k] }); f.MaxBackground != -1 {
 		t.Errorf("env many: %d, want the usage-error marker -1", f.MaxBackground)
 	}
 }

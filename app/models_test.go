@@ -26,7 +26,7 @@ func TestModelFlagRepeatsAndReplacesTheEnvironment(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := flagsFromEnv(func(k string) string {
+			f, _ := flagsFromEnv(func(k string) string {
 				if k == EnvModel {
 					return tt.env
 				}

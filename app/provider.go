@@ -112,6 +112,45 @@ func providerModel(mc ModelConfig) (model.Model, error) {
 	return openai.New(cfg)
 }
 
+// checkModelSpec checks the form of one --model value ("" is no model)
+// without building the model: the providers' own checks (base URL, key)
+// run when serving.
+func checkModelSpec(spec string) error {
+	switch {
+	case spec == "":
+		return nil
+	case strings.HasPrefix(spec, ScriptPrefix):
+		if strings.TrimPrefix(spec, ScriptPrefix) == "" {
+			return model.ConfigErrorf(errNoScriptPath, "--model script:PATH needs a path")
+		}
+		return nil
+	case strings.HasPrefix(spec, anthropic.Provider+"/"):
+		if strings.TrimPrefix(spec, anthropic.Provider+"/") == "" {
+			return modelSpecError(spec, "missing model id after anthropic/")
+		}
+		return nil
+	}
+	if _, err := openai.ParseModelFlag(spec); err != nil {
+		provider, id, ok := strings.Cut(spec, "/")
+		switch {
+		case !ok || id == "":
+			return modelSpecError(spec, "want PROVIDER/MODEL")
+		default:
+			return modelSpecError(spec, fmt.Sprintf("unknown provider %q", provider))
+		}
+	}
+	return nil
+}
+
+// modelSpecError explains a bad --model value with every form it may take.
+func modelSpecError(spec, what string) error {
+	return model.ConfigErrorf(openai.ErrInvalidModelFlag, "invalid --model value %q: %s; the forms are "+
+		"anthropic/MODEL (ANTHROPIC_API_KEY, e.g. anthropic/claude-sonnet-4-5), "+
+		"deepseek/MODEL (DEEPSEEK_API_KEY, e.g. deepseek/deepseek-chat), "+
+		"openai/MODEL (OPENAI_API_KEY, e.g. openai/gpt-4.1), "+
+		"openai-compatible/MODEL with --base-url, or script:PATH", spec, what)
+}
+
 // routeOf returns the route recorded on assistant messages for a
 // PROVIDER/MODEL spec (empty for scripted or unconfigured models).
 func routeOf(spec string) model.Route {

@@ -71,8 +71,9 @@ func runSessionsRepair(ctx context.Context, env *Env, yes bool, args []string) e
 		fmt.Fprint(env.Stdout, "repair? [y/N] ")
 		answer, _ := bufio.NewReader(env.Stdin).ReadString('\n')
 		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
-			_, err := fmt.Fprintln(env.Stdout, "not repaired")
-			return err
+			// Exit status 1: the log is still damaged.
+			fmt.Fprintln(env.Stdout)
+			return fmt.Errorf("session %s not repaired: the repair was declined (--yes repairs without asking)", id)
 		}
 	}
 	backup, err := st.Repair(ctx, id, plan)

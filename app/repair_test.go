@@ -36,8 +36,12 @@ func TestSessionsRepair(t *testing.T) {
 			before, _ := os.ReadFile(path)
 			var out, errOut bytes.Buffer
 			code := Main(context.Background(), append([]string{"--data-dir", dir}, tt.args...), strings.NewReader(tt.stdin), &out, &errOut, noEnv)
-			if code != ExitOK {
-				t.Fatalf("exit %d: %s", code, errOut.String())
+			// A declined repair exits 1: the log is still damaged.
+			if want := map[bool]int{true: ExitOK, false: ExitError}[tt.repaired]; code != want {
+				t.Fatalf("exit %d, want %d: %s", code, want, errOut.String())
+			}
+			if tt.repaired && errOut.Len() != 0 {
+				t.Errorf("a completed repair wrote to stderr (a log line on top of its sentence?):\n%s", errOut.String())
 			}
 			head := "session broken: corrupt at line 2 of " + path + ": "
 			if !strings.HasPrefix(out.String(), head) || !strings.Contains(out.String(), "repair will drop 1 bad line(s) (2) and keep all 1 valid events; the whole file is backed up first\n") {
@@ -46,7 +50,7 @@ func TestSessionsRepair(t *testing.T) {
 			after, _ := os.ReadFile(path)
 			backup, berr := os.ReadFile(path + ".broken")
 			if !tt.repaired {
-				if !bytes.Equal(after, before) || berr == nil || !strings.HasSuffix(out.String(), "not repaired\n") {
+				if !bytes.Equal(after, before) || berr == nil || !strings.Contains(errOut.String(), "not repaired: the repair was declined") {
 					t.Errorf("declined repair changed something (backup err %v):\n%s", berr, out.String())
 				}
 				return

@@ -33,7 +33,9 @@ func sessionsCommand() Command {
 		Summary: "list the stored sessions, newest first",
 		Description: `Prints one row per session log in the data directory: id, title, creation
 and last update time, and the parent session (for subagents and forks).
-Unreadable logs are listed with the reason. Nothing is locked or changed.`,
+An unreadable log is listed with the start of the reason in a last PROBLEM
+column; 'acp-agent sessions show ID' gives the whole of it. With no session
+it says which data directory it read. Nothing is locked or changed.`,
 		Examples: []string{
 			"acp-agent sessions",
 			`acp-agent sessions --cwd "$PWD"`,
@@ -83,6 +85,7 @@ func runSessions(ctx context.Context, env *Env, cwd string, args []string) error
 	st, err := openReadStore(env)
 	if errors.Is(err, errNoDataDir) {
 		_, err = fmt.Fprintln(env.Stdout, "ID  TITLE  CREATED  UPDATED  PARENT")
+		noSessions(env, " (it does not exist)")
 		return err
 	}
 	if err != nil {
@@ -113,7 +116,9 @@ func runSessions(ctx context.Context, env *Env, cwd string, args []string) error
 	corrupt := session.CorruptParents(parentOf)
 	type row struct {
 		id, title, created, parent string
-		mod                        int64
+		// problem, for an unreadable log, is its reason (cut in the table).
+		problem string
+		mod     int64
 	}
 	rows := make([]row, 0, len(entries)+len(bad))
 	for _, e := range entries {
@@ -126,13 +131,12 @@ func runSessions(ctx context.Context, env *Env, cwd string, args []string) error
 		} else if snap, err := st.Inspect(ctx, e.Header.ID); err == nil {
 			r.title = transcript.OneLine(acp.LatestTitle(snap.Events), 48)
 		} else {
-			// The whole reason, never cut: it is what the person acts on.
-			r.title = transcript.OneLine("(unreadable: "+reason(err)+")", 1<<10)
+			r.title, r.problem = "(unreadable)", reason(err)
 		}
 		rows = append(rows, r)
 	}
 	for _, u := range bad {
-		rows = append(rows, row{id: u.ID, title: "(unreadable: " + u.Problem + ")", created: "-", parent: "-", mod: u.ModTime})
+		rows = append(rows, row{id: u.ID, title: "(unreadable)", problem: u.Problem, created: "-", parent: "-", mod: u.ModTime})
 	}
 	slices.SortFunc(rows, func(a, b row) int {
 		if a.mod != b.mod {
@@ -143,12 +147,60 @@ func runSessions(ctx context.Context, env *Env, cwd string, args []string) error
 		}
 		return strings.Compare(a.id, b.id)
 	})
-	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tTITLE\tCREATED\tUPDATED\tPARENT")
-	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.id, r.title, r.created, humanTime(r.mod), r.parent)
+	damaged := slices.ContainsFunc(rows, func(r row) bool { return r.problem != "" })
+	var table bytes.Buffer
+	tw := tabwriter.NewWriter(&table, 0, 4, 2, ' ', 0)
+	if damaged {
+		// The reason is the last cell (tabwriter does not align it, so it
+		// never widens the columns before it), cut to problemWidth.
+		fmt.Fprintln(tw, "ID\tTITLE\tCREATED\tUPDATED\tPARENT\tPROBLEM")
+	} else {
+		fmt.Fprintln(tw, "ID\tTITLE\tCREATED\tUPDATED\tPARENT")
 	}
-	return tw.Flush()
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s", r.id, r.title, r.created, humanTime(r.mod), r.parent)
+		if damaged {
+			// The row names the log; its directory is the data directory's.
+			problem := strings.ReplaceAll(r.problem, st.Dir()+string(filepath.Separator), "")
+			fmt.Fprintf(tw, "\t%s", transcript.OneLine(problem, problemWidth))
+		}
+		fmt.Fprintln(tw)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	// A readable row's empty PROBLEM cell leaves padding behind.
+	for line := range strings.Lines(table.String()) {
+		if _, err := fmt.Fprintln(env.Stdout, strings.TrimRight(line, " \n")); err != nil {
+			return err
+		}
+	}
+	if damaged {
+		_, err = fmt.Fprintln(env.Stdout, "(for the whole reason: acp-agent sessions show ID; to repair a log: acp-agent sessions repair ID)")
+		return err
+	}
+	if len(rows) == 0 {
+		why := ""
+		if cwd != "" {
+			why = " whose working directory is " + cwd
+		}
+		noSessions(env, why)
+	}
+	return nil
+}
+
+// problemWidth bounds the PROBLEM cell of the sessions table.
+const problemWidth = 40
+
+// noSessions says on stderr which data directory an empty listing read,
+// so a mistaken --data-dir (or ACP_AGENT_DATA_DIR) shows.
+func noSessions(env *Env, why string) {
+	dir, err := env.Flags.dataDir()
+	if err != nil {
+		return
+	}
+	fmt.Fprintf(env.Stderr, "acp-agent: no sessions in %s%s (another directory: --data-dir DIR or %s)\n",
+		filepath.Join(dir, "sessions"), why, EnvDataDir)
 }
 
 // unlistedSessions reports the session files of the data dir that a
@@ -220,7 +272,12 @@ func runSessionsShow(ctx context.Context, env *Env, system bool, args []string) 
 	defer st.Close()
 	snap, err := st.Inspect(ctx, id)
 	if err != nil {
-		return sessionError(id, err)
+		err = sessionError(id, err)
+		var de *DataError
+		if errors.As(err, &de) && de.Code == CodeSessionCorrupt {
+			de.Message += fmt.Sprintf("; 'acp-agent sessions repair %s' repairs it, keeping a backup", id)
+		}
+		return err
 	}
 	if system {
 		return writeSystemPrompt(env.Stdout, snap.Header, snap.Events)

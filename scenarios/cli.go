@@ -42,8 +42,12 @@ editor, in a temporary directory, and prints what the editor saw.`,
 			Usage:   "scenario run NAME",
 			Summary: "run one scenario and print its transcript",
 			Description: `Runs the scenario in a fresh temporary data directory and cwd (removed
-afterwards) and prints the editor's view of it: requests, responses and
-session updates.`,
+afterwards) and prints, as plain text: the scenario's description; the
+editor's steps, numbered, each with what it got back (session ids, stop
+reasons, listings); then each session's transcript turn by turn (user
+messages, tool calls and their results, the agent's replies, how each turn
+ended). The JSON-RPC messages themselves are not printed: the recorded
+ones are in snapshots/NAME/wire.golden of the source tree.`,
 			Examples: []string{"acp-agent scenario run subagent-fork"},
 			Run: func(ctx context.Context, env *app.Env, args []string) error {
 				if len(args) != 1 {
@@ -58,11 +62,22 @@ session updates.`,
 	}
 }
 
-// summary is the scenario's one-line summary; without one, its
-// description on one line.
+// summaryWidth bounds a summary in "scenario list", so each scenario is one
+// line of a terminal next to its name.
+const summaryWidth = 72
+
+// summary is the scenario's one-line summary; without one, the first
+// sentence of its description. Either is cut to summaryWidth.
 func summary(sc *Scenario) string {
-	if sc.Summary != "" {
-		return sc.Summary
+	s := strings.Join(strings.Fields(sc.Summary), " ")
+	if s == "" {
+		s = strings.Join(strings.Fields(sc.Description), " ")
+		if i := strings.Index(s, ". "); i >= 0 {
+			s = s[:i+1]
+		}
 	}
-	return strings.Join(strings.Fields(sc.Description), " ")
+	if r := []rune(s); len(r) > summaryWidth {
+		s = strings.TrimRight(string(r[:summaryWidth-1]), " ,;:") + "…"
+	}
+	return s
 }

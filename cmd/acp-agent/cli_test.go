@@ -20,6 +20,7 @@ import (
 	"github.com/sebdah/goldie/v2"
 	"github.com/sourcegraph/jsonrpc2"
 
+	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/app"
 	"github.com/acp-agent/acp-agent/scenarios"
 )
@@ -28,8 +29,17 @@ import (
 // status and both streams, with the data directory shown as DATA.
 func cliRun(t *testing.T, data string, args ...string) (int, string) {
 	t.Helper()
+	return cliRunEnv(t, data, nil, args...)
+}
+
+// cliRunEnv is cliRun with more environment variables.
+func cliRunEnv(t *testing.T, data string, more map[string]string, args ...string) (int, string) {
+	t.Helper()
 	var out, errOut bytes.Buffer
 	env := map[string]string{app.EnvDataDir: data}
+	for k, v := range more {
+		env[k] = v
+	}
 	code := app.Main(context.Background(), args, strings.NewReader(""), &out, &errOut, func(k string) string { return env[k] }, scenarios.Command())
 	norm := func(s string) string { return strings.ReplaceAll(s, data, "DATA") }
 	return code, fmt.Sprintf("$ acp-agent %s\nexit %d\n--- stdout\n%s--- stderr\n%s", strings.Join(args, " "), code, norm(out.String()), norm(errOut.String()))
@@ -44,49 +54,69 @@ func TestCLIHelpAndUsageErrors(t *testing.T) {
 		name string
 		args []string
 		want int
+		env  map[string]string
+		// damaged writes an unreadable session log in the data directory.
+		damaged bool
 	}{
 		// Help: at every level, by flag and by command; always exit 0 on stdout.
-		{"help-root", []string{"--help"}, 0},
-		{"help-root-h", []string{"-h"}, 0},
-		{"help-command", []string{"help"}, 0},
-		{"help-help", []string{"help", "help"}, 0},
-		{"help-sessions", []string{"sessions", "--help"}, 0},
-		{"help-sessions-show", []string{"sessions", "show", "--help"}, 0},
-		{"help-agents", []string{"agents", "--help"}, 0},
-		{"help-scenario", []string{"scenario", "--help"}, 0},
-		{"help-scenario-list", []string{"scenario", "list", "--help"}, 0},
-		{"help-scenario-run", []string{"scenario", "run", "--help"}, 0},
-		{"help-by-command-sessions-show", []string{"help", "sessions", "show"}, 0},
-		{"help-by-command-scenario-run", []string{"help", "scenario", "run"}, 0},
+		{name: "help-root", args: []string{"--help"}, want: 0},
+		{name: "help-root-h", args: []string{"-h"}, want: 0},
+		{name: "help-command", args: []string{"help"}, want: 0},
+		{name: "help-help", args: []string{"help", "help"}, want: 0},
+		{name: "help-sessions", args: []string{"sessions", "--help"}, want: 0},
+		{name: "help-sessions-show", args: []string{"sessions", "show", "--help"}, want: 0},
+		{name: "help-agents", args: []string{"agents", "--help"}, want: 0},
+		{name: "help-scenario", args: []string{"scenario", "--help"}, want: 0},
+		{name: "help-scenario-list", args: []string{"scenario", "list", "--help"}, want: 0},
+		{name: "help-scenario-run", args: []string{"scenario", "run", "--help"}, want: 0},
+		{name: "help-by-command-sessions-show", args: []string{"help", "sessions", "show"}, want: 0},
+		{name: "help-by-command-scenario-run", args: []string{"help", "scenario", "run"}, want: 0},
 		// Usage errors: exit 2, stderr only, naming the help to read.
-		{"usage-unknown-flag", []string{"--no-such-flag"}, 2},
-		{"usage-unknown-command", []string{"frobnicate"}, 2},
-		{"usage-unknown-flag-after-command", []string{"agents", "x", "--recursive"}, 2},
-		{"usage-flag-of-another-command", []string{"scenario", "run", "--cwd", "x", "y"}, 2},
-		{"usage-bad-log-level", []string{"--log-level", "loud"}, 2},
-		{"usage-bad-model", []string{"--model", "nonsense"}, 2},
-		{"usage-unknown-provider", []string{"--model", "acme/big"}, 2},
-		{"usage-missing-base-url", []string{"--model", "openai-compatible/llama"}, 2},
-		{"usage-bad-base-url", []string{"--model", "deepseek/deepseek-chat", "--base-url", "::bad"}, 2},
-		{"usage-empty-script", []string{"--model", "script:"}, 2},
-		{"usage-sessions-argument", []string{"sessions", "extra"}, 2},
-		{"usage-sessions-model-flag", []string{"sessions", "--model", "x"}, 2},
-		{"usage-sessions-show-no-id", []string{"sessions", "show"}, 2},
-		{"usage-sessions-show-two-ids", []string{"sessions", "show", "a", "b"}, 2},
-		{"usage-sessions-show-bad-id", []string{"sessions", "show", "../etc"}, 2},
-		{"usage-agents-no-id", []string{"agents"}, 2},
-		{"usage-agents-flag-only", []string{"agents", "--descendants"}, 2},
-		{"usage-scenario-no-command", []string{"scenario"}, 2},
-		{"usage-scenario-unknown-command", []string{"scenario", "walk"}, 2},
-		{"usage-scenario-run-no-name", []string{"scenario", "run"}, 2},
-		{"usage-scenario-run-unknown", []string{"scenario", "run", "no-such"}, 2},
-		{"usage-help-unknown", []string{"help", "nope"}, 2},
-		{"usage-help-unknown-sub", []string{"help", "sessions", "nope"}, 2},
+		{name: "usage-unknown-flag", args: []string{"--no-such-flag"}, want: 2},
+		{name: "usage-unknown-command", args: []string{"frobnicate"}, want: 2},
+		{name: "usage-unknown-flag-after-command", args: []string{"agents", "x", "--recursive"}, want: 2},
+		{name: "usage-flag-of-another-command", args: []string{"scenario", "run", "--cwd", "x", "y"}, want: 2},
+		{name: "usage-bad-log-level", args: []string{"--log-level", "loud"}, want: 2},
+		{name: "usage-bad-model", args: []string{"--model", "nonsense"}, want: 2},
+		{name: "usage-unknown-provider", args: []string{"--model", "acme/big"}, want: 2},
+		{name: "usage-missing-base-url", args: []string{"--model", "openai-compatible/llama"}, want: 2},
+		{name: "usage-bad-base-url", args: []string{"--model", "deepseek/deepseek-chat", "--base-url", "::bad"}, want: 2},
+		{name: "usage-empty-script", args: []string{"--model", "script:"}, want: 2},
+		{name: "usage-sessions-argument", args: []string{"sessions", "extra"}, want: 2},
+		{name: "usage-sessions-model-flag", args: []string{"sessions", "--model", "x"}, want: 2},
+		{name: "usage-sessions-show-no-id", args: []string{"sessions", "show"}, want: 2},
+		{name: "usage-sessions-show-two-ids", args: []string{"sessions", "show", "a", "b"}, want: 2},
+		{name: "usage-sessions-show-bad-id", args: []string{"sessions", "show", "../etc"}, want: 2},
+		{name: "usage-agents-no-id", args: []string{"agents"}, want: 2},
+		{name: "usage-agents-flag-only", args: []string{"agents", "--descendants"}, want: 2},
+		{name: "usage-scenario-no-command", args: []string{"scenario"}, want: 2},
+		{name: "usage-scenario-unknown-command", args: []string{"scenario", "walk"}, want: 2},
+		{name: "usage-scenario-run-no-name", args: []string{"scenario", "run"}, want: 2},
+		{name: "usage-scenario-run-unknown", args: []string{"scenario", "run", "no-such"}, want: 2},
+		{name: "usage-help-unknown", args: []string{"help", "nope"}, want: 2},
+		{name: "usage-help-unknown-sub", args: []string{"help", "sessions", "nope"}, want: 2},
+		// Global flags are checked before a command too; typos get the
+		// nearest command; the flag package's single-dash wording is not
+		// shown; a boolean variable takes the usual spellings only.
+		{name: "usage-global-model-before-command", args: []string{"--model", "nosuch/x", "sessions"}, want: 2},
+		{name: "usage-global-bad-threshold-before-command", args: []string{"--compact-threshold", "2", "sessions"}, want: 2},
+		{name: "usage-unknown-command-suggest", args: []string{"sesions"}, want: 2},
+		{name: "usage-unknown-subcommand-suggest", args: []string{"scenario", "lst"}, want: 2},
+		{name: "usage-help-unknown-suggest", args: []string{"help", "agnets"}, want: 2},
+		{name: "usage-sessions-cwd-no-value", args: []string{"sessions", "-cwd"}, want: 2},
+		{name: "usage-bad-sandbox-env", args: []string{"sessions"}, want: 2, env: map[string]string{app.EnvSandbox: "enabled"}},
+		{name: "usage-bad-idle-timeout-env", args: []string{"sessions"}, want: 2, env: map[string]string{app.EnvIdleTimeout: "90"}},
+		// Data commands: an empty listing names the directory it read; a
+		// damaged log keeps the table narrow; no log line on top.
+		{name: "sessions-empty", args: []string{"sessions"}, want: 0},
+		{name: "sessions-damaged-narrow", args: []string{"sessions"}, want: 0, damaged: true},
+		{name: "sessions-show-damaged-suggests-repair", args: []string{"sessions", "show", "broken-session-with-a-long-id"}, want: 1, damaged: true},
+		{name: "sessions-repair-declined", args: []string{"sessions", "repair", "broken-session-with-a-long-id"}, want: 1, damaged: true},
 		// Failures: exit 1, saying what was not found.
-		{"fail-sessions-show-unknown", []string{"sessions", "show", "no-such-session"}, 1},
-		{"fail-agents-unknown", []string{"agents", "no-such-session"}, 1},
-		{"fail-bad-script", []string{"--model", "script:SCRIPT"}, 1},
-		{"fail-missing-script", []string{"--model", "script:/no/such/script.yaml"}, 1},
+		{name: "fail-sessions-show-unknown", args: []string{"sessions", "show", "no-such-session"}, want: 1},
+		{name: "fail-agents-unknown", args: []string{"agents", "no-such-session"}, want: 1},
+		{name: "fail-bad-script", args: []string{"--model", "script:SCRIPT"}, want: 1},
+		{name: "fail-missing-script", args: []string{"--model", "script:/no/such/script.yaml"}, want: 1},
 	}
 	g := goldie.New(t, goldie.WithFixtureDir("testdata/cli"), goldie.WithNameSuffix(".golden"))
 	for _, tt := range tests {
@@ -96,13 +126,16 @@ func TestCLIHelpAndUsageErrors(t *testing.T) {
 			if err := os.WriteFile(script, []byte("model:\n  main: {}\n"), 0o600); err != nil {
 				t.Fatal(err)
 			}
+			if tt.damaged {
+				writeDamaged(t, dir)
+			}
 			args := slicesReplace(tt.args, "SCRIPT", script)
-			code, got := cliRun(t, dir, args...)
+			code, got := cliRunEnv(t, dir, tt.env, args...)
 			got = strings.ReplaceAll(got, script, "SCRIPT")
 			if code != tt.want {
 				t.Errorf("exit %d, want %d\n%s", code, tt.want, got)
 			}
-			if tt.want != 0 && !strings.Contains(got, "--- stdout\n--- stderr\n") {
+			if tt.want != 0 && !tt.damaged && !strings.Contains(got, "--- stdout\n--- stderr\n") {
 				t.Errorf("a failure wrote to stdout:\n%s", got)
 			}
 			for _, prefix := range []string{"persistence:", "openai:", "acp:", "app:", "scenarios:", "session:", "scripted:"} {
@@ -110,11 +143,37 @@ func TestCLIHelpAndUsageErrors(t *testing.T) {
 					t.Errorf("output carries the package prefix %q:\n%s", prefix, got)
 				}
 			}
-			if m := singleDash.FindString(got); m != "" && tt.name != "help-root-h" {
+			_, output, _ := strings.Cut(got, "\n") // not the command line itself
+			if m := singleDash.FindString(output); m != "" && tt.name != "help-root-h" {
 				t.Errorf("output names a single-dash flag %q:\n%s", m, got)
 			}
 			g.Assert(t, tt.name, []byte(got))
 		})
+	}
+}
+
+// writeDamaged writes a session log whose second line is not JSON, with an
+// id long enough that a whole reason would widen the sessions table.
+func writeDamaged(t *testing.T, data string) {
+	t.Helper()
+	sdir := filepath.Join(data, "sessions")
+	if err := os.MkdirAll(sdir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	id := "broken-session-with-a-long-id"
+	line, err := session.MarshalHeaderLine(session.Header{ID: id, CreatedAt: 1_700_000_000_000, Cwd: "/w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := string(line) + "\n{this is not json}\n" + `{"type":"turn/start","seq":0,"time":1700000000000,"data":{"turn":1}}` + "\n"
+	path := filepath.Join(sdir, id+".jsonl")
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A fixed modification time: the UPDATED column is in the golden.
+	when := time.UnixMilli(1_700_000_100_000)
+	if err := os.Chtimes(path, when, when); err != nil {
+		t.Fatal(err)
 	}
 }
 
