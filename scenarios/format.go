@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -84,6 +85,9 @@ const (
 	OpWait         = "wait"
 	OpRestart      = "restart"
 	OpListAgentsEx = "list_agents_via_ext"
+	// OpWriteFile writes a file into $CWD between steps (an agent
+	// definition changed while the agent was stopped, say).
+	OpWriteFile = "write_file"
 )
 
 // Step is one client action.
@@ -113,6 +117,8 @@ type Step struct {
 	// Permissions are the answers to the permission requests that come
 	// after this prompt step is sent, in order (workspace.go).
 	Permissions []string
+	// Path (relative to $CWD) and Content of OpWriteFile.
+	Path, Content string
 }
 
 // Wait is a barrier observed on the in-process runtime. Every set
@@ -632,8 +638,10 @@ func (p parser) step(idx int, n *yaml.Node) (Step, error) {
 		allowed, shorthand = []string{"mode", "session"}, "mode"
 	case OpSetModel:
 		allowed, shorthand = []string{"model", "session"}, "model"
+	case OpWriteFile:
+		allowed = []string{"path", "content"}
 	default:
-		return st, p.errf(n, where(), "unknown operation %q (want initialize, new_session, load_session, prompt, await_prompt, cancel, wait, restart, list_agents_via_ext, set_mode, set_model)", st.Op)
+		return st, p.errf(n, where(), "unknown operation %q (want initialize, new_session, load_session, prompt, await_prompt, cancel, wait, restart, list_agents_via_ext, set_mode, set_model, write_file)", st.Op)
 	}
 	f := map[string]*yaml.Node{}
 	if args != nil {
@@ -674,6 +682,12 @@ func (p parser) step(idx int, n *yaml.Node) (Step, error) {
 	if st.Model, err = get("model"); err != nil {
 		return st, err
 	}
+	if st.Path, err = get("path"); err != nil {
+		return st, err
+	}
+	if st.Content, err = get("content"); err != nil {
+		return st, err
+	}
 	if v, ok := f["permissions"]; ok {
 		if st.Permissions, err = p.answers(v, where()+".permissions"); err != nil {
 			return st, err
@@ -705,6 +719,10 @@ func (p parser) step(idx int, n *yaml.Node) (Step, error) {
 		if st.Model == "" {
 			return st, p.errf(n, where(), "needs the model to choose")
 		}
+	case OpWriteFile:
+		if !filepath.IsLocal(st.Path) {
+			return st, p.errf(n, where(), "needs a path relative to $CWD, inside it")
+		}
 	case OpListAgentsEx:
 		switch st.Scope {
 		case "":
@@ -723,7 +741,7 @@ func (p parser) step(idx int, n *yaml.Node) (Step, error) {
 		}
 		st.Session, st.Wait = ref, w
 	}
-	if st.Session == "" && st.Op != OpNewSession && st.Op != OpInitialize && st.Op != OpRestart {
+	if st.Session == "" && st.Op != OpNewSession && st.Op != OpInitialize && st.Op != OpRestart && st.Op != OpWriteFile {
 		st.Session = MainRef
 	}
 	return st, nil

@@ -459,6 +459,11 @@ func (r *runner) step(ctx context.Context, st Step) (stepResult, error) {
 			return res, err
 		}
 		res.Detail = "agent process stopped (stdin closed) and started again on the same data directory"
+	case OpWriteFile:
+		if err := writeCwdFile(r.cwd, st.Path, st.Content); err != nil {
+			return res, err
+		}
+		res.Detail = fmt.Sprintf("wrote $CWD/%s (%d bytes)", filepath.ToSlash(st.Path), len(st.Content))
 	case OpListAgentsEx:
 		id, err := r.sessionID(st.Session)
 		if err != nil {

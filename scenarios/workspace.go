@@ -112,11 +112,7 @@ func (p parser) answers(n *yaml.Node, where string) ([]string, error) {
 // writeFiles writes the scenario's files into the cwd.
 func (r *runner) writeFiles() error {
 	for _, f := range r.sc.Files {
-		path := filepath.Join(r.cwd, f.Path)
-		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			return err
-		}
-		if err := os.WriteFile(path, []byte(f.Content), 0o600); err != nil {
+		if err := writeCwdFile(r.cwd, f.Path, f.Content); err != nil {
 			return err
 		}
 	}
@@ -151,6 +147,15 @@ func initRepo(dir string) error {
 		}
 	}
 	return nil
+}
+
+// writeCwdFile writes content to rel under cwd, creating directories.
+func writeCwdFile(cwd, rel, content string) error {
+	path := filepath.Join(cwd, rel)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte(content), 0o600)
 }
 
 // clientWorkspace is the scenario client's side of the workspace: the
