@@ -45,6 +45,9 @@ const (
 	ExitOK    = 0
 	ExitError = 1
 	ExitUsage = 2
+	// ExitRefused: exec's turn was cancelled, or refused something
+	// (exec.go).
+	ExitRefused = 3
 )
 
 // Env is what a command runs with: the standard streams, the
@@ -67,6 +70,7 @@ func builtinCommands() []Command {
 	return []Command{
 		sessionsCommand(),
 		agentsCommand(),
+		execCommand(),
 	}
 }
 
@@ -357,9 +361,15 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 // reportError prints err (if any) for people and maps it to an exit code.
 func reportError(stderr io.Writer, err error) int {
 	var ue *UsageError
+	var ex *ExitCodeError
 	switch {
 	case err == nil, errors.Is(err, run.ErrSignal):
 		return ExitOK
+	case errors.As(err, &ex):
+		if ex.Err != nil {
+			fmt.Fprintf(stderr, "acp-agent: %v\n", ex.Err)
+		}
+		return ex.Code
 	case errors.As(err, &ue):
 		cmd := ue.Cmd
 		if ue.root {
@@ -382,20 +392,35 @@ func prefixed(sep, s string) string {
 
 // serve runs the ACP agent on stdin/stdout.
 func serve(ctx context.Context, env *Env) error {
-	dir, err := env.Flags.dataDir()
+	paceGC(env.Getenv)
+	cfg, err := serveConfig(env)
 	if err != nil {
 		return err
 	}
-	paceGC(env.Getenv)
+	a, err := New(cfg)
+	if err != nil {
+		return asUsage(err)
+	}
+	err = a.Run(ctx, env.Stdin, env.Stdout)
+	return errors.Join(err, a.Close())
+}
+
+// serveConfig is the composition's Config from the shared flags, the
+// settings and the environment: the same for serving and for exec.
+func serveConfig(env *Env) (Config, error) {
+	dir, err := env.Flags.dataDir()
+	if err != nil {
+		return Config{}, err
+	}
 	if f := env.Flags; f.ContextWindow < 0 || f.CompactThreshold < 0 || f.CompactThreshold > 1 {
-		return usageErrorf("--context-window must be positive and --compact-threshold between 0 and 1 (got %d and %g)", f.ContextWindow, f.CompactThreshold)
+		return Config{}, usageErrorf("--context-window must be positive and --compact-threshold between 0 and 1 (got %d and %g)", f.ContextWindow, f.CompactThreshold)
 	}
 	if env.Flags.MaxBackground < 0 {
-		return usageErrorf("--max-background (env %s) must be a positive number of subagents", EnvMaxBackground)
+		return Config{}, usageErrorf("--max-background (env %s) must be a positive number of subagents", EnvMaxBackground)
 	}
 	for spec := range strings.SplitSeq(env.Flags.Model, ",") {
 		if err := checkModelSpec(strings.TrimSpace(spec)); err != nil {
-			return &UsageError{Err: err}
+			return Config{}, &UsageError{Err: err}
 		}
 	}
 	cfg := Config{
@@ -425,12 +450,7 @@ func serve(ctx context.Context, env *Env) error {
 		// A recorded run never depends on (nor writes) the user's settings.
 		cfg.SettingsFile = ""
 	}
-	a, err := New(cfg)
-	if err != nil {
-		return asUsage(err)
-	}
-	err = a.Run(ctx, env.Stdin, env.Stdout)
-	return errors.Join(err, a.Close())
+	return cfg, nil
 }
 
 // writeRootHelp prints acp-agent's own help: what it is, serving and

@@ -13,5 +13,5 @@
 // agent/compact, which are leaves over session and model).
 // binary_test.go keeps test-only code out of the binary (package testing,
 // goldie, goleak, the test helpers under internal/) and sourcegraph/jsonrpc2
-// inside the scenario runner, the one package that ships a JSON-RPC client.
+// inside the two JSON-RPC clients that ship: the scenario runner and exec (app/headless).
 package layering

@@ -1,0 +1,422 @@
+// Package headless is the client side of "acp-agent exec": it drives one
+// prompt through an ACP agent over a byte stream (in practice the real
+// server of the composition, in process, over io.Pipe) the way an editor
+// would — initialize, session/new or session/resume, session/set_mode,
+// session/prompt, session/cancel — and answers permission requests
+// without a person. It renders what the agent sent: the answer text, or
+// every session/update as one JSON line.
+//
+// It is written on sourcegraph/jsonrpc2, independent of the ACP SDK the
+// agent uses, like the scenario runner's client. It imports no package of
+// the module: the composition (package app) owns the process, the flags
+// and the exit codes.
+package headless
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/sourcegraph/jsonrpc2"
+)
+
+// Output formats.
+const (
+	OutputText  = "text"
+	OutputJSONL = "jsonl"
+)
+
+// Answers to a permission question no rule decided.
+const (
+	AskDeny  = "deny"
+	AskAllow = "allow"
+)
+
+// Permission option ids the agent offers (acp.OptionAllowOnce, ...).
+const (
+	optionAllowOnce  = "allow-once"
+	optionRejectOnce = "reject-once"
+)
+
+// Options configure one run.
+type Options struct {
+	// Prompt is the user's text.
+	Prompt string
+	// Cwd is the session's working directory (absolute).
+	Cwd string
+	// Resume, when set, reattaches the stored session of that id
+	// (session/resume) instead of creating one.
+	Resume string
+	// MCPServers is the JSON array an editor sends as mcpServers; nil
+	// sends an empty one.
+	MCPServers json.RawMessage
+	// Mode, when set, is sent with session/set_mode before the prompt.
+	Mode string
+	// Ask answers the questions no mode or rule decided: AskDeny (the
+	// default) or AskAllow.
+	Ask string
+	// Output is OutputText (the default) or OutputJSONL.
+	Output string
+	// Stdout gets the answer or the JSON lines; Stderr the refusals and,
+	// with Progress, what the agent is doing.
+	Stdout, Stderr io.Writer
+	Progress       bool
+	// Cancel, when it yields, cancels the turn (session/cancel) and ends
+	// any wait for children; the run then ends with StopReason
+	// "cancelled".
+	Cancel <-chan struct{}
+	// AfterTurn, when set, runs after the prompt was answered and before
+	// the connection closes (the composition waits there for background
+	// children and the turns their notices start). Updates keep flowing
+	// to the output meanwhile.
+	AfterTurn func(ctx context.Context, sessionID string) error
+}
+
+// Result is how a run ended.
+type Result struct {
+	SessionID  string
+	StopReason string
+	// Refused counts the permission questions answered with a refusal.
+	Refused int
+}
+
+// RPCError is a JSON-RPC error the agent answered, with the stable code
+// of its data ("UNKNOWN_SESSION", "TURN_FAILED", ...) when it had one.
+type RPCError struct {
+	Method  string
+	Code    int64
+	DataErr string
+	Message string
+}
+
+func (e *RPCError) Error() string { return e.Message }
+
+// Run drives one prompt over rwc (the agent's side: writes reach the
+// agent's input, reads its output). It closes rwc when done, and returns
+// once the agent's output ended. A failed request returns an *RPCError.
+func Run(ctx context.Context, rwc io.ReadWriteCloser, o Options) (Result, error) {
+	if o.Output == "" {
+		o.Output = OutputText
+	}
+	c := &client{o: o, out: &renderer{o: o}}
+	w := &eofWatch{ReadWriteCloser: rwc, ended: make(chan struct{})}
+	conn := jsonrpc2.NewConn(ctx, jsonrpc2.NewPlainObjectStream(w), jsonrpc2.HandlerWithError(c.handle))
+	c.conn = conn
+	res, err := c.run(ctx)
+	// Closing rwc ends the agent's input (it must not close the agent's
+	// output): the agent shuts down, and its last frames (the updates of
+	// turns it cancels) are read until its output ends.
+	conn.Close()
+	select {
+	case <-w.ended:
+	case <-ctx.Done():
+	}
+	c.out.finish()
+	return res, err
+}
+
+// eofWatch tells when reading the agent's output ended.
+type eofWatch struct {
+	io.ReadWriteCloser
+	ended chan struct{}
+	once  sync.Once
+}
+
+func (w *eofWatch) Read(p []byte) (int, error) {
+	n, err := w.ReadWriteCloser.Read(p)
+	if err != nil {
+		w.once.Do(func() { close(w.ended) })
+	}
+	return n, err
+}
+
+type client struct {
+	o    Options
+	conn *jsonrpc2.Conn
+	out  *renderer
+
+	mu      sync.Mutex
+	session string
+	refused int
+}
+
+func (c *client) run(ctx context.Context) (Result, error) {
+	var res Result
+	if _, err := c.call(ctx, "initialize", map[string]any{
+		"protocolVersion":    1,
+		"clientCapabilities": map[string]any{"fs": map[string]any{"readTextFile": false, "writeTextFile": false}, "terminal": false},
+	}); err != nil {
+		return res, err
+	}
+	servers := c.o.MCPServers
+	if len(servers) == 0 {
+		servers = json.RawMessage("[]")
+	}
+	id := c.o.Resume
+	if id == "" {
+		raw, err := c.call(ctx, "session/new", map[string]any{"cwd": c.o.Cwd, "mcpServers": servers})
+		if err != nil {
+			return res, err
+		}
+		var created struct {
+			SessionID string `json:"sessionId"`
+		}
+		if err := json.Unmarshal(raw, &created); err != nil || created.SessionID == "" {
+			return res, fmt.Errorf("session/new answered no session id: %s", raw)
+		}
+		id = created.SessionID
+	} else if _, err := c.call(ctx, "session/resume", map[string]any{"sessionId": id, "cwd": c.o.Cwd, "mcpServers": servers}); err != nil {
+		return res, err
+	}
+	res.SessionID = id
+	if c.o.Mode != "" {
+		if _, err := c.call(ctx, "session/set_mode", map[string]any{"sessionId": id, "modeId": c.o.Mode}); err != nil {
+			return res, err
+		}
+	}
+	// The updates of this turn on: what session/new, a mode change and
+	// the available commands announce is not part of the answer.
+	c.mu.Lock()
+	c.session = id
+	c.mu.Unlock()
+	c.out.progress("session %s", id)
+
+	w, err := c.conn.DispatchCall(ctx, "session/prompt", map[string]any{
+		"sessionId": id,
+		"prompt":    []any{map[string]any{"type": "text", "text": c.o.Prompt}},
+	})
+	if err != nil {
+		return res, rpcError("session/prompt", err)
+	}
+	answered := make(chan error, 1)
+	var pr struct {
+		StopReason string `json:"stopReason"`
+	}
+	go func() { answered <- w.Wait(ctx, &pr) }()
+	cancelled := false
+	select {
+	case err = <-answered:
+	case <-c.o.Cancel:
+		cancelled = true
+		c.out.progress("cancelling the turn")
+		if nerr := c.conn.Notify(ctx, "session/cancel", map[string]any{"sessionId": id}); nerr != nil {
+			return res, fmt.Errorf("session/cancel: %w", nerr)
+		}
+		err = <-answered
+	}
+	if err != nil {
+		return c.result(res), rpcError("session/prompt", err)
+	}
+	res.StopReason = pr.StopReason
+	if !cancelled && c.o.AfterTurn != nil {
+		wctx, stop := context.WithCancel(ctx)
+		go func() {
+			select {
+			case <-c.o.Cancel:
+				stop()
+			case <-wctx.Done():
+			}
+		}()
+		err := c.o.AfterTurn(wctx, id)
+		stop()
+		switch {
+		case err != nil && wctx.Err() != nil && ctx.Err() == nil:
+			res.StopReason = "cancelled"
+		case err != nil:
+			return c.result(res), err
+		}
+	}
+	return c.result(res), nil
+}
+
+func (c *client) result(r Result) Result {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r.Refused = c.refused
+	return r
+}
+
+// handle answers the agent's requests: a permission question gets the
+// --ask answer; nothing else is offered (no fs, no terminal). Session
+// updates of the prompted session go to the output.
+func (c *client) handle(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Request) (any, error) {
+	var params json.RawMessage
+	if req.Params != nil {
+		params = *req.Params
+	}
+	if req.Notif {
+		if req.Method == "session/update" {
+			c.mu.Lock()
+			id := c.session
+			c.mu.Unlock()
+			c.out.update(id, params)
+		}
+		return nil, nil
+	}
+	if req.Method == "session/request_permission" {
+		return c.permission(params), nil
+	}
+	return nil, &jsonrpc2.Error{Code: jsonrpc2.CodeMethodNotFound, Message: "method not found: " + req.Method}
+}
+
+func (c *client) permission(params json.RawMessage) any {
+	var p struct {
+		ToolCall struct {
+			ToolCallID string `json:"toolCallId"`
+			Title      string `json:"title"`
+			Kind       string `json:"kind"`
+		} `json:"toolCall"`
+	}
+	_ = json.Unmarshal(params, &p) // a malformed question is refused all the same
+	option := optionRejectOnce
+	if c.o.Ask == AskAllow {
+		option = optionAllowOnce
+		c.out.progress("allowed (--ask allow): %s", p.ToolCall.Title)
+	} else {
+		c.mu.Lock()
+		c.refused++
+		c.mu.Unlock()
+		c.out.refused(p.ToolCall.Title, p.ToolCall.Kind)
+	}
+	return map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": option}}
+}
+
+func (c *client) call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	var out json.RawMessage
+	if err := c.conn.Call(ctx, method, params, &out); err != nil {
+		return nil, rpcError(method, err)
+	}
+	return out, nil
+}
+
+// rpcError keeps the agent's code and message of a JSON-RPC error.
+func rpcError(method string, err error) error {
+	var re *jsonrpc2.Error
+	if !errors.As(err, &re) {
+		return fmt.Errorf("%s: %w", method, err)
+	}
+	e := &RPCError{Method: method, Code: re.Code, Message: re.Message}
+	if re.Data != nil {
+		var d struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		}
+		if json.Unmarshal(*re.Data, &d) == nil {
+			e.DataErr = d.Code
+			if d.Message != "" && !strings.Contains(e.Message, d.Message) {
+				e.Message += ": " + d.Message
+			}
+		}
+	}
+	return e
+}
+
+// renderer writes the output: the answer (text) or one line per update
+// (jsonl), and the stderr lines.
+type renderer struct {
+	o  Options
+	mu sync.Mutex
+	// answer is the agent's current message: text since its last tool
+	// call; earlier messages were progress.
+	answer strings.Builder
+}
+
+func (r *renderer) update(session string, params json.RawMessage) {
+	var u struct {
+		SessionID string `json:"sessionId"`
+		Update    struct {
+			Kind string `json:"sessionUpdate"`
+			// Content is a block in message chunks, a list in tool calls.
+			Content    json.RawMessage `json:"content"`
+			Title      string          `json:"title"`
+			Status     string          `json:"status"`
+			ToolCallID string          `json:"toolCallId"`
+			RawOutput  struct {
+				Error struct {
+					Code string `json:"code"`
+				} `json:"error"`
+			} `json:"rawOutput"`
+		} `json:"update"`
+	}
+	if json.Unmarshal(params, &u) != nil || session == "" || u.SessionID != session {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.o.Output == OutputJSONL {
+		var line bytes.Buffer
+		if json.Compact(&line, params) != nil {
+			return
+		}
+		line.WriteByte('\n')
+		r.o.Stdout.Write(line.Bytes())
+		return
+	}
+	switch u.Update.Kind {
+	case "agent_message_chunk":
+		var b struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}
+		if json.Unmarshal(u.Update.Content, &b) == nil && b.Type == "text" {
+			r.answer.WriteString(b.Text)
+		}
+	case "tool_call":
+		if r.answer.Len() > 0 {
+			r.progressLocked("%s", strings.TrimSpace(r.answer.String()))
+			r.answer.Reset()
+		}
+		r.progressLocked("tool: %s", u.Update.Title)
+	case "tool_call_update":
+		switch code := u.Update.RawOutput.Error.Code; {
+		case code == "RULE_DENIES" || code == "MODE_FORBIDS":
+			fmt.Fprintf(r.o.Stderr, "acp-agent: refused (%s): tool call %s\n", code, u.Update.ToolCallID)
+		case u.Update.Status == "failed":
+			r.progressLocked("tool call %s failed", u.Update.ToolCallID)
+		}
+	}
+}
+
+// refused reports a permission question answered no.
+func (r *renderer) refused(title, kind string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.o.Output == OutputJSONL {
+		// The tool_call_update that follows carries the refusal
+		// (rawOutput.error.code PERMISSION_REJECTED).
+		return
+	}
+	fmt.Fprintf(r.o.Stderr, "acp-agent: refused: %s (%s): no mode or settings rule allows it and --ask is deny\n", title, kind)
+}
+
+func (r *renderer) progress(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.progressLocked(format, args...)
+}
+
+func (r *renderer) progressLocked(format string, args ...any) {
+	if r.o.Progress {
+		fmt.Fprintf(r.o.Stderr, "· "+format+"\n", args...)
+	}
+}
+
+// finish prints the answer (text mode).
+func (r *renderer) finish() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.o.Output != OutputText || r.answer.Len() == 0 {
+		return
+	}
+	s := r.answer.String()
+	if !strings.HasSuffix(s, "\n") {
+		s += "\n"
+	}
+	io.WriteString(r.o.Stdout, s)
+	r.answer.Reset()
+}
