@@ -314,6 +314,7 @@ func (a *App) exec(ctx context.Context, o headless.Options, waitChildren bool) (
 	if waitChildren {
 		o.AfterTurn = a.waitSettled
 	}
+	o.Answer = a.lastAnswer
 	res, err := headless.Run(ctx, pipeStream{fromAgentR, toAgentW}, o)
 	toAgentW.Close()
 	serr := <-served
@@ -407,4 +408,31 @@ func execOutcome(res headless.Result, err error) error {
 		return &ExitCodeError{Code: ExitRefused, Err: fmt.Errorf("the model refused (session %s)", res.SessionID)}
 	}
 	return &ExitCodeError{Code: ExitError, Err: fmt.Errorf("the turn stopped early: %s (session %s)", res.StopReason, res.SessionID)}
+}
+
+// lastAnswer is the text of the last assistant message of session id's
+// last turn, from its log (the authority, whatever reached the wire).
+func (a *App) lastAnswer(id string) (string, bool) {
+	s, ok := a.Sessions.Get(id)
+	if !ok {
+		return "", false
+	}
+	events, err := s.Events()
+	if err != nil {
+		return "", false
+	}
+	start := 0
+	for i := len(events) - 1; i >= 0; i-- {
+		if events[i].Type == session.TypeTurnStart {
+			start = i
+			break
+		}
+	}
+	var b strings.Builder
+	for _, blk := range agent.FinalOutput(events[start:]) {
+		if blk.Type == session.BlockText {
+			b.WriteString(blk.Text)
+		}
+	}
+	return b.String(), true
 }

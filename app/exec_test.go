@@ -430,3 +430,45 @@ func TestExecFlagsHaveEnvironmentVariables(t *testing.T) {
 		t.Fatalf("flag over variable: exit %d, stdout %q\n%s", code, out, errOut)
 	}
 }
+
+// --wait-children waits for a background subagent to settle and for the
+// turn its notice starts; without it, exec ends with the turn.
+func TestExecWaitChildren(t *testing.T) {
+	script := `model:
+  main:
+    - tool_calls:
+        - id: call_bg
+          name: subagent
+          arguments: '{"description": "Slow helper", "prompt": "Take a moment, then reply."}'
+    - text: STARTED
+    - text: NOTED
+  Slow helper:
+    - tool_calls:
+        - id: call_sleep
+          name: bash
+          arguments: '{"command": "sleep 1", "description": "wait a moment"}'
+    - text: HELPER_DONE
+`
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{name: "without", want: "STARTED\n"},
+		{name: "with", args: []string{"--wait-children"}, want: "NOTED\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newExecEnv(t)
+			path := filepath.Join(t.TempDir(), "children.yaml")
+			if err := os.WriteFile(path, []byte(script), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			args := append([]string{"--model", "script:" + path, "--mode", "bypass"}, tt.args...)
+			code, out, errOut := e.run(nil, "", append(args, "Delegate it")...)
+			if code != app.ExitOK || out != tt.want {
+				t.Fatalf("exit %d, stdout %q, want 0 and %q\nstderr: %s", code, out, tt.want, errOut)
+			}
+		})
+	}
+}

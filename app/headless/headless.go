@@ -75,6 +75,11 @@ type Options struct {
 	// children and the turns their notices start). Updates keep flowing
 	// to the output meanwhile.
 	AfterTurn func(ctx context.Context, sessionID string) error
+	// Answer, when set, is the text answer, read where the session is
+	// recorded (the last assistant message of its last turn) once the run
+	// is over; without it the answer is the text streamed since the last
+	// tool call. Text output only.
+	Answer func(sessionID string) (string, bool)
 }
 
 // Result is how a run ended.
@@ -235,6 +240,11 @@ func (c *client) run(ctx context.Context) (Result, error) {
 }
 
 func (c *client) result(r Result) Result {
+	if c.o.Answer != nil && r.SessionID != "" {
+		if text, ok := c.o.Answer(r.SessionID); ok {
+			c.out.setAnswer(text)
+		}
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	r.Refused = c.refused
@@ -324,6 +334,9 @@ type renderer struct {
 	// answer is the agent's current message: text since its last tool
 	// call; earlier messages were progress.
 	answer strings.Builder
+	// fixed: the answer was read from the session (setAnswer); later
+	// chunks do not change it.
+	fixed bool
 }
 
 func (r *renderer) update(session string, params json.RawMessage) {
@@ -349,6 +362,11 @@ func (r *renderer) update(session string, params json.RawMessage) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.o.Output == OutputJSONL {
+		if u.Update.Kind == "available_commands_update" {
+			// The session's slash commands, announced when it is bound,
+			// in no fixed order with the turn: not part of the run.
+			return
+		}
 		var line bytes.Buffer
 		if json.Compact(&line, params) != nil {
 			return
@@ -359,6 +377,9 @@ func (r *renderer) update(session string, params json.RawMessage) {
 	}
 	switch u.Update.Kind {
 	case "agent_message_chunk":
+		if r.fixed {
+			return
+		}
 		var b struct {
 			Type string `json:"type"`
 			Text string `json:"text"`
@@ -404,6 +425,15 @@ func (r *renderer) progressLocked(format string, args ...any) {
 	if r.o.Progress {
 		fmt.Fprintf(r.o.Stderr, "· "+format+"\n", args...)
 	}
+}
+
+// setAnswer replaces the streamed answer.
+func (r *renderer) setAnswer(text string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.answer.Reset()
+	r.answer.WriteString(text)
+	r.fixed = true
 }
 
 // finish prints the answer (text mode).
