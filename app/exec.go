@@ -314,7 +314,15 @@ func (a *App) exec(ctx context.Context, o headless.Options, waitChildren bool) (
 	if waitChildren {
 		o.AfterTurn = a.waitSettled
 	}
-	o.Answer = a.lastAnswer
+	mark := 0
+	o.BeforePrompt = func(id string) {
+		if s, ok := a.Sessions.Get(id); ok {
+			if evs, err := s.Events(); err == nil {
+				mark = len(evs)
+			}
+		}
+	}
+	o.Answer = func(id string) (string, bool) { return a.lastAnswer(id, mark) }
 	res, err := headless.Run(ctx, pipeStream{fromAgentR, toAgentW}, o)
 	toAgentW.Close()
 	serr := <-served
@@ -388,6 +396,8 @@ func execOutcome(res headless.Result, err error) error {
 		case acp.CodeUnknownSession, acp.CodeInvalidSessionID, acp.CodeInvalidParams, acp.CodeReadOnlySession,
 			acp.CodeModelNotConfigured, acp.CodeAuthRequired, acp.CodeUnsupportedContent:
 			return &UsageError{Err: err}
+		case acp.CodeSessionLocked, acp.CodePromptInFlight:
+			return err
 		}
 		if re.Code == -32602 {
 			return &UsageError{Err: err}
@@ -411,18 +421,21 @@ func execOutcome(res headless.Result, err error) error {
 }
 
 // lastAnswer is the text of the last assistant message of session id's
-// last turn, from its log (the authority, whatever reached the wire).
-func (a *App) lastAnswer(id string) (string, bool) {
+// last turn after event mark (where the run began), from its log (the
+// authority, whatever reached the wire). Not ok when there is none (a
+// slash command's output is not an assistant message): the streamed text
+// stands.
+func (a *App) lastAnswer(id string, mark int) (string, bool) {
 	s, ok := a.Sessions.Get(id)
 	if !ok {
 		return "", false
 	}
 	events, err := s.Events()
-	if err != nil {
+	if err != nil || mark > len(events) {
 		return "", false
 	}
-	start := 0
-	for i := len(events) - 1; i >= 0; i-- {
+	start := mark
+	for i := len(events) - 1; i >= mark; i-- {
 		if events[i].Type == session.TypeTurnStart {
 			start = i
 			break
@@ -434,5 +447,5 @@ func (a *App) lastAnswer(id string) (string, bool) {
 			b.WriteString(blk.Text)
 		}
 	}
-	return b.String(), true
+	return b.String(), b.Len() > 0
 }

@@ -472,3 +472,19 @@ func TestExecWaitChildren(t *testing.T) {
 		})
 	}
 }
+
+// A slash command's output is the answer, not the resumed session's
+// previous one.
+func TestExecSlashCommandAfterResume(t *testing.T) {
+	e := newExecEnv(t)
+	p := newFakeProvider(t, reply{text: "First answer."})
+	code, out, errOut := e.run(p, "", "--output", "jsonl", "Hello")
+	if code != app.ExitOK {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	id := updates(t, out)[0]["sessionId"].(string)
+	code, out, errOut = e.run(p, "", "--resume", id, "/agents")
+	if code != app.ExitOK || !strings.Contains(out, "Subagents of this session") || strings.Contains(out, "First answer.") {
+		t.Fatalf("exit %d, stdout %q, want the /agents listing only\n%s", code, out, errOut)
+	}
+}

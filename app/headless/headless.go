@@ -80,6 +80,9 @@ type Options struct {
 	// is over; without it the answer is the text streamed since the last
 	// tool call. Text output only.
 	Answer func(sessionID string) (string, bool)
+	// BeforePrompt, when set, runs just before session/prompt is sent
+	// (the composition marks where the run's part of the log begins).
+	BeforePrompt func(sessionID string)
 }
 
 // Result is how a run ended.
@@ -191,6 +194,9 @@ func (c *client) run(ctx context.Context) (Result, error) {
 	c.mu.Unlock()
 	c.out.progress("session %s", id)
 
+	if c.o.BeforePrompt != nil {
+		c.o.BeforePrompt(id)
+	}
 	w, err := c.conn.DispatchCall(ctx, "session/prompt", map[string]any{
 		"sessionId": id,
 		"prompt":    []any{map[string]any{"type": "text", "text": c.o.Prompt}},
