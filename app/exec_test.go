@@ -19,6 +19,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/acp-agent/acp-agent/agent/tool/mcp/mcptest"
 	"github.com/acp-agent/acp-agent/app"
 )
 
@@ -486,5 +487,32 @@ func TestExecSlashCommandAfterResume(t *testing.T) {
 	code, out, errOut = e.run(p, "", "--resume", id, "/agents")
 	if code != app.ExitOK || !strings.Contains(out, "Subagents of this session") || strings.Contains(out, "First answer.") {
 		t.Fatalf("exit %d, stdout %q, want the /agents listing only\n%s", code, out, errOut)
+	}
+}
+
+// --mcp-config takes what an editor sends as mcpServers: the session gets
+// the server's tools (mcp__demo__echo, read-only, runs without asking).
+func TestExecMCPConfig(t *testing.T) {
+	srv, err := mcptest.StartHTTP()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	servers := fmt.Sprintf(`[{"type":"http","name":"demo","url":"%s/demo","headers":[]}]`, srv.URL)
+	file := filepath.Join(t.TempDir(), "mcp.json")
+	if err := os.WriteFile(file, []byte(`{"mcpServers": `+servers+`}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, cfg := range []string{servers, file} {
+		e := newExecEnv(t)
+		p := newFakeProvider(t, reply{toolName: "mcp__demo__echo", toolArgs: `{"text":"hello from mcp"}`}, reply{text: "Echoed."})
+		code, out, errOut := e.run(p, "", "--mcp-config", cfg, "Echo it")
+		if code != app.ExitOK || out != "Echoed.\n" {
+			t.Fatalf("--mcp-config %s: exit %d, stdout %q\n%s", cfg, code, out, errOut)
+		}
+		bs := p.bodies()
+		if len(bs) != 2 || !strings.Contains(bs[0], "mcp__demo__echo") || strings.Count(bs[1], "hello from mcp") < 2 {
+			t.Fatalf("--mcp-config %s: the MCP tool was not offered or its result (the echo, besides the call) not returned: %q", cfg, bs)
+		}
 	}
 }
