@@ -29,6 +29,14 @@
 // slash command, and NewAgentWithTools, which gives a session's agent the
 // tools of its MCP servers (Config.MCPStartTimeout bounds their start).
 //
+// exec.go is "acp-agent exec": one prompt without an editor. It builds the
+// composition serving builds (serveConfig, New), runs its ACP server in
+// process over a pair of pipes and drives it with the headless client
+// (app/headless, on jsonrpc2), answering permission questions by --ask;
+// exit status 3 (ExitRefused, through ExitCodeError) is a refused
+// question or a cancelled turn. Its options' prepare hook is where a
+// recording model wrapper (--record) plugs into the Config.
+//
 // agents.go wires the subagent catalog into acp.SubagentsListExtension
 // (the protocol side lives in acp) and defines the "agents" command;
 // sessions.go the "sessions" command, whose "show" frames a log rendered
