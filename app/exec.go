@@ -63,8 +63,13 @@ type execOptions struct {
 	prepare []func(*Config) error
 }
 
-// exitNow ends the process at a second SIGINT (tests replace it).
-var exitNow = os.Exit
+// exitNow ends the process at a second SIGINT; notifySignals and
+// stopSignals subscribe to them (tests replace all three).
+var (
+	exitNow       = os.Exit
+	notifySignals = func(c chan<- os.Signal) { signal.Notify(c, os.Interrupt, syscall.SIGTERM) }
+	stopSignals   = func(c chan<- os.Signal) { signal.Stop(c) }
+)
 
 func execCommand() Command {
 	var o execOptions
@@ -266,8 +271,8 @@ func runExec(ctx context.Context, env *Env, o execOptions, args []string) error 
 	// SIGINT (or SIGTERM) cancels the turn; a second one exits at once.
 	cancel := make(chan struct{})
 	sigc := make(chan os.Signal, 2)
-	signal.Notify(sigc, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigc)
+	notifySignals(sigc)
+	defer stopSignals(sigc)
 	sigDone := make(chan struct{})
 	defer close(sigDone)
 	go func() {

@@ -1,0 +1,102 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The first SIGINT cancels the turn (exit 3 through the cancelled stop
+// reason); a second one before the run ends exits at once with 3.
+func TestExecSecondSIGINTExitsAtOnce(t *testing.T) {
+	started := make(chan struct{}, 1)
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"fake\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Working\"},\"finish_reason\":null}]}\n\n")
+		w.(http.Flusher).Flush()
+		started <- struct{}{}
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+
+	var mu sync.Mutex
+	var sigc chan<- os.Signal
+	subscribed := make(chan struct{})
+	exits := make(chan int, 2)
+	oldNotify, oldStop, oldExit := notifySignals, stopSignals, exitNow
+	notifySignals = func(c chan<- os.Signal) { mu.Lock(); sigc = c; mu.Unlock(); close(subscribed) }
+	stopSignals = func(chan<- os.Signal) {}
+	exitNow = func(code int) { exits <- code }
+	defer func() { notifySignals, stopSignals, exitNow = oldNotify, oldStop, oldExit }()
+
+	root := t.TempDir()
+	cwd := filepath.Join(root, "work")
+	if err := os.MkdirAll(cwd, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]string{EnvDataDir: filepath.Join(root, "data"), "HOME": root, "XDG_CONFIG_HOME": filepath.Join(root, "config"), "FAKE_KEY": "sk-fake"}
+	// The signal goroutine writes stderr while Main does (a real exit
+	// would not return): the buffer is locked.
+	var out bytes.Buffer
+	var errOut lockedBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- Main(context.Background(), []string{"exec", "--cwd", cwd, "--model", "openai-compatible/fake", "--base-url", srv.URL, "--api-key-env", "FAKE_KEY", "Take your time"},
+			strings.NewReader(""), &out, &errOut, func(k string) string { return vars[k] })
+	}()
+	<-subscribed
+	<-started
+	mu.Lock()
+	c := sigc
+	mu.Unlock()
+	// Both signals are queued before the run can end: the second finds
+	// the turn still being cancelled, or the shutdown under way.
+	c <- os.Interrupt
+	c <- os.Interrupt
+	select {
+	case code := <-exits:
+		if code != ExitRefused {
+			t.Fatalf("second SIGINT exit code %d, want %d", code, ExitRefused)
+		}
+	case code := <-done:
+		t.Fatalf("the run ended (exit %d) without the second SIGINT exiting", code)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the second SIGINT did not exit")
+	}
+	if code := <-done; code != ExitRefused {
+		t.Fatalf("exit %d after the cancel, want %d\n%s", code, ExitRefused, errOut.String())
+	}
+	if !strings.Contains(errOut.String(), "interrupted again") {
+		t.Fatalf("stderr %q does not say the second interrupt exits", errOut.String())
+	}
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
