@@ -1,4 +1,8 @@
-package app
+package app_test
+
+// In the external test package, so it runs after the package's own tests
+// (TestHostileDataDir sets time.Local, which the ACP SDK's goroutines of
+// an ended connection may still read).
 
 import (
 	"bytes"
@@ -12,11 +16,16 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/acp-agent/acp-agent/app"
 )
 
 // The first SIGINT cancels the turn (exit 3 through the cancelled stop
 // reason); a second one before the run ends exits at once with 3.
 func TestExecSecondSIGINTExitsAtOnce(t *testing.T) {
+	defer goleak.VerifyNone(t) // runs last: no goroutine of the run outlives the test
 	started := make(chan struct{}, 1)
 	release := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -36,25 +45,24 @@ func TestExecSecondSIGINTExitsAtOnce(t *testing.T) {
 	var sigc chan<- os.Signal
 	subscribed := make(chan struct{})
 	exits := make(chan int, 2)
-	oldNotify, oldStop, oldExit := notifySignals, stopSignals, exitNow
-	notifySignals = func(c chan<- os.Signal) { mu.Lock(); sigc = c; mu.Unlock(); close(subscribed) }
-	stopSignals = func(chan<- os.Signal) {}
-	exitNow = func(code int) { exits <- code }
-	defer func() { notifySignals, stopSignals, exitNow = oldNotify, oldStop, oldExit }()
+	defer app.SetExecSignals(
+		func(c chan<- os.Signal) { mu.Lock(); sigc = c; mu.Unlock(); close(subscribed) },
+		func(chan<- os.Signal) {},
+		func(code int) { exits <- code })()
 
 	root := t.TempDir()
 	cwd := filepath.Join(root, "work")
 	if err := os.MkdirAll(cwd, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	vars := map[string]string{EnvDataDir: filepath.Join(root, "data"), "HOME": root, "XDG_CONFIG_HOME": filepath.Join(root, "config"), "FAKE_KEY": "sk-fake"}
+	vars := map[string]string{app.EnvDataDir: filepath.Join(root, "data"), "HOME": root, "XDG_CONFIG_HOME": filepath.Join(root, "config"), "FAKE_KEY": "sk-fake"}
 	// The signal goroutine writes stderr while Main does (a real exit
 	// would not return): the buffer is locked.
 	var out bytes.Buffer
 	var errOut lockedBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- Main(context.Background(), []string{"exec", "--cwd", cwd, "--model", "openai-compatible/fake", "--base-url", srv.URL, "--api-key-env", "FAKE_KEY", "Take your time"},
+		done <- app.Main(context.Background(), []string{"exec", "--cwd", cwd, "--model", "openai-compatible/fake", "--base-url", srv.URL, "--api-key-env", "FAKE_KEY", "Take your time"},
 			strings.NewReader(""), &out, &errOut, func(k string) string { return vars[k] })
 	}()
 	<-subscribed
@@ -68,16 +76,16 @@ func TestExecSecondSIGINTExitsAtOnce(t *testing.T) {
 	c <- os.Interrupt
 	select {
 	case code := <-exits:
-		if code != ExitRefused {
-			t.Fatalf("second SIGINT exit code %d, want %d", code, ExitRefused)
+		if code != app.ExitRefused {
+			t.Fatalf("second SIGINT exit code %d, want %d", code, app.ExitRefused)
 		}
 	case code := <-done:
 		t.Fatalf("the run ended (exit %d) without the second SIGINT exiting", code)
 	case <-time.After(30 * time.Second):
 		t.Fatal("the second SIGINT did not exit")
 	}
-	if code := <-done; code != ExitRefused {
-		t.Fatalf("exit %d after the cancel, want %d\n%s", code, ExitRefused, errOut.String())
+	if code := <-done; code != app.ExitRefused {
+		t.Fatalf("exit %d after the cancel, want %d\n%s", code, app.ExitRefused, errOut.String())
 	}
 	if !strings.Contains(errOut.String(), "interrupted again") {
 		t.Fatalf("stderr %q does not say the second interrupt exits", errOut.String())
