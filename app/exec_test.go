@@ -516,3 +516,21 @@ func TestExecMCPConfig(t *testing.T) {
 		}
 	}
 }
+
+// A call a settings rule denies is reported on stderr by its title; it
+// is the configuration working, so the run still exits 0.
+func TestExecReportsRuleDenials(t *testing.T) {
+	e := newExecEnv(t)
+	e.userSettings(`{"permissions": {"deny": ["write(secret.txt)"]}}`)
+	p := newFakeProvider(t, reply{toolName: "write", toolArgs: `{"path":"secret.txt","content":"x"}`}, reply{text: "Could not."})
+	code, out, errOut := e.run(p, "", "--ask", "allow", "Write the secret")
+	if code != app.ExitOK || out != "Could not.\n" {
+		t.Fatalf("exit %d, stdout %q\n%s", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "refused (RULE_DENIES): ") || !strings.Contains(errOut, "secret.txt") {
+		t.Fatalf("stderr %q: want the rule's refusal naming the call", errOut)
+	}
+	if _, err := os.Stat(filepath.Join(e.cwd, "secret.txt")); err == nil {
+		t.Fatal("a denied write was written")
+	}
+}

@@ -334,6 +334,8 @@ type renderer struct {
 	// fixed: the answer was read from the session (setAnswer); later
 	// chunks do not change it.
 	fixed bool
+	// titles are the tool calls' titles by id, for the stderr lines.
+	titles map[string]string
 }
 
 func (r *renderer) update(session string, params json.RawMessage) {
@@ -389,15 +391,27 @@ func (r *renderer) update(session string, params json.RawMessage) {
 			r.progressLocked("%s", strings.TrimSpace(r.answer.String()))
 			r.answer.Reset()
 		}
+		if r.titles == nil {
+			r.titles = map[string]string{}
+		}
+		r.titles[u.Update.ToolCallID] = u.Update.Title
 		r.progressLocked("tool: %s", u.Update.Title)
 	case "tool_call_update":
 		switch code := u.Update.RawOutput.Error.Code; {
 		case code == "RULE_DENIES" || code == "MODE_FORBIDS":
-			fmt.Fprintf(r.o.Stderr, "acp-agent: refused (%s): tool call %s\n", code, u.Update.ToolCallID)
+			fmt.Fprintf(r.o.Stderr, "acp-agent: refused (%s): %s\n", code, r.callName(u.Update.ToolCallID))
 		case u.Update.Status == "failed":
-			r.progressLocked("tool call %s failed", u.Update.ToolCallID)
+			r.progressLocked("failed: %s", r.callName(u.Update.ToolCallID))
 		}
 	}
+}
+
+// callName is a tool call's title, else its id.
+func (r *renderer) callName(id string) string {
+	if t := r.titles[id]; t != "" {
+		return t
+	}
+	return "tool call " + id
 }
 
 // refused reports a permission question answered no.
