@@ -174,6 +174,19 @@ func (a *Agent) compactNow(ctx context.Context, trigger, instructions string) (s
 	if !ok {
 		return d, ErrNothingToCompact
 	}
+	// Durable before it is shown: a crash from here on leaves the start
+	// open, and the repair closes it as a failed compaction, so a client
+	// that saw it sees it again on replay (closed) and the view is as it
+	// was (session.InterruptedCompaction).
+	started, err := a.sess.Append(session.TypeCompactionStart, session.CompactionStartData{
+		ID: d.ID, Trigger: trigger, PreTokens: d.PreTokens, Instructions: instructions,
+	}, session.Ignorable())
+	if err != nil {
+		return d, err
+	}
+	if err := a.syncTo(context.WithoutCancel(ctx), started.Seq); err != nil {
+		return d, err
+	}
 	a.publishNotice(model.Notice{Kind: NoticeCompaction, Message: d.ID})
 	// The summary call's index counts this session's own compactions (not
 	// a fork's inherited ones), so it survives restarts like Caller.Call.

@@ -16,6 +16,63 @@ import (
 // cancelled). Only completed ones change the model's view.
 const TypeCompaction = "session/compaction"
 
+// TypeCompactionStart records that a compaction began, before anything
+// shows it: a crash before its session/compaction leaves the start open,
+// and the repair closes it as failed (InterruptedCompaction), so every
+// compaction a client saw replays, closed. It never changes the view.
+const TypeCompactionStart = "session/compaction_start"
+
+// CompactionStartData is the payload of session/compaction_start; its ID
+// is the one the closing session/compaction carries.
+type CompactionStartData struct {
+	ID           string `json:"id"`
+	Trigger      string `json:"trigger"`
+	PreTokens    int    `json:"preTokens"`
+	Instructions string `json:"instructions,omitempty"`
+}
+
+// TextCompactionInterrupted is the error of a compaction closed by repair.
+const TextCompactionInterrupted = "the compaction was interrupted (the process ended before it finished); the conversation was left as it was"
+
+// InterruptedCompaction is the failed session/compaction that closes the
+// started compaction d after an interruption: the view stays as it was.
+func InterruptedCompaction(d CompactionStartData) CompactionData {
+	return CompactionData{
+		ID: d.ID, Trigger: d.Trigger, Outcome: CompactionFailed,
+		PreTokens: d.PreTokens, PostTokens: d.PreTokens,
+		Error: TextCompactionInterrupted, Instructions: d.Instructions,
+	}
+}
+
+// OpenCompactions returns the compactions started in events and not
+// closed by a session/compaction of the same id, in order of start. A
+// malformed payload is reported as the *FormatError of DecodeData.
+func OpenCompactions(events []Event) ([]CompactionStartData, error) {
+	var open []CompactionStartData
+	for _, ev := range events {
+		switch ev.Type {
+		case TypeCompactionStart:
+			d, err := DecodeData[CompactionStartData](ev)
+			if err != nil {
+				return nil, err
+			}
+			open = append(open, d)
+		case TypeCompaction:
+			d, err := DecodeData[CompactionData](ev)
+			if err != nil {
+				return nil, err
+			}
+			for i := range open {
+				if open[i].ID == d.ID {
+					open = append(open[:i], open[i+1:]...)
+					break
+				}
+			}
+		}
+	}
+	return open, nil
+}
+
 // Compaction triggers.
 const (
 	TriggerAuto     = "auto"     // the next request would pass the threshold

@@ -38,7 +38,7 @@ var KnownTypes = map[string]bool{
 	TypeToolCall: true, TypeToolResult: true, TypeInboxSpliced: true,
 	TypeSessionTitle: true, TypeEndSeed: true, TypeDescriptor: true,
 	TypeRequestHeader: true, TypeRequestContext: true, TypeApprovalPolicy: true,
-	TypeSandboxMode: true, TypeCompaction: true, TypeSystemPrompt: true,
+	TypeSandboxMode: true, TypeCompaction: true, TypeCompactionStart: true, TypeSystemPrompt: true,
 	TypeRepaired: true,
 }
 

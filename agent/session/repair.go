@@ -23,7 +23,8 @@ const (
 
 // CloseInterruptedTurn returns the events that close an interrupted final
 // turn of the log of session id (nil when the log does not end inside a
-// turn): one error tool/result per unanswered call (TOOL_OUTCOME_UNKNOWN
+// turn): a failed session/compaction per compaction started and not
+// closed (InterruptedCompaction), one error tool/result per unanswered call (TOOL_OUTCOME_UNKNOWN
 // after a tool/call, TOOL_NOT_STARTED for a tool-call block never
 // dispatched), step/end if a step is open, then turn/end
 // {kind:"interrupted"}. They continue seq and reuse the last event's time,
@@ -48,7 +49,16 @@ func CloseInterruptedTurn(id string, events []Event) ([]Event, error) {
 			return nil, err
 		}
 	}
+	compactions, err := OpenCompactions(events[start+1:])
+	if err != nil {
+		return nil, err
+	}
 	c := closing{id: id, turn: td.Turn, last: events[len(events)-1], seq: int64(len(events))}
+	// A compaction runs on the loop goroutine between a step's requests,
+	// so it closes first, before the results of the calls that preceded it.
+	for _, d := range compactions {
+		c.add(TypeCompaction, InterruptedCompaction(d), nil)
+	}
 	for _, call := range open.calls {
 		if !open.answered[call.id] {
 			c.result(call)

@@ -25,6 +25,8 @@ func TestCloseInterruptedTurn(t *testing.T) {
 		{Type: BlockToolCall, ID: "c1", Name: "t"}, {Type: BlockToolCall, ID: "c2", Name: "t"},
 	}}}
 	called := ToolCallData{Turn: 1, Step: 1, CallID: "c1", Name: "t", Arguments: "{}"}
+	compStart := CompactionStartData{ID: "k1", Trigger: TriggerManual, PreTokens: 900}
+	compDone := CompactionData{ID: "k1", Trigger: TriggerManual, Outcome: CompactionCompleted, Summary: "s"}
 	tests := []struct {
 		name      string
 		log       []Event
@@ -36,6 +38,12 @@ func TestCloseInterruptedTurn(t *testing.T) {
 		{"open step", logOf(TypeTurnStart, turn, TypeStepStart, step), []string{TypeStepEnd, TypeTurnEnd}, nil},
 		{"one call started, one not", logOf(TypeTurnStart, turn, TypeStepStart, step, TypeAssistantMessage, asked, TypeToolCall, called),
 			[]string{TypeToolResult, TypeToolResult, TypeStepEnd, TypeTurnEnd}, []string{CodeToolOutcomeUnknown, CodeToolNotStarted}},
+		{"compaction started, not closed", logOf(TypeTurnStart, turn, TypeStepStart, step, TypeCompactionStart, compStart),
+			[]string{TypeCompaction, TypeStepEnd, TypeTurnEnd}, nil},
+		{"compaction started and closed", logOf(TypeTurnStart, turn, TypeStepStart, step, TypeCompactionStart, compStart, TypeCompaction, compDone),
+			[]string{TypeStepEnd, TypeTurnEnd}, nil},
+		{"compaction open after a call", logOf(TypeTurnStart, turn, TypeStepStart, step, TypeAssistantMessage, asked, TypeToolCall, called, TypeCompactionStart, compStart),
+			[]string{TypeCompaction, TypeToolResult, TypeToolResult, TypeStepEnd, TypeTurnEnd}, []string{CodeToolOutcomeUnknown, CodeToolNotStarted}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -48,6 +56,15 @@ func TestCloseInterruptedTurn(t *testing.T) {
 				types = append(types, ev.Type)
 				if ev.Seq != int64(len(tt.log)+i) || ev.Time != tt.log[len(tt.log)-1].Time {
 					t.Errorf("closer %d: seq %d time %d", i, ev.Seq, ev.Time)
+				}
+				if ev.Type == TypeCompaction {
+					d, err := DecodeData[CompactionData](ev)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if d.ID != compStart.ID || d.Outcome != CompactionFailed || d.Error != TextCompactionInterrupted || d.PostTokens != compStart.PreTokens {
+						t.Errorf("closing compaction %+v", d)
+					}
 				}
 				if ev.Type == TypeToolResult {
 					d, err := DecodeData[ToolResultData](ev)
@@ -81,5 +98,41 @@ func TestCloseInterruptedTurnMalformed(t *testing.T) {
 	fe, ok := err.(*FormatError)
 	if !ok || fe.Seq != 1 {
 		t.Fatalf("err = %v, want *FormatError at seq 1", err)
+	}
+}
+
+func TestOpenCompactions(t *testing.T) {
+	start := func(id string) CompactionStartData { return CompactionStartData{ID: id, Trigger: TriggerAuto} }
+	done := func(id string) CompactionData { return CompactionData{ID: id, Outcome: CompactionCompleted} }
+	tests := []struct {
+		name string
+		log  []Event
+		want []string
+	}{
+		{"none", logOf(TypeTurnStart, TurnData{Turn: 1}), nil},
+		{"open", logOf(TypeCompactionStart, start("a")), []string{"a"}},
+		{"closed", logOf(TypeCompactionStart, start("a"), TypeCompaction, done("a")), nil},
+		{"one of two closed", logOf(TypeCompactionStart, start("a"), TypeCompaction, done("a"), TypeCompactionStart, start("b")), []string{"b"}},
+		// A stub-only compaction has no start: closing it closes nothing.
+		{"closed without start", logOf(TypeCompaction, done("z"), TypeCompactionStart, start("a")), []string{"a"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := OpenCompactions(tt.log)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []string
+			for _, d := range got {
+				ids = append(ids, d.ID)
+			}
+			if !slices.Equal(ids, tt.want) {
+				t.Fatalf("open = %v, want %v", ids, tt.want)
+			}
+		})
+	}
+	bad := append(logOf(TypeTurnStart, TurnData{Turn: 1}), Event{Type: TypeCompactionStart, Seq: 1, Data: []byte(`{"id":7}`)})
+	if _, err := OpenCompactions(bad); err == nil {
+		t.Fatal("malformed start accepted")
 	}
 }
