@@ -1,0 +1,152 @@
+package app
+
+// This file defines exec --record: the recording model wrapper
+// (agent/model/recording) around the composition's model, and the
+// scenario directory written when the run is over.
+
+import (
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/acp-agent/acp-agent/agent/model"
+	"github.com/acp-agent/acp-agent/agent/model/recording"
+	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/agent/settings"
+	"github.com/acp-agent/acp-agent/app/headless"
+)
+
+// EnvExecRecord is --record's variable.
+const EnvExecRecord = "ACP_AGENT_EXEC_RECORD"
+
+// knownKeyVars are the providers' key variables, redacted whatever their
+// value looks like.
+var knownKeyVars = []string{"OPENAI_API_KEY", "DEEPSEEK_API_KEY", "ANTHROPIC_API_KEY"}
+
+// secretValues are the values a recording must not contain: the
+// provider's key variable and every variable named like a secret (KEY,
+// TOKEN, SECRET, PASSWORD: agent/settings), read through getenv.
+func secretValues(apiKeyEnv string, getenv func(string) string, environ []string) []string {
+	names := append([]string{apiKeyEnv}, knownKeyVars...)
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if name != "" && settings.Dropped(name, nil, settings.Env{}) {
+			names = append(names, name)
+		}
+	}
+	var out []string
+	for _, n := range names {
+		if n == "" {
+			continue
+		}
+		if v := getenv(n); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// execRecorder is one --record run.
+type execRecorder struct {
+	dir string
+	rec *recording.Recorder
+	cwd string
+}
+
+// newExecRecorder prepares --record DIR: it refuses a DIR holding
+// anything but an earlier recording, and returns the prepare step that
+// wraps the composition's model.
+func newExecRecorder(dir, cwd string, env *Env) (*execRecorder, func(*Config) error, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, nil, usageErrorf("--record: %v", err)
+	}
+	if st, err := os.Stat(abs); err == nil && !st.IsDir() {
+		return nil, nil, usageErrorf("--record %s: not a directory", abs)
+	}
+	r := &execRecorder{dir: abs, cwd: cwd}
+	prepare := func(cfg *Config) error {
+		r.rec = recording.New(recording.Options{Cwd: cwd, Secrets: secretValues(cfg.APIKeyEnv, env.Getenv, os.Environ())})
+		prev := cfg.WrapModel
+		cfg.WrapModel = func(m model.Model) model.Model {
+			if prev != nil {
+				m = prev(m)
+			}
+			return r.rec.Wrap(m)
+		}
+		return nil
+	}
+	return r, prepare, nil
+}
+
+// projectFiles snapshots the files of cwd's .acp-agent directory that
+// shape a session without a tool reading them: agent definitions and
+// the project settings.
+func (r *execRecorder) projectFiles() {
+	root := filepath.Join(r.cwd, ".acp-agent")
+	r.rec.AddFile(".acp-agent/settings.json")
+	_ = filepath.WalkDir(filepath.Join(root, "agents"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		if rel, err := filepath.Rel(r.cwd, p); err == nil {
+			r.rec.AddFile(filepath.ToSlash(rel))
+		}
+		return nil
+	})
+}
+
+// write writes the scenario of the run that ended with res, and reports
+// on stderr what it left out.
+func (r *execRecorder) write(a *App, o execOptions, prompt string, res headless.Result, stderr io.Writer) error {
+	r.projectFiles()
+	s := recording.Session{
+		Description:   "Recorded with acp-agent exec --record.",
+		Prompt:        prompt,
+		Mode:          o.mode,
+		Permissions:   res.Answers,
+		ContextWindow: a.Config.ContextWindow,
+	}
+	if o.waitChildren && res.SessionID != "" {
+		s.Settled = settlementNotices(a, res.SessionID)
+	}
+	if err := r.rec.Write(r.dir, s); err != nil {
+		return fmt.Errorf("--record: %w", err)
+	}
+	for _, n := range r.rec.Notes() {
+		fmt.Fprintf(stderr, "acp-agent: --record: %s\n", n)
+	}
+	return nil
+}
+
+// settlementNotices counts the subagent settlement notices session id's
+// log received.
+func settlementNotices(a *App, id string) int {
+	s, ok := a.Sessions.Get(id)
+	if !ok {
+		return 0
+	}
+	evs, err := s.Events()
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, ev := range evs {
+		if ev.Type != session.TypeInboxSpliced {
+			continue
+		}
+		d, err := session.DecodeData[session.InboxSplicedData](ev)
+		if err != nil {
+			continue
+		}
+		for _, m := range d.Inserted {
+			if m.Source.Kind == session.SourceSubagentSettled {
+				n++
+			}
+		}
+	}
+	return n
+}
