@@ -265,6 +265,9 @@ func runExec(ctx context.Context, env *Env, o execOptions, args []string) error 
 			return err
 		}
 		o.prepare = append(o.prepare, prepare)
+		// A recording ends settled: a background child cut off by the
+		// shutdown would race with it on every replay.
+		o.waitChildren = true
 	}
 	for _, p := range o.prepare {
 		if err := p(&cfg); err != nil {
@@ -278,6 +281,9 @@ func runExec(ctx context.Context, env *Env, o execOptions, args []string) error 
 	defer a.Close()
 	if a.ModelErr != nil {
 		return &UsageError{Err: a.ModelErr}
+	}
+	if rec != nil {
+		defer rec.observe(a)()
 	}
 
 	// SIGINT (or SIGTERM) cancels the turn; a second one exits at once.

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/model/recording"
@@ -54,6 +55,9 @@ type execRecorder struct {
 	dir string
 	rec *recording.Recorder
 	cwd string
+
+	mu      sync.Mutex
+	notices map[string]int // settlement notices by session id
 }
 
 // newExecRecorder prepares --record DIR: it refuses a DIR holding
@@ -67,7 +71,7 @@ func newExecRecorder(dir, cwd string, env *Env) (*execRecorder, func(*Config) er
 	if st, err := os.Stat(abs); err == nil && !st.IsDir() {
 		return nil, nil, usageErrorf("--record %s: not a directory", abs)
 	}
-	r := &execRecorder{dir: abs, cwd: cwd}
+	r := &execRecorder{dir: abs, cwd: cwd, notices: map[string]int{}}
 	prepare := func(cfg *Config) error {
 		r.rec = recording.New(recording.Options{Cwd: cwd, Secrets: secretValues(cfg.APIKeyEnv, env.Getenv, os.Environ())})
 		prev := cfg.WrapModel
@@ -111,7 +115,7 @@ func (r *execRecorder) write(a *App, o execOptions, prompt string, res headless.
 		ContextWindow: a.Config.ContextWindow,
 	}
 	if o.waitChildren && res.SessionID != "" {
-		s.Settled = settlementNotices(a, res.SessionID)
+		s.Settled = r.settlementNotices(res.SessionID)
 	}
 	if err := r.rec.Write(r.dir, s); err != nil {
 		return fmt.Errorf("--record: %w", err)
@@ -122,31 +126,36 @@ func (r *execRecorder) write(a *App, o execOptions, prompt string, res headless.
 	return nil
 }
 
-// settlementNotices counts the subagent settlement notices session id's
-// log received.
-func settlementNotices(a *App, id string) int {
-	s, ok := a.Sessions.Get(id)
-	if !ok {
-		return 0
-	}
-	evs, err := s.Events()
-	if err != nil {
-		return 0
-	}
-	n := 0
-	for _, ev := range evs {
+// observe counts, from now on, the subagent settlement notices each
+// session's log receives (the live sessions are gone once the server
+// has shut down). It returns the observer's removal.
+func (r *execRecorder) observe(a *App) func() {
+	return a.Sessions.Observe(&session.Observer{Appended: func(s *session.Session, ev session.Event) {
 		if ev.Type != session.TypeInboxSpliced {
-			continue
+			return
 		}
 		d, err := session.DecodeData[session.InboxSplicedData](ev)
 		if err != nil {
-			continue
+			return
 		}
+		n := 0
 		for _, m := range d.Inserted {
 			if m.Source.Kind == session.SourceSubagentSettled {
 				n++
 			}
 		}
-	}
-	return n
+		if n > 0 {
+			r.mu.Lock()
+			r.notices[s.ID()] += n
+			r.mu.Unlock()
+		}
+	}})
+}
+
+// settlementNotices is the number of settlement notices session id's log
+// received during the run.
+func (r *execRecorder) settlementNotices(id string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.notices[id]
 }
