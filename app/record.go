@@ -57,7 +57,22 @@ type execRecorder struct {
 	cwd string
 
 	mu      sync.Mutex
-	notices map[string]int // settlement notices by session id
+	notices map[string]int         // settlement notices by session id
+	turns   map[string]*turnState  // by session id
+	after   map[string][]afterTurn // notices that came between turns, by receiving session id
+}
+
+// turnState is whether a session's turn is open and the last one ended.
+type turnState struct {
+	open  bool
+	ended int
+}
+
+// afterTurn is a settlement notice from sender that reached a session
+// with no turn open, after its turn ended ended.
+type afterTurn struct {
+	sender string
+	ended  int
 }
 
 // newExecRecorder prepares --record DIR: it refuses a DIR holding
@@ -71,7 +86,7 @@ func newExecRecorder(dir, cwd string, env *Env) (*execRecorder, func(*Config) er
 	if st, err := os.Stat(abs); err == nil && !st.IsDir() {
 		return nil, nil, usageErrorf("--record %s: not a directory", abs)
 	}
-	r := &execRecorder{dir: abs, cwd: cwd, notices: map[string]int{}}
+	r := &execRecorder{dir: abs, cwd: cwd, notices: map[string]int{}, turns: map[string]*turnState{}, after: map[string][]afterTurn{}}
 	prepare := func(cfg *Config) error {
 		r.rec = recording.New(recording.Options{Cwd: cwd, Secrets: secretValues(cfg.APIKeyEnv, env.Getenv, os.Environ())})
 		prev := cfg.WrapModel
@@ -116,6 +131,7 @@ func (r *execRecorder) write(a *App, o execOptions, prompt string, res headless.
 	}
 	if o.waitChildren && res.SessionID != "" {
 		s.Settled = r.settlementNotices(res.SessionID)
+		s.Fences = r.fences(res.SessionID)
 	}
 	if err := r.rec.Write(r.dir, s); err != nil {
 		return fmt.Errorf("--record: %w", err)
@@ -131,25 +147,63 @@ func (r *execRecorder) write(a *App, o execOptions, prompt string, res headless.
 // has shut down). It returns the observer's removal.
 func (r *execRecorder) observe(a *App) func() {
 	return a.Sessions.Observe(&session.Observer{Appended: func(s *session.Session, ev session.Event) {
-		if ev.Type != session.TypeInboxSpliced {
-			return
-		}
-		d, err := session.DecodeData[session.InboxSplicedData](ev)
-		if err != nil {
-			return
-		}
-		n := 0
-		for _, m := range d.Inserted {
-			if m.Source.Kind == session.SourceSubagentSettled {
-				n++
+		switch ev.Type {
+		case session.TypeTurnStart:
+			r.mu.Lock()
+			r.turn(s.ID()).open = true
+			r.mu.Unlock()
+		case session.TypeTurnEnd:
+			d, err := session.DecodeData[session.TurnEndData](ev)
+			if err != nil {
+				return
+			}
+			r.mu.Lock()
+			ts := r.turn(s.ID())
+			ts.open, ts.ended = false, d.Turn
+			r.mu.Unlock()
+		case session.TypeInboxSpliced:
+			d, err := session.DecodeData[session.InboxSplicedData](ev)
+			if err != nil {
+				return
+			}
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			ts := r.turn(s.ID())
+			for _, m := range d.Inserted {
+				if m.Source.Kind != session.SourceSubagentSettled {
+					continue
+				}
+				r.notices[s.ID()]++
+				if !ts.open && ts.ended > 0 && m.Source.SenderSessionID != "" {
+					r.after[s.ID()] = append(r.after[s.ID()], afterTurn{sender: m.Source.SenderSessionID, ended: ts.ended})
+				}
 			}
 		}
-		if n > 0 {
-			r.mu.Lock()
-			r.notices[s.ID()] += n
-			r.mu.Unlock()
-		}
 	}})
+}
+
+func (r *execRecorder) turn(id string) *turnState {
+	ts := r.turns[id]
+	if ts == nil {
+		ts = &turnState{}
+		r.turns[id] = ts
+	}
+	return ts
+}
+
+// fences hold the first call of each background child whose notice
+// reached root between two turns until the turn before it ended, so the
+// replay's notice starts a turn of its own too.
+func (r *execRecorder) fences(root string) []recording.Fence {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []recording.Fence
+	for _, at := range r.after[root] {
+		if key := r.rec.KeyOf(at.sender); key != "" {
+			out = append(out, recording.Fence{Key: key, Call: 0, TurnEnded: at.ended})
+		}
+	}
+	return out
 }
 
 // settlementNotices is the number of settlement notices session id's log

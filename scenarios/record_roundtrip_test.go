@@ -36,6 +36,11 @@ type providerReply struct {
 
 type providerCall struct{ id, name, args string }
 
+type gateKey struct {
+	marker string
+	index  int
+}
+
 // keyedProvider answers /chat/completions by conversation: the first
 // user message picks the script (a marker in it), the number of assistant
 // messages already in the request picks the reply. Being stateless, it
@@ -44,6 +49,10 @@ type keyedProvider struct {
 	t       *testing.T
 	srv     *httptest.Server
 	scripts map[string][]providerReply
+	// gates hold a reply (by marker and reply index) until the channel is
+	// closed; opens closes a channel once a reply was served.
+	gates map[gateKey]chan struct{}
+	opens map[gateKey]chan struct{}
 
 	mu    sync.Mutex
 	auths []string
@@ -80,10 +89,21 @@ func (p *keyedProvider) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	var replies []providerReply
+	key := gateKey{index: assistants}
 	for marker, list := range p.scripts {
 		if strings.Contains(first, marker) {
-			replies = list
+			replies, key.marker = list, marker
 		}
+	}
+	if g, ok := p.gates[key]; ok {
+		select {
+		case <-g:
+		case <-r.Context().Done():
+			return
+		}
+	}
+	if o, ok := p.opens[key]; ok {
+		defer close(o)
 	}
 	if assistants >= len(replies) {
 		http.Error(w, `{"error":{"message":"no scripted reply","type":"invalid_request_error"}}`, http.StatusBadRequest)
@@ -294,5 +314,66 @@ func TestRecordReplayRoundTrip(t *testing.T) {
 	}
 	if code, _, errOut := cli(t, keyless, "scenario", "test", "--dir", dir); code != app.ExitOK {
 		t.Fatalf("after --update: exit %d\n%s", code, errOut)
+	}
+}
+
+// A background child whose settlement notice starts a turn of its own:
+// the recording fences the child's first call after the root's first
+// turn, so the replay orders them the same way every time.
+func TestRecordReplayBackgroundChild(t *testing.T) {
+	root := t.TempDir()
+	cwd, dir := filepath.Join(root, "work"), filepath.Join(root, "recorded")
+	if err := os.MkdirAll(cwd, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]string{
+		app.EnvDataDir: filepath.Join(root, "data"), "HOME": root, "XDG_CONFIG_HOME": filepath.Join(root, "config"),
+		"FAKE_KEY": fakeKey,
+	}
+	p := newKeyedProvider(t, map[string][]providerReply{
+		"ROOT:": {
+			{calls: []providerCall{{"call_bg", "subagent", `{"description": "Background helper", "prompt": "BG-CHILD: say done"}`}}},
+			{text: "STARTED"},
+			{text: "NOTED"},
+		},
+		"BG-CHILD:": {
+			{calls: []providerCall{{"call_ls", "glob", `{"pattern": "*"}`}}},
+			{text: "BG_DONE"},
+		},
+	})
+	// The child's first reply waits until the root's first turn has
+	// been answered, so the notice comes after that turn.
+	served := make(chan struct{})
+	p.gates = map[gateKey]chan struct{}{{"BG-CHILD:", 0}: served}
+	p.opens = map[gateKey]chan struct{}{{"ROOT:", 1}: served}
+	code, out, errOut := cli(t, vars, "exec", "--cwd", cwd, "--model", "openai-compatible/fake", "--base-url", p.srv.URL,
+		"--api-key-env", "FAKE_KEY", "--record", dir, "ROOT: start a helper")
+	if code != app.ExitOK || out != "NOTED\n" {
+		t.Fatalf("exec --record: exit %d, stdout %q\nstderr: %s", code, out, errOut)
+	}
+	script, err := os.ReadFile(filepath.Join(dir, "scenario.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"fences:", "session: Background helper", "turn_ended: 1", "child_settled: 1"} {
+		if !strings.Contains(string(script), want) {
+			t.Errorf("scenario.yaml lacks %q:\n%s", want, script)
+		}
+	}
+	keyless := map[string]string{"HOME": root}
+	if code, out, errOut := cli(t, keyless, "scenario", "test", "--dir", dir, "--update"); code != app.ExitOK {
+		t.Fatalf("test --update: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut := cli(t, keyless, "scenario", "test", "--dir", dir); code != app.ExitOK {
+		t.Fatalf("test: exit %d\n%s%s", code, out, errOut)
+	}
+	transcript, err := os.ReadFile(filepath.Join(dir, scenarios.GoldenDir, "transcript.golden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"agent: STARTED", "agent: BG_DONE", "agent: NOTED", "turn 2 ended: completed"} {
+		if !strings.Contains(string(transcript), want) {
+			t.Errorf("replay transcript lacks %q:\n%s", want, transcript)
+		}
 	}
 }

@@ -55,6 +55,7 @@ type Recorder struct {
 	mu        sync.Mutex
 	replies   map[string]map[int]scripted.Reply
 	conflicts []string
+	keys      map[string]string // script key by session id
 	seen      map[string]bool   // workspace paths considered (relative, slash-separated)
 	files     map[string]string // snapshotted contents by relative path
 	total     int64
@@ -71,7 +72,7 @@ func New(o Options) *Recorder {
 	}
 	return &Recorder{
 		opts: o, red: NewRedactor(o.Secrets...),
-		replies: map[string]map[int]scripted.Reply{}, seen: map[string]bool{}, files: map[string]string{},
+		replies: map[string]map[int]scripted.Reply{}, keys: map[string]string{}, seen: map[string]bool{}, files: map[string]string{},
 	}
 }
 
@@ -200,6 +201,9 @@ func (r *Recorder) store(c model.Caller, rep scripted.Reply) {
 	rep = r.redactReply(rep)
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if _, ok := r.keys[c.SessionID]; !ok && c.SessionID != "" && !strings.HasSuffix(c.ScriptKey, compactSuffix) {
+		r.keys[c.SessionID] = c.ScriptKey
+	}
 	byCall := r.replies[c.ScriptKey]
 	if byCall == nil {
 		byCall = map[int]scripted.Reply{}
@@ -356,6 +360,18 @@ func (r *Recorder) Replies() map[string][]scripted.Reply {
 		out[key] = list
 	}
 	return out
+}
+
+// compactSuffix ends the script key of compaction summaries
+// (agent.CompactScriptSuffix).
+const compactSuffix = "/compact"
+
+// KeyOf returns the script key of session id's model calls ("" when it
+// made none).
+func (r *Recorder) KeyOf(id string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.keys[id]
 }
 
 // Files returns the snapshotted files by relative path.

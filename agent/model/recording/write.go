@@ -34,6 +34,19 @@ type Session struct {
 	// ContextWindow is the run's --context-window (0: none), so a replay
 	// compacts where the recording did.
 	ContextWindow int
+	// Fences order the replay as the recording went: each holds the
+	// first model call of the sessions with script key Key until the
+	// root session's turn TurnEnded has ended and it is idle (a
+	// background child whose settlement notice started a turn of its
+	// own, after that one).
+	Fences []Fence
+}
+
+// Fence is one scenario fence (scenarios/README.md, "Waits and fences").
+type Fence struct {
+	Key       string
+	Call      int
+	TurnEnded int
 }
 
 // reply is scripted.Reply with empty fields left out of the YAML.
@@ -47,6 +60,12 @@ type reply struct {
 	ErrorAfterChunks      bool       `yaml:"error_after_chunks,omitempty"`
 	ContextLengthExceeded bool       `yaml:"context_length_exceeded,omitempty"`
 	Hang                  bool       `yaml:"hang,omitempty"`
+}
+
+type fence struct {
+	Session string         `yaml:"session"`
+	Call    int            `yaml:"call"`
+	Until   map[string]any `yaml:"until"`
 }
 
 type toolCall struct {
@@ -65,6 +84,7 @@ type document struct {
 	Description   string             `yaml:"description,omitempty"`
 	ContextWindow int                `yaml:"context_window,omitempty"`
 	Files         map[string]string  `yaml:"files,omitempty"`
+	Fences        []fence            `yaml:"fences,omitempty"`
 	Model         map[string][]reply `yaml:"model"`
 	Steps         []any              `yaml:"steps"`
 }
@@ -96,6 +116,9 @@ func (r *Recorder) Scenario(s Session) ([]byte, error) {
 			out[i] = toReply(rep)
 		}
 		doc.Model[key] = out
+	}
+	for _, f := range s.Fences {
+		doc.Fences = append(doc.Fences, fence{Session: f.Key, Call: f.Call, Until: map[string]any{"session": "main", "turn_ended": f.TurnEnded, "idle": true}})
 	}
 	doc.Steps = []any{"initialize", "new_session"}
 	if s.Mode != "" {
