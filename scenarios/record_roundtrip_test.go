@@ -281,6 +281,9 @@ func TestRecordReplayRoundTrip(t *testing.T) {
 	if strings.Contains(string(transcript), "SCRIPT_MISMATCH") || strings.Contains(string(transcript), "no reply") {
 		t.Errorf("the replay asked for a reply the recording lacks:\n%s", transcript)
 	}
+	if code, out, errOut := cli(t, keyless, "scenario", "run", "--dir", dir); code != app.ExitOK || out != string(transcript) {
+		t.Fatalf("scenario run --dir: exit %d, stdout is not the transcript golden\n%s%s", code, out, errOut)
+	}
 	// The replay's session logs say what the recorded ones say.
 	recorded, _ := filepath.Glob(filepath.Join(vars[app.EnvDataDir], "sessions", "*", "*.jsonl"))
 	if len(recorded) == 0 {
