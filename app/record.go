@@ -139,6 +139,9 @@ func (r *execRecorder) write(a *App, o execOptions, prompt string, res headless.
 	for _, n := range r.rec.Notes() {
 		fmt.Fprintf(stderr, "acp-agent: --record: %s\n", n)
 	}
+	if o.mcpConfig != "" {
+		fmt.Fprintln(stderr, "acp-agent: --record: the --mcp-config servers are not part of the scenario: a replay offers no MCP tools, so calls to them fail there")
+	}
 	return nil
 }
 
