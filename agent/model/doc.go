@@ -4,8 +4,8 @@
 // scripted model (agent/model/scripted), OpenAI-compatible providers
 // (agent/model/openai) and Anthropic's Messages API
 // (agent/model/anthropic); agent/model/recording wraps any of them to
-// record its replies as a keyless scenario. A model that takes images implements
-// ImageInput (capabilities.go).
+// record its replies as a keyless scenario. A model that takes images
+// implements ImageInput (capabilities.go).
 //
 // Layering: model imports only agent/session (for content blocks and the
 // chunk vocabulary) and the standard library.
