@@ -105,6 +105,9 @@ type Config struct {
 	// IdleTimeout ends a model attempt after this long without a byte
 	// (--idle-timeout); 0 means the provider's default, negative disables.
 	IdleTimeout time.Duration
+	// WrapModel, when set, wraps the resolved model (exec --record tees
+	// every reply into a scenario through it: agent/model/recording).
+	WrapModel func(model.Model) model.Model
 	// Testing holds the knobs only this module's tests and scenario runner
 	// turn (a scripted model instance, no fsync, fault injection). Its type
 	// is internal, so programs outside the module leave it nil.
@@ -198,6 +201,9 @@ func New(cfg Config) (*App, error) {
 		a.Model = a.Models[0].Model
 	default:
 		a.Model = routedModel{choices: a.Models}
+	}
+	if a.Model != nil && cfg.WrapModel != nil {
+		a.Model = cfg.WrapModel(a.Model)
 	}
 	if a.Model != nil && hooks.WrapModel != nil {
 		a.Model = hooks.WrapModel(a.Model)

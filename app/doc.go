@@ -36,6 +36,11 @@
 // exit status 3 (ExitRefused, through ExitCodeError) is a refused
 // question or a cancelled turn. Its options' prepare hook is where a
 // recording model wrapper (--record) plugs into the Config.
+// record.go is exec --record: it sets Config.WrapModel to an
+// agent/model/recording wrapper (secret values from the key variables and
+// every variable named like a secret), observes the store for settlement
+// notices (the replay's wait step and fences), and writes the scenario
+// when the run is over.
 //
 // agents.go wires the subagent catalog into acp.SubagentsListExtension
 // (the protocol side lives in acp) and defines the "agents" command;

@@ -55,8 +55,8 @@ func (e *ExitCodeError) Unwrap() error { return e.Err }
 
 // execOptions are exec's own flags.
 type execOptions struct {
-	resume, cwd, output, mode, ask, mcpConfig string
-	waitChildren                              bool
+	resume, cwd, output, mode, ask, mcpConfig, record string
+	waitChildren                                      bool
 	// prepare adjusts the composition's Config before New builds it. It
 	// is the place where --record (issue 31 item 2) plugs in its
 	// recording model wrapper: its flag appends one func here.
@@ -108,6 +108,7 @@ refused) or cancelled. See docs/exec.md.`,
 			fs.StringVar(&o.mode, "mode", "", "session `MODE`: default, accept-edits, plan or bypass (default: a new session's default, a resumed session's own; env "+EnvExecMode+")")
 			fs.StringVar(&o.ask, "ask", "", "`ANSWER` to a permission question no mode or rule decides: deny or allow (default deny; env "+EnvExecAsk+")")
 			fs.StringVar(&o.mcpConfig, "mcp-config", "", "MCP servers: a `FILE` or inline JSON holding what an editor sends as session/new's mcpServers (an array, or an object with an mcpServers array) (env "+EnvExecMCPConfig+")")
+			fs.StringVar(&o.record, "record", "", "record the session as a keyless scenario in `DIR` (model replies, the prompt, the files it read; secrets redacted), for acp-agent scenario test --dir (env "+EnvExecRecord+")")
 			fs.BoolVar(&o.waitChildren, "wait-children", false, "also wait for the session's background subagents to settle, and the turns their results start (env "+EnvExecWaitChildren+": 1/0, true/false, yes/no or on/off)")
 		},
 		Run: func(ctx context.Context, env *Env, args []string) error { return runExec(ctx, env, o, args) },
@@ -119,7 +120,7 @@ func (o *execOptions) fromEnv(getenv func(string) string) error {
 	for _, f := range []struct {
 		v   *string
 		env string
-	}{{&o.resume, EnvExecResume}, {&o.cwd, EnvExecCwd}, {&o.output, EnvExecOutput}, {&o.mode, EnvExecMode}, {&o.ask, EnvExecAsk}, {&o.mcpConfig, EnvExecMCPConfig}} {
+	}{{&o.resume, EnvExecResume}, {&o.cwd, EnvExecCwd}, {&o.output, EnvExecOutput}, {&o.mode, EnvExecMode}, {&o.ask, EnvExecAsk}, {&o.mcpConfig, EnvExecMCPConfig}, {&o.record, EnvExecRecord}} {
 		if *f.v == "" {
 			*f.v = getenv(f.env)
 		}
@@ -254,6 +255,20 @@ func runExec(ctx context.Context, env *Env, o execOptions, args []string) error 
 	if err != nil {
 		return err
 	}
+	var rec *execRecorder
+	if o.record != "" {
+		if o.resume != "" {
+			return usageErrorf("--record starts a new session: it cannot be combined with --resume")
+		}
+		var prepare func(*Config) error
+		if rec, prepare, err = newExecRecorder(o.record, cwd, env); err != nil {
+			return err
+		}
+		o.prepare = append(o.prepare, prepare)
+		// A recording ends settled: a background child cut off by the
+		// shutdown would race with it on every replay.
+		o.waitChildren = true
+	}
 	for _, p := range o.prepare {
 		if err := p(&cfg); err != nil {
 			return err
@@ -266,6 +281,9 @@ func runExec(ctx context.Context, env *Env, o execOptions, args []string) error 
 	defer a.Close()
 	if a.ModelErr != nil {
 		return &UsageError{Err: a.ModelErr}
+	}
+	if rec != nil {
+		defer rec.observe(a)()
 	}
 
 	// SIGINT (or SIGTERM) cancels the turn; a second one exits at once.
@@ -296,7 +314,11 @@ func runExec(ctx context.Context, env *Env, o execOptions, args []string) error 
 		Stdout: env.Stdout, Stderr: env.Stderr, Progress: isTerminal(env.Stderr),
 		Cancel: cancel,
 	}, o.waitChildren)
-	return errors.Join(execOutcome(res, err), a.Close())
+	var recErr error
+	if rec != nil {
+		recErr = rec.write(a, o, text, res, env.Stderr)
+	}
+	return errors.Join(execOutcome(res, err), recErr, a.Close())
 }
 
 // exec runs the headless client against a's ACP server over pipes, with

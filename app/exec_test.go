@@ -534,3 +534,30 @@ func TestExecReportsRuleDenials(t *testing.T) {
 		t.Fatal("a denied write was written")
 	}
 }
+
+// --record writes the scenario: the mode and the permission answers the
+// run gave become its steps; it cannot record a resumed session.
+func TestExecRecord(t *testing.T) {
+	e := newExecEnv(t)
+	dir := filepath.Join(t.TempDir(), "rec")
+	p := newFakeProvider(t, reply{toolName: "write", toolArgs: `{"path":"n.txt","content":"x"}`}, reply{text: "Written."})
+	code, out, errOut := e.run(p, "", "--ask", "allow", "--mode", "default", "--record", dir, "Write n.txt")
+	if code != app.ExitOK || out != "Written.\n" {
+		t.Fatalf("exit %d, stdout %q\n%s", code, out, errOut)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "scenario.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"set_mode: default", "permissions:\n        - allow-once", "text: Write n.txt", "name: write", "text: Written."} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("scenario lacks %q:\n%s", want, data)
+		}
+	}
+	if strings.Contains(string(data), e.vars["FAKE_KEY"]) {
+		t.Errorf("the key reached the scenario:\n%s", data)
+	}
+	if code, _, errOut := e.run(p, "", "--resume", "some-id", "--record", dir, "Again"); code != app.ExitUsage || !strings.Contains(errOut, "--resume") {
+		t.Fatalf("--record with --resume: exit %d, want 2\n%s", code, errOut)
+	}
+}

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"strings"
 
@@ -9,16 +10,22 @@ import (
 )
 
 // Command is the "acp-agent scenario" command: "list" prints the embedded
-// scenarios with their one-line summaries, "run NAME" runs one against the
-// real composition in a temporary directory and prints its transcript. It
-// needs no model configuration and no API key.
+// scenarios with their one-line summaries, "run NAME" (or "run --dir
+// DIR", a user's scenario directory) runs one against the real
+// composition in a temporary directory and prints its transcript, and
+// "test --dir DIR [--update]" compares a directory's replay with its
+// goldens (dir.go). It needs no model configuration and no API key.
 func Command() app.Command {
+	var (
+		runDir, testDir string
+		update          bool
+	)
 	return app.Command{
 		Name:    "scenario",
-		Summary: "list or run the built-in scripted scenarios (no API key needed)",
+		Summary: "list, run or test scripted scenarios, built-in or your own (no API key needed)",
 		Description: `Each scenario drives the real agent with a scripted model and a scripted
 editor, in a temporary directory, and prints what the editor saw.`,
-		Examples: []string{"acp-agent scenario list", "acp-agent scenario run subagent-fork"},
+		Examples: []string{"acp-agent scenario list", "acp-agent scenario run subagent-fork", "acp-agent scenario test --dir testdata/review-session"},
 		Sub: []app.Command{{
 			Name:     "list",
 			Usage:    "scenario list",
@@ -39,24 +46,72 @@ editor, in a temporary directory, and prints what the editor saw.`,
 			},
 		}, {
 			Name:    "run",
-			Usage:   "scenario run NAME",
-			Summary: "run one scenario and print its transcript",
+			Usage:   "scenario run NAME\nscenario run --dir DIR",
+			Summary: "run one scenario (built-in, or your own directory) and print its transcript",
 			Description: `Runs the scenario in a fresh temporary data directory and cwd (removed
 afterwards) and prints, as plain text: the scenario's description; the
 editor's steps, numbered, each with what it got back (session ids, stop
 reasons, listings); then each session's transcript turn by turn (user
 messages, tool calls and their results, the agent's replies, how each turn
 ended). The JSON-RPC messages themselves are not printed: the recorded
-ones are in snapshots/NAME/wire.golden of the source tree.`,
-			Examples: []string{"acp-agent scenario run subagent-fork"},
+ones are in snapshots/NAME/wire.golden of the source tree.
+
+--dir DIR runs DIR/scenario.yaml instead of a built-in scenario: one you
+wrote, or one acp-agent exec --record wrote (see scenarios/README.md).`,
+			Examples: []string{"acp-agent scenario run subagent-fork", "acp-agent scenario run --dir testdata/review-session"},
+			Flags: func(fs *flag.FlagSet) {
+				fs.StringVar(&runDir, "dir", "", "run the scenario in `DIR` (DIR/scenario.yaml) instead of a built-in one")
+			},
 			Run: func(ctx context.Context, env *app.Env, args []string) error {
+				if runDir != "" {
+					if len(args) > 0 {
+						return &app.UsageError{Err: fmt.Errorf("scenario run --dir: unexpected argument %q", args[0])}
+					}
+					sc, err := LoadDir(runDir)
+					if err != nil {
+						return &app.UsageError{Err: err}
+					}
+					rec, err := RunScenario(ctx, sc, nil)
+					if err != nil {
+						return err
+					}
+					_, err = env.Stdout.Write(rec.Transcript)
+					return err
+				}
 				if len(args) != 1 {
-					return &app.UsageError{Err: fmt.Errorf("scenario run: want one scenario NAME, got %d arguments (known: %s)", len(args), strings.Join(Names(), ", "))}
+					return &app.UsageError{Err: fmt.Errorf("scenario run: want one scenario NAME or --dir DIR, got %d arguments (known: %s)", len(args), strings.Join(Names(), ", "))}
 				}
 				if _, err := Load(args[0]); err != nil {
 					return &app.UsageError{Err: err}
 				}
 				return Run(ctx, args[0], env.Stdout)
+			},
+		}, {
+			Name:    "test",
+			Usage:   "scenario test --dir DIR [--update]",
+			Summary: "replay your scenario directory and compare it with its goldens (CI)",
+			Description: `Runs DIR/scenario.yaml (a scenario acp-agent exec --record wrote, or one
+you wrote) keyless, like "scenario run --dir", and compares what it
+recorded (wire, session logs, model requests, transcript) with the goldens
+in DIR/golden/. A difference, or a missing golden, exits 1 with a unified
+diff per golden (golden first, then the replay). --update writes the
+goldens instead: run it once after recording, review and commit DIR.`,
+			Examples: []string{"acp-agent scenario test --dir testdata/review-session", "acp-agent scenario test --dir testdata/review-session --update"},
+			Flags: func(fs *flag.FlagSet) {
+				fs.StringVar(&testDir, "dir", "", "the scenario `DIR` (DIR/scenario.yaml, goldens in DIR/golden/)")
+				fs.BoolVar(&update, "update", false, "write the goldens from this run instead of comparing")
+			},
+			Run: func(ctx context.Context, env *app.Env, args []string) error {
+				if len(args) > 0 {
+					return &app.UsageError{Err: fmt.Errorf("scenario test: unexpected argument %q (give the directory with --dir)", args[0])}
+				}
+				if testDir == "" {
+					return &app.UsageError{Err: fmt.Errorf("scenario test: --dir DIR is required")}
+				}
+				if _, err := LoadDir(testDir); err != nil {
+					return &app.UsageError{Err: err}
+				}
+				return TestDir(ctx, testDir, update, env.Stdout, nil)
 			},
 		}},
 	}

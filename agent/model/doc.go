@@ -3,8 +3,9 @@
 // sequence of chunks. Implementations live in sub-packages: the keyless
 // scripted model (agent/model/scripted), OpenAI-compatible providers
 // (agent/model/openai) and Anthropic's Messages API
-// (agent/model/anthropic). A model that takes images implements
-// ImageInput (capabilities.go).
+// (agent/model/anthropic); agent/model/recording wraps any of them to
+// record its replies as a keyless scenario. A model that takes images
+// implements ImageInput (capabilities.go).
 //
 // Layering: model imports only agent/session (for content blocks and the
 // chunk vocabulary) and the standard library.

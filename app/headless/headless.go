@@ -82,6 +82,9 @@ type Result struct {
 	StopReason string
 	// Refused counts the permission questions answered with a refusal.
 	Refused int
+	// Answers are the option ids given to the permission questions, in
+	// the order they were answered (exec --record replays them).
+	Answers []string
 }
 
 // RPCError is a JSON-RPC error the agent answered, with the stable code
@@ -142,6 +145,7 @@ type client struct {
 	mu      sync.Mutex
 	session string
 	refused int
+	answers []string
 }
 
 func (c *client) run(ctx context.Context) (Result, error) {
@@ -245,6 +249,7 @@ func (c *client) result(r Result) Result {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	r.Refused = c.refused
+	r.Answers = append([]string(nil), c.answers...)
 	return r
 }
 
@@ -290,6 +295,9 @@ func (c *client) permission(params json.RawMessage) any {
 		c.mu.Unlock()
 		c.out.refused(p.ToolCall.Title, p.ToolCall.Kind)
 	}
+	c.mu.Lock()
+	c.answers = append(c.answers, option)
+	c.mu.Unlock()
 	return map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": option}}
 }
 

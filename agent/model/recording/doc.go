@@ -1,0 +1,23 @@
+// Package recording tees a real model's replies into a keyless scenario:
+// Recorder.Wrap decorates a model.Model so that every reply each call
+// streamed (text, reasoning, tool calls with id, name and arguments,
+// usage, finish, or the error it failed with) is kept under the script
+// key and call index the scripted model (agent/model/scripted) replays it
+// by: model.Caller.ScriptKey ("main", a child's delegation label,
+// "<key>/compact" for a compaction summary) and model.Caller.Call. It also
+// snapshots, before any tool runs, the workspace files the tool calls
+// name (read, edit, write: their "path"), size-capped. Write renders the
+// scenario directory (scenario.yaml: model script, client steps, files)
+// documented in scenarios/README.md ("Recording a session"). Every
+// string written passes through the redactor: secret values (API keys,
+// variables named like secrets) and Authorization / Bearer values never
+// reach the files. Tool results are not recorded: a replay runs the
+// tools for real against the snapshot.
+//
+// Layering: imports agent/model, agent/model/scripted (its Reply type is
+// the script's schema), agent/session, go.yaml.in/yaml/v3 and the
+// standard library. The app package plugs it in (exec --record).
+//
+// Concurrency: a Recorder is safe for concurrent use by many sessions'
+// calls; Write must be called after the last call ended.
+package recording

@@ -1,0 +1,399 @@
+package recording
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/acp-agent/acp-agent/agent/model"
+	"github.com/acp-agent/acp-agent/agent/model/scripted"
+	"github.com/acp-agent/acp-agent/agent/session"
+)
+
+// Default snapshot caps.
+const (
+	DefaultMaxFileBytes  = 256 << 10
+	DefaultMaxTotalBytes = 4 << 20
+)
+
+// snapshotTools are the tools whose "path" argument names a workspace
+// file the call reads (edit and write read it too: edit needs its text,
+// write may overwrite it, and a replay must start from the same state).
+var snapshotTools = map[string]bool{"read": true, "edit": true, "write": true}
+
+// Options configure a Recorder.
+type Options struct {
+	// Cwd is the session's working directory: tool-call paths resolve
+	// against it, and only files inside it are snapshotted.
+	Cwd string
+	// Secrets are values that must never reach the files (API keys,
+	// values of variables named like secrets); each is replaced by
+	// Redacted wherever it occurs.
+	Secrets []string
+	// MaxFileBytes caps one snapshotted file (larger ones are left out
+	// and reported); 0 means DefaultMaxFileBytes.
+	MaxFileBytes int64
+	// MaxTotalBytes caps the snapshot (files past it are left out and
+	// reported); 0 means DefaultMaxTotalBytes.
+	MaxTotalBytes int64
+}
+
+// Recorder keeps the replies of the calls through the models it wraps
+// and the files their tool calls name.
+type Recorder struct {
+	opts Options
+	red  *Redactor
+
+	mu        sync.Mutex
+	replies   map[string]map[int]scripted.Reply
+	conflicts []string
+	keys      map[string]string // script key by session id
+	seen      map[string]bool   // workspace paths considered (relative, slash-separated)
+	files     map[string]string // snapshotted contents by relative path
+	total     int64
+	notes     []string
+}
+
+// New returns a recorder.
+func New(o Options) *Recorder {
+	if o.MaxFileBytes <= 0 {
+		o.MaxFileBytes = DefaultMaxFileBytes
+	}
+	if o.MaxTotalBytes <= 0 {
+		o.MaxTotalBytes = DefaultMaxTotalBytes
+	}
+	return &Recorder{
+		opts: o, red: NewRedactor(o.Secrets...),
+		replies: map[string]map[int]scripted.Reply{}, keys: map[string]string{}, seen: map[string]bool{}, files: map[string]string{},
+	}
+}
+
+// Wrap returns m with every call's reply recorded. Chunks and errors pass
+// through unchanged.
+func (r *Recorder) Wrap(m model.Model) model.Model { return recorded{inner: m, r: r} }
+
+type recorded struct {
+	inner model.Model
+	r     *Recorder
+}
+
+// AcceptsImages forwards the wrapped model's capability.
+func (m recorded) AcceptsImages() bool { return model.AcceptsImages(m.inner) }
+
+func (m recorded) Stream(ctx context.Context, req model.Request) iter.Seq2[session.Chunk, error] {
+	return func(yield func(session.Chunk, error) bool) {
+		var acc accumulator
+		defer func() { m.r.store(req.Caller, acc.reply()) }()
+		for c, err := range m.inner.Stream(ctx, req) {
+			if err != nil {
+				acc.fail(ctx, err)
+				yield(c, err)
+				return
+			}
+			acc.add(c)
+			if !yield(c, nil) {
+				return
+			}
+		}
+	}
+}
+
+// accumulator assembles one call's reply from its chunks.
+type accumulator struct {
+	text, reasoning strings.Builder
+	calls           []*callAcc
+	usage           *session.Usage
+	finish          string
+	chunks          int
+	err             error
+	cancelled       bool
+}
+
+type callAcc struct {
+	index    int
+	id, name string
+	args     strings.Builder
+}
+
+func (a *accumulator) add(c session.Chunk) {
+	a.chunks++
+	switch c.Type {
+	case session.ChunkText:
+		a.text.WriteString(c.Text)
+	case session.ChunkReasoning:
+		a.reasoning.WriteString(c.Text)
+	case session.ChunkToolCall:
+		var tc *callAcc
+		for _, x := range a.calls {
+			if x.index == c.Index {
+				tc = x
+				break
+			}
+		}
+		if tc == nil {
+			tc = &callAcc{index: c.Index}
+			a.calls = append(a.calls, tc)
+		}
+		if c.ID != "" {
+			tc.id = c.ID
+		}
+		if c.Name != "" {
+			tc.name = c.Name
+		}
+		tc.args.WriteString(c.Arguments)
+	case session.ChunkFinish:
+		a.finish = c.Finish
+	}
+	if c.Usage != nil {
+		u := *c.Usage
+		a.usage = &u
+	}
+}
+
+// fail notes how the call failed: a cancelled call (the turn was
+// cancelled, or the process shut down) replays as a call that waits for
+// its cancellation.
+func (a *accumulator) fail(ctx context.Context, err error) {
+	if ctx.Err() != nil || errors.Is(err, context.Canceled) {
+		a.cancelled = true
+		return
+	}
+	a.err = err
+}
+
+func (a *accumulator) reply() scripted.Reply {
+	rep := scripted.Reply{Text: a.text.String(), Reasoning: a.reasoning.String()}
+	for _, c := range a.calls {
+		rep.ToolCalls = append(rep.ToolCalls, scripted.ToolCall{ID: c.id, Name: c.name, Arguments: c.args.String()})
+	}
+	if a.usage != nil {
+		rep.Usage = &scripted.Usage{Input: a.usage.InputTokens, Output: a.usage.OutputTokens}
+	}
+	derived := model.FinishStop
+	if len(rep.ToolCalls) > 0 {
+		derived = model.FinishToolCalls
+	}
+	if a.finish != "" && a.finish != derived {
+		rep.Finish = a.finish
+	}
+	switch {
+	case a.cancelled:
+		rep.Hang = true
+	case a.err != nil:
+		rep.Error = a.err.Error()
+		rep.ErrorAfterChunks = a.chunks > 0
+		rep.ContextLengthExceeded = errors.Is(a.err, model.ErrContextLength)
+	}
+	return rep
+}
+
+// store keeps rep as the reply of c, redacted, and snapshots the files
+// its tool calls name (before any of those tools runs).
+func (r *Recorder) store(c model.Caller, rep scripted.Reply) {
+	rep = r.redactReply(rep)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.keys[c.SessionID]; !ok && c.SessionID != "" && !strings.HasSuffix(c.ScriptKey, compactSuffix) {
+		r.keys[c.SessionID] = c.ScriptKey
+	}
+	byCall := r.replies[c.ScriptKey]
+	if byCall == nil {
+		byCall = map[int]scripted.Reply{}
+		r.replies[c.ScriptKey] = byCall
+	}
+	if prev, ok := byCall[c.Call]; ok {
+		// Two sessions with one script key (two children with the same
+		// description): the scripted model gives both the same reply.
+		if !sameReply(prev, rep) {
+			r.conflicts = append(r.conflicts, fmt.Sprintf("script key %q call %d was answered twice, differently (two sessions with the same key); the first reply is kept", c.ScriptKey, c.Call))
+		}
+		return
+	}
+	byCall[c.Call] = rep
+	for _, tc := range rep.ToolCalls {
+		if snapshotTools[tc.Name] {
+			r.snapshotLocked(tc.Arguments)
+		}
+	}
+}
+
+func sameReply(a, b scripted.Reply) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
+}
+
+func (r *Recorder) redactReply(rep scripted.Reply) scripted.Reply {
+	rep.Text = r.red.Redact(rep.Text)
+	rep.Reasoning = r.red.Redact(rep.Reasoning)
+	rep.Error = r.red.Redact(rep.Error)
+	calls := make([]scripted.ToolCall, len(rep.ToolCalls))
+	for i, c := range rep.ToolCalls {
+		calls[i] = scripted.ToolCall{ID: r.red.Redact(c.ID), Name: c.Name, Arguments: r.red.Redact(c.Arguments)}
+	}
+	if len(calls) > 0 {
+		rep.ToolCalls = calls
+	}
+	return rep
+}
+
+// snapshotLocked keeps the file a tool call's "path" argument names, the
+// first time a path is named: a later call sees what an earlier one of
+// this session may have changed, and the replay starts from the state
+// before the first.
+func (r *Recorder) snapshotLocked(arguments string) {
+	var args struct {
+		Path string `json:"path"`
+	}
+	if json.Unmarshal([]byte(arguments), &args) != nil || args.Path == "" || r.opts.Cwd == "" {
+		return
+	}
+	rel, ok := inside(r.opts.Cwd, args.Path)
+	if !ok {
+		if !r.seen[args.Path] {
+			r.seen[args.Path] = true
+			r.notes = append(r.notes, fmt.Sprintf("%s: outside the working directory, not snapshotted", r.red.Redact(args.Path)))
+		}
+		return
+	}
+	if r.seen[rel] {
+		return
+	}
+	r.seen[rel] = true
+	r.addFileLocked(rel)
+}
+
+// addFileLocked snapshots cwd/rel if it is a regular text file within the
+// caps; a missing file is simply not part of the snapshot.
+func (r *Recorder) addFileLocked(rel string) {
+	full := filepath.Join(r.opts.Cwd, filepath.FromSlash(rel))
+	st, err := os.Lstat(full)
+	if err != nil {
+		return // absent before the call (write creates it)
+	}
+	switch {
+	case !st.Mode().IsRegular():
+		r.notes = append(r.notes, rel+": not a regular file, not snapshotted")
+		return
+	case st.Size() > r.opts.MaxFileBytes:
+		r.notes = append(r.notes, fmt.Sprintf("%s: %d bytes, over the %d-byte file cap, not snapshotted", rel, st.Size(), r.opts.MaxFileBytes))
+		return
+	case r.total+st.Size() > r.opts.MaxTotalBytes:
+		r.notes = append(r.notes, fmt.Sprintf("%s: %d bytes, past the %d-byte snapshot cap, not snapshotted", rel, st.Size(), r.opts.MaxTotalBytes))
+		return
+	}
+	data, err := os.ReadFile(full)
+	if err != nil {
+		r.notes = append(r.notes, fmt.Sprintf("%s: %v, not snapshotted", rel, err))
+		return
+	}
+	if !utf8.Valid(data) {
+		r.notes = append(r.notes, rel+": not UTF-8 text, not snapshotted")
+		return
+	}
+	content := r.red.Redact(string(data))
+	if content != string(data) {
+		r.notes = append(r.notes, rel+": secret values redacted in the snapshot")
+	}
+	r.files[rel] = content
+	r.total += int64(len(data))
+}
+
+// AddFile snapshots cwd/rel (a relative, slash-separated path) as a tool
+// call naming it would, for files that shape a session without being
+// read by a tool (agent definitions, project settings).
+func (r *Recorder) AddFile(rel string) {
+	rel, ok := inside(r.opts.Cwd, rel)
+	if !ok {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.seen[rel] {
+		return
+	}
+	r.seen[rel] = true
+	r.addFileLocked(rel)
+}
+
+// inside returns p relative to cwd, slash-separated, when it lies inside
+// cwd.
+func inside(cwd, p string) (string, bool) {
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(cwd, p)
+	}
+	rel, err := filepath.Rel(filepath.Clean(cwd), filepath.Clean(p))
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	return filepath.ToSlash(rel), true
+}
+
+// Replies returns the recorded replies by script key, in call order. A
+// call index that was never recorded (a step that made no call) holds a
+// reply failing with a message saying so.
+func (r *Recorder) Replies() map[string][]scripted.Reply {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make(map[string][]scripted.Reply, len(r.replies))
+	for key, byCall := range r.replies {
+		last := -1
+		for i := range byCall {
+			last = max(last, i)
+		}
+		list := make([]scripted.Reply, last+1)
+		for i := range list {
+			rep, ok := byCall[i]
+			if !ok {
+				rep = scripted.Reply{Error: fmt.Sprintf("not recorded: session call %d made no model call while recording", i)}
+			}
+			list[i] = rep
+		}
+		out[key] = list
+	}
+	return out
+}
+
+// compactSuffix ends the script key of compaction summaries
+// (agent.CompactScriptSuffix).
+const compactSuffix = "/compact"
+
+// KeyOf returns the script key of session id's model calls ("" when it
+// made none).
+func (r *Recorder) KeyOf(id string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.keys[id]
+}
+
+// Files returns the snapshotted files by relative path.
+func (r *Recorder) Files() map[string]string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make(map[string]string, len(r.files))
+	for k, v := range r.files {
+		out[k] = v
+	}
+	return out
+}
+
+// Notes returns what the recording left out or changed (capped files,
+// redactions, conflicting replies), sorted.
+func (r *Recorder) Notes() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := append(append([]string(nil), r.notes...), r.conflicts...)
+	sort.Strings(out)
+	return out
+}
+
+// Redact passes s through the recorder's redactor.
+func (r *Recorder) Redact(s string) string { return r.red.Redact(s) }

@@ -1,0 +1,218 @@
+package app
+
+// This file defines exec --record: the recording model wrapper
+// (agent/model/recording) around the composition's model, and the
+// scenario directory written when the run is over.
+
+import (
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/acp-agent/acp-agent/agent/model"
+	"github.com/acp-agent/acp-agent/agent/model/recording"
+	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/agent/settings"
+	"github.com/acp-agent/acp-agent/app/headless"
+)
+
+// EnvExecRecord is --record's variable.
+const EnvExecRecord = "ACP_AGENT_EXEC_RECORD"
+
+// knownKeyVars are the providers' key variables, redacted whatever their
+// value looks like.
+var knownKeyVars = []string{"OPENAI_API_KEY", "DEEPSEEK_API_KEY", "ANTHROPIC_API_KEY"}
+
+// secretValues are the values a recording must not contain: the
+// provider's key variable and every variable named like a secret (KEY,
+// TOKEN, SECRET, PASSWORD: agent/settings), read through getenv.
+func secretValues(apiKeyEnv string, getenv func(string) string, environ []string) []string {
+	names := append([]string{apiKeyEnv}, knownKeyVars...)
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if name != "" && settings.Dropped(name, nil, settings.Env{}) {
+			names = append(names, name)
+		}
+	}
+	var out []string
+	for _, n := range names {
+		if n == "" {
+			continue
+		}
+		if v := getenv(n); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// execRecorder is one --record run.
+type execRecorder struct {
+	dir string
+	rec *recording.Recorder
+	cwd string
+
+	mu      sync.Mutex
+	notices map[string]int         // settlement notices by session id
+	turns   map[string]*turnState  // by session id
+	after   map[string][]afterTurn // notices that came between turns, by receiving session id
+}
+
+// turnState is whether a session's turn is open and the last one ended.
+type turnState struct {
+	open  bool
+	ended int
+}
+
+// afterTurn is a settlement notice from sender that reached a session
+// with no turn open, after its turn ended ended.
+type afterTurn struct {
+	sender string
+	ended  int
+}
+
+// newExecRecorder prepares --record DIR: it refuses a DIR holding
+// anything but an earlier recording, and returns the prepare step that
+// wraps the composition's model.
+func newExecRecorder(dir, cwd string, env *Env) (*execRecorder, func(*Config) error, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, nil, usageErrorf("--record: %v", err)
+	}
+	if st, err := os.Stat(abs); err == nil && !st.IsDir() {
+		return nil, nil, usageErrorf("--record %s: not a directory", abs)
+	}
+	r := &execRecorder{dir: abs, cwd: cwd, notices: map[string]int{}, turns: map[string]*turnState{}, after: map[string][]afterTurn{}}
+	prepare := func(cfg *Config) error {
+		r.rec = recording.New(recording.Options{Cwd: cwd, Secrets: secretValues(cfg.APIKeyEnv, env.Getenv, os.Environ())})
+		prev := cfg.WrapModel
+		cfg.WrapModel = func(m model.Model) model.Model {
+			if prev != nil {
+				m = prev(m)
+			}
+			return r.rec.Wrap(m)
+		}
+		return nil
+	}
+	return r, prepare, nil
+}
+
+// projectFiles snapshots the files of cwd's .acp-agent directory that
+// shape a session without a tool reading them: agent definitions and
+// the project settings.
+func (r *execRecorder) projectFiles() {
+	root := filepath.Join(r.cwd, ".acp-agent")
+	r.rec.AddFile(".acp-agent/settings.json")
+	_ = filepath.WalkDir(filepath.Join(root, "agents"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		if rel, err := filepath.Rel(r.cwd, p); err == nil {
+			r.rec.AddFile(filepath.ToSlash(rel))
+		}
+		return nil
+	})
+}
+
+// write writes the scenario of the run that ended with res, and reports
+// on stderr what it left out.
+func (r *execRecorder) write(a *App, o execOptions, prompt string, res headless.Result, stderr io.Writer) error {
+	r.projectFiles()
+	s := recording.Session{
+		Description:   "Recorded with acp-agent exec --record.",
+		Prompt:        prompt,
+		Mode:          o.mode,
+		Permissions:   res.Answers,
+		ContextWindow: a.Config.ContextWindow,
+	}
+	if o.waitChildren && res.SessionID != "" {
+		s.Settled = r.settlementNotices(res.SessionID)
+		s.Fences = r.fences(res.SessionID)
+	}
+	if err := r.rec.Write(r.dir, s); err != nil {
+		return fmt.Errorf("--record: %w", err)
+	}
+	for _, n := range r.rec.Notes() {
+		fmt.Fprintf(stderr, "acp-agent: --record: %s\n", n)
+	}
+	if o.mcpConfig != "" {
+		fmt.Fprintln(stderr, "acp-agent: --record: the --mcp-config servers are not part of the scenario: a replay offers no MCP tools, so calls to them fail there")
+	}
+	return nil
+}
+
+// observe counts, from now on, the subagent settlement notices each
+// session's log receives (the live sessions are gone once the server
+// has shut down). It returns the observer's removal.
+func (r *execRecorder) observe(a *App) func() {
+	return a.Sessions.Observe(&session.Observer{Appended: func(s *session.Session, ev session.Event) {
+		switch ev.Type {
+		case session.TypeTurnStart:
+			r.mu.Lock()
+			r.turn(s.ID()).open = true
+			r.mu.Unlock()
+		case session.TypeTurnEnd:
+			d, err := session.DecodeData[session.TurnEndData](ev)
+			if err != nil {
+				return
+			}
+			r.mu.Lock()
+			ts := r.turn(s.ID())
+			ts.open, ts.ended = false, d.Turn
+			r.mu.Unlock()
+		case session.TypeInboxSpliced:
+			d, err := session.DecodeData[session.InboxSplicedData](ev)
+			if err != nil {
+				return
+			}
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			ts := r.turn(s.ID())
+			for _, m := range d.Inserted {
+				if m.Source.Kind != session.SourceSubagentSettled {
+					continue
+				}
+				r.notices[s.ID()]++
+				if !ts.open && ts.ended > 0 && m.Source.SenderSessionID != "" {
+					r.after[s.ID()] = append(r.after[s.ID()], afterTurn{sender: m.Source.SenderSessionID, ended: ts.ended})
+				}
+			}
+		}
+	}})
+}
+
+func (r *execRecorder) turn(id string) *turnState {
+	ts := r.turns[id]
+	if ts == nil {
+		ts = &turnState{}
+		r.turns[id] = ts
+	}
+	return ts
+}
+
+// fences hold the first call of each background child whose notice
+// reached root between two turns until the turn before it ended, so the
+// replay's notice starts a turn of its own too.
+func (r *execRecorder) fences(root string) []recording.Fence {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []recording.Fence
+	for _, at := range r.after[root] {
+		if key := r.rec.KeyOf(at.sender); key != "" {
+			out = append(out, recording.Fence{Key: key, Call: 0, TurnEnded: at.ended})
+		}
+	}
+	return out
+}
+
+// settlementNotices is the number of settlement notices session id's log
+// received during the run.
+func (r *execRecorder) settlementNotices(id string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.notices[id]
+}
