@@ -112,6 +112,10 @@ func New(s *session.Session, opts Options) *Agent {
 			a.ownTurns++
 		case session.TypeStepStart:
 			a.stepCount++
+		case session.TypeAssistantMessage:
+			if retriedReply(ev) {
+				a.stepCount++ // the request was sent again: another model call
+			}
 		case session.TypeCompaction:
 			a.ownCompactions++
 			if overflowRetry(ev) {

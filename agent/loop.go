@@ -5,6 +5,7 @@ package agent
 // of reference-scenarios.md §d "Common parent prefix".
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -322,6 +323,14 @@ func (a *Agent) runStep(t *turnState, step, call int, steer []*item) stepOutcome
 		}
 	}
 	reply.route = req.Route
+	if reply.err != nil && errors.Is(reply.err, model.ErrStreamBroken) && t.ctx.Err() == nil {
+		// The stream stalled or was cut: keep what was shown, recorded as
+		// interrupted and out of the model's view, and ask once more.
+		if reply, err = a.retryBroken(t, step, req, reply); err != nil {
+			return failed(t, err, CodeSessionWrite)
+		}
+		reply.route = req.Route
+	}
 	if t.ctx.Err() != nil || reply.err != nil {
 		if reply.streamed() {
 			if _, err := a.appendAssistant(t, step, reply, true); err != nil {
@@ -337,6 +346,48 @@ func (a *Agent) runStep(t *turnState, step, call int, steer []*item) stepOutcome
 		return failed(t, err, CodeSessionWrite)
 	}
 	return a.runCalls(t, step, reply)
+}
+
+// retryBroken handles a model call whose stream stalled or was cut
+// (model.ErrStreamBroken): the partial reply is appended as interrupted
+// and retried, so it stays in the log as it was shown but the view
+// derived from the log leaves it out (session.History); the person sees a notice; and the
+// request is sent once more, as another model call (Caller.Call), which a
+// restart counts from the retried record. The returned error is a log
+// write failure.
+func (a *Agent) retryBroken(t *turnState, step int, req model.Request, broken *reply) (*reply, error) {
+	broken.route = req.Route
+	if _, err := a.appendPartial(t, step, broken); err != nil {
+		return broken, err
+	}
+	a.publishNotice(model.Notice{Kind: model.NoticeRetry, Attempt: 1,
+		Message: "the answer broke off (" + broken.err.Error() + "); retrying without it"})
+	a.log.Warn("model answer broke off; retrying once", "chunks", len(broken.chunkSeqs), "err", broken.err)
+	req.Caller.Call = a.stepCount
+	a.stepCount++
+	return a.stream(t, step, req)
+}
+
+// appendPartial records a broken reply that is retried: interrupted and
+// marked retried, which keeps it out of the view.
+func (a *Agent) appendPartial(t *turnState, step int, r *reply) (session.Event, error) {
+	data := session.AssistantMessageData{
+		Turn: t.num, Step: step,
+		Message: session.Message{
+			ID: a.sess.NewID(), Role: session.RoleAssistant,
+			Content: r.content(true),
+			Source:  session.Source{Kind: session.SourceModel, Provider: r.route.Provider, Model: r.route.Model},
+		},
+		Usage:       r.usage,
+		Interrupted: true,
+		Retried:     true,
+		Error:       errorInfo(r.err, CodeModelFailed),
+	}
+	opts := []session.AppendOption{session.WithSurface(session.AppendOp)}
+	if len(r.chunkSeqs) > 0 {
+		opts = append(opts, session.WithSources(r.chunkSeqs...))
+	}
+	return a.sess.Append(session.TypeAssistantMessage, data, opts...)
 }
 
 // failed is the outcome of a step that failed with err: aborted if the
@@ -758,4 +809,17 @@ func FallbackTitle(content []session.Block) string {
 		title = title[:len(title)-size]
 	}
 	return title
+}
+
+// retriedReply reports whether ev is an assistant/message recording a
+// broken reply whose request was sent again (retryBroken), without
+// decoding its content unless it may be one.
+func retriedReply(ev session.Event) bool {
+	if !bytes.Contains(ev.Data, []byte(`"retried":true`)) {
+		return false
+	}
+	var d struct {
+		Retried bool `json:"retried"`
+	}
+	return json.Unmarshal(ev.Data, &d) == nil && d.Retried
 }
