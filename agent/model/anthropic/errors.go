@@ -80,6 +80,8 @@ func (e *ProviderError) Error() string {
 		s = "anthropic: response stream cut before the model finished"
 	case CodeStreamError:
 		s = "anthropic: bad response stream"
+	case CodeIdleTimeout:
+		s = "anthropic: provider stopped sending"
 	default:
 		s = "anthropic: " + string(e.Code)
 	}
