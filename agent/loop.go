@@ -13,6 +13,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/acp-agent/acp-agent/agent/compact"
 	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/agent/tool"
@@ -301,13 +302,17 @@ func (a *Agent) runStep(t *turnState, step, call int, steer []*item) stepOutcome
 	if t.ctx.Err() != nil {
 		return stepOutcome{reason: abortedReason(t)}
 	}
+	if req, err = a.fitNewest(t, req); err != nil {
+		return failed(t, err, CodeContextTooLong)
+	}
 	reply, err := a.stream(t, step, req)
 	if err != nil {
 		return failed(t, err, CodeSessionWrite)
 	}
-	if reply.err != nil && !reply.streamed() && errors.Is(reply.err, model.ErrContextLength) && t.ctx.Err() == nil {
+	if overflowed(t, reply) {
 		// The provider counted more than we estimated: compact once and
 		// retry the request once.
+		a.learnWindow(reply.err)
 		d, cerr := a.compactNow(t.ctx, session.TriggerOverflow, "")
 		if d.Outcome == session.CompactionCompleted {
 			call = a.stepCount
@@ -321,6 +326,9 @@ func (a *Agent) runStep(t *turnState, step, call int, steer []*item) stepOutcome
 		} else {
 			a.log.Warn("compaction after context overflow did not complete", "outcome", d.Outcome, "err", cerr)
 		}
+	}
+	if reply, err = a.shrinkAndRetry(t, step, req, reply); err != nil {
+		return failed(t, err, CodeSessionWrite)
 	}
 	reply.route = req.Route
 	if reply.err != nil && errors.Is(reply.err, model.ErrStreamBroken) && t.ctx.Err() == nil {
@@ -580,6 +588,9 @@ func (a *Agent) request(call int) (model.Request, error) {
 	msgs, err := a.history()
 	if err != nil {
 		return model.Request{}, err
+	}
+	if a.elidePer > 0 {
+		msgs, _ = compact.Elide(msgs, a.elidePer)
 	}
 	return model.Request{
 		Caller:    model.Caller{SessionID: a.sess.ID(), ScriptKey: a.opts.ScriptKey, Call: call},
