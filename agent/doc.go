@@ -64,6 +64,14 @@
 //     here and after a restart; Compact runs /compact as a turn of its own.
 //     The session/compaction event is durable before any request uses it;
 //     a failed or cancelled compaction is recorded and changes nothing.
+//   - A newest turn that alone does not fit (overflow.go): the window a
+//     refusal states is learned; the middle of oversized user and tool
+//     texts is cut from the model's view with a marked note
+//     (compact.Elide; the log keeps the full text), and the cut stays in
+//     force for later requests (in memory: after a restart the first
+//     refusal sets it again); each refused request is recorded as a
+//     retried empty reply; when nothing fits the turn ends with
+//     CONTEXT_TOO_LONG saying so.
 //
 // Layering: agent owns the turn loop, the inbox and the agent registry. It
 // imports agent/session, agent/model, agent/tool, the context policy

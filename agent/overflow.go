@@ -118,6 +118,12 @@ func (a *Agent) shrinkAndRetry(t *turnState, step int, req model.Request, r *rep
 		}
 		a.setElide(per)
 		a.log.Warn("request cut to fit the context window", "tokens", est, "target", target, "per_text", per)
+		// The refused call is recorded as a retried (empty, interrupted)
+		// reply: the log shows the refusal, and a restart counts the call.
+		r.route = req.Route
+		if _, err := a.appendPartial(t, step, r); err != nil {
+			return r, err
+		}
 		req = fitted
 		req.Caller.Call = a.stepCount
 		a.stepCount++

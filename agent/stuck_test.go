@@ -115,6 +115,40 @@ func TestNewestTurnTooBigIsNotStuck(t *testing.T) {
 			if !full {
 				t.Error("the log lost the full text")
 			}
+			// Every model call of the session has its own index, and a
+			// restart continues the count from the log.
+			want := 0
+			tt.m.mu.Lock()
+			for _, r := range tt.m.reqs {
+				if r.Caller.ScriptKey == "main" {
+					if r.Caller.Call != want {
+						t.Errorf("call index %d, want %d", r.Caller.Call, want)
+					}
+					want++
+				}
+			}
+			tt.m.mu.Unlock()
+			if err := a.Close(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			b := newAgent(t, s, agent.Options{Model: tt.m, Tools: registry(t, bigTool(size)), Budget: tt.budget})
+			if res, err := b.Prompt(t.Context(), userMsg("after a restart")); err != nil || res.Reason.Kind != session.TurnEndCompleted {
+				t.Fatalf("after restart: %+v %v", res.Reason, err)
+			}
+			tt.m.mu.Lock()
+			defer tt.m.mu.Unlock()
+			var calls []int
+			for _, r := range tt.m.reqs {
+				if r.Caller.ScriptKey == "main" {
+					calls = append(calls, r.Caller.Call)
+				}
+			}
+			for i, c := range calls {
+				if c != i {
+					t.Errorf("call indexes after a restart %v, want 0, 1, 2, ...", calls)
+					break
+				}
+			}
 		})
 	}
 }
