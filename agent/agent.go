@@ -62,6 +62,14 @@ type Agent struct {
 	// the next summary request's Caller.Call.
 	ownCompactions int
 	system         systemState
+	// learnedWindow is the context window a provider's refusal stated
+	// (used when the budget knows none); elidePer, when > 0, is the
+	// per-text limit (estimated tokens) at which the model's view cuts
+	// the middle of oversized texts, set when the newest turn alone did
+	// not fit (overflow.go). Neither is logged: after a restart the first
+	// refusal sets them again.
+	learnedWindow int
+	elidePer      int
 	// initErr is a failure to read the log at construction; every model
 	// request fails with it.
 	initErr error
@@ -112,6 +120,10 @@ func New(s *session.Session, opts Options) *Agent {
 			a.ownTurns++
 		case session.TypeStepStart:
 			a.stepCount++
+		case session.TypeAssistantMessage:
+			if retriedReply(ev) {
+				a.stepCount++ // the request was sent again: another model call
+			}
 		case session.TypeCompaction:
 			a.ownCompactions++
 			if overflowRetry(ev) {

@@ -104,7 +104,7 @@ func (a *Agent) runCompactTurn(t *turnState) session.TurnEndReason {
 // (each try would be another summary request); the request goes out as
 // it is and the provider decides.
 func (a *Agent) maybeCompact(t *turnState, req model.Request) bool {
-	limit := a.opts.Budget.Limit(req.Route)
+	limit := a.limit(req.Route)
 	if t.compactFailed || limit <= 0 || budget.EstimateRequest(req) <= limit {
 		return false
 	}
@@ -128,7 +128,7 @@ func (a *Agent) compactNow(ctx context.Context, trigger, instructions string) (s
 	if err != nil {
 		return session.CompactionData{}, err
 	}
-	window := a.opts.Budget.WindowFor(base.Route)
+	window := a.window(base.Route)
 	fixed := budget.EstimateRequest(model.Request{System: base.System, Tools: base.Tools})
 	d := session.CompactionData{
 		ID: a.sess.NewID(), Trigger: trigger, Instructions: instructions,

@@ -43,11 +43,18 @@
 //     its tool calls; each gets an error result (TOOL_NOT_STARTED) so the
 //     history keeps one result per call. An interrupted partial reply
 //     (cancel or model error after some chunks) keeps only its reasoning
-//     and text blocks, marked interrupted.
+//     and text blocks, marked interrupted; the model's view ends it with
+//     model.InterruptedNote, or leaves it out when it has no text.
+//   - A stream that stalled or was cut (model.ErrStreamBroken) is retried
+//     once: the partial reply is recorded interrupted and retried (kept
+//     as shown, out of the view), a retry notice is published, and the
+//     same request goes out again as another model call (Caller.Call,
+//     counted from the record after a restart).
 //   - Tool calls run sequentially in the order the model gave them.
 //   - Consecutive user messages reach the model as one (model.FromSurface),
 //     so a turn that failed before the model answered leaves a well-formed
-//     next request.
+//     next request; the unanswered message is followed by
+//     model.UnansweredNote, so the model knows the earlier request failed.
 //   - Long sessions (compaction.go, policy in agent/compact, accounting in
 //     agent/budget): before a request that would pass Options.Budget's
 //     threshold the loop compacts (first stubs of old tool results, then a
@@ -57,6 +64,14 @@
 //     here and after a restart; Compact runs /compact as a turn of its own.
 //     The session/compaction event is durable before any request uses it;
 //     a failed or cancelled compaction is recorded and changes nothing.
+//   - A newest turn that alone does not fit (overflow.go): the window a
+//     refusal states is learned; the middle of oversized user and tool
+//     texts is cut from the model's view with a marked note
+//     (compact.Elide; the log keeps the full text), and the cut stays in
+//     force for later requests (in memory: after a restart the first
+//     refusal sets it again); each refused request is recorded as a
+//     retried empty reply; when nothing fits the turn ends with
+//     CONTEXT_TOO_LONG saying so.
 //
 // Layering: agent owns the turn loop, the inbox and the agent registry. It
 // imports agent/session, agent/model, agent/tool, the context policy

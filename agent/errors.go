@@ -21,6 +21,9 @@ const (
 	CodeHookFailed         = "HOOK_FAILED"
 	CodeCheckpointFailed   = "CHECKPOINT_FAILED"
 	CodeSessionWrite       = "SESSION_WRITE_FAILED"
+	// CodeContextTooLong: the newest turn does not fit the model's context
+	// window even with its long texts cut (overflow.go).
+	CodeContextTooLong = "CONTEXT_TOO_LONG"
 )
 
 // Abort kinds used by the agent itself (session.AbortReason.Kind).

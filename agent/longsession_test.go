@@ -18,7 +18,8 @@ import (
 
 // TestRequestAfterFailedTurnIsWellFormed: a turn whose model call fails
 // leaves its user message without a reply; the next request must not
-// carry [user, user] but one user message holding both prompts.
+// carry [user, user] but one user message holding both prompts, with a
+// marker saying the earlier request failed.
 func TestRequestAfterFailedTurnIsWellFormed(t *testing.T) {
 	s := newSession(t)
 	calls := 0
@@ -57,8 +58,8 @@ func TestRequestAfterFailedTurnIsWellFormed(t *testing.T) {
 	if want := []string{"user"}; !slices.Equal(roles, want) {
 		t.Fatalf("roles after a failed turn = %v, want %v", roles, want)
 	}
-	if got := session.JoinText(msgs[0].Content, "|"); got != "first|second" {
-		t.Errorf("merged user message = %q, want both prompts in order", got)
+	if got := session.JoinText(msgs[0].Content, "|"); got != "first|"+model.UnansweredNote+"|second" {
+		t.Errorf("merged user message = %q, want both prompts in order, the failed one marked", got)
 	}
 	// The log itself is untouched: two user messages.
 	if got := userTexts(t, s.MustEvents()); !slices.Equal(got, []string{"first", "second"}) {

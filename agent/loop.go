@@ -5,6 +5,7 @@ package agent
 // of reference-scenarios.md §d "Common parent prefix".
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/acp-agent/acp-agent/agent/compact"
 	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/agent/tool"
@@ -300,13 +302,17 @@ func (a *Agent) runStep(t *turnState, step, call int, steer []*item) stepOutcome
 	if t.ctx.Err() != nil {
 		return stepOutcome{reason: abortedReason(t)}
 	}
+	if req, err = a.fitNewest(t, req); err != nil {
+		return failed(t, err, CodeContextTooLong)
+	}
 	reply, err := a.stream(t, step, req)
 	if err != nil {
 		return failed(t, err, CodeSessionWrite)
 	}
-	if reply.err != nil && !reply.streamed() && errors.Is(reply.err, model.ErrContextLength) && t.ctx.Err() == nil {
+	if overflowed(t, reply) {
 		// The provider counted more than we estimated: compact once and
 		// retry the request once.
+		a.learnWindow(reply.err)
 		d, cerr := a.compactNow(t.ctx, session.TriggerOverflow, "")
 		if d.Outcome == session.CompactionCompleted {
 			call = a.stepCount
@@ -321,7 +327,18 @@ func (a *Agent) runStep(t *turnState, step, call int, steer []*item) stepOutcome
 			a.log.Warn("compaction after context overflow did not complete", "outcome", d.Outcome, "err", cerr)
 		}
 	}
+	if reply, err = a.shrinkAndRetry(t, step, req, reply); err != nil {
+		return failed(t, err, CodeSessionWrite)
+	}
 	reply.route = req.Route
+	if reply.err != nil && errors.Is(reply.err, model.ErrStreamBroken) && t.ctx.Err() == nil {
+		// The stream stalled or was cut: keep what was shown, recorded as
+		// interrupted and out of the model's view, and ask once more.
+		if reply, err = a.retryBroken(t, step, req, reply); err != nil {
+			return failed(t, err, CodeSessionWrite)
+		}
+		reply.route = req.Route
+	}
 	if t.ctx.Err() != nil || reply.err != nil {
 		if reply.streamed() {
 			if _, err := a.appendAssistant(t, step, reply, true); err != nil {
@@ -337,6 +354,48 @@ func (a *Agent) runStep(t *turnState, step, call int, steer []*item) stepOutcome
 		return failed(t, err, CodeSessionWrite)
 	}
 	return a.runCalls(t, step, reply)
+}
+
+// retryBroken handles a model call whose stream stalled or was cut
+// (model.ErrStreamBroken): the partial reply is appended as interrupted
+// and retried, so it stays in the log as it was shown but the view
+// derived from the log leaves it out (session.History); the person sees a notice; and the
+// request is sent once more, as another model call (Caller.Call), which a
+// restart counts from the retried record. The returned error is a log
+// write failure.
+func (a *Agent) retryBroken(t *turnState, step int, req model.Request, broken *reply) (*reply, error) {
+	broken.route = req.Route
+	if _, err := a.appendPartial(t, step, broken); err != nil {
+		return broken, err
+	}
+	a.publishNotice(model.Notice{Kind: model.NoticeRetry, Attempt: 1,
+		Message: "the answer broke off (" + broken.err.Error() + "); retrying without it"})
+	a.log.Warn("model answer broke off; retrying once", "chunks", len(broken.chunkSeqs), "err", broken.err)
+	req.Caller.Call = a.stepCount
+	a.stepCount++
+	return a.stream(t, step, req)
+}
+
+// appendPartial records a broken reply that is retried: interrupted and
+// marked retried, which keeps it out of the view.
+func (a *Agent) appendPartial(t *turnState, step int, r *reply) (session.Event, error) {
+	data := session.AssistantMessageData{
+		Turn: t.num, Step: step,
+		Message: session.Message{
+			ID: a.sess.NewID(), Role: session.RoleAssistant,
+			Content: r.content(true),
+			Source:  session.Source{Kind: session.SourceModel, Provider: r.route.Provider, Model: r.route.Model},
+		},
+		Usage:       r.usage,
+		Interrupted: true,
+		Retried:     true,
+		Error:       errorInfo(r.err, CodeModelFailed),
+	}
+	opts := []session.AppendOption{session.WithSurface(session.AppendOp)}
+	if len(r.chunkSeqs) > 0 {
+		opts = append(opts, session.WithSources(r.chunkSeqs...))
+	}
+	return a.sess.Append(session.TypeAssistantMessage, data, opts...)
 }
 
 // failed is the outcome of a step that failed with err: aborted if the
@@ -529,6 +588,9 @@ func (a *Agent) request(call int) (model.Request, error) {
 	msgs, err := a.history()
 	if err != nil {
 		return model.Request{}, err
+	}
+	if a.elidePer > 0 {
+		msgs, _ = compact.Elide(msgs, a.elidePer)
 	}
 	return model.Request{
 		Caller:    model.Caller{SessionID: a.sess.ID(), ScriptKey: a.opts.ScriptKey, Call: call},
@@ -758,4 +820,17 @@ func FallbackTitle(content []session.Block) string {
 		title = title[:len(title)-size]
 	}
 	return title
+}
+
+// retriedReply reports whether ev is an assistant/message recording a
+// broken reply whose request was sent again (retryBroken), without
+// decoding its content unless it may be one.
+func retriedReply(ev session.Event) bool {
+	if !bytes.Contains(ev.Data, []byte(`"retried":true`)) {
+		return false
+	}
+	var d struct {
+		Retried bool `json:"retried"`
+	}
+	return json.Unmarshal(ev.Data, &d) == nil && d.Retried
 }

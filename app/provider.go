@@ -174,7 +174,7 @@ const EnvThinkingBudget = "ACP_AGENT_THINKING_BUDGET"
 // anthropicModel builds anthropic/ID: the key from ANTHROPIC_API_KEY (or
 // --api-key-env), the endpoint from --base-url when given.
 func anthropicModel(mc ModelConfig, id string) (model.Model, error) {
-	cfg := anthropic.Config{Model: id, BaseURL: mc.BaseURL, APIKeyEnv: mc.APIKeyEnv, Getenv: mc.Getenv, Logger: mc.Logger}
+	cfg := anthropic.Config{Model: id, BaseURL: mc.BaseURL, APIKeyEnv: mc.APIKeyEnv, Getenv: mc.Getenv, Logger: mc.Logger, IdleTimeout: mc.IdleTimeout}
 	if v := strings.TrimSpace(mc.Getenv(EnvThinkingBudget)); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/acp-agent/acp-agent/agent/model"
+	"github.com/acp-agent/acp-agent/agent/model/anthropic"
 	"github.com/acp-agent/acp-agent/agent/model/openai"
 )
 
@@ -43,29 +44,44 @@ func TestProviderSpecsResolveToOpenAICompatibleModels(t *testing.T) {
 }
 
 func TestMissingProviderKeyIsAuthRequiredNamingTheVariable(t *testing.T) {
-	_, err := providerModel(ModelConfig{Spec: "deepseek/deepseek-chat", Getenv: func(string) string { return "" }})
-	if !errors.Is(err, openai.ErrMissingKey) || !errors.Is(err, model.ErrAuthRequired) || !strings.Contains(err.Error(), "DEEPSEEK_API_KEY") {
-		t.Fatalf("err = %v, want ErrMissingKey and ErrAuthRequired naming DEEPSEEK_API_KEY", err)
-	}
-	if strings.HasPrefix(err.Error(), "openai:") {
-		t.Errorf("err = %q, want no package prefix", err)
-	}
-	// The composition starts anyway, with a model waiting for the key.
-	env := map[string]string{}
-	m, why, err := resolveModel(Config{Model: "deepseek/deepseek-chat", Getenv: func(k string) string { return env[k] }}.withDefaults())
-	k, ok := m.(*keyedModel)
-	if err != nil || why != nil || !ok {
-		t.Fatalf("resolveModel = %T, %v, %v; want a keyedModel", m, why, err)
-	}
-	if err := k.reload(); !errors.Is(err, model.ErrAuthRequired) {
-		t.Fatalf("reload without key = %v, want ErrAuthRequired", err)
-	}
-	env["DEEPSEEK_API_KEY"] = "sk-test"
-	if err := k.reload(); err != nil {
-		t.Fatalf("reload with key = %v", err)
-	}
-	if cur, err := k.current(); cur == nil || err != nil {
-		t.Fatalf("current after reload = %v, %v", cur, err)
+	for _, tt := range []struct {
+		spec, env string
+		sentinel  error
+	}{
+		{"deepseek/deepseek-chat", "DEEPSEEK_API_KEY", openai.ErrMissingKey},
+		{"anthropic/claude-sonnet-4-5", "ANTHROPIC_API_KEY", anthropic.ErrMissingKey},
+	} {
+		t.Run(tt.spec, func(t *testing.T) {
+			_, err := providerModel(ModelConfig{Spec: tt.spec, Getenv: func(string) string { return "" }})
+			if !errors.Is(err, tt.sentinel) || !errors.Is(err, model.ErrAuthRequired) || !strings.Contains(err.Error(), tt.env) {
+				t.Fatalf("err = %v, want %v and ErrAuthRequired naming %s", err, tt.sentinel, tt.env)
+			}
+			if strings.HasPrefix(err.Error(), "openai:") || strings.HasPrefix(err.Error(), "anthropic:") {
+				t.Errorf("err = %q, want no package prefix", err)
+			}
+			// The composition starts anyway, with a model waiting for the
+			// key, offered as an env_var auth method.
+			env := map[string]string{}
+			m, why, err := resolveModel(Config{Model: tt.spec, Getenv: func(k string) string { return env[k] }}.withDefaults())
+			k, ok := m.(*keyedModel)
+			if err != nil || why != nil || !ok {
+				t.Fatalf("resolveModel = %T, %v, %v; want a keyedModel", m, why, err)
+			}
+			methods := newAuth([]ModelChoice{{Model: k}}).AuthMethods()
+			if len(methods) != 1 || methods[0].ID != tt.env {
+				t.Errorf("auth methods %+v, want one for %s", methods, tt.env)
+			}
+			if err := k.reload(); !errors.Is(err, model.ErrAuthRequired) {
+				t.Fatalf("reload without key = %v, want ErrAuthRequired", err)
+			}
+			env[tt.env] = "sk-test"
+			if err := k.reload(); err != nil {
+				t.Fatalf("reload with key = %v", err)
+			}
+			if cur, err := k.current(); cur == nil || err != nil {
+				t.Fatalf("current after reload = %v, %v", cur, err)
+			}
+		})
 	}
 	if routeOf("script:x.yaml") != (model.Route{}) {
 		t.Fatal("a scripted model records no route")

@@ -127,13 +127,17 @@ func (t *Tally) Add(ev session.Event) {
 			Message struct {
 				Source session.Source `json:"source"`
 			} `json:"message"`
-			Usage *session.Usage `json:"usage"`
+			Usage   *session.Usage `json:"usage"`
+			Retried bool           `json:"retried"`
 		}
 		if json.Unmarshal(ev.Data, &d) != nil {
 			return
 		}
 		t.Calls++
 		t.Route = model.Route{Provider: d.Message.Source.Provider, Model: d.Message.Source.Model}
+		if d.Retried && d.Usage == nil {
+			return // a broken reply sent again: not in the context
+		}
 		if d.Usage == nil {
 			t.Used += perMessage + (len(ev.Data)+2)/3
 			return

@@ -121,7 +121,8 @@ What the agent should do next, in order.`
 
 // Request builds the summary request over the covered messages. Their old
 // tool results are stubbed when the covered messages alone would pass
-// limit tokens (0: never).
+// limit tokens (0: never), and texts still too long are cut in their
+// middle (Fit).
 func Request(base model.Request, covered []session.SurfaceMessage, extra string, limit int) model.Request {
 	ask := Instructions
 	if s := strings.TrimSpace(extra); s != "" {
@@ -139,5 +140,12 @@ func Request(base model.Request, covered []session.SurfaceMessage, extra string,
 	req.System = System
 	req.Messages = msgs
 	req.Tools = nil
+	if limit > 0 {
+		// A text too long on its own (a large paste) is cut in its
+		// middle, as in the conversation's own requests (elide.go).
+		if fitted, _, ok := Fit(req, limit); ok {
+			req = fitted
+		}
+	}
 	return req
 }

@@ -53,6 +53,13 @@ type Notice struct {
 // NoticeRetry reports a failed attempt that will be retried after Delay.
 const NoticeRetry = "retry"
 
+// ErrStreamBroken is matched (errors.Is) by a provider's error when the
+// answer stream stalled (the idle timeout) or was cut after the response
+// opened, before the model finished: the same request sent again may
+// succeed. The agent loop then records the partial reply as interrupted,
+// leaves it out of the model's view and sends the request once more.
+var ErrStreamBroken = errors.New("the answer stream broke off before the model finished")
+
 // Notice sends n to r.Notify when one is set.
 func (r Request) Notice(n Notice) {
 	if r.Notify != nil {
@@ -111,26 +118,69 @@ var ErrContextLength = errors.New("request exceeds the model's context window")
 // requests because no real model was configured.
 var ErrNotConfigured = errors.New("no model configured")
 
+// Notes the model view adds to the history (FromSurface); the log keeps
+// the messages as they were shown.
+const (
+	// InterruptedNote ends an interrupted reply, so the model does not
+	// take it for a complete answer.
+	InterruptedNote = "[This reply was interrupted before it was complete.]"
+	// UnansweredNote precedes a message that follows one the model never
+	// answered (the request failed or was cancelled).
+	UnansweredNote = "[The request with the message above failed or was interrupted before a complete reply; the conversation continues below.]"
+)
+
 // FromSurface converts model-visible history into request messages.
 //
 // Consecutive user messages (not tool results) are merged into one: a turn
 // that failed before the model answered leaves its user message without a
 // reply, and providers that require alternating roles reject [user, user].
-// The merge copies the blocks, so the history is never written through.
+// A message the model never answered (SurfaceMessage.Unanswered) is
+// carried on only with UnansweredNote before the next user message. An
+// interrupted reply ends with InterruptedNote; one with no text (only
+// reasoning, or tool calls that were never complete) is left out, and the
+// next user message gets UnansweredNote. The merge copies the blocks, so
+// the history is never written through.
 func FromSurface(history []session.SurfaceMessage) []Message {
 	out := make([]Message, 0, len(history))
+	note := false // the next user message follows an unanswered one
 	for _, h := range history {
 		role := h.Message.Role
 		if h.Message.Source.Kind == session.SourceTool {
 			role = RoleTool
 		}
+		content := h.Message.Content
+		if role == session.RoleAssistant && h.Interrupted {
+			if !hasText(content) {
+				note = true
+				continue
+			}
+			content = append(append(make([]session.Block, 0, len(content)+1), content...), session.Text(InterruptedNote))
+		}
+		if role == session.RoleUser && note {
+			content = append(append(make([]session.Block, 0, len(content)+1), session.Text(UnansweredNote)), content...)
+		}
+		if role != RoleTool {
+			note = false
+		}
+		if h.Unanswered {
+			note = true
+		}
 		if n := len(out); n > 0 && role == session.RoleUser && out[n-1].Role == session.RoleUser {
 			prev := &out[n-1]
-			merged := make([]session.Block, 0, len(prev.Content)+len(h.Message.Content))
-			prev.Content = append(append(merged, prev.Content...), h.Message.Content...)
+			merged := make([]session.Block, 0, len(prev.Content)+len(content))
+			prev.Content = append(append(merged, prev.Content...), content...)
 			continue
 		}
-		out = append(out, Message{Role: role, Content: h.Message.Content})
+		out = append(out, Message{Role: role, Content: content})
 	}
 	return out
+}
+
+func hasText(bs []session.Block) bool {
+	for _, b := range bs {
+		if b.Type == session.BlockText && b.Text != "" {
+			return true
+		}
+	}
+	return false
 }

@@ -217,6 +217,14 @@ type AssistantMessageData struct {
 	Usage       *Usage  `json:"usage,omitempty"`
 	Finish      string  `json:"finish,omitempty"`
 	Interrupted bool    `json:"interrupted,omitempty"`
+	// Retried marks an interrupted partial reply whose request was sent
+	// again without it (the stream stalled or was cut): it stays in the
+	// log as shown, but is not part of the model-visible history
+	// (History leaves it out), and the retry was another model call.
+	Retried bool `json:"retried,omitempty"`
+	// Error says why an interrupted reply broke off, when the model call
+	// failed.
+	Error *ErrorInfo `json:"error,omitempty"`
 }
 
 // ToolCallData is the payload of tool/call.

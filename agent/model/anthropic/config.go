@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/acp-agent/acp-agent/agent/model"
 )
 
 // Provider is the provider name in --model anthropic/MODEL.
@@ -55,9 +57,12 @@ type Config struct {
 	MaxRetries    int
 	RetryBase     time.Duration
 	MaxRetryDelay time.Duration
-	HTTPClient    *http.Client
-	Getenv        func(string) string
-	Logger        *slog.Logger
+	// IdleTimeout ends an attempt after this long without a byte from the
+	// provider (0 means DefaultIdleTimeout, negative disables).
+	IdleTimeout time.Duration
+	HTTPClient  *http.Client
+	Getenv      func(string) string
+	Logger      *slog.Logger
 }
 
 func (c Config) withDefaults() Config {
@@ -74,6 +79,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxRetryDelay <= 0 {
 		c.MaxRetryDelay = DefaultMaxRetryDelay
+	}
+	if c.IdleTimeout == 0 {
+		c.IdleTimeout = DefaultIdleTimeout
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -98,7 +106,9 @@ func (c Config) resolveKey() (string, error) {
 	if k := strings.TrimSpace(c.Getenv(c.keyEnv())); k != "" {
 		return k, nil
 	}
-	return "", fmt.Errorf("%w: set %s", ErrMissingKey, c.keyEnv())
+	// The shared shape lets the agent start and offer the env_var auth
+	// method instead of exiting.
+	return "", &model.MissingKeyError{Provider: Provider, EnvVar: c.keyEnv(), Err: ErrMissingKey}
 }
 
 func (c Config) baseURL() (string, error) {

@@ -23,6 +23,7 @@ const (
 	CodeTransport     = model.ProviderTransport
 	CodeStreamCut     = model.ProviderStreamCut
 	CodeStreamError   = model.ProviderStreamError
+	CodeIdleTimeout   = model.ProviderIdleTimeout
 )
 
 // ProviderError is a failed model call. It never contains the API key.
@@ -39,6 +40,16 @@ type ProviderError struct {
 	// InStream: the API reported the failure as an error event of a
 	// response stream (its HTTP status was 200).
 	InStream bool
+}
+
+// Is matches model.ErrStreamBroken for a stream that stalled or was cut
+// after the response opened, or that reported overload in the stream
+// after content, and otherwise compares codes (errcode.Coded).
+func (e *ProviderError) Is(target error) bool {
+	if target == model.ErrStreamBroken {
+		return e.Status == 200 && (e.Code == CodeStreamCut || e.Code == CodeIdleTimeout || (e.InStream && e.Code == CodeUnavailable))
+	}
+	return e.Coded.Is(target)
 }
 
 // where says how the API reported a failure.
@@ -69,6 +80,8 @@ func (e *ProviderError) Error() string {
 		s = "anthropic: response stream cut before the model finished"
 	case CodeStreamError:
 		s = "anthropic: bad response stream"
+	case CodeIdleTimeout:
+		s = "anthropic: provider stopped sending"
 	default:
 		s = "anthropic: " + string(e.Code)
 	}

@@ -27,37 +27,46 @@ import (
 
 // open sends the request until it gets a 2xx response, a non-retryable
 // failure, or runs out of attempts. The caller closes the decoder.
-func (m *Model) open(ctx context.Context, p sdk.MessageNewParams, req model.Request) (ssestream.Decoder, int, error) {
+func (m *Model) open(ctx context.Context, p sdk.MessageNewParams, req model.Request) (ssestream.Decoder, *watchdog, int, error) {
 	for attempt := 1; ; attempt++ {
 		var resp *http.Response
-		s := m.svc.NewStreaming(ctx, p, option.WithResponseInto(&resp))
+		wd := newWatchdog(ctx, m.cfg.IdleTimeout)
+		s := m.svc.NewStreaming(wd.ctx, p, option.WithResponseInto(&resp))
 		err := s.Err()
 		if err == nil && resp != nil {
-			// Our own event decoding (wire.go) over the same body.
-			return ssestream.NewDecoder(resp), attempt, nil
+			// Our own event decoding (wire.go) over the same body, every
+			// byte of which restarts the idle period.
+			wd.kick()
+			wd.watch(resp)
+			return ssestream.NewDecoder(resp), wd, attempt, nil
 		}
 		_ = s.Close()
+		idle := wd.fired()
+		wd.stop()
 		if err == nil {
 			err = errors.New("no HTTP response")
 		}
 		if ctx.Err() != nil {
-			return nil, attempt, ctxErr(ctx)
+			return nil, nil, attempt, ctxErr(ctx)
 		}
 		pe := m.classify(err, resp)
+		if idle {
+			pe.Code, pe.Status, pe.Err = CodeIdleTimeout, 0, context.Cause(wd.ctx)
+		}
 		if attempt > 1 {
 			pe.Attempts = attempt
 		}
 		if !retryable(pe.Code) || attempt > m.cfg.MaxRetries {
-			return nil, attempt, pe
+			return nil, nil, attempt, pe
 		}
 		d, ok := m.delay(attempt, resp)
 		if !ok {
 			pe.RetryAfter = d
-			return nil, attempt, pe
+			return nil, nil, attempt, pe
 		}
 		m.retryNotice(ctx, req, pe, attempt, d)
 		if !backoff.Sleep(ctx, d) {
-			return nil, attempt, ctxErr(ctx)
+			return nil, nil, attempt, ctxErr(ctx)
 		}
 	}
 }
@@ -78,6 +87,8 @@ func RetryMessage(pe *ProviderError, d time.Duration) string {
 	}
 	why := "no response"
 	switch {
+	case pe.Code == CodeIdleTimeout:
+		why = "no data from the provider"
 	case pe.InStream && pe.ErrorType != "":
 		why = pe.ErrorType
 	case pe.Status != 0:
@@ -137,7 +148,7 @@ func contextTooLong(msg string) bool {
 }
 
 func retryable(c Code) bool {
-	return c == CodeRateLimited || c == CodeUnavailable || c == CodeTransport
+	return c == CodeRateLimited || c == CodeUnavailable || c == CodeTransport || c == CodeIdleTimeout
 }
 
 func (m *Model) delay(attempt int, resp *http.Response) (time.Duration, bool) {

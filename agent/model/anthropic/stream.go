@@ -60,14 +60,15 @@ func (m *Model) stream(ctx context.Context, modelID string, req model.Request, y
 }
 
 // streamOnce opens the stream and yields its chunks. It returns the error
-// event of the stream instead of yielding it (the caller decides whether
-// to retry); every other failure it yields itself.
+// event of the stream, or its idle timeout, instead of yielding it (the
+// caller decides whether to retry); every other failure it yields itself.
 func (m *Model) streamOnce(ctx context.Context, params sdk.MessageNewParams, req model.Request, yield func(session.Chunk, error) bool) *ProviderError {
-	dec, attempts, err := m.open(ctx, params, req)
+	dec, wd, attempts, err := m.open(ctx, params, req)
 	if err != nil {
 		yield(session.Chunk{}, err)
 		return nil
 	}
+	defer wd.stop()
 	defer dec.Close()
 	st := streamState{calls: map[int]int{}}
 	for dec.Next() {
@@ -110,6 +111,11 @@ func (m *Model) streamOnce(ctx context.Context, params sdk.MessageNewParams, req
 		if ctx.Err() != nil {
 			yield(session.Chunk{}, ctxErr(ctx))
 			return nil
+		}
+		if wd.fired() {
+			// Returned, not yielded: before any content the caller
+			// retries it like a failed open.
+			return streamError(CodeIdleTimeout, attempts, context.Cause(wd.ctx))
 		}
 		yield(session.Chunk{}, streamError(CodeStreamCut, attempts, err))
 		return nil

@@ -100,6 +100,15 @@ func (e *ProviderError) Error() string {
 	return s
 }
 
+// Is matches model.ErrStreamBroken for a stream that stalled or was cut
+// after the response opened, and otherwise compares codes (errcode.Coded).
+func (e *ProviderError) Is(target error) bool {
+	if target == model.ErrStreamBroken {
+		return e.Status == 200 && (e.Code == CodeStreamCut || e.Code == CodeIdleTimeout)
+	}
+	return e.Coded.Is(target)
+}
+
 // errRoute reports a request route this model cannot serve.
 func errRoute(provider, format string, args ...any) error {
 	return &ProviderError{Provider: provider, Coded: errcode.Coded[Code]{Code: CodeRoute, Message: fmt.Sprintf(format, args...)}}

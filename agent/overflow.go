@@ -1,0 +1,139 @@
+package agent
+
+// This file keeps a session whose newest turn alone does not fit the
+// context window from being stuck: the window a provider's refusal states
+// is learned; the middle of oversized texts (tool results, pasted prompt
+// text) is cut from the model's view with a marked note (compact.Fit; the
+// log keeps the full text); and when nothing fits the turn ends with
+// CONTEXT_TOO_LONG saying so. The cut stays in force for later requests,
+// so the next prompt starts from a view that fits.
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/acp-agent/acp-agent/agent/budget"
+	"github.com/acp-agent/acp-agent/agent/compact"
+	"github.com/acp-agent/acp-agent/agent/model"
+)
+
+// maxShrinks bounds the shrink-and-retry rounds of one step when the
+// window is unknown (each halves the request).
+const maxShrinks = 3
+
+// window is the context window of route r: the budget's, else one a
+// provider's refusal stated, else 0.
+func (a *Agent) window(r model.Route) int {
+	if w := a.opts.Budget.WindowFor(r); w > 0 {
+		return w
+	}
+	return a.learnedWindow
+}
+
+// limit is how many tokens a request may hold before compaction.
+func (a *Agent) limit(r model.Route) int {
+	if l := a.opts.Budget.Limit(r); l > 0 {
+		return l
+	}
+	if a.learnedWindow > 0 {
+		return int(float64(a.learnedWindow) * budget.DefaultThreshold)
+	}
+	return 0
+}
+
+// learnWindow keeps the window stated by a context-length refusal.
+func (a *Agent) learnWindow(err error) {
+	if w := compact.WindowFromError(err); w > 0 && a.opts.Budget.WindowFor(a.CurrentRoute()) <= 0 {
+		a.learnedWindow = w
+		a.log.Info("context window learned from the provider", "window", w)
+	}
+}
+
+// overflowed reports a context-length refusal before any output.
+func overflowed(t *turnState, r *reply) bool {
+	return r.err != nil && !r.streamed() && errors.Is(r.err, model.ErrContextLength) && t.ctx.Err() == nil
+}
+
+// TooLongError ends a turn whose newest part does not fit the context
+// window even with its long texts cut.
+type TooLongError struct {
+	Tokens, Window int
+}
+
+func (e *TooLongError) Error() string {
+	w := "the model's context window"
+	if e.Window > 0 {
+		w = fmt.Sprintf("the model's context window (%d tokens)", e.Window)
+	}
+	return fmt.Sprintf("the conversation does not fit %s even with the middle of its long texts cut (about %d tokens remain); the next prompt starts from what fits: shorten it, or start a new session", w, e.Tokens)
+}
+
+// Code implements the coded-error convention of errorInfo.
+func (e *TooLongError) Code() string { return CodeContextTooLong }
+
+// fitNewest cuts oversized texts from req when the window is known and
+// req would not fit it (after any compaction).
+func (a *Agent) fitNewest(t *turnState, req model.Request) (model.Request, error) {
+	w := a.window(req.Route)
+	if w <= 0 || budget.EstimateRequest(req) <= w {
+		return req, nil
+	}
+	fitted, per, ok := compact.Fit(req, a.limitOr(req.Route, w))
+	if !ok {
+		return req, &TooLongError{Tokens: budget.EstimateRequest(req), Window: w}
+	}
+	a.setElide(per)
+	return fitted, nil
+}
+
+func (a *Agent) limitOr(r model.Route, w int) int {
+	if l := a.limit(r); l > 0 {
+		return l
+	}
+	return w
+}
+
+func (a *Agent) setElide(per int) {
+	if per > 0 && (a.elidePer == 0 || per < a.elidePer) {
+		a.elidePer = per
+	}
+}
+
+// shrinkAndRetry answers a refusal that compaction did not cure: the
+// request is fitted to the learned or known window (or, unknown, to half
+// its size, up to maxShrinks times) and sent again. When nothing fits,
+// the reply's error becomes a *TooLongError.
+func (a *Agent) shrinkAndRetry(t *turnState, step int, req model.Request, r *reply) (*reply, error) {
+	for i := 0; i < maxShrinks && overflowed(t, r); i++ {
+		a.learnWindow(r.err)
+		est := budget.EstimateRequest(req)
+		target := a.limit(req.Route)
+		if target <= 0 || target >= est {
+			target = est / 2
+		}
+		fitted, per, ok := compact.Fit(req, target)
+		if !ok {
+			r.err = &TooLongError{Tokens: est, Window: a.window(req.Route)}
+			return r, nil
+		}
+		a.setElide(per)
+		a.log.Warn("request cut to fit the context window", "tokens", est, "target", target, "per_text", per)
+		// The refused call is recorded as a retried (empty, interrupted)
+		// reply: the log shows the refusal, and a restart counts the call.
+		r.route = req.Route
+		if _, err := a.appendPartial(t, step, r); err != nil {
+			return r, err
+		}
+		req = fitted
+		req.Caller.Call = a.stepCount
+		a.stepCount++
+		var err error
+		if r, err = a.stream(t, step, req); err != nil {
+			return r, err
+		}
+	}
+	if overflowed(t, r) {
+		r.err = &TooLongError{Tokens: budget.EstimateRequest(req), Window: a.window(req.Route)}
+	}
+	return r, nil
+}
