@@ -22,27 +22,28 @@ import (
 
 	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/model/backoff"
+	"github.com/acp-agent/acp-agent/agent/model/idle"
 	"github.com/acp-agent/acp-agent/internal/errcode"
 )
 
 // open sends the request until it gets a 2xx response, a non-retryable
 // failure, or runs out of attempts. The caller closes the decoder.
-func (m *Model) open(ctx context.Context, p sdk.MessageNewParams, req model.Request) (ssestream.Decoder, *watchdog, int, error) {
+func (m *Model) open(ctx context.Context, p sdk.MessageNewParams, req model.Request) (ssestream.Decoder, *idle.Watchdog, int, error) {
 	for attempt := 1; ; attempt++ {
 		var resp *http.Response
 		wd := newWatchdog(ctx, m.cfg.IdleTimeout)
-		s := m.svc.NewStreaming(wd.ctx, p, option.WithResponseInto(&resp))
+		s := m.svc.NewStreaming(wd.Context(), p, option.WithResponseInto(&resp))
 		err := s.Err()
 		if err == nil && resp != nil {
 			// Our own event decoding (wire.go) over the same body, every
 			// byte of which restarts the idle period.
-			wd.kick()
-			wd.watch(resp)
+			wd.Kick()
+			wd.Watch(resp)
 			return ssestream.NewDecoder(resp), wd, attempt, nil
 		}
 		_ = s.Close()
-		idle := wd.fired()
-		wd.stop()
+		idle := wd.Fired()
+		wd.Stop()
 		if err == nil {
 			err = errors.New("no HTTP response")
 		}
@@ -51,7 +52,7 @@ func (m *Model) open(ctx context.Context, p sdk.MessageNewParams, req model.Requ
 		}
 		pe := m.classify(err, resp)
 		if idle {
-			pe.Code, pe.Status, pe.Err = CodeIdleTimeout, 0, context.Cause(wd.ctx)
+			pe.Code, pe.Status, pe.Err = CodeIdleTimeout, 0, context.Cause(wd.Context())
 		}
 		if attempt > 1 {
 			pe.Attempts = attempt

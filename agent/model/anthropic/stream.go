@@ -68,7 +68,7 @@ func (m *Model) streamOnce(ctx context.Context, params sdk.MessageNewParams, req
 		yield(session.Chunk{}, err)
 		return nil
 	}
-	defer wd.stop()
+	defer wd.Stop()
 	defer dec.Close()
 	st := streamState{calls: map[int]int{}}
 	for dec.Next() {
@@ -112,10 +112,10 @@ func (m *Model) streamOnce(ctx context.Context, params sdk.MessageNewParams, req
 			yield(session.Chunk{}, ctxErr(ctx))
 			return nil
 		}
-		if wd.fired() {
+		if wd.Fired() {
 			// Returned, not yielded: before any content the caller
 			// retries it like a failed open.
-			return streamError(CodeIdleTimeout, attempts, context.Cause(wd.ctx))
+			return streamError(CodeIdleTimeout, attempts, context.Cause(wd.Context()))
 		}
 		yield(session.Chunk{}, streamError(CodeStreamCut, attempts, err))
 		return nil

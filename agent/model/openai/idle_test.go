@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/acp-agent/acp-agent/agent/model"
+	"github.com/acp-agent/acp-agent/agent/model/idle"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/internal/errcode"
 )
@@ -64,7 +65,7 @@ func TestIdleTimeout(t *testing.T) {
 				if !errors.As(err, &pe) || pe.Code != CodeIdleTimeout || !errcode.Has(err, CodeIdleTimeout) {
 					t.Fatalf("error = %v, want %s", err, CodeIdleTimeout)
 				}
-				if !errors.Is(err, errIdle) {
+				if !errors.Is(err, idle.ErrIdle) {
 					t.Errorf("error %v does not wrap the idle cause", err)
 				}
 			} else if err != nil {

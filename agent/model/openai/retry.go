@@ -27,6 +27,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/model/backoff"
+	"github.com/acp-agent/acp-agent/agent/model/idle"
 	"github.com/acp-agent/acp-agent/internal/errcode"
 )
 
@@ -36,22 +37,22 @@ import (
 // (the caller stops it once done with the stream) and the number of
 // attempts made; the caller closes the stream. Before each retry wait the
 // request's Notify hears a NoticeRetry.
-func (c *client) open(ctx context.Context, p oai.ChatCompletionNewParams, first int, req model.Request) (*ssestream.Stream[wireChunk], *watchdog, int, error) {
+func (c *client) open(ctx context.Context, p oai.ChatCompletionNewParams, first int, req model.Request) (*ssestream.Stream[wireChunk], *idle.Watchdog, int, error) {
 	for attempt := first; ; attempt++ {
 		var resp *http.Response
 		wd := newWatchdog(ctx, c.cfg.IdleTimeout)
-		s := c.svc.NewStreaming(wd.ctx, p, option.WithResponseInto(&resp))
+		s := c.svc.NewStreaming(wd.Context(), p, option.WithResponseInto(&resp))
 		err := s.Err()
 		if err == nil && resp != nil {
 			// Decode the events ourselves (see wire.go); the SDK's
 			// stream wraps the same body and is dropped unread.
-			wd.kick()
-			wd.watch(resp)
+			wd.Kick()
+			wd.Watch(resp)
 			return ssestream.NewStream[wireChunk](ssestream.NewDecoder(resp), nil), wd, attempt, nil
 		}
 		_ = s.Close()
-		idle := wd.fired()
-		wd.stop()
+		idle := wd.Fired()
+		wd.Stop()
 		if err == nil {
 			err = errors.New("no HTTP response") // not expected from the SDK
 		}
@@ -60,7 +61,7 @@ func (c *client) open(ctx context.Context, p oai.ChatCompletionNewParams, first 
 		}
 		pe := c.classify(err, resp)
 		if idle {
-			pe.Code, pe.Status, pe.Err = CodeIdleTimeout, 0, context.Cause(wd.ctx)
+			pe.Code, pe.Status, pe.Err = CodeIdleTimeout, 0, context.Cause(wd.Context())
 		}
 		if attempt > 1 {
 			pe.Attempts = attempt

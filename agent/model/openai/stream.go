@@ -53,7 +53,7 @@ func (c *client) attempt(ctx context.Context, params oai.ChatCompletionNewParams
 	}
 	// Close releases the response body (and with it the connection) when
 	// the consumer stops early; after a normal end it is a no-op.
-	defer wd.stop()
+	defer wd.Stop()
 	defer s.Close()
 
 	var st streamState
@@ -83,8 +83,8 @@ func (c *client) attempt(ctx context.Context, params oai.ChatCompletionNewParams
 		if errors.As(err, &se) || errors.As(err, &je) || errors.As(err, &te) {
 			code = CodeStreamError
 		}
-		if wd.fired() {
-			code, err = CodeIdleTimeout, context.Cause(wd.ctx)
+		if wd.Fired() {
+			code, err = CodeIdleTimeout, context.Cause(wd.Context())
 			if !yielded && attempts <= c.cfg.MaxRetries {
 				pe := c.streamError(code, attempts, err).(*ProviderError)
 				d, _ := c.delay(attempts, nil, time.Now())
