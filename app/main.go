@@ -509,10 +509,10 @@ Settings: %s (permission rules, sandbox, context windows),
 and .acp-agent/settings.json in a project; see docs/configuration.md.
 
 Without a model the agent still starts, creates and loads sessions, and
-answers each prompt with an error explaining how to configure one. With a
-deepseek/, openai/ or openai-compatible/ model whose API key is not set it
-starts too: initialize names the variable (an env_var auth method) and
-prompts answer "Authentication required" until it is set.
+answers each prompt with an error explaining how to configure one. With an
+anthropic/, deepseek/, openai/ or openai-compatible/ model whose API key is
+not set it starts too: initialize names the variable (an env_var auth
+method) and prompts answer "Authentication required" until it is set.
 
 Examples:
   acp-agent scenario run subagent-list-agents
