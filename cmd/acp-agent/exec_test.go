@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -54,7 +55,7 @@ func TestExecSIGINTCancelsTheTurn(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "exec", "--data-dir", data, "--cwd", cwd, "--output", "jsonl",
 		"--model", "openai-compatible/fake", "--base-url", srv.URL, "--api-key-env", "FAKE_KEY", "Take your time")
 	cmd.Env = append(os.Environ(), beMain+"=1", "FAKE_KEY=sk-fake", "HOME="+root, "XDG_CONFIG_HOME="+filepath.Join(root, "config"))
-	var stdout, stderr bytes.Buffer
+	var stdout, stderr lockedBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -68,6 +69,15 @@ func TestExecSIGINTCancelsTheTurn(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		cmd.Process.Kill()
 		t.Fatalf("the model call never started\nstderr: %s", stderr.String())
+	}
+	// The signal goes once the streamed start of the answer is on stdout:
+	// the provider having sent it does not mean the agent has shown it.
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(stdout.String(), "agent_message_chunk"); {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("the streamed chunk never reached stdout\nstderr: %s", stderr.String())
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
@@ -89,7 +99,7 @@ func TestExecSIGINTCancelsTheTurn(t *testing.T) {
 	}
 	// stdout: only JSON lines, with the chunk streamed before the signal.
 	sawChunk := false
-	sc := bufio.NewScanner(&stdout)
+	sc := bufio.NewScanner(strings.NewReader(stdout.String()))
 	for sc.Scan() {
 		var u struct {
 			Update struct {
@@ -119,4 +129,23 @@ func TestExecSIGINTCancelsTheTurn(t *testing.T) {
 	if !strings.Contains(string(b), `"type":"turn/end"`) || !strings.Contains(string(b), `"aborted"`) {
 		t.Fatalf("the session log does not end the turn as aborted:\n%s", b)
 	}
+}
+
+// lockedBuffer is a bytes.Buffer the test may read while the process
+// writes into it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
