@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/acp-agent/acp-agent/internal/syncbuf"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -59,7 +60,7 @@ func TestExecSecondSIGINTExitsAtOnce(t *testing.T) {
 	// The signal goroutine writes stderr while Main does (a real exit
 	// would not return): the buffer is locked.
 	var out bytes.Buffer
-	var errOut lockedBuffer
+	var errOut syncbuf.Buffer
 	done := make(chan int, 1)
 	go func() {
 		done <- app.Main(context.Background(), []string{"exec", "--cwd", cwd, "--model", "openai-compatible/fake", "--base-url", srv.URL, "--api-key-env", "FAKE_KEY", "Take your time"},
@@ -90,21 +91,4 @@ func TestExecSecondSIGINTExitsAtOnce(t *testing.T) {
 	if !strings.Contains(errOut.String(), "interrupted again") {
 		t.Fatalf("stderr %q does not say the second interrupt exits", errOut.String())
 	}
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

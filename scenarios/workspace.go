@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/acp-agent/acp-agent/internal/syncbuf"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -295,25 +296,8 @@ func (w *clientWorkspace) writeFile(params json.RawMessage) (any, error) {
 // scenarioTerminal is a command the client runs for terminal/create.
 type scenarioTerminal struct {
 	cmd  *exec.Cmd
-	out  lockedBuffer
+	out  syncbuf.Buffer
 	done chan struct{}
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // terminalWaitLimit bounds a scenario command (scenarios run short,

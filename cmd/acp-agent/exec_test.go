@@ -5,17 +5,16 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/acp-agent/acp-agent/internal/syncbuf"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -55,7 +54,7 @@ func TestExecSIGINTCancelsTheTurn(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "exec", "--data-dir", data, "--cwd", cwd, "--output", "jsonl",
 		"--model", "openai-compatible/fake", "--base-url", srv.URL, "--api-key-env", "FAKE_KEY", "Take your time")
 	cmd.Env = append(os.Environ(), beMain+"=1", "FAKE_KEY=sk-fake", "HOME="+root, "XDG_CONFIG_HOME="+filepath.Join(root, "config"))
-	var stdout, stderr lockedBuffer
+	var stdout, stderr syncbuf.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -129,23 +128,4 @@ func TestExecSIGINTCancelsTheTurn(t *testing.T) {
 	if !strings.Contains(string(b), `"type":"turn/end"`) || !strings.Contains(string(b), `"aborted"`) {
 		t.Fatalf("the session log does not end the turn as aborted:\n%s", b)
 	}
-}
-
-// lockedBuffer is a bytes.Buffer the test may read while the process
-// writes into it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
