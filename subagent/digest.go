@@ -123,13 +123,15 @@ func (d *digest) apply(child *agent.Agent, ev session.Event) bool {
 		if err != nil {
 			return false
 		}
-		if data.Usage != nil {
+		changed := false
+		if data.Usage != nil && data.Usage.InputTokens+data.Usage.OutputTokens > 0 {
 			d.tokens += data.Usage.InputTokens + data.Usage.OutputTokens
+			changed = true
 		}
-		if line := lastLine(session.JoinText(data.Message.Content, "\n")); line != "" {
-			d.text = line
+		if line := lastLine(session.JoinText(data.Message.Content, "\n")); line != "" && line != d.text {
+			d.text, changed = line, true
 		}
-		return true
+		return changed
 	}
 	return false
 }
