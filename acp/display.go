@@ -24,6 +24,9 @@ func displayContent(d *session.ToolDisplay) []acpsdk.ToolCallContent {
 		return nil
 	}
 	var out []acpsdk.ToolCallContent
+	if d.Text != "" {
+		out = append(out, textContent(d.Text)...)
+	}
 	for _, df := range d.Diffs {
 		out = append(out, acpsdk.ToolCallContent{Diff: &acpsdk.ToolCallContentDiff{
 			Type:    "diff",

@@ -66,6 +66,9 @@ type translator struct {
 	model, mode string
 	// ctx is the context accounting and open compactions (context.go).
 	ctx contextState
+	// delegations maps a child session id to the tool call that started it
+	// (its settlement notice updates that call with the final digest).
+	delegations map[string]string
 }
 
 func newTranslator(tools ToolLookup) *translator {
@@ -95,11 +98,14 @@ func (t *translator) event(ev session.Event, replay bool) []acpsdk.SessionUpdate
 		return append(t.ctx.compaction(ev), t.liveUsage(replay)...)
 
 	case session.TypeUserMessage:
-		if !replay {
+		msg, err := session.DecodeData[session.Message](ev)
+		if err != nil {
 			return nil
 		}
-		msg, err := session.DecodeData[session.Message](ev)
-		if err != nil || msg.Source.Kind != session.SourceUser {
+		if msg.Source.Kind == session.SourceSubagentSettled {
+			return t.settledDigest(msg)
+		}
+		if !replay || msg.Source.Kind != session.SourceUser {
 			return nil
 		}
 		var out []acpsdk.SessionUpdate
@@ -253,6 +259,7 @@ func (t *translator) toolResult(d session.ToolResultData) []acpsdk.SessionUpdate
 	t.applyDisplay(&u, d.Display)
 	if m := t.resultMeta(block.ToolCallID, d); m != nil {
 		u.ToolCallUpdate.Meta = m
+		t.noteDelegation(block.ToolCallID, m)
 	}
 	t.forget(block.ToolCallID)
 	return []acpsdk.SessionUpdate{u}
@@ -267,8 +274,12 @@ func (t *translator) progress(p agent.ToolProgress) []acpsdk.SessionUpdate {
 	if p.CallID == "" {
 		return nil
 	}
+	status := acpsdk.ToolCallStatusInProgress
+	if p.Status != "" {
+		status = acpsdk.ToolCallStatus(p.Status)
+	}
 	u := acpsdk.UpdateToolCall(acpsdk.ToolCallId(p.CallID),
-		acpsdk.WithUpdateStatus(acpsdk.ToolCallStatusInProgress),
+		acpsdk.WithUpdateStatus(status),
 		acpsdk.WithUpdateContent(textContent(p.Text)))
 	if p.Display != nil && p.Text == "" {
 		u.ToolCallUpdate.Content = nil

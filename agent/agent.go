@@ -274,6 +274,13 @@ func (a *Agent) publishNotice(n model.Notice) {
 	}
 }
 
+// ReportProgress publishes a progress report of call callID after the
+// call returned: a tool whose work outlives its call (a background
+// delegation's child) keeps its call's display current with it. It may be
+// called from any goroutine; like Subscribe's callbacks it must not be
+// called under this agent's own session lock.
+func (a *Agent) ReportProgress(callID string, p tool.Progress) { a.publishProgress(callID, p) }
+
 // publishProgress hands a tool progress report to every subscriber.
 func (a *Agent) publishProgress(callID string, p tool.Progress) {
 	a.subMu.Lock()

@@ -108,6 +108,10 @@ type Config struct {
 	// WrapModel, when set, wraps the resolved model (exec --record tees
 	// every reply into a scenario through it: agent/model/recording).
 	WrapModel func(model.Model) model.Model
+	// DigestSync sends each change of a child's live digest at once instead
+	// of throttled (recorded runs: the wire then depends only on the
+	// children's events; subagent.DigestOptions.Sync).
+	DigestSync bool
 	// Testing holds the knobs only this module's tests and scenario runner
 	// turn (a scripted model instance, no fsync, fault injection). Its type
 	// is internal, so programs outside the module leave it nil.

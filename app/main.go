@@ -447,6 +447,7 @@ func serveConfig(env *Env) (Config, error) {
 		cfg.Sources = &session.DeterministicSources{Epoch: session.ScenarioEpoch, Step: 1000}
 		cfg.Version = "scenario"
 		cfg.Prompt = DeterministicPrompt()
+		cfg.DigestSync = true
 		// A recorded run never depends on (nor writes) the user's settings.
 		cfg.SettingsFile = ""
 	}

@@ -36,6 +36,7 @@ func wireSubagents(a *App) error {
 		Worktrees:     worktree.Git{},
 		MaxBackground: a.maxBackground(),
 		OnQueued:      a.Config.hooks().OnQueued,
+		Digest:        subagent.DigestOptions{Sync: a.Config.DigestSync, Ticks: a.Config.hooks().DigestTicks},
 	})
 	a.Subagents = rt
 	var opts []inprocess.Option

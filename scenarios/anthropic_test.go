@@ -71,8 +71,9 @@ func TestAnthropicReplayScenario(t *testing.T) {
 			Getenv: func(k string) string {
 				return map[string]string{"ANTHROPIC_API_KEY": "replay-key", app.EnvThinkingBudget: "1024"}[k]
 			},
-			Prompt:  app.DeterministicPrompt(),
-			Testing: &testhooks.Hooks{WrapModel: cfg.ObserveModel, NoSync: true, PanicOnBug: true},
+			Prompt:     app.DeterministicPrompt(),
+			DigestSync: true,
+			Testing:    &testhooks.Hooks{WrapModel: cfg.ObserveModel, NoSync: true, PanicOnBug: true},
 		})
 		if err != nil {
 			return nil, err

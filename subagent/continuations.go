@@ -63,6 +63,25 @@ type activation struct {
 	// slotRoot is the root session whose background slot act holds ("":
 	// none).
 	slotRoot string
+	// unwatch ends the start's OnUpdate subscription and onSettled is its
+	// OnSettled (first activation only; both nil once called).
+	unwatch   func()
+	onSettled func(stop string, wt *WorktreeOutcome) string
+}
+
+// settled ends the start's watch and runs its OnSettled, returning the
+// digest for the notice.
+func (act *activation) settled(stop string, wt *WorktreeOutcome) string {
+	if act.unwatch != nil {
+		act.unwatch()
+		act.unwatch = nil
+	}
+	fn := act.onSettled
+	act.onSettled = nil
+	if fn == nil {
+		return ""
+	}
+	return fn(stop, wt)
 }
 
 // Continuations is the continuation manager: it owns the resident
@@ -320,6 +339,7 @@ func (c *Continuations) rollback(act *activation) {
 	if err := c.kids.ReleaseChild(context.Background(), act.agent); err != nil {
 		c.log.Warn("subagent: rolling back a child failed", "session", act.id, "err", err)
 	}
+	act.settled(driver.StopAborted, nil)
 	if act.fresh {
 		c.dropWorktree(act.worktree)
 	}

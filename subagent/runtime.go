@@ -110,6 +110,9 @@ type Options struct {
 	// OnQueued, when set, is called each time a start begins to wait for a
 	// slot (scenario runs observe the queue through it).
 	OnQueued func(parentID, childID string)
+	// Digest paces the live digests delegations show of their children
+	// (digest.go).
+	Digest DigestOptions
 }
 
 // Runtime is the subagent runtime. It only composes its parts, each the
@@ -151,7 +154,7 @@ func New(opts Options) *Runtime {
 	}
 	svc := &Service{
 		providers: reg, cont: cont, kids: kids, live: live, lc: lc,
-		durable: opts.Durable, newRunID: opts.NewRunID, worktrees: opts.Worktrees,
+		durable: opts.Durable, newRunID: opts.NewRunID, worktrees: opts.Worktrees, digest: opts.Digest,
 	}
 	return &Runtime{
 		Lifecycle: lc, ProviderRegistry: reg, Listing: &Listing{catalog: opts.Catalog, live: live},

@@ -66,6 +66,14 @@ type ContinuableSpec struct {
 	// Definition, when set, is recorded in the child's creation seed after
 	// its descriptor (definition.go).
 	Definition *AgentDefinition
+	// OnUpdate, when set, receives every update of the child agent of this
+	// first activation, from before its prompt is delivered until it
+	// settles. It runs under the child's session lock: keep it quick.
+	OnUpdate func(child *agent.Agent, u agent.Update)
+	// OnSettled, when set, is called once when this first activation
+	// settles (or is rolled back: stop aborted), before the settlement
+	// notice is sent; what it returns goes with the notice as its digest.
+	OnSettled func(stop string, wt *WorktreeOutcome) (digest string)
 }
 
 // Depth returns a pointer to n, for OneShotRequest.MaxDepth and
@@ -108,6 +116,7 @@ type Service struct {
 	durable   Durable
 	newRunID  func() string
 	worktrees Worktrees
+	digest    DigestOptions
 }
 
 // Start starts a one-shot child through the named driver
@@ -232,6 +241,10 @@ func (s *Service) StartContinuable(ctx context.Context, spec ContinuableSpec) (c
 		return "", "", err
 	}
 	act.agent = child
+	act.onSettled = spec.OnSettled
+	if spec.OnUpdate != nil {
+		act.unwatch = child.Subscribe(func(u agent.Update) { spec.OnUpdate(child, u) })
+	}
 	if err := s.cont.install(ctx, act, parent); err != nil {
 		s.cont.rollback(act)
 		return "", "", err

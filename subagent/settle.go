@@ -116,8 +116,9 @@ func (c *Continuations) retire(act *activation, stop string, output []session.Bl
 	delete(c.acts, act.id)
 	announced := act.announced
 	c.mu.Unlock()
+	digest := act.settled(stop, wt)
 	if announced {
-		c.notify(act, stop, output, wt)
+		c.notify(act, stop, output, wt, digest)
 	}
 	// The slot frees after the notice is delivered, so a start waiting for
 	// it runs after the parent has the notice.
@@ -142,7 +143,7 @@ func (c *Continuations) retire(act *activation, stop string, output []session.Bl
 // (a selected-child drain takes its forest down child-first: the notice
 // must not start a turn in the agent being taken down), otherwise a new
 // turn for an idle parent and the next step of a running one.
-func (c *Continuations) notify(act *activation, stop string, output []session.Block, wt *WorktreeOutcome) {
+func (c *Continuations) notify(act *activation, stop string, output []session.Block, wt *WorktreeOutcome, digest string) {
 	parent := c.live.get(act.parentID)
 	if parent == nil {
 		return
@@ -151,6 +152,7 @@ func (c *Continuations) notify(act *activation, stop string, output []session.Bl
 	if wt != nil {
 		msg.Content = append(msg.Content, worktreeNotice(wt))
 	}
+	msg.Source.Digest, msg.Source.Stop = digest, stop
 	c.mu.Lock()
 	owner := act.owner
 	parentDisposing := owner != nil && owner.agent == parent && owner.disposing

@@ -9,7 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unicode/utf8"
+	"sync"
 
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/delegation"
@@ -222,18 +222,33 @@ func (d *Delegation) Execute(ctx context.Context, inv tool.Invocation) (tool.Res
 				inv.Progress(tool.Progress{Text: fmt.Sprintf("queued: %d background subagents are running (the limit); this one starts when one finishes (position %d)", running, position)})
 			}
 		}
-		childID, _, err := d.svc.StartContinuable(ctx, ContinuableSpec{
-			Provider: d.cfg.Provider, Label: args.Description, Prompt: prompt, Parent: caller,
+		depth := caller.Session().Header().DelegationDepth + 1
+		// The child's id is known before it starts, so that its digest
+		// carries the link from its first update.
+		childID := caller.Session().NewID()
+		rep := newDigestReporter(d.svc.digest, false, childLinkMeta(childID, ModeContinuable, depth), inv.Progress)
+		_, _, err := d.svc.StartContinuable(ctx, ContinuableSpec{
+			Provider: d.cfg.Provider, Label: args.Description, ChildID: childID, Prompt: prompt, Parent: caller,
 			Route: opts.route, MaxDepth: d.cfg.MaxDepth, ToolFilter: opts.toolFilter, Persona: opts.persona,
 			MaxSteps: opts.maxSteps, Definition: opts.definition, Isolation: iso, OnQueued: onQueued,
+			OnUpdate: rep.observe,
+			OnSettled: func(stop string, wt *WorktreeOutcome) string {
+				text := rep.finish(stop, wt)
+				rep.sendFinal(text, stop)
+				return text
+			},
 		})
 		if err != nil {
+			rep.stop()
 			return tool.Result{}, err
 		}
-		depth := caller.Session().Header().DelegationDepth + 1
 		if inv.Progress != nil {
 			inv.Progress(progress(fmt.Sprintf("started subagent %s", childID), childID, ModeContinuable, depth))
 		}
+		// From here the call has returned: the digest goes on through the
+		// caller until the child settles.
+		callID := inv.CallID
+		rep.setReport(func(p tool.Progress) { caller.ReportProgress(callID, p) })
 		res := tool.TextResult("started subagent "+childID, delegation.ContinuableResult(childID))
 		res.Display = childDisplay(childID, ModeContinuable, depth)
 		return res, nil
@@ -245,9 +260,21 @@ func (d *Delegation) Execute(ctx context.Context, inv tool.Invocation) (tool.Res
 }
 
 func (d *Delegation) foreground(ctx context.Context, inv tool.Invocation, caller *agent.Agent, label string, prompt []session.Block, opts childOptions) (tool.Result, error) {
+	var rep *digestReporter
 	var onUpdate func(*agent.Agent, agent.Update)
 	if inv.Progress != nil {
-		onUpdate = progressReporter(inv.Progress)
+		// The link names the child once it exists (its first update).
+		var once sync.Once
+		report := inv.Progress
+		rep = newDigestReporter(d.svc.digest, true, nil, nil)
+		onUpdate = func(child *agent.Agent, u agent.Update) {
+			once.Do(func() {
+				meta := childLinkMeta(child.ID(), ModeOneShot, child.Session().Header().DelegationDepth)
+				rep.setLink(meta, report)
+			})
+			rep.observe(child, u)
+		}
+		defer rep.stop()
 	}
 	run, err := d.svc.Start(ctx, d.cfg.Provider, OneShotRequest{
 		Label: label, Prompt: prompt, Parent: caller, Route: opts.route, MaxDepth: d.cfg.MaxDepth,
@@ -262,8 +289,16 @@ func (d *Delegation) foreground(ctx context.Context, inv tool.Invocation, caller
 	res, runErr := run.Result(context.WithoutCancel(ctx))
 	disposeErr := run.Dispose(context.WithoutCancel(ctx))
 	// Every outcome names the child: the link is recorded with the result,
-	// so a replay of the parent shows it too (failures included).
+	// so a replay of the parent shows it too (failures included), and the
+	// final digest of what the child did goes with it.
 	display := childDisplay(run.ID, ModeOneShot, run.Depth)
+	if rep != nil {
+		stop := res.StopReason
+		if runErr != nil || disposeErr != nil {
+			stop = driver.StopError
+		}
+		display.Text = rep.finish(stop, nil)
+	}
 	fail := func(err *tool.Error) (tool.Result, error) {
 		out := tool.ErrorResult(err)
 		out.Display = display
@@ -338,44 +373,4 @@ func childLinkMeta(childID string, mode Mode, depth int) map[string]any {
 // childDisplay records the child link with a delegation's result.
 func childDisplay(childID string, mode Mode, depth int) *session.ToolDisplay {
 	return &session.ToolDisplay{Meta: childLinkMeta(childID, mode, depth)}
-}
-
-// progressReporter turns a foreground child's updates into short progress
-// lines: the child's latest tool call or assistant text.
-func progressReporter(report func(tool.Progress)) func(*agent.Agent, agent.Update) {
-	return func(child *agent.Agent, u agent.Update) {
-		if u.Event == nil {
-			return
-		}
-		var line string
-		switch u.Event.Type {
-		case session.TypeTurnStart:
-			line = "working"
-		case session.TypeToolCall:
-			if d, err := session.DecodeData[session.ToolCallData](*u.Event); err == nil {
-				line = "running " + d.Name
-			}
-		case session.TypeAssistantMessage:
-			if d, err := session.DecodeData[session.AssistantMessageData](*u.Event); err == nil {
-				line = shortLine(session.JoinText(d.Message.Content, " "))
-			}
-		}
-		if line == "" {
-			return
-		}
-		report(progress(line, child.ID(), ModeOneShot, child.Session().Header().DelegationDepth))
-	}
-}
-
-// shortLine returns the first line of s, cut to 80 runes.
-func shortLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	if utf8.RuneCountInString(s) > 80 {
-		r := []rune(s)
-		s = string(r[:79]) + "…"
-	}
-	return s
 }

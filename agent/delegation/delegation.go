@@ -38,6 +38,21 @@ func ChildLink(childID, mode string, depth int) map[string]any {
 	return map[string]any{MetaKey: map[string]any{"childSessionId": childID, "mode": mode, "depth": depth}}
 }
 
+// LinkedChild reads the child id back from a ChildLink meta (as sent or
+// as decoded from the log).
+func LinkedChild(meta map[string]any) (childID string, ok bool) {
+	link, isMap := meta[MetaKey].(map[string]any)
+	if !isMap {
+		return "", false
+	}
+	childID, ok = link["childSessionId"].(string)
+	return childID, ok && childID != ""
+}
+
+// StopCompleted is the stop reason of a child that finished its work
+// (driver.StopCompleted, repeated here for packages below the driver).
+const StopCompleted = "completed"
+
 // Result kinds of a start tool's structured (raw) output.
 const (
 	ResultContinuable = "continuable" // {"kind", "subagentId"}

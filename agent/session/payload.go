@@ -75,6 +75,12 @@ type Source struct {
 	CallID          string `json:"callId,omitempty"`
 	Provider        string `json:"provider,omitempty"`
 	Model           string `json:"model,omitempty"`
+	// Digest is a settled child's final digest (subagent-settled notices):
+	// its delegation's tool call shows it, live and on replay. Models do
+	// not see it.
+	Digest string `json:"digest,omitempty"`
+	// Stop is a settled child's stop reason (subagent-settled notices).
+	Stop string `json:"stop,omitempty"`
 }
 
 // Source kinds.
@@ -262,6 +268,9 @@ type ToolDisplay struct {
 	TerminalID string `json:"terminalId,omitempty"`
 	// Meta goes under the update's _meta.
 	Meta map[string]any `json:"meta,omitempty"`
+	// Text is shown before the result (a delegation's final digest of
+	// what its child did).
+	Text string `json:"text,omitempty"`
 }
 
 // ToolLocation is a file a tool call touches; Line is 1-based, 0 unknown.

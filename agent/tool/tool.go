@@ -54,6 +54,11 @@ type Progress struct {
 	// Display, when set, replaces the call's content while it runs (for
 	// example an embedded terminal as soon as it is created).
 	Display *session.ToolDisplay
+	// Status, when set, is the call's status with this report ("completed"
+	// or "failed": a tool whose work outlives its call, such as a
+	// background delegation, closes its call's display when the work ends).
+	// Empty means in progress.
+	Status string
 }
 
 // Result is what a tool returns to the model.

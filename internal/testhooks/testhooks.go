@@ -12,6 +12,8 @@
 package testhooks
 
 import (
+	"time"
+
 	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/driver/inprocess"
 	"github.com/acp-agent/acp-agent/persistence"
@@ -46,4 +48,7 @@ type Hooks struct {
 	// OnQueued is subagent.Options.OnQueued: called when a background
 	// start begins to wait for a slot (scenario fences observe it).
 	OnQueued func(parentID, childID string)
+	// DigestTicks is subagent.DigestOptions.Ticks: tests tick the digest
+	// throttle by hand.
+	DigestTicks func() (ticks <-chan time.Time, stop func())
 }
