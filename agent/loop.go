@@ -372,7 +372,7 @@ func (a *Agent) retryBroken(t *turnState, step int, req model.Request, broken *r
 	if _, err := a.sess.Append(session.TypeNotice, session.NoticeData{
 		Turn: t.num, Step: step, Kind: model.NoticeRetry, Attempt: 1,
 		Message: "the answer broke off (" + broken.err.Error() + "); retrying without it",
-	}); err != nil {
+	}, session.Ignorable()); err != nil {
 		return broken, err
 	}
 	a.log.Warn("model answer broke off; retrying once", "chunks", len(broken.chunkSeqs), "err", broken.err)

@@ -58,7 +58,8 @@ func (a *Agent) learnWindow(r model.Route, err error) {
 	}
 	a.learned[r] = w
 	a.log.Info("context window learned from the provider", "window", w, "provider", r.Provider, "model", r.Model)
-	if _, err := a.sess.Append(session.TypeContextWindow, session.ContextWindowData{Provider: r.Provider, Model: r.Model, Window: w}); err != nil {
+	// Ignorable: a build that predates the record reads the log without it.
+	if _, err := a.sess.Append(session.TypeContextWindow, session.ContextWindowData{Provider: r.Provider, Model: r.Model, Window: w}, session.Ignorable()); err != nil {
 		a.log.Warn("record the learned context window failed", "err", err)
 	}
 }

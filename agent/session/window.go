@@ -11,7 +11,8 @@ package session
 // refused a request as too long, for a route whose window no table or
 // setting gives. A loaded, resumed or restarted session sizes its
 // requests to the last one recorded for its route. It never changes the
-// history and shows nothing.
+// history and shows nothing; it is written ignorable, so a build that
+// predates it reads the log without it.
 const TypeContextWindow = "session/context-window"
 
 // ContextWindowData is the payload of session/context-window.
@@ -25,7 +26,7 @@ type ContextWindowData struct {
 // TypeNotice records a notice shown to the person about the model call
 // in progress: the retry of an answer that broke off (the stream stalled
 // or was cut). The ACP adapter shows it from this record, live and on
-// replay alike. It never changes the history.
+// replay alike. It never changes the history; it is written ignorable.
 const TypeNotice = "session/notice"
 
 // NoticeData is the payload of session/notice.
