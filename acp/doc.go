@@ -46,7 +46,9 @@
 //     type) when the initialize request announced
 //     clientCapabilities.session.compaction, else as a "think" tool call
 //     "Compact conversation" with _meta.contextCompaction; model retry
-//     waits as a marked agent_thought_chunk line (_meta "acp-agent/notice").
+//     waits as a marked agent_thought_chunk line (_meta "acp-agent/notice"),
+//     live only, and the retry of a broken answer the same way from its
+//     session/notice record, live and on replay.
 //   - session/set_mode and modes {availableModes, currentModeId} in the
 //     session/new and session/load answers (modes.go): default,
 //     accept-edits, plan, bypass. A change is logged as an ignorable

@@ -1,9 +1,12 @@
 package acp
 
-// This file shows a model call's transient notices (a retry wait) to the
-// person. ACP has no status line, so a notice is an agent_thought_chunk of
-// its own line, marked in _meta so clients that know it can render it
-// differently. Notices are not logged, so a replay does not show them.
+// This file shows a model call's notices (a retry wait, the retry of an
+// answer that broke off) to the person. ACP has no status line, so a
+// notice is an agent_thought_chunk of its own line, marked in _meta so
+// clients that know it can render it differently. A provider's retry
+// waits are transient, so a replay does not show them; the retry of a
+// broken answer is recorded (session/notice) and shown from the record,
+// live and on replay alike.
 
 import (
 	acpsdk "github.com/coder/acp-go-sdk"

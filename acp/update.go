@@ -14,6 +14,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/delegation"
+	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/agent/tool"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace"
@@ -207,6 +208,13 @@ func (t *translator) event(ev session.Event, replay bool) []acpsdk.SessionUpdate
 
 	case TypeChildPermission:
 		return childPermissionUpdate(ev)
+
+	case session.TypeNotice:
+		d, err := session.DecodeData[session.NoticeData](ev)
+		if err != nil {
+			return nil
+		}
+		return noticeUpdate(model.Notice{Kind: d.Kind, Message: d.Message, Attempt: d.Attempt})
 
 	case session.TypeTurnEnd:
 		clear(t.chunked)

@@ -62,14 +62,15 @@ type Agent struct {
 	// the next summary request's Caller.Call.
 	ownCompactions int
 	system         systemState
-	// learnedWindow is the context window a provider's refusal stated
-	// (used when the budget knows none); elidePer, when > 0, is the
+	// learned holds, per route, the context window a provider's refusal
+	// stated (used when the budget knows none), restored from the log's
+	// session/context-window records; elidePer, when > 0, is the
 	// per-text limit (estimated tokens) at which the model's view cuts
 	// the middle of oversized texts, set when the newest turn alone did
-	// not fit (overflow.go). Neither is logged: after a restart the first
-	// refusal sets them again.
-	learnedWindow int
-	elidePer      int
+	// not fit (overflow.go). elidePer is not logged: after a restart the
+	// first request that does not fit the (learned) window sets it again.
+	learned  map[model.Route]int
+	elidePer int
 	// initErr is a failure to read the log at construction; every model
 	// request fails with it.
 	initErr error
@@ -114,6 +115,7 @@ func New(s *session.Session, opts Options) *Agent {
 	a.lastTurn = session.LastTurn(events)
 	seed := min(max(s.Header().SeedLength, 0), len(events))
 	a.loadSystem(events[seed:])
+	a.loadWindows(events)
 	for _, ev := range events[seed:] {
 		switch ev.Type {
 		case session.TypeTurnStart:

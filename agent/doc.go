@@ -47,7 +47,8 @@
 //     model.InterruptedNote, or leaves it out when it has no text.
 //   - A stream that stalled or was cut (model.ErrStreamBroken) is retried
 //     once: the partial reply is recorded interrupted and retried (kept
-//     as shown, out of the view), a retry notice is published, and the
+//     as shown, out of the view), a retry notice is recorded
+//     (session/notice, shown from the log live and on replay), and the
 //     same request goes out again as another model call (Caller.Call,
 //     counted from the record after a restart).
 //   - Tool calls run sequentially in the order the model gave them.
@@ -68,10 +69,11 @@
 //     refusal states is learned; the middle of oversized user and tool
 //     texts is cut from the model's view with a marked note
 //     (compact.Elide; the log keeps the full text), and the cut stays in
-//     force for later requests (in memory: after a restart the first
-//     refusal sets it again); each refused request is recorded as a
-//     retried empty reply; when nothing fits the turn ends with
-//     CONTEXT_TOO_LONG saying so.
+//     force for later requests; the learned window is recorded
+//     (session/context-window), so after a restart the first request is
+//     fitted to it without another refusal; each refused request is
+//     recorded as a retried empty reply; when nothing fits the turn ends
+//     with CONTEXT_TOO_LONG saying so.
 //
 // Layering: agent owns the turn loop, the inbox and the agent registry. It
 // imports agent/session, agent/model, agent/tool, the context policy

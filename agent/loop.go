@@ -312,7 +312,7 @@ func (a *Agent) runStep(t *turnState, step, call int, steer []*item) stepOutcome
 	if overflowed(t, reply) {
 		// The provider counted more than we estimated: compact once and
 		// retry the request once.
-		a.learnWindow(reply.err)
+		a.learnWindow(req.Route, reply.err)
 		d, cerr := a.compactNow(t.ctx, session.TriggerOverflow, "")
 		if d.Outcome == session.CompactionCompleted {
 			call = a.stepCount
@@ -359,17 +359,22 @@ func (a *Agent) runStep(t *turnState, step, call int, steer []*item) stepOutcome
 // retryBroken handles a model call whose stream stalled or was cut
 // (model.ErrStreamBroken): the partial reply is appended as interrupted
 // and retried, so it stays in the log as it was shown but the view
-// derived from the log leaves it out (session.History); the person sees a notice; and the
-// request is sent once more, as another model call (Caller.Call), which a
-// restart counts from the retried record. The returned error is a log
-// write failure.
+// derived from the log leaves it out (session.History); the person sees a
+// notice, recorded as session/notice so a replay shows it where it was
+// shown live; and the request is sent once more, as another model call
+// (Caller.Call), which a restart counts from the retried record. The
+// returned error is a log write failure.
 func (a *Agent) retryBroken(t *turnState, step int, req model.Request, broken *reply) (*reply, error) {
 	broken.route = req.Route
 	if _, err := a.appendPartial(t, step, broken); err != nil {
 		return broken, err
 	}
-	a.publishNotice(model.Notice{Kind: model.NoticeRetry, Attempt: 1,
-		Message: "the answer broke off (" + broken.err.Error() + "); retrying without it"})
+	if _, err := a.sess.Append(session.TypeNotice, session.NoticeData{
+		Turn: t.num, Step: step, Kind: model.NoticeRetry, Attempt: 1,
+		Message: "the answer broke off (" + broken.err.Error() + "); retrying without it",
+	}, session.Ignorable()); err != nil {
+		return broken, err
+	}
 	a.log.Warn("model answer broke off; retrying once", "chunks", len(broken.chunkSeqs), "err", broken.err)
 	req.Caller.Call = a.stepCount
 	a.stepCount++

@@ -2,7 +2,8 @@ package agent
 
 // This file keeps a session whose newest turn alone does not fit the
 // context window from being stuck: the window a provider's refusal states
-// is learned; the middle of oversized texts (tool results, pasted prompt
+// is learned and recorded (session/context-window, so a rebuilt session
+// sizes its requests to it without another refusal); the middle of oversized texts (tool results, pasted prompt
 // text) is cut from the model's view with a marked note (compact.Fit; the
 // log keeps the full text); and when nothing fits the turn ends with
 // CONTEXT_TOO_LONG saying so. The cut stays in force for later requests,
@@ -15,6 +16,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent/budget"
 	"github.com/acp-agent/acp-agent/agent/compact"
 	"github.com/acp-agent/acp-agent/agent/model"
+	"github.com/acp-agent/acp-agent/agent/session"
 )
 
 // maxShrinks bounds the shrink-and-retry rounds of one step when the
@@ -27,7 +29,7 @@ func (a *Agent) window(r model.Route) int {
 	if w := a.opts.Budget.WindowFor(r); w > 0 {
 		return w
 	}
-	return a.learnedWindow
+	return a.learned[r]
 }
 
 // limit is how many tokens a request may hold before compaction.
@@ -35,17 +37,50 @@ func (a *Agent) limit(r model.Route) int {
 	if l := a.opts.Budget.Limit(r); l > 0 {
 		return l
 	}
-	if a.learnedWindow > 0 {
-		return int(float64(a.learnedWindow) * budget.DefaultThreshold)
+	if w := a.learned[r]; w > 0 {
+		return int(float64(w) * budget.DefaultThreshold)
 	}
 	return 0
 }
 
-// learnWindow keeps the window stated by a context-length refusal.
-func (a *Agent) learnWindow(err error) {
-	if w := compact.WindowFromError(err); w > 0 && a.opts.Budget.WindowFor(a.CurrentRoute()) <= 0 {
-		a.learnedWindow = w
-		a.log.Info("context window learned from the provider", "window", w)
+// learnWindow keeps the window a context-length refusal of a request to
+// route r stated, when the budget knows none for r, and records it
+// (session/context-window) so a rebuilt session starts from it. The
+// record reaches the disk with the next checkpoint; a failure to append
+// it is logged and the window is still used in memory.
+func (a *Agent) learnWindow(r model.Route, err error) {
+	w := compact.WindowFromError(err)
+	if w <= 0 || a.opts.Budget.WindowFor(r) > 0 || a.learned[r] == w {
+		return
+	}
+	if a.learned == nil {
+		a.learned = map[model.Route]int{}
+	}
+	a.learned[r] = w
+	a.log.Info("context window learned from the provider", "window", w, "provider", r.Provider, "model", r.Model)
+	// Ignorable: a build that predates the record reads the log without it.
+	if _, err := a.sess.Append(session.TypeContextWindow, session.ContextWindowData{Provider: r.Provider, Model: r.Model, Window: w}, session.Ignorable()); err != nil {
+		a.log.Warn("record the learned context window failed", "err", err)
+	}
+}
+
+// loadWindows restores the windows learned before (session/context-window
+// records of the whole log: a fork inherits its parent's), the last one
+// of each route winning.
+func (a *Agent) loadWindows(events []session.Event) {
+	for _, ev := range events {
+		if ev.Type != session.TypeContextWindow {
+			continue
+		}
+		d, err := session.DecodeData[session.ContextWindowData](ev)
+		if err != nil || d.Window <= 0 {
+			a.log.Warn("recorded context window unreadable; ignored", "seq", ev.Seq, "err", err)
+			continue
+		}
+		if a.learned == nil {
+			a.learned = map[model.Route]int{}
+		}
+		a.learned[model.Route{Provider: d.Provider, Model: d.Model}] = d.Window
 	}
 }
 
@@ -105,7 +140,7 @@ func (a *Agent) setElide(per int) {
 // the reply's error becomes a *TooLongError.
 func (a *Agent) shrinkAndRetry(t *turnState, step int, req model.Request, r *reply) (*reply, error) {
 	for i := 0; i < maxShrinks && overflowed(t, r); i++ {
-		a.learnWindow(r.err)
+		a.learnWindow(req.Route, r.err)
 		est := budget.EstimateRequest(req)
 		target := a.limit(req.Route)
 		if target <= 0 || target >= est {

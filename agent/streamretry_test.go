@@ -80,16 +80,6 @@ func TestBrokenStreamIsRetriedOnce(t *testing.T) {
 				errs:    []error{errBroken, nil},
 			}
 			a := newAgent(t, s, agent.Options{Model: m, Tools: registry(t, echoTool())})
-			var mu sync.Mutex
-			var notices []model.Notice
-			unsub := a.Subscribe(func(u agent.Update) {
-				if u.Notice != nil {
-					mu.Lock()
-					notices = append(notices, *u.Notice)
-					mu.Unlock()
-				}
-			})
-			defer unsub()
 			res, err := a.Prompt(t.Context(), userMsg("question"))
 			if err != nil {
 				t.Fatal(err)
@@ -107,12 +97,19 @@ func TestBrokenStreamIsRetriedOnce(t *testing.T) {
 			if reqs[0].Caller.Call != 0 || reqs[1].Caller.Call != 1 {
 				t.Errorf("call indexes %d, %d; want 0, 1", reqs[0].Caller.Call, reqs[1].Caller.Call)
 			}
-			mu.Lock()
-			if len(notices) != 1 || notices[0].Kind != model.NoticeRetry || !strings.Contains(notices[0].Message, "broke off") {
-				t.Errorf("notices %+v, want one retry notice", notices)
-			}
-			mu.Unlock()
 			evs := s.MustEvents()
+			// The notice is recorded, right after the partial reply, so a
+			// replay shows it where it was shown live.
+			notices := ofType(evs, session.TypeNotice)
+			if len(notices) != 1 {
+				t.Fatalf("%d notices recorded, want one", len(notices))
+			}
+			if n := decode[session.NoticeData](t, notices[0]); n.Kind != model.NoticeRetry || n.Attempt != 1 || n.Turn != 1 || n.Step != 1 || !strings.Contains(n.Message, "broke off") {
+				t.Errorf("notice %+v, want the retry of turn 1, step 1", n)
+			}
+			if prev := evs[notices[0].Seq-1]; prev.Type != session.TypeAssistantMessage {
+				t.Errorf("the notice follows %s, want the partial reply", prev.Type)
+			}
 			msgs := ofType(evs, session.TypeAssistantMessage)
 			if len(msgs) != 2 {
 				t.Fatalf("%d assistant messages, want the partial and the answer", len(msgs))

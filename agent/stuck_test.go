@@ -131,12 +131,27 @@ func TestNewestTurnTooBigIsNotStuck(t *testing.T) {
 			if err := a.Close(t.Context()); err != nil {
 				t.Fatal(err)
 			}
+			tt.m.mu.Lock()
+			before := len(tt.m.reqs)
+			tt.m.mu.Unlock()
 			b := newAgent(t, s, agent.Options{Model: tt.m, Tools: registry(t, bigTool(size)), Budget: tt.budget})
 			if res, err := b.Prompt(t.Context(), userMsg("after a restart")); err != nil || res.Reason.Kind != session.TurnEndCompleted {
 				t.Fatalf("after restart: %+v %v", res.Reason, err)
 			}
 			tt.m.mu.Lock()
 			defer tt.m.mu.Unlock()
+			if tt.m.say {
+				// The window the refusal stated is in the log: the restarted
+				// agent fits its requests to it and is refused nothing.
+				for i, r := range tt.m.reqs[before:] {
+					if est := budget.EstimateRequest(r); est > tt.m.window {
+						t.Errorf("request %d after the restart: %d tokens, window %d", i, est, tt.m.window)
+					}
+				}
+				if n := len(ofType(s.MustEvents(), session.TypeContextWindow)); n != 1 {
+					t.Errorf("%d session/context-window records, want 1", n)
+				}
+			}
 			var calls []int
 			for _, r := range tt.m.reqs {
 				if r.Caller.ScriptKey == "main" {

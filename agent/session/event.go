@@ -39,7 +39,7 @@ var KnownTypes = map[string]bool{
 	TypeSessionTitle: true, TypeEndSeed: true, TypeDescriptor: true,
 	TypeRequestHeader: true, TypeRequestContext: true, TypeApprovalPolicy: true,
 	TypeSandboxMode: true, TypeCompaction: true, TypeCompactionStart: true, TypeSystemPrompt: true,
-	TypeRepaired: true,
+	TypeRepaired: true, TypeContextWindow: true, TypeNotice: true,
 }
 
 // SurfaceTypes are the event types that feed model-visible history. Only

@@ -25,6 +25,12 @@ func (inspect) compaction(b *bytes.Buffer, d session.CompactionData) {
 	}
 }
 func (inspect) spliced(*bytes.Buffer, session.InboxSplicedData) {}
+func (inspect) notice(b *bytes.Buffer, d session.NoticeData) {
+	fmt.Fprintf(b, "\n[notice] %s\n", d.Message)
+}
+func (inspect) window(b *bytes.Buffer, d session.ContextWindowData) {
+	fmt.Fprintf(b, "\n[%s]\n", DescribeWindow(d))
+}
 func (inspect) descriptor(b *bytes.Buffer, raw json.RawMessage) {
 	fmt.Fprintf(b, "\n[subagent descriptor] %s\n", OneLine(string(raw), 200))
 }
@@ -135,6 +141,14 @@ func (compact) compaction(b *bytes.Buffer, d session.CompactionData) {
 	if d.Summary != "" {
 		WriteIndented(b, in+"  | ", d.Summary)
 	}
+}
+
+func (compact) notice(b *bytes.Buffer, d session.NoticeData) {
+	WriteIndented(b, in, "notice ("+d.Kind+"): "+d.Message)
+}
+
+func (compact) window(b *bytes.Buffer, d session.ContextWindowData) {
+	fmt.Fprintf(b, "%s%s\n", in, DescribeWindow(d))
 }
 
 func (compact) title(b *bytes.Buffer, d session.TitleData) {

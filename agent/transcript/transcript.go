@@ -46,6 +46,8 @@ type formatter interface {
 	toolCall(b *bytes.Buffer, d session.ToolCallData)
 	toolResult(b *bytes.Buffer, d session.ToolResultData)
 	compaction(b *bytes.Buffer, d session.CompactionData)
+	notice(b *bytes.Buffer, d session.NoticeData)
+	window(b *bytes.Buffer, d session.ContextWindowData)
 }
 
 // Write renders events to w in style s. Events whose payload does not
@@ -78,6 +80,8 @@ var byType = map[string]func(*bytes.Buffer, session.Event, formatter){
 	session.TypeToolCall:         decoded(formatter.toolCall),
 	session.TypeToolResult:       decoded(formatter.toolResult),
 	session.TypeCompaction:       decoded(formatter.compaction),
+	session.TypeNotice:           decoded(formatter.notice),
+	session.TypeContextWindow:    decoded(formatter.window),
 }
 
 // decoded adapts a formatter method to an event: it is called with the
@@ -109,6 +113,15 @@ func DescribeCompaction(d session.CompactionData) string {
 		what = d.Error
 	}
 	return fmt.Sprintf("compaction (%s) %s: %s; ~%d -> ~%d tokens", d.Trigger, d.Outcome, what, d.PreTokens, d.PostTokens)
+}
+
+// DescribeWindow reads a learned context window on one line.
+func DescribeWindow(d session.ContextWindowData) string {
+	s := fmt.Sprintf("context window learned from the provider: %d tokens", d.Window)
+	if d.Provider != "" || d.Model != "" {
+		s += " (" + d.Provider + "/" + d.Model + ")"
+	}
+	return s
 }
 
 // DescribeEnd reads a turn's end reason: its kind, the nested reason and

@@ -34,6 +34,8 @@ func TestStylesRenderOneLog(t *testing.T) {
 		}}}),
 		event(t, session.TypeToolCall, session.ToolCallData{Turn: 1, CallID: "c1", Name: "read", Arguments: `{ "path" : "a<b" }`}),
 		event(t, session.TypeToolResult, session.ToolResultData{Turn: 1, Message: result}),
+		event(t, session.TypeContextWindow, session.ContextWindowData{Provider: "deepseek", Model: "deepseek-chat", Window: 65536}),
+		event(t, session.TypeNotice, session.NoticeData{Turn: 1, Step: 2, Kind: "retry", Message: "the answer broke off; retrying", Attempt: 1}),
 		event(t, session.TypeTurnEnd, session.TurnEndData{Turn: 1, Reason: session.TurnEndReason{Kind: session.TurnEndCompleted}}),
 		event(t, session.TypeTurnEnd, session.TurnEndData{Turn: 2, Reason: session.TurnEndReason{Kind: session.TurnEndError, Error: &session.ErrorInfo{Message: "boom"}}}),
 		{Type: session.TypeUserMessage, Data: json.RawMessage(`"not a message"`)},
@@ -47,6 +49,8 @@ func TestStylesRenderOneLog(t *testing.T) {
 			"\n[assistant]\n  reading\n" +
 			"\n[tool call c1] read {\"path\":\"a\\u003cb\"}\n" +
 			"[tool result c1: failed]\n  no such file\n" +
+			"\n[context window learned from the provider: 65536 tokens (deepseek/deepseek-chat)]\n" +
+			"\n[notice] the answer broke off; retrying\n" +
 			"\n[turn 2 ended error: boom]\n"},
 		{Compact, "  turn 1\n" +
 			"    user: fix <it>\n" +
@@ -55,6 +59,8 @@ func TestStylesRenderOneLog(t *testing.T) {
 			"    agent: reading\n" +
 			"    tool call c1 read { \"path\" : \"a<b\" }\n" +
 			"      error result of c1: no such file\n" +
+			"    context window learned from the provider: 65536 tokens (deepseek/deepseek-chat)\n" +
+			"    notice (retry): the answer broke off; retrying\n" +
 			"    turn 1 ended: completed\n" +
 			"    turn 2 ended: error: boom\n"},
 	}

@@ -191,6 +191,7 @@ func (a *accumulator) reply() scripted.Reply {
 		rep.Error = a.err.Error()
 		rep.ErrorAfterChunks = a.chunks > 0
 		rep.ContextLengthExceeded = errors.Is(a.err, model.ErrContextLength)
+		rep.StreamBroken = !rep.ContextLengthExceeded && errors.Is(a.err, model.ErrStreamBroken)
 	}
 	return rep
 }

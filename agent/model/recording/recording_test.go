@@ -3,6 +3,7 @@ package recording_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
 	"os"
 	"path/filepath"
@@ -93,8 +94,8 @@ func TestRecordRoundTrip(t *testing.T) {
 	}
 }
 
-// A cancelled call replays as a hang; a context-window refusal keeps its
-// kind.
+// A cancelled call replays as a hang; a context-window refusal and a
+// broken stream keep their kind.
 func TestRecordFailures(t *testing.T) {
 	rec := recording.New(recording.Options{})
 	ctx, cancel := context.WithCancel(t.Context())
@@ -102,8 +103,10 @@ func TestRecordFailures(t *testing.T) {
 	hang := model.Model(failing{err: context.Canceled})
 	drain(t, ctx, rec.Wrap(hang), "main", 0)
 	drain(t, t.Context(), rec.Wrap(failing{err: errors.Join(errors.New("too long"), model.ErrContextLength)}), "main", 1)
+	drain(t, t.Context(), rec.Wrap(failing{err: fmt.Errorf("%w: stalled", model.ErrStreamBroken)}), "main", 2)
 	got := rec.Replies()["main"]
-	if len(got) != 2 || !got[0].Hang || !got[1].ContextLengthExceeded || got[1].Error == "" {
+	if len(got) != 3 || !got[0].Hang || !got[1].ContextLengthExceeded || got[1].StreamBroken || got[1].Error == "" ||
+		!got[2].StreamBroken || !got[2].ErrorAfterChunks || got[2].ContextLengthExceeded {
 		t.Fatalf("replies = %+v", got)
 	}
 }

@@ -59,6 +59,7 @@ type reply struct {
 	Error                 string     `yaml:"error,omitempty"`
 	ErrorAfterChunks      bool       `yaml:"error_after_chunks,omitempty"`
 	ContextLengthExceeded bool       `yaml:"context_length_exceeded,omitempty"`
+	StreamBroken          bool       `yaml:"stream_broken,omitempty"`
 	Hang                  bool       `yaml:"hang,omitempty"`
 }
 
@@ -91,7 +92,7 @@ type document struct {
 
 func toReply(r scripted.Reply) reply {
 	out := reply{Text: r.Text, Reasoning: r.Reasoning, Finish: r.Finish, Error: r.Error,
-		ErrorAfterChunks: r.ErrorAfterChunks, ContextLengthExceeded: r.ContextLengthExceeded, Hang: r.Hang}
+		ErrorAfterChunks: r.ErrorAfterChunks, ContextLengthExceeded: r.ContextLengthExceeded, StreamBroken: r.StreamBroken, Hang: r.Hang}
 	for _, c := range r.ToolCalls {
 		out.ToolCalls = append(out.ToolCalls, toolCall(c))
 	}

@@ -47,6 +47,12 @@ type Reply struct {
 	// does not fit the context window (it wraps model.ErrContextLength,
 	// as a provider's 400 context_length_exceeded does).
 	ContextLengthExceeded bool `yaml:"context_length_exceeded"`
+	// StreamBroken makes the error a stream that stalled or was cut after
+	// the response opened (it wraps model.ErrStreamBroken, as a
+	// provider's idle timeout or cut stream does), which the agent answers
+	// by retrying the request once. With ErrorAfterChunks it scripts a
+	// partial answer that stalls.
+	StreamBroken bool `yaml:"stream_broken"`
 	// Hang streams the reply's text and reasoning chunks, then blocks until
 	// the call's context is cancelled and fails with its cause.
 	Hang bool `yaml:"hang"`
@@ -104,7 +110,8 @@ func Parse(data []byte) (*Script, error) {
 // Fields a script may use, per mapping level.
 var (
 	replyFields = map[string]bool{"text": true, "reasoning": true, "tool_calls": true, "usage": true,
-		"finish": true, "error": true, "error_after_chunks": true, "context_length_exceeded": true, "hang": true}
+		"finish": true, "error": true, "error_after_chunks": true, "context_length_exceeded": true, "stream_broken": true,
+		"hang": true}
 	callFields  = map[string]bool{"id": true, "name": true, "arguments": true}
 	usageFields = map[string]bool{"input": true, "output": true}
 )
@@ -196,6 +203,12 @@ func (s *Script) Validate() error {
 			if r.ContextLengthExceeded && r.Error == "" {
 				return fmt.Errorf("%s: context_length_exceeded without error", where)
 			}
+			if r.StreamBroken && r.Error == "" {
+				return fmt.Errorf("%s: stream_broken without error", where)
+			}
+			if r.StreamBroken && r.ContextLengthExceeded {
+				return fmt.Errorf("%s: stream_broken and context_length_exceeded are exclusive", where)
+			}
 			if r.Usage != nil && (r.Usage.Input < 0 || r.Usage.Output < 0) {
 				return fmt.Errorf("%s: negative usage", where)
 			}
@@ -242,20 +255,30 @@ type ReplyError struct {
 	Message string
 	// ContextLength marks a context_length_exceeded refusal.
 	ContextLength bool
+	// StreamBroken marks a stream that stalled or was cut.
+	StreamBroken bool
 }
 
 func (e *ReplyError) Error() string { return e.Message }
 
-// Unwrap returns model.ErrContextLength for a context-length refusal.
+// Unwrap returns model.ErrContextLength for a context-length refusal and
+// model.ErrStreamBroken for a broken stream.
 func (e *ReplyError) Unwrap() error {
-	if e.ContextLength {
+	switch {
+	case e.ContextLength:
 		return model.ErrContextLength
+	case e.StreamBroken:
+		return model.ErrStreamBroken
 	}
 	return nil
 }
 
 // Code returns CodeScripted.
 func (e *ReplyError) Code() string { return CodeScripted }
+
+func replyError(r Reply) *ReplyError {
+	return &ReplyError{Message: r.Error, ContextLength: r.ContextLengthExceeded, StreamBroken: r.StreamBroken}
+}
 
 // Model replays a Script.
 type Model struct{ script *Script }
@@ -295,7 +318,7 @@ func (m *Model) Stream(ctx context.Context, req model.Request) iter.Seq2[session
 			return
 		}
 		if r.Error != "" && !r.ErrorAfterChunks {
-			yield(session.Chunk{}, &ReplyError{Message: r.Error, ContextLength: r.ContextLengthExceeded})
+			yield(session.Chunk{}, replyError(r))
 			return
 		}
 		for _, c := range Chunks(r) {
@@ -309,13 +332,16 @@ func (m *Model) Stream(ctx context.Context, req model.Request) iter.Seq2[session
 			if r.Hang && (c.Type == session.ChunkUsage || c.Type == session.ChunkFinish || c.Type == session.ChunkToolCall) {
 				continue
 			}
+			if r.StreamBroken && (c.Type == session.ChunkUsage || c.Type == session.ChunkFinish) {
+				continue // the stream broke off before the model finished
+			}
 			if !yield(c, nil) {
 				return
 			}
 		}
 		switch {
 		case r.Error != "":
-			yield(session.Chunk{}, &ReplyError{Message: r.Error, ContextLength: r.ContextLengthExceeded})
+			yield(session.Chunk{}, replyError(r))
 		case r.Hang:
 			<-ctx.Done()
 			yield(session.Chunk{}, fmt.Errorf("scripted model: %w", context.Cause(ctx)))

@@ -31,6 +31,7 @@ model:
     - {text: half, error: broke, error_after_chunks: true}
     - {error: refused}
     - {text: waiting, hang: true}
+    - {text: half an, usage: {input: 3, output: 2}, error: stalled, error_after_chunks: true, stream_broken: true}
   "*":
     - {text: any, finish: length}
 `
@@ -64,19 +65,22 @@ func TestStream(t *testing.T) {
 		call    int
 		want    []session.Chunk
 		wantErr string
+		// wantIs, when set, is the sentinel the error wraps.
+		wantIs error
 	}{
 		{"tool call", "main", 0, []session.Chunk{
 			tc("call_bg_start", "subagent", `{"description": "Reply with CHILD_OK", "prompt": "...", "run_in_background": true}`),
 			{Type: session.ChunkUsage, Usage: &session.Usage{InputTokens: 10, OutputTokens: 5}},
-			finish("tool-calls")}, ""},
-		{"text", "main", 1, []session.Chunk{text("STARTED"), finish("stop")}, ""},
+			finish("tool-calls")}, "", nil},
+		{"text", "main", 1, []session.Chunk{text("STARTED"), finish("stop")}, "", nil},
 		{"reasoning and text", "Reply with CHILD_OK", 0, []session.Chunk{
-			{Type: session.ChunkReasoning, Text: "think"}, text("CHILD_OK"), finish("stop")}, ""},
-		{"error after chunks", "Reply with CHILD_OK", 1, []session.Chunk{text("half"), finish("stop")}, "broke"},
-		{"error before chunks", "Reply with CHILD_OK", 2, nil, "refused"},
-		{"fallback key", "someone else", 0, []session.Chunk{text("any"), finish("length")}, ""},
-		{"index past the end", "main", 2, nil, `scripted model: script key "main" has no reply at call index 2 (it has 2)`},
-		{"fallback index past the end", "x", 1, nil, `script key "*" has no reply at call index 1 (it has 1)`},
+			{Type: session.ChunkReasoning, Text: "think"}, text("CHILD_OK"), finish("stop")}, "", nil},
+		{"error after chunks", "Reply with CHILD_OK", 1, []session.Chunk{text("half"), finish("stop")}, "broke", nil},
+		{"error before chunks", "Reply with CHILD_OK", 2, nil, "refused", nil},
+		{"broken stream: no usage, no finish", "Reply with CHILD_OK", 4, []session.Chunk{text("half "), text("an")}, "stalled", model.ErrStreamBroken},
+		{"fallback key", "someone else", 0, []session.Chunk{text("any"), finish("length")}, "", nil},
+		{"index past the end", "main", 2, nil, `scripted model: script key "main" has no reply at call index 2 (it has 2)`, nil},
+		{"fallback index past the end", "x", 1, nil, `script key "*" has no reply at call index 1 (it has 1)`, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -86,6 +90,11 @@ func TestStream(t *testing.T) {
 			}
 			if (err == nil) != (tt.wantErr == "") || (err != nil && !strings.Contains(err.Error(), tt.wantErr)) {
 				t.Errorf("err = %v, want %q", err, tt.wantErr)
+			}
+			for _, sentinel := range []error{model.ErrStreamBroken, model.ErrContextLength} {
+				if errors.Is(err, sentinel) != (sentinel == tt.wantIs) {
+					t.Errorf("errors.Is(%v, %v) = %v", err, sentinel, errors.Is(err, sentinel))
+				}
 			}
 		})
 	}
@@ -156,6 +165,8 @@ func TestParseErrors(t *testing.T) {
 		{"tool call without name", "model:\n  main:\n    - tool_calls: [{id: a}]\n", "missing name"},
 		{"hang with error", "model:\n  main:\n    - {hang: true, error: x}\n", "exclusive"},
 		{"error_after_chunks alone", "model:\n  main:\n    - {error_after_chunks: true}\n", "without error"},
+		{"stream_broken alone", "model:\n  main:\n    - {text: x, stream_broken: true}\n", "stream_broken without error"},
+		{"stream_broken and context_length_exceeded", "model:\n  main:\n    - {error: x, stream_broken: true, context_length_exceeded: true}\n", "exclusive"},
 		{"replies not a list", "model:\n  main: {text: x}\n", "parse model section"},
 		{"not YAML", "model: [\n", "parse script"},
 	}
