@@ -97,6 +97,7 @@ func (h *oneShotHost) CreateChild(ctx context.Context, seed []session.Event, onI
 		Mode: ModeOneShot, Label: h.req.Label, Route: resolveRoute(parent, h.req.Route),
 		MaxTokens: maxTokens, Persona: h.req.Persona, ToolFilter: h.req.ToolFilter, Depth: depth, Parent: parent,
 		MaxSteps: h.req.MaxSteps, Definition: h.req.Definition,
+		PermissionMode: h.req.PermissionMode, PermissionScope: h.req.PermissionScope,
 		Fresh: true, PreStep: []agent.PreStepHook{descriptorHook(h.desc, h.req.Definition)}, OnIdle: onIdle,
 	}
 	id := parent.Session().NewID()
@@ -152,6 +153,7 @@ func (h *continuableHost) CreateChild(ctx context.Context, prefix []session.Even
 	spec := ChildSpec{
 		Mode: ModeContinuable, Label: p.spec.Label, Route: p.route, MaxTokens: p.spec.MaxTokens,
 		MaxSteps: p.spec.MaxSteps, Definition: p.spec.Definition,
+		PermissionMode: p.spec.PermissionMode, PermissionScope: p.spec.PermissionScope,
 		Persona: p.spec.Persona, ToolFilter: p.spec.ToolFilter, Depth: p.depth, Parent: p.spec.Parent, Fresh: true,
 		OnIdle: h.svc.cont.idleHook(h.act),
 	}

@@ -385,10 +385,18 @@ func TestDescriptorWorktreeRoundTrip(t *testing.T) {
 	if err != nil || got == nil || got.Isolation != subagent.IsolationWorktree || *got.Worktree != *rec {
 		t.Fatalf("parsed %+v %v from %s", got, err, raw)
 	}
+	// A one-shot (foreground) child records its worktree too.
+	one := subagent.Descriptor{Mode: subagent.ModeOneShot, Provider: "spawn", Isolation: subagent.IsolationWorktree, Worktree: rec}
+	if raw, err = one.Snapshot(); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = subagent.ParseDescriptor(raw); err != nil || got == nil || got.Mode != subagent.ModeOneShot || *got.Worktree != *rec {
+		t.Fatalf("one-shot parsed %+v %v from %s", got, err, raw)
+	}
 	for _, bad := range []subagent.Descriptor{
 		{Mode: subagent.ModeContinuable, Provider: "spawn", Worktree: rec},
 		{Mode: subagent.ModeContinuable, Provider: "spawn", Isolation: subagent.IsolationWorktree},
-		{Mode: subagent.ModeOneShot, Provider: "spawn", Isolation: subagent.IsolationWorktree, Worktree: rec},
+		{Mode: subagent.ModeOneShot, Provider: "spawn", Isolation: subagent.IsolationWorktree},
 	} {
 		if _, err := bad.Snapshot(); err == nil {
 			t.Errorf("Snapshot accepted %+v", bad)

@@ -32,6 +32,11 @@ type OneShotRequest struct {
 	MaxSteps int
 	// Definition, when set, is recorded in the child's log (definition.go).
 	Definition *AgentDefinition
+	// PermissionMode is the session mode the child's permission decisions
+	// use ("" follows the root session's) and PermissionScope who wrote
+	// the definition it comes from (policy.GrantProject, GrantUser): both
+	// recorded in the descriptor (Descriptor.PermissionMode).
+	PermissionMode, PermissionScope string
 	// OnUpdate, when set, receives every update of the child agent from
 	// before its prompt is delivered until the run is disposed (used for
 	// tool progress). It runs on the child's loop goroutine: keep it quick.
@@ -66,6 +71,11 @@ type ContinuableSpec struct {
 	// Definition, when set, is recorded in the child's creation seed after
 	// its descriptor (definition.go).
 	Definition *AgentDefinition
+	// PermissionMode is the session mode the child's permission decisions
+	// use ("" follows the root session's) and PermissionScope who wrote
+	// the definition it comes from (policy.GrantProject, GrantUser): both
+	// recorded in the descriptor (Descriptor.PermissionMode).
+	PermissionMode, PermissionScope string
 }
 
 // Depth returns a pointer to n, for OneShotRequest.MaxDepth and
@@ -127,7 +137,8 @@ func (s *Service) Start(ctx context.Context, providerName string, req OneShotReq
 	if req.Parent == nil {
 		return nil, NewError(CodeInvalidRequest, "subagent request has no parent agent")
 	}
-	desc := Descriptor{Version: DescriptorVersion, Mode: ModeOneShot, Provider: providerName, Label: req.Label}
+	desc := Descriptor{Version: DescriptorVersion, Mode: ModeOneShot, Provider: providerName, Label: req.Label,
+		PermissionMode: req.PermissionMode, PermissionScope: req.PermissionScope}
 	if _, err := desc.Snapshot(); err != nil {
 		return nil, err
 	}
@@ -288,6 +299,7 @@ func (s *Service) planContinuable(spec ContinuableSpec) (continuablePlan, error)
 	desc := Descriptor{
 		Version: DescriptorVersion, Mode: ModeContinuable, Provider: spec.Provider, Label: spec.Label,
 		AgentProvider: plan.route.Provider, AgentModel: plan.route.Model, Persona: spec.Persona, ToolFilter: spec.ToolFilter,
+		PermissionMode: spec.PermissionMode, PermissionScope: spec.PermissionScope,
 	}
 	if iso == IsolationWorktree {
 		// The record itself is made under the child lock (CreateChild);

@@ -175,6 +175,9 @@ type childOptions struct {
 	background bool
 	// isolation is the definition's; the call's own isolation wins.
 	isolation Isolation
+	// permissionMode and permissionScope are the definition's permission
+	// mode and who wrote it ("" without a definition asking for one).
+	permissionMode, permissionScope string
 }
 
 // Execute starts the child: a continuable background child (the default
@@ -226,6 +229,7 @@ func (d *Delegation) Execute(ctx context.Context, inv tool.Invocation) (tool.Res
 			Provider: d.cfg.Provider, Label: args.Description, Prompt: prompt, Parent: caller,
 			Route: opts.route, MaxDepth: d.cfg.MaxDepth, ToolFilter: opts.toolFilter, Persona: opts.persona,
 			MaxSteps: opts.maxSteps, Definition: opts.definition, Isolation: iso, OnQueued: onQueued,
+			PermissionMode: opts.permissionMode, PermissionScope: opts.permissionScope,
 		})
 		if err != nil {
 			return tool.Result{}, err
@@ -252,6 +256,7 @@ func (d *Delegation) foreground(ctx context.Context, inv tool.Invocation, caller
 	run, err := d.svc.Start(ctx, d.cfg.Provider, OneShotRequest{
 		Label: label, Prompt: prompt, Parent: caller, Route: opts.route, MaxDepth: d.cfg.MaxDepth,
 		ToolFilter: opts.toolFilter, Persona: opts.persona, MaxSteps: opts.maxSteps, Definition: opts.definition,
+		PermissionMode: opts.permissionMode, PermissionScope: opts.permissionScope,
 		OnUpdate: onUpdate,
 	})
 	if err != nil {
