@@ -75,8 +75,12 @@ func (c *children) ReleaseChild(ctx context.Context, a *agent.Agent) error {
 // oneShotHost is the driver.Host of one one-shot start.
 type oneShotHost struct {
 	*children
-	req  OneShotRequest
-	desc Descriptor
+	svc       *Service
+	req       OneShotRequest
+	desc      Descriptor
+	isolation Isolation
+	// worktree is the child's worktree once CreateChild made it.
+	worktree *WorktreeRecord
 }
 
 var _ driver.Host = (*oneShotHost)(nil)
@@ -101,7 +105,34 @@ func (h *oneShotHost) CreateChild(ctx context.Context, seed []session.Event, onI
 		Fresh: true, PreStep: []agent.PreStepHook{descriptorHook(h.desc, h.req.Definition)}, OnIdle: onIdle,
 	}
 	id := parent.Session().NewID()
-	return h.create(childHeader(parent, id, depth, len(seed)), seed, spec)
+	hdr := childHeader(parent, id, depth, len(seed))
+	if h.isolation == IsolationWorktree {
+		// As for a continuable child: the worktree exists before the
+		// session, whose creation seed records it in the descriptor
+		// (instead of the first turn's hook), and is the child's cwd.
+		rec, cwd, err := h.svc.createWorktree(ctx, parent, id)
+		if err != nil {
+			return nil, err
+		}
+		d := h.desc
+		d.Isolation, d.Worktree = IsolationWorktree, rec
+		raw, err := d.Snapshot()
+		if err == nil {
+			seed, err = creationSeed(h.sessions, id, seed, raw, h.req.Definition)
+		}
+		if err != nil {
+			h.svc.cont.dropWorktree(rec)
+			return nil, err
+		}
+		hdr.Cwd, spec.PreStep, h.worktree = cwd, nil, rec
+	}
+	a, err := h.create(hdr, seed, spec)
+	if err != nil {
+		h.svc.cont.dropWorktree(h.worktree)
+		h.worktree = nil
+		return nil, err
+	}
+	return a, nil
 }
 
 // continuableHost is the driver.Host of one continuable start. The
