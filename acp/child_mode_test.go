@@ -133,3 +133,117 @@ func TestChildDecidesInItsDefinitionsMode(t *testing.T) {
 		t.Error("the plan child's write was not refused with MODE_FORBIDS naming its definition")
 	}
 }
+
+const childModeResumeScript = `
+model:
+  main:
+    - tool_calls:
+        - id: call-start
+          name: subagent
+          arguments: '{"description": "Reviewer", "prompt": "Write c.txt.", "agent": "reviewer"}'
+    - text: STARTED
+    - text: NOTED
+    - text: NOTED AGAIN
+    - text: NOTED ONCE MORE
+  Reviewer:
+    - tool_calls:
+        - id: call-c1
+          name: write
+          arguments: '{"path": "c.txt", "content": "from the reviewer\n"}'
+    - text: REFUSED
+    - tool_calls:
+        - id: call-c2
+          name: write
+          arguments: '{"path": "c.txt", "content": "from the reviewer\n"}'
+    - text: REFUSED AGAIN
+`
+
+// TestChildModeHoldsAfterRestart: a background child in plan mode (its
+// definition's) under an accept-edits root is refused its write; after a
+// restart, with its definition file deleted, the cold-resumed child is
+// refused again, from the mode its descriptor recorded.
+func TestChildModeHoldsAfterRestart(t *testing.T) {
+	ctx := ctxFor(t)
+	dir := t.TempDir()
+	cwd := tempCwd(t)
+	def := filepath.Join(cwd, ".acp-agent", "agents", "reviewer.md")
+	if err := os.MkdirAll(filepath.Dir(def), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(def, []byte("---\ndescription: Reviews\npermissionMode: plan\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := newWSClient(false, false)
+	e := startWS(t, loadScript(t, childModeResumeScript), c, inDir(dir))
+	id := e.newSession(ctx, cwd)
+	if _, err := e.cs.SetSessionMode(ctx, acpsdk.SetSessionModeRequest{SessionId: acpsdk.SessionId(id), ModeId: "accept-edits"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.prompt(ctx, id, "delegate"); err != nil {
+		t.Fatal(err)
+	}
+	childID := findChild(t, e.env, id)
+	awaitSettled(ctx, t, e.env, childID)
+	e.stop()
+	if err := os.Remove(def); err != nil {
+		t.Fatal(err)
+	}
+
+	c2 := newWSClient(false, false)
+	e2 := startWS(t, loadScript(t, childModeResumeScript), c2, inDir(dir))
+	loadWS(t, e2, id, cwd)
+	parent, ok := e2.app.Agents.Get(id)
+	if !ok {
+		t.Fatal("root agent not registered after the load")
+	}
+	if _, err := e2.app.Subagents.Followup(ctx, parent, childID, []session.Block{session.Text("Try again.")}); err != nil {
+		t.Fatalf("follow-up: %v", err)
+	}
+	var results []session.Event
+	poll(ctx, t, "the resumed child settles after its second write", func() bool {
+		if e2.app.Subagents.Resident(childID) {
+			return false
+		}
+		snap, err := e2.app.Persist.Inspect(ctx, childID)
+		if err != nil {
+			return false
+		}
+		results = loggedToolResults(snap.Events)
+		return len(results) == 2
+	})
+	if n := countForbidden(results); n != 2 {
+		t.Errorf("%d of the child's 2 writes refused by plan mode, want both", n)
+	}
+	if _, err := os.Stat(filepath.Join(cwd, "c.txt")); err == nil {
+		t.Error("the plan child wrote c.txt")
+	}
+	if n := len(c.requests()) + len(c2.requests()); n != 0 {
+		t.Errorf("%d permission requests, want none (plan refuses)", n)
+	}
+}
+
+// loggedToolResults returns the tool results of events.
+func loggedToolResults(events []session.Event) []session.Event {
+	var out []session.Event
+	for _, ev := range events {
+		if ev.Type == session.TypeToolResult {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// countForbidden counts the tool results refused by the child's plan mode.
+func countForbidden(events []session.Event) int {
+	n := 0
+	for _, ev := range events {
+		if ev.Type != session.TypeToolResult {
+			continue
+		}
+		d, err := session.DecodeData[session.ToolResultData](ev)
+		if err == nil && d.Error != nil && d.Error.Code == workspace.CodeModeForbids {
+			n++
+		}
+	}
+	return n
+}

@@ -88,7 +88,9 @@ var ErrNotSerializable = errors.New("subagent descriptor is not losslessly JSON-
 
 // Snapshot validates d and renders the event payload, keys in the order
 // version, mode, provider, label, agentProvider, agentModel, persona,
-// toolFilter, absent optionals omitted. Version is always written as
+// toolFilter, isolation, worktree, permissionMode, permissionScope, absent
+// optionals omitted (a one-shot descriptor has no agentProvider,
+// agentModel, persona or toolFilter). Version is always written as
 // DescriptorVersion.
 func (d Descriptor) Snapshot() (json.RawMessage, error) {
 	if d.Mode != ModeOneShot && d.Mode != ModeContinuable {
