@@ -105,6 +105,9 @@
 // agent/settings: allow/ask/deny rules, loaded once per root and reported
 // to the user when malformed) and gives commands the root's environment
 // without secrets (policy.go); the policy is asked, never defined, here. A
+// child decides in the mode policy.ChildMode derives from its root's and
+// the permission mode its own descriptor records (an agent definition's,
+// read once from the child's log past its seed). A
 // child (subagent) session's permission requests are asked on its root
 // session: the child's call is first shown there as a pending tool_call
 // with id "<child id>/<call id>", a "[<label>] " title prefix and

@@ -18,7 +18,8 @@ import (
 )
 
 // Session modes. A child session (subagent) follows its root session's
-// mode.
+// mode, narrowed (or, for the person's own definition, widened) by the
+// permission mode its descriptor records (policy.ChildMode).
 const (
 	// ModeDefault asks before every edit and every command.
 	ModeDefault = "default"
@@ -74,9 +75,9 @@ type gateState struct {
 	// child) and what the answer covers, to a remembered decision (true =
 	// allow always, false = reject always).
 	always map[string]map[string]bool
-	// labels caches the delegation label of child sessions by root id,
-	// then child id.
-	labels map[string]map[string]string
+	// children caches what the descriptor of child sessions records (the
+	// delegation label, the permission mode) by root id, then child id.
+	children map[string]map[string]childRecord
 	// policies holds each root session's settings (policy.go).
 	policies map[string]*settings.Policy
 }
@@ -88,7 +89,7 @@ func (g *gateState) forget(id string) {
 	delete(g.modes, id)
 	delete(g.always, id)
 	delete(g.policies, id)
-	delete(g.labels, id)
+	delete(g.children, id)
 }
 
 // modeOf returns the mode of bound session b, reading it from the log the

@@ -37,6 +37,9 @@ type childIdentity struct {
 	id    string
 	label string
 	depth int
+	// mode is the permission mode its descriptor records ("" follows the
+	// root's) and scope who granted it (policy.ChildMode).
+	mode, scope string
 }
 
 // gate is the permission gate of one session (the requester). root is the
@@ -61,6 +64,11 @@ func (g *gate) Authorize(ctx context.Context, req workspace.PermissionRequest) e
 	if b != nil && !b.readOnly {
 		mode = g.s.modeOf(b)
 	}
+	own := false // the child's own mode decides, not the root's
+	if c := g.child; c != nil && c.mode != "" {
+		m := string(policy.ChildMode(policy.Mode(mode), policy.Mode(c.mode), c.scope))
+		own, mode = m != mode, m
+	}
 	req = g.protect(req)
 	in := policy.Input{
 		Mode: policy.Mode(mode), Kind: req.Kind, Class: classOf(req),
@@ -82,6 +90,10 @@ func (g *gate) Authorize(ctx context.Context, req workspace.PermissionRequest) e
 	case v.Code == policy.CodeRuleDenies:
 		return &tool.Error{Code: workspace.CodeRuleDenies, Message: fmt.Sprintf(
 			"%s is denied by the settings rule %q. Do not retry it; ask the user how to proceed.", describeCall(req), in.RuleText)}
+	case v.Code == policy.CodeModeForbids && own:
+		return &tool.Error{Code: workspace.CodeModeForbids, Message: fmt.Sprintf(
+			"this subagent runs in plan mode (its agent definition asks for it), which allows read-only tools only: %s was not run. "+
+				"Describe the change in your answer instead.", describeCall(req))}
 	case v.Code == policy.CodeModeForbids:
 		return &tool.Error{Code: workspace.CodeModeForbids, Message: fmt.Sprintf(
 			"the session is in plan mode, which allows read-only tools only: %s was not run. "+

@@ -84,8 +84,11 @@ func TestPermissionStateGoesWithTheRoot(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if _, err := cs.AppendRaw(session.TypeDescriptor, []byte(`{"version":2,"mode":"one-shot","provider":"spawn","label":"w"}`)); err != nil {
+			t.Fatal(err)
+		}
 		child := cs.ID()
-		s.childLabel("root", child)
+		s.childRecordOf("root", child)
 		g := childGate(s, child, "root")
 		if err := g.decide(ctx, editReq, selected(OptionAllowAlways), nil); err != nil {
 			t.Fatal(err)
@@ -102,7 +105,7 @@ func TestPermissionStateGoesWithTheRoot(t *testing.T) {
 			n += len(m)
 		}
 		l := 0
-		for _, m := range s.gate.labels {
+		for _, m := range s.gate.children {
 			l += len(m)
 		}
 		return [4]int{len(s.gate.always), n, l, len(s.gate.modes) + len(s.gate.policies)}

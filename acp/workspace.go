@@ -16,6 +16,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/acp-agent/acp-agent/agent/policy"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace"
 )
@@ -27,7 +28,8 @@ var _ workspace.Resolver = (*Server)(nil)
 const maxDelegationWalk = 64
 
 // Env returns the workspace of session sessionID. A child (subagent)
-// session gets its own cwd, its root session's client and the root's mode;
+// session gets its own cwd, its root session's client and the root's mode
+// as its descriptor's permission mode bounds it (policy.ChildMode);
 // its permission requests are shown on the root session. A session whose
 // root is not bound to this connection (or after the client left) uses
 // the local files and commands, and its permission requests are rejected.
@@ -46,7 +48,9 @@ func (s *Server) Env(ctx context.Context, sessionID string) (workspace.Env, erro
 		if g.cwd == "" {
 			g.cwd = root.Cwd
 		}
-		g.child = &childIdentity{id: sessionID, label: s.childLabel(g.root, sessionID), depth: h.DelegationDepth}
+		rec := s.childRecordOf(g.root, sessionID)
+		g.child = &childIdentity{id: sessionID, label: rec.Label, depth: h.DelegationDepth,
+			mode: rec.PermissionMode, scope: rec.PermissionScope}
 	}
 	env := workspace.Env{Cwd: g.cwd, Files: s.opts.LocalFiles, Commands: s.opts.LocalCommands, Permissions: g}
 	if s.opts.SandboxCommands != nil {
@@ -149,50 +153,69 @@ func (s *Server) rootOf(ctx context.Context, h session.Header) (session.Header, 
 	return session.Header{}, fmt.Errorf("find the root of session %s: delegation chain longer than %d", h.ID, maxDelegationWalk)
 }
 
-// childLabel returns the delegation label recorded in a child's
-// descriptor, or "" (cached per child).
-func (s *Server) childLabel(root, id string) string {
+// childRecord is what the gate reads of a child's descriptor (the
+// subagent/descriptor payload, subagent.Descriptor): its delegation label
+// and the permission mode its agent definition asked for, with who wrote
+// that definition (policy.ChildMode).
+type childRecord struct {
+	Label           string `json:"label"`
+	PermissionMode  string `json:"permissionMode"`
+	PermissionScope string `json:"permissionScope"`
+}
+
+// unreadableChild is the record of a child whose log could not be read:
+// never broader than default mode, so nothing runs unasked.
+var unreadableChild = childRecord{PermissionMode: ModeDefault, PermissionScope: policy.GrantProject}
+
+// childRecordOf returns the record of child id's own descriptor (the
+// first one after its seed: a forked child's seed holds its parent's),
+// cached per bound root once a descriptor was found (a one-shot child
+// writes its own inside its first turn).
+func (s *Server) childRecordOf(root, id string) childRecord {
 	s.gate.mu.Lock()
-	label, ok := s.gate.labels[root][id]
+	rec, ok := s.gate.children[root][id]
 	s.gate.mu.Unlock()
 	if ok {
-		return label
+		return rec
 	}
 	sess, ok := s.opts.Sessions.Get(id)
 	if !ok {
-		return ""
+		return childRecord{}
 	}
 	events, err := sess.Events()
 	if err != nil {
-		s.log.Warn("read a child's label", "session_id", id, "err", err)
-		return ""
+		s.log.Warn("read a child's descriptor", "session_id", id, "err", err)
+		return unreadableChild
 	}
+	if n := sess.Header().SeedLength; n > 0 && n <= len(events) {
+		events = events[n:]
+	}
+	found := false
 	for _, ev := range events {
 		if ev.Type != session.TypeDescriptor {
 			continue
 		}
-		var d struct {
-			Label string `json:"label"`
-		}
-		if json.Unmarshal(ev.Data, &d) == nil {
-			label = d.Label
+		found = true
+		if err := json.Unmarshal(ev.Data, &rec); err != nil {
+			s.log.Warn("read a child's descriptor", "session_id", id, "err", err)
+			return unreadableChild
 		}
 		break
 	}
 	// Cached under a bound root only, so it goes with the root.
-	if s.boundSession(root) == nil {
-		return label
+	if !found || s.boundSession(root) == nil {
+		return rec
 	}
 	s.gate.mu.Lock()
-	if s.gate.labels == nil {
-		s.gate.labels = map[string]map[string]string{}
+	if s.gate.children == nil {
+		s.gate.children = map[string]map[string]childRecord{}
 	}
-	if s.gate.labels[root] == nil {
-		s.gate.labels[root] = map[string]string{}
+	if s.gate.children[root] == nil {
+		s.gate.children[root] = map[string]childRecord{}
 	}
-	s.gate.labels[root][id] = label
+	s.gate.children[root][id] = rec
 	s.gate.mu.Unlock()
-	return label
+	return rec
 }
 
 // clientFiles reads and writes through the client's fs/* methods (so the

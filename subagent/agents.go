@@ -12,6 +12,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/agent/agentdef"
 	"github.com/acp-agent/acp-agent/agent/model"
+	"github.com/acp-agent/acp-agent/agent/policy"
 	"github.com/acp-agent/acp-agent/agent/tool"
 )
 
@@ -105,6 +106,15 @@ func (c *AgentChoices) apply(name string, base childOptions) (childOptions, erro
 	}
 	if def.Isolation == agentdef.IsolationWorktree {
 		opts.isolation = IsolationWorktree
+	}
+	if def.PermissionMode != "" {
+		// Who wrote it decides whether it may widen the root's mode
+		// (policy.ChildMode); the settings check above refused bypass
+		// from a project.
+		opts.permissionMode, opts.permissionScope = def.PermissionMode, policy.GrantProject
+		if def.Scope == agentdef.ScopeUser {
+			opts.permissionScope = policy.GrantUser
+		}
 	}
 	return opts, nil
 }

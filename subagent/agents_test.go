@@ -15,6 +15,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/agent/tool"
 	"github.com/acp-agent/acp-agent/driver"
+	"github.com/acp-agent/acp-agent/persistence"
 	"github.com/acp-agent/acp-agent/subagent"
 	"github.com/acp-agent/acp-agent/subagent/subagenttest"
 )
@@ -194,5 +195,106 @@ func TestMaxTurnsEndsTheChildWithAStopReasonTheParentSees(t *testing.T) {
 	}
 	if got := subagent.SettlementNotice(childID, driver.StopMaxTurns, nil).Content[0].Text; !strings.Contains(got, "reached its turn limit (maxTurns)") {
 		t.Errorf("notice = %q", got)
+	}
+}
+
+// permissionStack is durableStack recording the specs the factory builds
+// children from.
+func permissionStack(t *testing.T, dir string, m model.Model, specs *[]subagent.ChildSpec) (*subagenttest.Stack, *persistence.Store) {
+	t.Helper()
+	ps, err := persistence.Open(dir, persistence.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ps.Close() })
+	st := subagenttest.New(t, subagenttest.Config{
+		Model: m, Attach: func(s *session.Store) { ps.Attach(s) }, Durable: durable{ps}, SyncTo: ps.SyncTo,
+		WrapFactory: func(next subagent.AgentFactory) subagent.AgentFactory {
+			return func(s *session.Session, spec subagent.ChildSpec) (*agent.Agent, error) {
+				*specs = append(*specs, spec)
+				return next(s, spec)
+			}
+		},
+	})
+	return st, ps
+}
+
+// A definition's permission mode is recorded in the child's descriptor
+// (one-shot and continuable alike, with who wrote it), and a cold resume
+// after a restart runs the child with the recorded mode, although the
+// file now asks for another one and is then deleted.
+func TestAgentPermissionModeIsRecordedAndSurvivesARestart(t *testing.T) {
+	ctx := testCtx(t)
+	data, proj := t.TempDir(), t.TempDir()
+	sc := newScript().text("look", "looked").text("review it", "first", "second").text("main", "noted", "noted again")
+	var specs []subagent.ChildSpec
+	var childID string
+	func() {
+		st, ps := permissionStack(t, data, sc.model(), &specs)
+		lc := record(st.Runtime)
+		parent := st.NewParent(t, "parent")
+		set := writeAgents(t, proj, map[string]string{
+			"reviewer.md": "---\ndescription: Reviews\npermissionMode: plan\n---\nReview.\n",
+			"looker.md":   "---\ndescription: Looks\nmode: foreground\npermissionMode: default\n---\n",
+		})
+		d := subagent.NewSubagentToolWith(st.Runtime, &subagent.AgentChoices{Set: set})
+		res, err := invoke(t, d, parent, map[string]any{"description": "look", "prompt": "look", "agent": "looker"})
+		if err != nil || res.IsError {
+			t.Fatalf("foreground: %v %+v", err, res)
+		}
+		oneShot := specs[0]
+		if oneShot.Mode != subagent.ModeOneShot || oneShot.PermissionMode != "default" || oneShot.PermissionScope != "project" {
+			t.Errorf("one-shot spec mode %q scope %q", oneShot.PermissionMode, oneShot.PermissionScope)
+		}
+		res, err = invoke(t, d, parent, map[string]any{"description": "review it", "prompt": "review", "agent": "reviewer"})
+		if err != nil || res.IsError {
+			t.Fatalf("start: %v %+v", err, res)
+		}
+		childID = strings.TrimPrefix(session.JoinText(res.Content, ""), "started subagent ")
+		lc.waitEnds(t, ctx, childID, 1)
+		waitIdle(t, ctx, parent)
+		entries, err := durable{ps}.List(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var runID string
+		for _, e := range entries {
+			if id := e.Header.ID; id != childID && id != "parent" {
+				runID = id
+			}
+		}
+		_, evs := persistedEvents(t, ctx, durable{ps}, runID)
+		if got, want := string(evs[indexOf(evs, session.TypeDescriptor)].Data),
+			`{"version":2,"mode":"one-shot","provider":"spawn","label":"look","permissionMode":"default","permissionScope":"project"}`; got != want {
+			t.Errorf("one-shot descriptor = %s\nwant %s", got, want)
+		}
+		st.Close()
+		if err := st.Sessions.Remove("parent"); err != nil {
+			t.Fatal(err)
+		}
+		if err := ps.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	// The file now asks for accept-edits, then is gone: neither matters.
+	writeAgents(t, proj, map[string]string{"reviewer.md": "---\ndescription: Reviews\npermissionMode: accept-edits\n---\n"})
+	if err := os.Remove(filepath.Join(proj, ".acp-agent", "agents", "reviewer.md")); err != nil {
+		t.Fatal(err)
+	}
+	specs = nil
+	st, ps := permissionStack(t, data, sc.model(), &specs)
+	lc := record(st.Runtime)
+	reopenParent(t, st, ps, "parent")
+	if _, err := st.Runtime.Followup(ctx, st.Live("parent"), childID, text("again")); err != nil {
+		t.Fatal(err)
+	}
+	lc.waitEnds(t, ctx, childID, 1)
+	if len(specs) != 1 || specs[0].Fresh || specs[0].PermissionMode != "plan" || specs[0].PermissionScope != "project" {
+		t.Fatalf("resume specs = %+v", specs)
+	}
+	_, evs := persistedEvents(t, ctx, durable{ps}, childID)
+	desc, err := subagent.FoldFirst(evs)
+	if err != nil || desc == nil || desc.PermissionMode != "plan" || desc.PermissionScope != "project" {
+		t.Fatalf("descriptor %+v, %v", desc, err)
 	}
 }

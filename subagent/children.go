@@ -75,8 +75,12 @@ func (c *children) ReleaseChild(ctx context.Context, a *agent.Agent) error {
 // oneShotHost is the driver.Host of one one-shot start.
 type oneShotHost struct {
 	*children
-	req  OneShotRequest
-	desc Descriptor
+	svc       *Service
+	req       OneShotRequest
+	desc      Descriptor
+	isolation Isolation
+	// worktree is the child's worktree once CreateChild made it.
+	worktree *WorktreeRecord
 }
 
 var _ driver.Host = (*oneShotHost)(nil)
@@ -97,10 +101,38 @@ func (h *oneShotHost) CreateChild(ctx context.Context, seed []session.Event, onI
 		Mode: ModeOneShot, Label: h.req.Label, Route: resolveRoute(parent, h.req.Route),
 		MaxTokens: maxTokens, Persona: h.req.Persona, ToolFilter: h.req.ToolFilter, Depth: depth, Parent: parent,
 		MaxSteps: h.req.MaxSteps, Definition: h.req.Definition,
+		PermissionMode: h.req.PermissionMode, PermissionScope: h.req.PermissionScope,
 		Fresh: true, PreStep: []agent.PreStepHook{descriptorHook(h.desc, h.req.Definition)}, OnIdle: onIdle,
 	}
 	id := parent.Session().NewID()
-	return h.create(childHeader(parent, id, depth, len(seed)), seed, spec)
+	hdr := childHeader(parent, id, depth, len(seed))
+	if h.isolation == IsolationWorktree {
+		// As for a continuable child: the worktree exists before the
+		// session, whose creation seed records it in the descriptor
+		// (instead of the first turn's hook), and is the child's cwd.
+		rec, cwd, err := h.svc.createWorktree(ctx, parent, id)
+		if err != nil {
+			return nil, err
+		}
+		d := h.desc
+		d.Isolation, d.Worktree = IsolationWorktree, rec
+		raw, err := d.Snapshot()
+		if err == nil {
+			seed, err = creationSeed(h.sessions, id, seed, raw, h.req.Definition)
+		}
+		if err != nil {
+			h.svc.cont.dropWorktree(rec)
+			return nil, err
+		}
+		hdr.Cwd, spec.PreStep, h.worktree = cwd, nil, rec
+	}
+	a, err := h.create(hdr, seed, spec)
+	if err != nil {
+		h.svc.cont.dropWorktree(h.worktree)
+		h.worktree = nil
+		return nil, err
+	}
+	return a, nil
 }
 
 // continuableHost is the driver.Host of one continuable start. The
@@ -152,6 +184,7 @@ func (h *continuableHost) CreateChild(ctx context.Context, prefix []session.Even
 	spec := ChildSpec{
 		Mode: ModeContinuable, Label: p.spec.Label, Route: p.route, MaxTokens: p.spec.MaxTokens,
 		MaxSteps: p.spec.MaxSteps, Definition: p.spec.Definition,
+		PermissionMode: p.spec.PermissionMode, PermissionScope: p.spec.PermissionScope,
 		Persona: p.spec.Persona, ToolFilter: p.spec.ToolFilter, Depth: p.depth, Parent: p.spec.Parent, Fresh: true,
 		OnIdle: h.svc.cont.idleHook(h.act),
 	}

@@ -11,9 +11,11 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/acp-agent/acp-agent/agent/delegation"
+	"github.com/acp-agent/acp-agent/agent/policy"
 	"github.com/acp-agent/acp-agent/agent/session"
 )
 
@@ -51,6 +53,14 @@ type Descriptor struct {
 	// when none.
 	Isolation Isolation
 	Worktree  *WorktreeRecord
+	// PermissionMode is the session mode the child's permission
+	// decisions use, as its agent definition asked ("" to follow the
+	// root session's), and PermissionScope who wrote that definition
+	// (policy.GrantProject or policy.GrantUser): a project's may only
+	// narrow the root's mode (policy.ChildMode). Both modes record them,
+	// so a cold resume decides as the child was started.
+	PermissionMode  string
+	PermissionScope string
 }
 
 // ToolFilter restricts a continuable child's tools. A nil slice is absent; a
@@ -78,15 +88,19 @@ var ErrNotSerializable = errors.New("subagent descriptor is not losslessly JSON-
 
 // Snapshot validates d and renders the event payload, keys in the order
 // version, mode, provider, label, agentProvider, agentModel, persona,
-// toolFilter, absent optionals omitted. Version is always written as
+// toolFilter, isolation, worktree, permissionMode, permissionScope, absent
+// optionals omitted (a one-shot descriptor has no agentProvider,
+// agentModel, persona or toolFilter). Version is always written as
 // DescriptorVersion.
 func (d Descriptor) Snapshot() (json.RawMessage, error) {
 	if d.Mode != ModeOneShot && d.Mode != ModeContinuable {
 		return nil, fmt.Errorf(`subagent descriptor mode must be "one-shot" or "continuable", got %q`, d.Mode)
 	}
-	if d.Mode == ModeOneShot && (d.AgentProvider != "" || d.AgentModel != "" || d.Persona != "" || d.ToolFilter != nil ||
-		(d.Isolation != "" && d.Isolation != IsolationNone) || d.Worktree != nil) {
-		return nil, errors.New("a one-shot subagent descriptor records only provider and label")
+	if d.Mode == ModeOneShot && (d.AgentProvider != "" || d.AgentModel != "" || d.Persona != "" || d.ToolFilter != nil) {
+		return nil, errors.New("a one-shot subagent descriptor records only provider, label, isolation and permission mode")
+	}
+	if err := checkPermission(d.PermissionMode, d.PermissionScope); err != nil {
+		return nil, err
 	}
 	if f := d.ToolFilter; f != nil && f.Allow == nil && f.Deny == nil {
 		return nil, errors.New("subagent descriptor toolFilter must declare allow and/or deny")
@@ -97,7 +111,7 @@ func (d Descriptor) Snapshot() (json.RawMessage, error) {
 	if d.Isolation != "" && d.Isolation != IsolationNone && d.Isolation != IsolationWorktree {
 		return nil, fmt.Errorf("subagent descriptor isolation %q is unknown", d.Isolation)
 	}
-	strs := []string{d.Provider, d.Label, d.AgentProvider, d.AgentModel, d.Persona}
+	strs := []string{d.Provider, d.Label, d.AgentProvider, d.AgentModel, d.Persona, d.PermissionMode, d.PermissionScope}
 	if w := d.Worktree; w != nil {
 		strs = append(strs, w.Repo, w.Path, w.Branch, w.Base)
 	}
@@ -170,8 +184,27 @@ func (d Descriptor) MarshalJSON() ([]byte, error) {
 		}
 		b.WriteByte('}')
 	}
+	if d.PermissionMode != "" {
+		field("permissionMode", d.PermissionMode)
+		field("permissionScope", d.PermissionScope)
+	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
+}
+
+// checkPermission validates a descriptor's permission mode and scope:
+// both absent, or a known mode and a known scope.
+func checkPermission(mode, scope string) error {
+	if mode == "" && scope == "" {
+		return nil
+	}
+	if !policy.Known(policy.Mode(mode)) {
+		return fmt.Errorf("subagent descriptor permissionMode %q is unknown", mode)
+	}
+	if scope != policy.GrantProject && scope != policy.GrantUser {
+		return fmt.Errorf(`subagent descriptor permissionScope must be %q or %q, got %q`, policy.GrantProject, policy.GrantUser, scope)
+	}
+	return nil
 }
 
 // member is one key of a JSON object, in document order.
@@ -284,10 +317,11 @@ func stringList(raw json.RawMessage) ([]string, bool) {
 }
 
 var (
-	oneShotKeys     = map[string]bool{"version": true, "mode": true, "provider": true, "label": true}
+	oneShotKeys = map[string]bool{"version": true, "mode": true, "provider": true, "label": true,
+		"isolation": true, "worktree": true, "permissionMode": true, "permissionScope": true}
 	continuableKeys = map[string]bool{"version": true, "mode": true, "provider": true, "label": true,
 		"agentProvider": true, "agentModel": true, "persona": true, "toolFilter": true,
-		"isolation": true, "worktree": true}
+		"isolation": true, "worktree": true, "permissionMode": true, "permissionScope": true}
 )
 
 // ParseDescriptor decodes a subagent/descriptor payload, checking it in the
@@ -335,6 +369,9 @@ func ParseDescriptor(raw json.RawMessage) (*Descriptor, error) {
 				return nil, descErr("label must be a string")
 			}
 		}
+		if err := parseTail(obj, d); err != nil {
+			return nil, err
+		}
 		return d, nil
 	}
 	if d.Label, ok = jsonString(lraw); !ok {
@@ -355,22 +392,46 @@ func ParseDescriptor(raw json.RawMessage) (*Descriptor, error) {
 			return nil, err
 		}
 	}
+	if err := parseTail(obj, d); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// parseTail decodes the keys both modes share after the contract's own:
+// isolation, worktree, permissionMode and permissionScope.
+func parseTail(obj object, d *Descriptor) error {
 	if iraw, present := obj.get("isolation"); present {
 		iso, ok := jsonString(iraw)
 		if !ok || (Isolation(iso) != IsolationNone && Isolation(iso) != IsolationWorktree) {
-			return nil, descErr(`isolation must be "none" or "worktree"`)
+			return descErr(`isolation must be "none" or "worktree"`)
 		}
 		d.Isolation = Isolation(iso)
 	}
 	if wraw, present := obj.get("worktree"); present {
+		var err error
 		if d.Worktree, err = parseWorktree(wraw); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if (d.Isolation == IsolationWorktree) != (d.Worktree != nil) {
-		return nil, descErr("worktree must be recorded exactly when isolation is worktree")
+		return descErr("worktree must be recorded exactly when isolation is worktree")
 	}
-	return d, nil
+	for _, f := range []struct {
+		key string
+		dst *string
+	}{{"permissionMode", &d.PermissionMode}, {"permissionScope", &d.PermissionScope}} {
+		if raw, present := obj.get(f.key); present {
+			var ok bool
+			if *f.dst, ok = jsonString(raw); !ok {
+				return descErr("%s must be a string", f.key)
+			}
+		}
+	}
+	if err := checkPermission(d.PermissionMode, d.PermissionScope); err != nil {
+		return descErr("%s", strings.TrimPrefix(err.Error(), "subagent descriptor "))
+	}
+	return nil
 }
 
 // parseWorktree decodes a continuable descriptor's worktree record: every

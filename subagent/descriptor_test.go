@@ -38,6 +38,12 @@ func TestDescriptorSnapshotAndFold(t *testing.T) {
 		{"deny-only filter", subagent.Descriptor{Mode: subagent.ModeContinuable, Provider: "spawn", Label: "x",
 			ToolFilter: &subagent.ToolFilter{Deny: []string{}}},
 			`{"version":2,"mode":"continuable","provider":"spawn","label":"x","toolFilter":{"deny":[]}}`},
+		{"one-shot with a permission mode", subagent.Descriptor{Mode: subagent.ModeOneShot, Provider: "spawn", Label: "look",
+			PermissionMode: "plan", PermissionScope: "project"},
+			`{"version":2,"mode":"one-shot","provider":"spawn","label":"look","permissionMode":"plan","permissionScope":"project"}`},
+		{"continuable with a permission mode", subagent.Descriptor{Mode: subagent.ModeContinuable, Provider: "spawn", Label: "x",
+			PermissionMode: "accept-edits", PermissionScope: "user"},
+			`{"version":2,"mode":"continuable","provider":"spawn","label":"x","permissionMode":"accept-edits","permissionScope":"user"}`},
 		{"empty continuable label is still written", subagent.Descriptor{Mode: subagent.ModeContinuable, Provider: "spawn"},
 			`{"version":2,"mode":"continuable","provider":"spawn","label":""}`},
 	}
@@ -97,6 +103,11 @@ func TestParseDescriptorRejectsInOrder(t *testing.T) {
 		{"toolFilter empty", `{"version":2,"mode":"continuable","provider":"spawn","label":"x","toolFilter":{}}`, "toolFilter must declare allow and/or deny"},
 		{"toolFilter allow string", `{"version":2,"mode":"continuable","provider":"spawn","label":"x","toolFilter":{"allow":"read"}}`, "toolFilter.allow must be an array of strings"},
 		{"toolFilter deny numbers", `{"version":2,"mode":"continuable","provider":"spawn","label":"x","toolFilter":{"deny":[7]}}`, "toolFilter.deny must be an array of strings"},
+		// The permission mode (agent definitions), both modes.
+		{"unknown permission mode", `{"version":2,"mode":"one-shot","provider":"spawn","permissionMode":"yolo","permissionScope":"user"}`, `permissionMode "yolo" is unknown`},
+		{"permission mode without scope", `{"version":2,"mode":"continuable","provider":"spawn","label":"x","permissionMode":"plan"}`, `permissionScope must be "project" or "user"`},
+		{"scope without mode", `{"version":2,"mode":"continuable","provider":"spawn","label":"x","permissionScope":"user"}`, `permissionMode "" is unknown`},
+		{"permission mode 7", `{"version":2,"mode":"continuable","provider":"spawn","label":"x","permissionMode":7}`, "permissionMode must be a string"},
 		// Order checks beyond the reference table.
 		{"first unknown key in document order", `{"zeta":1,"version":2,"alpha":1,"mode":"continuable"}`, `payload has unknown field "zeta"`},
 		{"unknown key beats provider", `{"version":2,"mode":"one-shot","provider":7,"agentModel":"m"}`, `payload has unknown field "agentModel"`},
@@ -141,6 +152,7 @@ func FuzzParseDescriptor(f *testing.F) {
 		`{"version":2,"mode":"one-shot","provider":"spawn"}`,
 		`{"version":2,"mode":"continuable","provider":"spawn","label":"x","agentProvider":"a","agentModel":"m","persona":"p","toolFilter":{"allow":["read"],"deny":["bash"]}}`,
 		`{"version":3}`, `null`, `[]`, `"x"`, `{"version":2,"mode":"continuable","toolFilter":{"allow":[7]}}`,
+		`{"version":2,"mode":"one-shot","provider":"spawn","permissionMode":"plan","permissionScope":"project"}`,
 		`{"version":2,"version":3}`, `{`, `{"version":2}garbage`, ``,
 	} {
 		f.Add([]byte(seed))

@@ -1,11 +1,12 @@
 package subagent
 
-// This file is worktree isolation of continuable children: a child started
-// with IsolationWorktree works in its own git worktree of the parent's
-// repository (package subagent/worktree), recorded in its descriptor
-// before its first turn, with the worktree as its cwd and so as its
-// workspace boundary. When it settles, an untouched worktree is removed
-// and one with changes is kept and reported.
+// This file is worktree isolation of children, continuable and one-shot:
+// a child started with IsolationWorktree works in its own git worktree of
+// the parent's repository (package subagent/worktree), recorded in its
+// descriptor before its first turn, with the worktree as its cwd and so as
+// its workspace boundary. When it settles (a one-shot child: when its run
+// is disposed, SettleWorktree), an untouched worktree is removed and one
+// with changes is kept and reported.
 
 import (
 	"context"
@@ -20,7 +21,7 @@ import (
 	"github.com/acp-agent/acp-agent/subagent/worktree"
 )
 
-// Isolation is where a continuable child works.
+// Isolation is where a child works.
 type Isolation string
 
 // Isolations.
@@ -176,11 +177,23 @@ type WorktreeOutcome struct {
 // what it did (nil without a worktree). The agent is closed by now, so
 // nothing writes in the worktree any more.
 func (c *Continuations) settleWorktree(act *activation) *WorktreeOutcome {
-	rec := act.worktree
+	return c.settleTree(context.Background(), act.id, act.worktree)
+}
+
+// SettleWorktree settles the worktree of a one-shot child whose run was
+// disposed (StartIsolated): removed when untouched, kept and reported
+// otherwise; nil without a worktree.
+func (s *Service) SettleWorktree(ctx context.Context, childID string, rec *WorktreeRecord) *WorktreeOutcome {
+	return s.cont.settleTree(context.WithoutCancel(ctx), childID, rec)
+}
+
+// settleTree removes the worktree rec of child id when it is untouched
+// and reports what it did (nil without a worktree). Nothing writes in it
+// any more: the child's agent is closed.
+func (c *Continuations) settleTree(ctx context.Context, id string, rec *WorktreeRecord) *WorktreeOutcome {
 	if rec == nil || c.worktrees == nil {
 		return nil
 	}
-	ctx := context.Background()
 	out := &WorktreeOutcome{WorktreeRecord: *rec}
 	ch, err := c.worktrees.Changes(ctx, rec.tree())
 	switch {
@@ -194,7 +207,7 @@ func (c *Continuations) settleWorktree(act *activation) *WorktreeOutcome {
 		}
 	}
 	if out.Err != nil {
-		c.log.Warn(fmt.Sprintf("subagent %q worktree %s kept: %v", act.id, rec.Path, out.Err))
+		c.log.Warn(fmt.Sprintf("subagent %q worktree %s kept: %v", id, rec.Path, out.Err))
 	}
 	return out
 }
@@ -217,4 +230,20 @@ func worktreeNotice(o *WorktreeOutcome) session.Block {
 // WorktreeState tells what a recorded worktree holds now (for listings).
 func (s *Service) WorktreeState(ctx context.Context, rec WorktreeRecord) WorktreeState {
 	return InspectWorktree(ctx, s.worktrees, rec)
+}
+
+// worktreeRaw is the structured account of a settled worktree in a
+// foreground result's raw output.
+func worktreeRaw(o *WorktreeOutcome) map[string]any {
+	m := map[string]any{"path": o.Path, "branch": o.Branch, "kept": o.Kept}
+	if o.Kept && o.Err == nil {
+		m["summary"] = changeSummary(o.Changes)
+		if o.Changes.Stat != "" {
+			m["diffstat"] = o.Changes.Stat
+		}
+	}
+	if o.Err != nil {
+		m["error"] = o.Err.Error()
+	}
+	return m
 }

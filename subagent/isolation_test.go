@@ -385,10 +385,18 @@ func TestDescriptorWorktreeRoundTrip(t *testing.T) {
 	if err != nil || got == nil || got.Isolation != subagent.IsolationWorktree || *got.Worktree != *rec {
 		t.Fatalf("parsed %+v %v from %s", got, err, raw)
 	}
+	// A one-shot (foreground) child records its worktree too.
+	one := subagent.Descriptor{Mode: subagent.ModeOneShot, Provider: "spawn", Isolation: subagent.IsolationWorktree, Worktree: rec}
+	if raw, err = one.Snapshot(); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = subagent.ParseDescriptor(raw); err != nil || got == nil || got.Mode != subagent.ModeOneShot || *got.Worktree != *rec {
+		t.Fatalf("one-shot parsed %+v %v from %s", got, err, raw)
+	}
 	for _, bad := range []subagent.Descriptor{
 		{Mode: subagent.ModeContinuable, Provider: "spawn", Worktree: rec},
 		{Mode: subagent.ModeContinuable, Provider: "spawn", Isolation: subagent.IsolationWorktree},
-		{Mode: subagent.ModeOneShot, Provider: "spawn", Isolation: subagent.IsolationWorktree, Worktree: rec},
+		{Mode: subagent.ModeOneShot, Provider: "spawn", Isolation: subagent.IsolationWorktree},
 	} {
 		if _, err := bad.Snapshot(); err == nil {
 			t.Errorf("Snapshot accepted %+v", bad)
@@ -414,5 +422,120 @@ func TestDescriptorWorktreeRoundTrip(t *testing.T) {
 	enc, _ := id.MarshalJSON()
 	if back, err := subagent.DecodeIdentity(enc); err != nil || *back.Worktree != *id.Worktree {
 		t.Fatalf("identity round trip %s: %+v %v", enc, back, err)
+	}
+}
+
+// TestForegroundWorktreeIsolation: a foreground (one-shot) child started
+// with isolation worktree, by the call or by its agent definition, works
+// in its own worktree, recorded in its descriptor (its creation seed)
+// before its first turn and its cwd (so its workspace boundary) from the
+// start; when the call returns, an untouched worktree is removed and a
+// changed one is kept and reported in the tool result (path, branch,
+// diffstat, also in the raw output); the parent's tree stays clean.
+func TestForegroundWorktreeIsolation(t *testing.T) {
+	ctx := testCtx(t)
+	repo := gitRepo(t)
+	sc := newScript().text("clean", "nothing to do").text("edit", "edited a.txt")
+	st, ps := worktreeStack(t, repo, sc, worktree.Git{Env: gitEnv}, 0)
+	parent := st.NewParent(t, "parent")
+	set := writeAgents(t, t.TempDir(), map[string]string{
+		"editor.md": "---\ndescription: Edits in a worktree\nmode: foreground\nisolation: worktree\n---\n",
+	})
+	d := subagent.NewSubagentToolWith(st.Runtime, &subagent.AgentChoices{Set: set})
+	for _, tt := range []struct {
+		label string
+		args  map[string]any
+		kept  bool
+	}{
+		{"clean", map[string]any{"description": "clean", "prompt": "look", "run_in_background": false, "isolation": "worktree"}, false},
+		{"edit", map[string]any{"description": "edit", "prompt": "edit a.txt", "agent": "editor"}, true},
+	} {
+		t.Run(tt.label, func(t *testing.T) {
+			res, err := invoke(t, d, parent, tt.args)
+			if err != nil || res.IsError {
+				t.Fatalf("call: %v %+v", err, res)
+			}
+			raw := res.Raw.(map[string]any)
+			id, _ := raw["runId"].(string)
+			path := filepath.Join(repo, ".acp-agent", "worktrees", id)
+			branch := "acp-agent/" + id
+			h, evs := persistedEvents(t, ctx, durable{ps}, id)
+			desc, err := subagent.FoldFirst(evs[h.SeedLength:])
+			if err != nil || desc == nil || desc.Mode != subagent.ModeOneShot || desc.Worktree == nil ||
+				desc.Worktree.Path != path || desc.Worktree.Branch != branch || h.Cwd != path {
+				t.Fatalf("descriptor %+v (worktree %+v) %v, cwd %s; want worktree %s", desc, desc.Worktree, err, h.Cwd, path)
+			}
+			if n := subagenttest.Count(evs, session.TypeDescriptor); n != 1 {
+				t.Errorf("%d descriptors, want 1", n)
+			}
+			for _, ev := range evs {
+				if ev.Type == session.TypeTurnStart {
+					t.Fatal("the first turn started before the descriptor was recorded")
+				}
+				if ev.Type == session.TypeDescriptor {
+					break
+				}
+			}
+			text := session.JoinText(res.Content, "\n")
+			wt, _ := raw["worktree"].(map[string]any)
+			if wt == nil || wt["path"] != path || wt["branch"] != branch || wt["kept"] != tt.kept {
+				t.Errorf("raw worktree = %v", wt)
+			}
+			if !tt.kept {
+				if !strings.Contains(text, "Its worktree made no changes and was removed (branch "+branch+" deleted).") {
+					t.Errorf("result:\n%s", text)
+				}
+				if _, err := os.Stat(path); !os.IsNotExist(err) {
+					t.Errorf("untouched worktree still there: %v", err)
+				}
+				if out := runGit(t, repo, "branch", "--list", branch); out != "" {
+					t.Errorf("untouched branch kept: %q", out)
+				}
+				return
+			}
+			want := "Its worktree is kept at " + path + " on branch " + branch + ": 1 file changed, 1 insertion(+)."
+			if !strings.Contains(text, want) || !strings.Contains(text, "a.txt | 1 +") || !strings.HasPrefix(text, "edited a.txt") {
+				t.Errorf("result:\n%s\nwant the output, then %q and the diffstat", text, want)
+			}
+			if wt["summary"] != "1 file changed, 1 insertion(+)" || !strings.Contains(wt["diffstat"].(string), "a.txt | 1 +") {
+				t.Errorf("raw worktree = %v", wt)
+			}
+			if data, err := os.ReadFile(filepath.Join(path, "a.txt")); err != nil || string(data) != "one\nedited\n" {
+				t.Errorf("kept worktree's a.txt %q %v", data, err)
+			}
+		})
+	}
+	if data, _ := os.ReadFile(filepath.Join(repo, "a.txt")); string(data) != "one\n" {
+		t.Errorf("the parent's a.txt changed: %q", data)
+	}
+	if s := runGit(t, repo, "status", "--porcelain", "--untracked-files=all"); s != "" {
+		t.Errorf("parent status not clean:\n%s", s)
+	}
+}
+
+// TestForegroundWorktreeIsolationRefused: outside a git repository an
+// isolated foreground call fails with ISOLATION_FAILED and leaves no
+// child session and no worktree.
+func TestForegroundWorktreeIsolationRefused(t *testing.T) {
+	ctx := testCtx(t)
+	dir, _ := filepath.EvalSymlinks(t.TempDir())
+	st, ps := worktreeStack(t, dir, newScript(), worktree.Git{Env: gitEnv}, 0)
+	parent := st.NewParent(t, "parent")
+	_, err := invoke(t, subagent.NewSubagentTool(st.Runtime), parent,
+		map[string]any{"description": "x", "prompt": "p", "run_in_background": false, "isolation": "worktree"})
+	if !errcode.Has(err, subagent.CodeIsolationFailed) || !strings.Contains(err.Error(), "needs a git repository") {
+		t.Fatalf("err = %v, want %s", err, subagent.CodeIsolationFailed)
+	}
+	entries, err := durable{ps}.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Header.ID != "parent" {
+			t.Errorf("a child session was left behind: %s", e.Header.ID)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".acp-agent")); !os.IsNotExist(err) {
+		t.Errorf(".acp-agent left behind: %v", err)
 	}
 }

@@ -59,6 +59,7 @@ func (s *Service) resume(ctx context.Context, parent *agent.Agent, childID strin
 		Mode: ModeContinuable, Label: desc.Label, Definition: def,
 		Route:   model.Route{Provider: desc.AgentProvider, Model: desc.AgentModel},
 		Persona: desc.Persona, ToolFilter: desc.ToolFilter, Depth: h.DelegationDepth, Parent: parent,
+		PermissionMode: desc.PermissionMode, PermissionScope: desc.PermissionScope,
 		OnIdle: s.cont.idleHook(act),
 	}
 	if def != nil {

@@ -32,6 +32,11 @@ type ChildSpec struct {
 	// Definition is the agent definition the child was started from (nil:
 	// none), as recorded in its log.
 	Definition *AgentDefinition
+	// PermissionMode and PermissionScope are the permission mode recorded
+	// in the child's descriptor and who granted it ("" follows the root
+	// session's mode), also on cold resume: the workspace's permission
+	// gate reads the same record from the child's log.
+	PermissionMode, PermissionScope string
 	// Depth is the child's delegationDepth.
 	Depth int
 	// Parent is the delegating agent (live at creation and on resume).

@@ -32,6 +32,16 @@ type OneShotRequest struct {
 	MaxSteps int
 	// Definition, when set, is recorded in the child's log (definition.go).
 	Definition *AgentDefinition
+	// Isolation is where the child works: IsolationWorktree starts it in a
+	// git worktree of its own, created and recorded in its descriptor
+	// (staged in its creation seed) before its first turn; the caller
+	// settles it after disposing the run (Service.SettleWorktree).
+	Isolation Isolation
+	// PermissionMode is the session mode the child's permission decisions
+	// use ("" follows the root session's) and PermissionScope who wrote
+	// the definition it comes from (policy.GrantProject, GrantUser): both
+	// recorded in the descriptor (Descriptor.PermissionMode).
+	PermissionMode, PermissionScope string
 	// OnUpdate, when set, receives every update of the child agent from
 	// before its prompt is delivered until the run is disposed (used for
 	// tool progress). It runs on the child's loop goroutine: keep it quick.
@@ -74,6 +84,11 @@ type ContinuableSpec struct {
 	// settles (or is rolled back: stop aborted), before the settlement
 	// notice is sent; what it returns goes with the notice as its digest.
 	OnSettled func(stop string, wt *WorktreeOutcome) (digest string)
+	// PermissionMode is the session mode the child's permission decisions
+	// use ("" follows the root session's) and PermissionScope who wrote
+	// the definition it comes from (policy.GrantProject, GrantUser): both
+	// recorded in the descriptor (Descriptor.PermissionMode).
+	PermissionMode, PermissionScope string
 }
 
 // Depth returns a pointer to n, for OneShotRequest.MaxDepth and
@@ -123,35 +138,57 @@ type Service struct {
 // (subagent-contract.md §2.2). Every check runs before the driver is
 // called; a driver error means no child and no lifecycle events.
 func (s *Service) Start(ctx context.Context, providerName string, req OneShotRequest) (*driver.Run, error) {
+	run, _, err := s.StartIsolated(ctx, providerName, req)
+	return run, err
+}
+
+// StartIsolated is Start that also returns the worktree the child works
+// in (nil unless req.Isolation is IsolationWorktree). The caller passes
+// it to SettleWorktree once the run is disposed. A start that fails
+// leaves no worktree behind.
+func (s *Service) StartIsolated(ctx context.Context, providerName string, req OneShotRequest) (*driver.Run, *WorktreeRecord, error) {
 	p, ok := s.providers.GetProvider(providerName)
 	if !ok {
-		return nil, Errorf(CodeNoProvider, "no subagent provider registered for %q", providerName)
+		return nil, nil, Errorf(CodeNoProvider, "no subagent provider registered for %q", providerName)
 	}
 	if err := checkCapabilities(p, req.MaxDepth != nil, req.ToolFilter != nil, req.Persona != ""); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := validateMaxDepth(req.MaxDepth); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if req.Parent == nil {
-		return nil, NewError(CodeInvalidRequest, "subagent request has no parent agent")
+		return nil, nil, NewError(CodeInvalidRequest, "subagent request has no parent agent")
 	}
-	desc := Descriptor{Version: DescriptorVersion, Mode: ModeOneShot, Provider: providerName, Label: req.Label}
-	if _, err := desc.Snapshot(); err != nil {
-		return nil, err
+	iso, err := ParseIsolation(string(req.Isolation))
+	if err != nil {
+		return nil, nil, err
+	}
+	if iso == IsolationWorktree && s.worktrees == nil {
+		return nil, nil, NewError(CodeIsolationFailed, "worktree isolation is not available in this agent (no git support wired)")
+	}
+	desc := Descriptor{Version: DescriptorVersion, Mode: ModeOneShot, Provider: providerName, Label: req.Label,
+		PermissionMode: req.PermissionMode, PermissionScope: req.PermissionScope}
+	check := desc
+	if iso == IsolationWorktree {
+		check.Isolation, check.Worktree = iso, &WorktreeRecord{} // the record is made in CreateChild
+	}
+	if _, err := check.Snapshot(); err != nil {
+		return nil, nil, err
 	}
 	if req.Definition != nil {
 		if _, err := req.Definition.snapshot(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	host := &oneShotHost{children: s.kids, req: req, desc: desc}
+	host := &oneShotHost{children: s.kids, svc: s, req: req, desc: desc, isolation: iso}
 	run, err := p.StartOneShot(ctx, host, driver.Request{Parent: req.Parent, Prompt: req.Prompt, OnUpdate: req.OnUpdate})
 	if err != nil {
-		return nil, err
+		s.cont.dropWorktree(host.worktree)
+		return nil, nil, err
 	}
 	s.publishOneShot(run, providerName, req.Parent.ID())
-	return run, nil
+	return run, host.worktree, nil
 }
 
 // publishOneShot emits run's start edge and, once it settles, its end.
@@ -301,6 +338,7 @@ func (s *Service) planContinuable(spec ContinuableSpec) (continuablePlan, error)
 	desc := Descriptor{
 		Version: DescriptorVersion, Mode: ModeContinuable, Provider: spec.Provider, Label: spec.Label,
 		AgentProvider: plan.route.Provider, AgentModel: plan.route.Model, Persona: spec.Persona, ToolFilter: spec.ToolFilter,
+		PermissionMode: spec.PermissionMode, PermissionScope: spec.PermissionScope,
 	}
 	if iso == IsolationWorktree {
 		// The record itself is made under the child lock (CreateChild);

@@ -99,7 +99,7 @@ const (
 	paramPromptFresh = "The complete, self-contained task for the subagent. It does not share this conversation's context, so include everything it needs."
 	paramPromptFork  = "The task for the subagent. It already sees this conversation's completed turns, so build on them freely and state only what is new."
 	paramBackground  = "Whether to run in the background and return a durable subagent id immediately. Defaults to true. Set false to wait for the result when your next action depends on it."
-	paramIsolation   = "Where the background subagent works. \"none\" (default): in this working tree. \"worktree\": in a new git worktree of this repository on a branch of its own, so it cannot disturb this tree or other subagents; when it finishes, an untouched worktree is removed and one with changes is kept and reported (path, branch, diffstat). Use worktree for background subagents that edit files."
+	paramIsolation   = "Where the subagent works. \"none\" (default): in this working tree. \"worktree\": in a new git worktree of this repository on a branch of its own, so it cannot disturb this tree or other subagents; when it finishes, an untouched worktree is removed and one with changes is kept and reported (path, branch, diffstat). Use worktree for subagents that edit files."
 
 	descFresh = "Hand a self-contained piece of work (research, a scoped change, an analysis) to a subagent: a separate agent " +
 		"with its own context, so the work does not fill this conversation. You get its result, not its intermediate " +
@@ -175,6 +175,9 @@ type childOptions struct {
 	background bool
 	// isolation is the definition's; the call's own isolation wins.
 	isolation Isolation
+	// permissionMode and permissionScope are the definition's permission
+	// mode and who wrote it ("" without a definition asking for one).
+	permissionMode, permissionScope string
 }
 
 // Execute starts the child: a continuable background child (the default
@@ -231,6 +234,7 @@ func (d *Delegation) Execute(ctx context.Context, inv tool.Invocation) (tool.Res
 			Provider: d.cfg.Provider, Label: args.Description, ChildID: childID, Prompt: prompt, Parent: caller,
 			Route: opts.route, MaxDepth: d.cfg.MaxDepth, ToolFilter: opts.toolFilter, Persona: opts.persona,
 			MaxSteps: opts.maxSteps, Definition: opts.definition, Isolation: iso, OnQueued: onQueued,
+			PermissionMode: opts.permissionMode, PermissionScope: opts.permissionScope,
 			OnUpdate: rep.observe,
 			OnSettled: func(stop string, wt *WorktreeOutcome) string {
 				text := rep.finish(stop, wt)
@@ -253,13 +257,10 @@ func (d *Delegation) Execute(ctx context.Context, inv tool.Invocation) (tool.Res
 		res.Display = childDisplay(childID, ModeContinuable, depth)
 		return res, nil
 	}
-	if iso == IsolationWorktree {
-		return tool.Result{}, &tool.Error{Code: tool.CodeInvalidArgs, Message: `isolation "worktree" needs a background subagent: leave run_in_background true`}
-	}
-	return d.foreground(ctx, inv, caller, args.Description, prompt, opts)
+	return d.foreground(ctx, inv, caller, args.Description, prompt, opts, iso)
 }
 
-func (d *Delegation) foreground(ctx context.Context, inv tool.Invocation, caller *agent.Agent, label string, prompt []session.Block, opts childOptions) (tool.Result, error) {
+func (d *Delegation) foreground(ctx context.Context, inv tool.Invocation, caller *agent.Agent, label string, prompt []session.Block, opts childOptions, iso Isolation) (tool.Result, error) {
 	var rep *digestReporter
 	var onUpdate func(*agent.Agent, agent.Update)
 	if inv.Progress != nil {
@@ -276,9 +277,10 @@ func (d *Delegation) foreground(ctx context.Context, inv tool.Invocation, caller
 		}
 		defer rep.stop()
 	}
-	run, err := d.svc.Start(ctx, d.cfg.Provider, OneShotRequest{
+	run, wt, err := d.svc.StartIsolated(ctx, d.cfg.Provider, OneShotRequest{
 		Label: label, Prompt: prompt, Parent: caller, Route: opts.route, MaxDepth: d.cfg.MaxDepth,
 		ToolFilter: opts.toolFilter, Persona: opts.persona, MaxSteps: opts.maxSteps, Definition: opts.definition,
+		PermissionMode: opts.permissionMode, PermissionScope: opts.permissionScope, Isolation: iso,
 		OnUpdate: onUpdate,
 	})
 	if err != nil {
@@ -288,6 +290,9 @@ func (d *Delegation) foreground(ctx context.Context, inv tool.Invocation, caller
 	// cancels the child), so wait without ctx; always dispose.
 	res, runErr := run.Result(context.WithoutCancel(ctx))
 	disposeErr := run.Dispose(context.WithoutCancel(ctx))
+	// The child is closed: its worktree, if any, is removed when
+	// untouched, kept and reported otherwise, whatever the outcome.
+	tree := d.svc.SettleWorktree(ctx, run.ID, wt)
 	// Every outcome names the child: the link is recorded with the result,
 	// so a replay of the parent shows it too (failures included), and the
 	// final digest of what the child did goes with it.
@@ -297,9 +302,12 @@ func (d *Delegation) foreground(ctx context.Context, inv tool.Invocation, caller
 		if runErr != nil || disposeErr != nil {
 			stop = driver.StopError
 		}
-		display.Text = rep.finish(stop, nil)
+		display.Text = rep.finish(stop, tree)
 	}
 	fail := func(err *tool.Error) (tool.Result, error) {
+		if tree != nil {
+			err.Message += "\n" + worktreeNotice(tree).Text
+		}
 		out := tool.ErrorResult(err)
 		out.Display = display
 		return out, nil
@@ -317,7 +325,12 @@ func (d *Delegation) foreground(ctx context.Context, inv tool.Invocation, caller
 		return fail(&tool.Error{Code: CodeSubagentRunFailed, Message: fmt.Sprintf("dispose failed: %v", disposeErr), Err: disposeErr})
 	}
 	if res.StopReason == driver.StopCompleted {
-		out := tool.TextResult(session.JoinText(res.Output, ""), delegation.ForegroundResult(run.ID, res.Output))
+		raw := delegation.ForegroundResult(run.ID, res.Output)
+		out := tool.TextResult(session.JoinText(res.Output, ""), raw)
+		if tree != nil {
+			out.Content = append(out.Content, worktreeNotice(tree))
+			raw["worktree"] = worktreeRaw(tree)
+		}
 		out.Display = display
 		return out, nil
 	}

@@ -198,15 +198,3 @@ func TestSplitFrontmatter(t *testing.T) {
 		}
 	}
 }
-
-func TestLevelsStopAtTheGitRoot(t *testing.T) {
-	if got := levels("/r", "/r/a/b"); !slices.Equal(got, []string{"/r", "/r/a", "/r/a/b"}) {
-		t.Errorf("levels = %v", got)
-	}
-	if got := levels("/r", "/elsewhere"); !slices.Equal(got, []string{"/elsewhere"}) {
-		t.Errorf("levels outside the root = %v", got)
-	}
-	if got := levels("", "/x"); !slices.Equal(got, []string{"/x"}) {
-		t.Errorf("levels without a root = %v", got)
-	}
-}

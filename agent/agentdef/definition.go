@@ -17,6 +17,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+
+	"github.com/acp-agent/acp-agent/internal/levels"
 )
 
 // Format is the kind of file a definition was read from.
@@ -191,9 +193,9 @@ type dirSpec struct {
 func (o Options) dirs() []dirSpec {
 	var out []dirSpec
 	if o.Cwd != "" {
-		levels := levels(o.GitRoot, o.Cwd)
-		for i, dir := range levels {
-			lvl := len(levels) - 1 - i
+		walk := levels.Down(o.GitRoot, o.Cwd)
+		for i, dir := range walk {
+			lvl := len(walk) - 1 - i
 			out = append(out,
 				dirSpec{filepath.Join(dir, ".acp-agent", "agents"), FormatOurs, ScopeProject, lvl},
 				dirSpec{filepath.Join(dir, ".claude", "agents"), FormatClaude, ScopeProject, lvl},
@@ -388,27 +390,4 @@ func why(win, lose *Definition) string {
 	default:
 		return "the directory nearest the working directory wins"
 	}
-}
-
-// levels lists root, its descendants on the way to cwd, and cwd. A cwd
-// outside root (or no root) yields only cwd.
-func levels(root, cwd string) []string {
-	cwd = filepath.Clean(cwd)
-	if root == "" {
-		return []string{cwd}
-	}
-	rel, err := filepath.Rel(filepath.Clean(root), cwd)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return []string{cwd}
-	}
-	dirs := []string{filepath.Clean(root)}
-	if rel == "." {
-		return dirs
-	}
-	cur := dirs[0]
-	for _, part := range strings.Split(rel, string(filepath.Separator)) {
-		cur = filepath.Join(cur, part)
-		dirs = append(dirs, cur)
-	}
-	return dirs
 }

@@ -18,7 +18,9 @@
 // that loses is reported (shadowed or duplicate); a malformed file is
 // reported with its file, line and why, and skipped. Nothing here is fatal.
 //
-// The package parses only: it imports nothing of the module (no agent
-// runtime, no settings, no tools), so the runtime and the tools decide
-// what a definition may do. internal/layering keeps it a leaf.
+// The package parses only: it imports nothing of the module but the walk
+// from the git root down to the cwd (internal/levels, shared with the
+// AGENTS.md lookup of agent/prompt): no agent runtime, no settings, no
+// tools, so the runtime and the tools decide what a definition may do.
+// internal/layering keeps it a leaf.
 package agentdef

@@ -7,6 +7,10 @@
 // headless run) decides the same way; the front end only gathers the
 // inputs, asks the person when told to, and renders the refusal.
 //
+// A child (subagent) session's mode is ChildMode (child.go): its root's,
+// narrowed by the mode its agent definition asked for (widened only by
+// the person's own definition, never out of plan).
+//
 // The package also owns what the decision is made over: the rules matched
 // on both the path as written and the path it resolves to (Rules), the
 // protected targets (Protector, ProtectedRel), and the rule an "always

@@ -17,6 +17,7 @@
 // Probe takes its environment through ProbeOptions, so scenario runs fix
 // every volatile field.
 //
-// Layering: prompt imports only the standard library; it must not import
-// any other package of this module.
+// Layering: prompt imports only the standard library and internal/levels
+// (the walk from the git root down to the cwd, shared with agent
+// definitions); it must not import any other package of this module.
 package prompt

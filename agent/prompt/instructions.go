@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/acp-agent/acp-agent/internal/levels"
 )
 
 // DefaultInstructionsCap bounds the project instructions in bytes, over
@@ -80,7 +82,7 @@ func LoadInstructions(o InstructionOptions) []Instruction {
 	}
 	var dirs []string
 	if o.Cwd != "" {
-		dirs = levels(o.GitRoot, o.Cwd)
+		dirs = levels.Down(o.GitRoot, o.Cwd)
 	}
 	allowed := allowedRoots(o)
 	for _, dir := range dirs {
@@ -134,29 +136,6 @@ func withinAny(dirs []string, p string) bool {
 		}
 	}
 	return false
-}
-
-// levels lists root, its descendants on the way to cwd, and cwd. A cwd
-// outside root (or no root) yields only cwd.
-func levels(root, cwd string) []string {
-	cwd = filepath.Clean(cwd)
-	if root == "" {
-		return []string{cwd}
-	}
-	rel, err := filepath.Rel(filepath.Clean(root), cwd)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return []string{cwd}
-	}
-	dirs := []string{filepath.Clean(root)}
-	if rel == "." {
-		return dirs
-	}
-	cur := dirs[0]
-	for _, part := range strings.Split(rel, string(filepath.Separator)) {
-		cur = filepath.Join(cur, part)
-		dirs = append(dirs, cur)
-	}
-	return dirs
 }
 
 // readText reads at most limit bytes of a regular file (a device or a

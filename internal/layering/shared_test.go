@@ -8,8 +8,8 @@ import (
 )
 
 // The shared vocabularies are leaves: the typed-error shape
-// (internal/errcode) and the delegation names (agent/delegation) import
-// nothing of the module, and the transcript renderer (agent/transcript)
+// (internal/errcode), the root-to-cwd walk (internal/levels) and the
+// delegation names (agent/delegation) import nothing of the module, and the transcript renderer (agent/transcript)
 // only the session vocabulary, so every package can use them without a
 // new dependency edge. The test-only knobs (internal/testhooks) carry
 // hook types only. The permission decision (agent/policy) sees the
@@ -20,9 +20,12 @@ func TestSharedPackagesStayLeaves(t *testing.T) {
 		allowed []string
 	}{
 		{"internal/errcode", nil},
+		// The walk from the git root down to the cwd, shared by
+		// instructions and agent definitions.
+		{"internal/levels", nil},
 		{"agent/delegation", nil},
 		// Agent definitions are parsed only: no runtime, settings or tools.
-		{"agent/agentdef", nil},
+		{"agent/agentdef", []string{"internal/levels"}},
 		{"agent/transcript", []string{"agent/session"}},
 		{"internal/testhooks", []string{"agent/model", "driver/inprocess", "persistence"}},
 		{"agent/budget", []string{"agent/model", "agent/session"}},
@@ -74,6 +77,31 @@ func TestOnlyTheCompositionAndScenariosImportTestHooks(t *testing.T) {
 		}
 		if slices.Contains(fields[1:], module+"/internal/testhooks") {
 			t.Errorf("%s imports internal/testhooks outside its tests", fields[0])
+		}
+	}
+}
+
+// The helpers under internal/ serve the product packages and never the
+// other way round: none of them imports a product package (only other
+// helpers under internal/ and the standard library or third parties).
+func TestInternalImportsNoProductPackage(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, module+"/internal/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	// internal/testhooks carries the hook types of what tests replace
+	// (shared_test.go, TestSharedPackagesStayLeaves), and the layering
+	// tests themselves import nothing of the module.
+	exempt := []string{module + "/internal/testhooks"}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) == 0 || slices.Contains(exempt, fields[0]) {
+			continue
+		}
+		for _, imp := range fields[1:] {
+			if strings.HasPrefix(imp, module+"/") && !strings.HasPrefix(imp, module+"/internal/") {
+				t.Errorf("%s imports the product package %s", fields[0], imp)
+			}
 		}
 	}
 }
