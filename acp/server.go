@@ -202,6 +202,10 @@ type bound struct {
 	sess     *session.Session // nil for a read-only stored child
 	agent    *agent.Agent     // nil when read-only
 	readOnly bool
+	// damage, for a session bound read-only because its log is damaged in
+	// the middle (its valid part is shown), says what is damaged, as the
+	// store words it; "" otherwise (readonly.go).
+	damage string
 	// replayLog is the transcript of a read-only session (no live log).
 	replayLog []session.Event
 	em        *emitter
