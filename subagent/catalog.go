@@ -234,7 +234,7 @@ func (c *Catalog) ListChildren(ctx context.Context, parentID string) ([]ListEntr
 		}
 	}
 	// Every child the parent's own log names gets a row.
-	out = append(out, c.unaccounted(ctx, co, parentID, listed)...)
+	out = append(out, c.unaccounted(ctx, co, parentID, c.parentChildren(ctx, co, parentID), listed)...)
 	if err := cancelled(ctx); err != nil {
 		return nil, err
 	}
@@ -303,8 +303,10 @@ func (c *Catalog) ListDescendants(ctx context.Context, rootID string) ([]Descend
 	}
 	out := make([]DescendantEntry, 0, len(rows))
 	listed := make(map[string]bool, len(rows))
+	at := make(map[string]int, len(rows)) // id -> index in out
 	for i, row := range rows {
 		if row != nil {
+			at[row.ID] = len(out)
 			out = append(out, DescendantEntry{ListEntry: *row, ParentID: positioned[i].rec.header.ParentSession, Depth: positioned[i].depth})
 			listed[row.ID] = true
 		}
@@ -328,7 +330,16 @@ func (c *Catalog) ListDescendants(ctx context.Context, rootID string) ([]Descend
 		if _, bad := co.corrupt[pid]; bad {
 			continue
 		}
-		for _, e := range c.unaccounted(ctx, co, pid, listed) {
+		names := c.parentChildren(ctx, co, pid)
+		// A named child the walk reached under another parent (its
+		// header's) keeps that position but gets the row ListChildren of
+		// pid gives it: the scopes agree on it.
+		for _, id := range names {
+			if i, ok := at[id]; ok && id != pid && out[i].ParentID != pid {
+				out[i].ListEntry = namedElsewhere(co, pid, co.records[id])
+			}
+		}
+		for _, e := range c.unaccounted(ctx, co, pid, names, listed) {
 			listed[e.ID] = true
 			out = append(out, DescendantEntry{ListEntry: e, ParentID: pid, Depth: depthOf[pid] + 1})
 		}
