@@ -37,6 +37,11 @@ const MetaNamespace = "acp-agent"
 // subagent (child) sessions.
 const MetaIncludeChildren = "acp-agent/includeChildren"
 
+// MetaDamage is the session/list _meta key of a listed session whose log
+// is damaged or was repaired: what is wrong with it, worded as every
+// command words it.
+const MetaDamage = "acp-agent/damage"
+
 // DefaultPageSize is the number of sessions per session/list page.
 const DefaultPageSize = 50
 
@@ -81,6 +86,11 @@ type Options struct {
 	// the rows of the page being answered); ok=false falls back to Title or
 	// the log.
 	CachedTitle func(r StoredSession) (title string, ok bool)
+	// DescribeDamage, when set, words what is damaged in a stored
+	// session's log the server read for session/list (err: the read's
+	// failure; else its events, for a repaired log), "" for nothing; it
+	// is shown as _meta["acp-agent/damage"].
+	DescribeDamage func(id string, events []session.Event, err error) string
 	// Extensions maps extension method names ("_acp-agent/subagents/list")
 	// to handlers. Each "_acp-agent/X" entry is advertised as
 	// agentCapabilities._meta["acp-agent"]["X"] = true.

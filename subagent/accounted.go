@@ -29,6 +29,14 @@ type ProblemChecker interface {
 	Problem(ctx context.Context, id string) (problem string, ok bool)
 }
 
+// DamageDescriber is optionally implemented by a Catalog's Persisted
+// reader: Describe words err, the failure to read a stored child's log,
+// for its diagnostic row's Detail (what is damaged, in the storage's one
+// wording of damage); "" when it has nothing to say.
+type DamageDescriber interface {
+	Describe(err error) string
+}
+
 // namesChild is a byte check for the keys a delegation result names its
 // child under (raw output, child link).
 func namesChild(data []byte) bool {

@@ -446,7 +446,11 @@ func (c *Catalog) resolveCold(ctx context.Context, r *record, hasChildren bool) 
 			return nil, cerr
 		}
 		// Not memoized: the next listing reads it again.
-		return diagnostic(r, ReasonUnavailable), nil
+		row := diagnostic(r, ReasonUnavailable)
+		if dd, ok := c.Persisted.(DamageDescriber); ok {
+			row.Detail = dd.Describe(err)
+		}
+		return row, nil
 	}
 	if err := cancelled(ctx); err != nil {
 		return nil, err
