@@ -243,3 +243,102 @@ func TestLoadWhoseReplayCannotBeReadBackFails(t *testing.T) {
 		t.Errorf("prompt after the load = %v, %v", r, err)
 	}
 }
+
+// cli runs an acp-agent command on data directory dir and returns its
+// stdout and stderr together.
+func cli(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	var out bytes.Buffer
+	app.Main(context.Background(), append([]string{"--data-dir", dir}, args...), strings.NewReader(""), &out, &out, func(string) string { return "" })
+	return out.String()
+}
+
+// TestDamageWordedAsTheCommandsWordIt: over the real connection,
+// session/list (_meta "acp-agent/damage") and the session/load notice
+// word a damaged log, and a repaired one, exactly as `acp-agent sessions
+// show` and `sessions repair` do; a healthy session carries no damage.
+func TestDamageWordedAsTheCommandsWordIt(t *testing.T) {
+	ctx := ctxFor(t)
+	dir := t.TempDir()
+	cwd := tempCwd(t)
+	e := start(t, dir, loadScript(t, "model:\n  main:\n    - text: \"A1\"\n    - text: \"A2\"\n    - text: \"B1\"\n    - text: \"B2\"\n    - text: \"C1\"\n"))
+	e.initialize(ctx)
+	ids := map[string]string{}
+	for _, name := range []string{"damaged", "repaired", "healthy"} {
+		ids[name] = e.newSession(ctx, cwd)
+		for _, text := range []string{name + " one", name + " two"} {
+			if name == "healthy" && strings.HasSuffix(text, "two") {
+				continue
+			}
+			if _, err := e.prompt(ctx, ids[name], text); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	e.stop()
+	sdir := filepath.Join(dir, "sessions")
+	line, _ := damageLine(t, filepath.Join(sdir, ids["damaged"]+".jsonl"), "damaged two", `"user/message"`)
+	damageLine(t, filepath.Join(sdir, ids["repaired"]+".jsonl"), "repaired two", `"user/message"`)
+	if out := cli(t, dir, "sessions", "repair", "--yes", ids["repaired"]); !strings.Contains(out, "repaired session") {
+		t.Fatalf("repair: %s", out)
+	}
+	want := map[string]string{
+		"damaged": "corrupt at line " + strconv.Itoa(line) + " of " + filepath.Join(sdir, ids["damaged"]+".jsonl") + ": unexpected end of JSON input",
+		"repaired": "repaired: line " + strconv.Itoa(line) + " of " + filepath.Join(sdir, ids["repaired"]+".jsonl") + " dropped (the original is kept in " +
+			filepath.Join(sdir, ids["repaired"]+".jsonl.broken") + ")",
+	}
+	// The commands' wording, which the connection must repeat.
+	if out := cli(t, dir, "sessions", "show", ids["damaged"]); !strings.Contains(out, want["damaged"]) {
+		t.Fatalf("sessions show says\n%s\nnot %q", out, want["damaged"])
+	}
+	if out := cli(t, dir, "sessions", "repair", ids["repaired"]); !strings.Contains(out, want["repaired"]) {
+		t.Fatalf("sessions repair says\n%s\nnot %q", out, want["repaired"])
+	}
+
+	e2 := start(t, dir, loadScript(t, "model:\n  main:\n    - text: \"NEVER\"\n    - text: \"NEVER\"\n    - text: \"AFTER\"\n"))
+	e2.initialize(ctx)
+	r, err := e2.cs.ListSessions(ctx, acpsdk.ListSessionsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, s := range r.Sessions {
+		if d, ok := s.Meta[acp.MetaDamage]; ok {
+			got[string(s.SessionId)] = d.(string)
+		}
+	}
+	for name, id := range ids {
+		if got[id] != want[name] {
+			t.Errorf("session/list: %s session's damage = %q, want %q", name, got[id], want[name])
+		}
+	}
+	if _, err := e2.cs.LoadSession(ctx, acpsdk.LoadSessionRequest{SessionId: acpsdk.SessionId(ids["damaged"]), Cwd: cwd, McpServers: []acpsdk.McpServer{}}); err != nil {
+		t.Fatal(err)
+	}
+	if shown := strings.Join(transcript(e2.rec.snapshot(ids["damaged"])), "\n"); !strings.Contains(shown, "damaged ("+want["damaged"]+")") {
+		t.Errorf("load notice does not say %q:\n%s", want["damaged"], shown)
+	}
+	// A repaired session continues; once its turn is checkpointed the
+	// listing is served from the index, which still says it was repaired.
+	if _, err := e2.cs.LoadSession(ctx, acpsdk.LoadSessionRequest{SessionId: acpsdk.SessionId(ids["repaired"]), Cwd: cwd, McpServers: []acpsdk.McpServer{}}); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := e2.prompt(ctx, ids["repaired"], "after the repair"); err != nil || r.StopReason != acpsdk.StopReasonEndTurn {
+		t.Fatalf("prompt after the repair = %v, %v", r, err)
+	}
+	if _, err := e2.cs.CloseSession(ctx, acpsdk.CloseSessionRequest{SessionId: acpsdk.SessionId(ids["repaired"])}); err != nil {
+		t.Fatal(err)
+	}
+	r, err = e2.cs.ListSessions(ctx, acpsdk.ListSessionsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range r.Sessions {
+		if string(s.SessionId) == ids["repaired"] && s.Meta[acp.MetaDamage] != want["repaired"] {
+			t.Errorf("session/list after the repaired session went on: damage = %v, want %q", s.Meta[acp.MetaDamage], want["repaired"])
+		}
+	}
+	if out := cli(t, dir, "sessions"); !strings.Contains(out, ids["repaired"]+"  ") || !strings.Contains(out, "repaired: line "+strconv.Itoa(line)+" of ") {
+		t.Errorf("sessions after the repaired session went on:\n%s", out)
+	}
+}
