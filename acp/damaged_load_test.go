@@ -79,9 +79,9 @@ func wantCode(t *testing.T, what string, err error, rpc int, code acp.Code, cont
 // TestLoadDamagedSessionShowsValidPart: a top-level session and a
 // subagent child whose logs have a bad line in the middle load over the
 // real connection with their valid part replayed and a notice saying
-// what is damaged and how to repair it; prompts, mode changes and resume
-// are refused with SESSION_DAMAGED (not as a subagent session), and the
-// file is not changed.
+// what is damaged and how to repair it; prompts, mode changes, resume and
+// fork are refused with SESSION_DAMAGED (not as a subagent session), and
+// the file is not changed.
 func TestLoadDamagedSessionShowsValidPart(t *testing.T) {
 	tests := []struct {
 		name string
@@ -177,6 +177,8 @@ func TestLoadDamagedSessionShowsValidPart(t *testing.T) {
 				e3.initialize(ctx)
 				_, err = e3.cs.ResumeSession(ctx, acpsdk.ResumeSessionRequest{SessionId: acpsdk.SessionId(id), Cwd: cwd})
 				wantCode(t, "resume", err, -32602, acp.CodeSessionDamaged, refusal, nil)
+				_, err = e3.cs.UnstableForkSession(ctx, acpsdk.UnstableForkSessionRequest{SessionId: acpsdk.SessionId(id), Cwd: cwd})
+				wantCode(t, "fork", err, -32602, acp.CodeSessionDamaged, append(refusal, "cannot be forked"), nil)
 			}
 			if after, _ := os.ReadFile(path); !bytes.Equal(after, damaged) {
 				t.Errorf("loading changed the damaged log")

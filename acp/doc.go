@@ -25,7 +25,7 @@
 //     started when the load builds the session's agent; a log, top-level
 //     or child, with a bad line in the middle replays its valid part
 //     read-only followed by a notice saying what is damaged and how to
-//     repair it, and its prompts, mode and model changes and resume answer
+//     repair it, and its prompts, mode and model changes, resume and fork answer
 //     -32602 SESSION_DAMAGED (readonly.go); a replay that cannot be read
 //     back from the file answers -32603 REPLAY_FAILED with the cause and
 //     leaves the session unbound, never success with a cut history),

@@ -354,13 +354,8 @@ func (s *Server) loadLocked(ctx context.Context, id, cwd string, servers []acpsd
 // the resume is refused the same way. ok is false when it does not apply
 // (another failure, or no ValidPartReader).
 func (s *Server) loadValidPart(ctx context.Context, id string, loadErr error, replay bool) (*bound, bool, error) {
-	var coded interface{ ErrorCode() string }
-	vr, ok := s.opts.Stored.(ValidPartReader)
-	if !ok || !errors.As(loadErr, &coded) || coded.ErrorCode() != CodeSessionCorrupt {
-		return nil, false, nil
-	}
-	h, events, damage, err := vr.InspectValid(ctx, id)
-	if err != nil || damage == "" {
+	h, events, damage, ok := s.validPart(ctx, id, loadErr)
+	if !ok {
 		return nil, false, nil
 	}
 	if !replay {

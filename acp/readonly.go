@@ -4,7 +4,13 @@ package acp
 // or a log damaged in the middle whose valid part is shown) and the one
 // refusal each request that would change it answers.
 
-import "fmt"
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/acp-agent/acp-agent/agent/session"
+)
 
 // refuseChange is the error of a request that would change read-only
 // session b: for a damaged log SESSION_DAMAGED, saying what is damaged and
@@ -38,4 +44,27 @@ func damagedNotice(id, damage string, child bool) string {
 	}
 	return fmt.Sprintf("%s log is damaged (%s), so only the part before the damage is shown, read-only. "+
 		"Run `acp-agent sessions repair %s` to repair it (a backup is kept).\n\n", what, damage, id)
+}
+
+// validPart reads the valid part of stored session id when readErr, the
+// failure to read its log, is a damaged log (code SESSION_CORRUPT) and
+// the store can read that part (ValidPartReader); ok is false otherwise.
+// damage says what is damaged, as the store words it.
+func (s *Server) validPart(ctx context.Context, id string, readErr error) (h session.Header, events []session.Event, damage string, ok bool) {
+	var coded interface{ ErrorCode() string }
+	vr, isVR := s.opts.Stored.(ValidPartReader)
+	if !isVR || !errors.As(readErr, &coded) || coded.ErrorCode() != CodeSessionCorrupt {
+		return h, nil, "", false
+	}
+	h, events, damage, err := vr.InspectValid(ctx, id)
+	if err != nil || damage == "" {
+		return h, nil, "", false
+	}
+	return h, events, damage, true
+}
+
+// damageOf is validPart's damage ("" when readErr is no readable damage).
+func (s *Server) damageOf(ctx context.Context, id string, readErr error) string {
+	_, _, damage, _ := s.validPart(ctx, id, readErr)
+	return damage
 }
