@@ -216,7 +216,16 @@ func (d durableStore) Problem(ctx context.Context, id string) (string, bool) {
 	return persistence.UnreadableDamage(u).Text(), true
 }
 
-var _ subagent.DamageDescriber = durableStore{}
+var (
+	_ subagent.DamageDescriber = durableStore{}
+	_ subagent.RepairDescriber = durableStore{}
+)
+
+// DescribeRepaired words a repaired child log for its catalog row as
+// every command does.
+func (d durableStore) DescribeRepaired(id string, sum session.RepairedData) string {
+	return persistence.RepairedDamage(id, logPath(d.p, id), sum).Text()
+}
 
 // Describe words a damaged child log for its catalog row (agents,
 // list_agents, the subagents extension) as every command does.

@@ -37,6 +37,14 @@ type DamageDescriber interface {
 	Describe(err error) string
 }
 
+// RepairDescriber is optionally implemented by a Catalog's Persisted
+// reader: DescribeRepaired words the repair a child's log records (its
+// session.Repaired summary) for the child row's Damage, so a repaired
+// child is not listed as healthy.
+type RepairDescriber interface {
+	DescribeRepaired(id string, sum session.RepairedData) string
+}
+
 // namesChild is a byte check for the keys a delegation result names its
 // child under (raw output, child link).
 func namesChild(data []byte) bool {

@@ -390,7 +390,9 @@ func (c *Catalog) resolveLive(r *record, hasChildren bool) *ListEntry {
 	if id == nil {
 		return nil // creation window: not yet (or no longer) a subagent
 	}
-	return child(r, id, ActivityRunning, hasChildren)
+	row := child(r, id, ActivityRunning, hasChildren)
+	row.Damage = c.repairedOf(r.header.ID, snap.Values)
+	return row
 }
 
 // resolveColdAll resolves the cold candidates with a bounded pool of
@@ -434,8 +436,10 @@ func (c *Catalog) resolveColdAll(ctx context.Context, co *corpus, cands []*recor
 // resolveCold is rungs 2 and 3 for one persisted-only candidate. Its only
 // error is CANCELLED.
 func (c *Catalog) resolveCold(ctx context.Context, r *record, hasChildren bool) (*ListEntry, error) {
-	if id := c.cachedIdentity(r); id != nil && id.Seq >= int64(r.header.SeedLength) {
-		return child(r, id, ActivityInactive, hasChildren), nil
+	if id, values := c.cachedIdentity(r); id != nil && id.Seq >= int64(r.header.SeedLength) {
+		row := child(r, id, ActivityInactive, hasChildren)
+		row.Damage = c.repairedOf(r.header.ID, values)
+		return row, nil
 	}
 	if err := cancelled(ctx); err != nil {
 		return nil, err
@@ -466,37 +470,59 @@ func (c *Catalog) resolveCold(ctx context.Context, r *record, hasChildren bool) 
 	id, err := DecodeIdentity(snap.Values[KeyIdentity])
 	if err != nil || id == nil {
 		// Settled debris: a missing, malformed or unknown-version
-		// descriptor on a child that is no longer being created.
-		return diagnostic(r, ReasonCorrupt), nil
+		// descriptor on a child that is no longer being created (a
+		// repair that dropped it says so).
+		row := diagnostic(r, ReasonCorrupt)
+		row.Detail = c.repairedOf(r.header.ID, snap.Values)
+		return row, nil
 	}
-	return child(r, id, ActivityInactive, hasChildren), nil
+	row := child(r, id, ActivityInactive, hasChildren)
+	row.Damage = c.repairedOf(r.header.ID, snap.Values)
+	return row, nil
 }
 
 // cachedIdentity is rung 2: the indexed values of the record, then the
-// projection cache. Every failure, panic included, is a miss.
-func (c *Catalog) cachedIdentity(r *record) (id *Identity) {
+// projection cache; values are the ones the identity came from. Every
+// failure, panic included, is a miss.
+func (c *Catalog) cachedIdentity(r *record) (id *Identity, values map[string]json.RawMessage) {
 	if r.values != nil {
 		if id, err := DecodeIdentity(r.values[KeyIdentity]); err == nil && id != nil {
-			return id
+			return id, r.values
 		}
 	}
 	if c.Cache == nil {
-		return nil
+		return nil, nil
 	}
 	defer func() {
 		if recover() != nil {
-			id = nil
+			id, values = nil, nil
 		}
 	}()
 	values, err := c.Cache.Get(r.header, r.size)
 	if err != nil || values == nil {
-		return nil
+		return nil, nil
 	}
 	id, err = DecodeIdentity(values[KeyIdentity])
 	if err != nil {
-		return nil
+		return nil, nil
 	}
-	return id
+	return id, values
+}
+
+// repairedOf words the repair a child's log records (the repaired
+// projection unit among its values, when registered) through the
+// Persisted reader's RepairDescriber; "" for a log never repaired.
+func (c *Catalog) repairedOf(id string, values map[string]json.RawMessage) string {
+	rd, ok := c.Persisted.(RepairDescriber)
+	raw := values[projection.KeyRepaired]
+	if !ok || len(raw) == 0 {
+		return ""
+	}
+	var sum *session.RepairedData
+	if json.Unmarshal(raw, &sum) != nil || sum == nil {
+		return ""
+	}
+	return rd.DescribeRepaired(id, *sum)
 }
 
 // sameLifecycle is the lifecycle witness: the inspected header must equal
