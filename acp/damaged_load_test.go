@@ -159,9 +159,17 @@ func TestLoadDamagedSessionShowsValidPart(t *testing.T) {
 					t.Errorf("replay shows %q, which follows the damage:\n%s", not, shown)
 				}
 			}
-			// The notice follows the valid part.
+			// The notice follows the valid part, also when the session is
+			// loaded again.
 			if last := got[len(got)-1]; !strings.Contains(last, tt.notice) {
 				t.Errorf("last update = %q, want the notice", last)
+			}
+			e2.rec.reset()
+			if _, err := e2.cs.LoadSession(ctx, acpsdk.LoadSessionRequest{SessionId: acpsdk.SessionId(id), Cwd: cwd, McpServers: []acpsdk.McpServer{}}); err != nil {
+				t.Fatalf("second load of a damaged session: %v", err)
+			}
+			if again := transcript(e2.rec.snapshot(id)); strings.Join(again, "\n") != shown {
+				t.Errorf("second load shows\n%s\nwant\n%s", strings.Join(again, "\n"), shown)
 			}
 			refusal := []string{"damaged", "line " + strconv.Itoa(line), "acp-agent sessions repair " + id}
 			_, err := e2.prompt(ctx, id, "more")

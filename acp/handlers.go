@@ -386,6 +386,9 @@ func (s *Server) replayAgain(b *bound) error {
 		return errorf(CodeShuttingDown, "the agent is shutting down")
 	}
 	b.em.push(it)
+	if len(b.viewNotices) > 0 {
+		b.em.push(item{direct: b.viewNotices})
+	}
 	return nil
 }
 
@@ -395,7 +398,7 @@ func (s *Server) replayAgain(b *bound) error {
 // refused.
 // Like bindAgent, it is refused after Close before any replay is queued.
 func (s *Server) readOnly(id string, depth int, events []session.Event, damage string, notices ...acpsdk.SessionUpdate) (*bound, error) {
-	b := &bound{id: id, readOnly: true, damage: damage, replayLog: events}
+	b := &bound{id: id, readOnly: true, damage: damage, replayLog: events, viewNotices: notices}
 	b.em = newEmitter(newTranslator(s.opts.Tools).withDepth(depth).withModels(s.opts.Models), s.sendTo(id), &s.emitters, s.log.With("session_id", id))
 	b.em.sendText = s.sendTextTo(id)
 	s.mu.Lock()

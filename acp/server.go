@@ -218,6 +218,9 @@ type bound struct {
 	damage string
 	// replayLog is the transcript of a read-only session (no live log).
 	replayLog []session.Event
+	// viewNotices follow each replay of a read-only session (the damage
+	// notice), also when it is loaded again.
+	viewNotices []acpsdk.SessionUpdate
 	em        *emitter
 	unsub     func()
 	// ownAgent/ownSession: the server created the agent / made the
