@@ -221,8 +221,8 @@ type bound struct {
 	// viewNotices follow each replay of a read-only session (the damage
 	// notice), also when it is loaded again.
 	viewNotices []acpsdk.SessionUpdate
-	em        *emitter
-	unsub     func()
+	em          *emitter
+	unsub       func()
 	// ownAgent/ownSession: the server created the agent / made the
 	// session live, and so closes / removes it.
 	ownAgent, ownSession bool
