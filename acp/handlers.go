@@ -319,7 +319,7 @@ func (s *Server) loadLocked(ctx context.Context, id, cwd string, servers []acpsd
 				return nil, nil, fmt.Errorf("read session %s: %w", id, err)
 			}
 		}
-		b, err := s.readOnly(id, h.DelegationDepth, events, "")
+		b, err := s.readOnly(id, h.DelegationDepth, events, "", s.repairedNotice(id, events)...)
 		return b, nil, err
 	}
 	h, events, err = s.opts.Stored.Load(ctx, id)
@@ -336,6 +336,9 @@ func (s *Server) loadLocked(ctx context.Context, id, cwd string, servers []acpsd
 		return nil, nil, fmt.Errorf("restore session %s: %w", id, err)
 	}
 	set, notices := startMCP(sess)
+	if replay {
+		notices = append(s.repairedNotice(id, events), notices...)
+	}
 	b, err = s.attachNew(sess, true, replay, set)
 	if err != nil {
 		_ = s.opts.Sessions.Remove(id)

@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 
+	acpsdk "github.com/coder/acp-go-sdk"
+
 	"github.com/acp-agent/acp-agent/agent/session"
 )
 
@@ -67,4 +69,18 @@ func (s *Server) validPart(ctx context.Context, id string, readErr error) (h ses
 func (s *Server) damageOf(ctx context.Context, id string, readErr error) string {
 	_, _, damage, _ := s.validPart(ctx, id, readErr)
 	return damage
+}
+
+// repairedNotice is the notice after the replay of a stored session whose
+// log a repair left lines short of (Options.DescribeDamage words it): its
+// history is not whole. Nil for a log never repaired.
+func (s *Server) repairedNotice(id string, events []session.Event) []acpsdk.SessionUpdate {
+	if s.opts.DescribeDamage == nil {
+		return nil
+	}
+	d := s.opts.DescribeDamage(id, events, nil)
+	if d == "" {
+		return nil
+	}
+	return []acpsdk.SessionUpdate{acpsdk.UpdateAgentMessageText("This session's history is not whole: " + d + ".\n\n")}
 }

@@ -87,9 +87,10 @@ type Options struct {
 	// the log.
 	CachedTitle func(r StoredSession) (title string, ok bool)
 	// DescribeDamage, when set, words what is damaged in a stored
-	// session's log the server read for session/list (err: the read's
-	// failure; else its events, for a repaired log), "" for nothing; it
-	// is shown as _meta["acp-agent/damage"].
+	// session's log the server read (err: the read's failure; else its
+	// events, for a repaired log), "" for nothing. session/list shows it
+	// as _meta["acp-agent/damage"], session/load of a repaired log as a
+	// notice after the replay.
 	DescribeDamage func(id string, events []session.Event, err error) string
 	// Extensions maps extension method names ("_acp-agent/subagents/list")
 	// to handlers. Each "_acp-agent/X" entry is advertised as
