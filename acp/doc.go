@@ -28,7 +28,10 @@
 //     repair it, and its prompts, mode and model changes, resume and fork answer
 //     -32602 SESSION_DAMAGED (readonly.go); a replay that cannot be read
 //     back from the file answers -32603 REPLAY_FAILED with the cause and
-//     leaves the session unbound, never success with a cut history),
+//     leaves the session unbound, never success with a cut history; a
+//     repaired log's replay ends with a notice saying what the repair
+//     dropped (Options.DescribeDamage, which session/list also shows as
+//     _meta["acp-agent/damage"]),
 //     session/list (stored top-level sessions, newest first, cwd filter,
 //     title, updatedAt, opaque cursor, 50 per page; children too with
 //     _meta["acp-agent/includeChildren"]: true), session/close.
