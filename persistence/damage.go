@@ -28,7 +28,8 @@ const (
 	// overwritten, not JSON, not an event envelope).
 	DamageBadLine DamageKind = "bad-line"
 	// DamageSeqGap: a line's seq does not follow the line before it:
-	// events are missing (or its seq field is damaged).
+	// events are missing, or its seq repeats or goes back (or its seq
+	// field is damaged).
 	DamageSeqGap DamageKind = "seq-gap"
 	// DamageBadHeader: the header line cannot be read or names another
 	// session (a header mismatch). Repair cannot fix it.
@@ -113,7 +114,11 @@ func (d Damage) Text() string {
 	case DamageBadLine:
 		return fmt.Sprintf("corrupt at line %d of %s: %s", d.Line, d.Path, d.Detail)
 	case DamageSeqGap:
-		return fmt.Sprintf("events missing at line %d of %s: it holds seq %d where seq %d was expected", d.Line, d.Path, d.Got, d.Want)
+		what := "events missing"
+		if d.Got < d.Want {
+			what = "seq out of order"
+		}
+		return fmt.Sprintf("%s at line %d of %s: it holds seq %d where seq %d was expected", what, d.Line, d.Path, d.Got, d.Want)
 	case DamageBadHeader:
 		return "bad header: " + d.Detail
 	case DamageUnreadable:
