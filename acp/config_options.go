@@ -222,8 +222,7 @@ func (s *Server) setConfigOption(ctx context.Context, p acpsdk.SetSessionConfigO
 		return resp, toRequestError(err)
 	}
 	if b.readOnly {
-		return resp, toRequestError(errorf(CodeReadOnlySession,
-			"session %s is a subagent session: its model and mode are fixed when it is delegated", b.id))
+		return resp, toRequestError(b.refuseChange("given another model or mode", "its model and mode are fixed when it is delegated"))
 	}
 	switch {
 	case configID == ConfigMode:
@@ -311,8 +310,7 @@ func (s *Server) UnstableSetSessionModel(ctx context.Context, p acpsdk.UnstableS
 		return resp, toRequestError(err)
 	}
 	if b.readOnly {
-		return resp, toRequestError(errorf(CodeReadOnlySession,
-			"session %s is a subagent session: its model is fixed when it is delegated", b.id))
+		return resp, toRequestError(b.refuseChange("given another model", "its model is fixed when it is delegated"))
 	}
 	return resp, s.chooseModel(ctx, b, string(p.ModelId))
 }

@@ -22,7 +22,16 @@
 //   - session/new (absolute cwd; mcpServers started, see MCP below; modes),
 //     session/prompt, session/cancel (notification), session/load (replay
 //     before the answer; a subagent child id replays read-only; mcpServers
-//     started when the load builds the session's agent),
+//     started when the load builds the session's agent; a log, top-level
+//     or child, with a bad line in the middle replays its valid part
+//     read-only followed by a notice saying what is damaged and how to
+//     repair it, and its prompts, mode and model changes, resume and fork answer
+//     -32602 SESSION_DAMAGED (readonly.go); a replay that cannot be read
+//     back from the file answers -32603 REPLAY_FAILED with the cause and
+//     leaves the session unbound, never success with a cut history; a
+//     repaired log's replay ends with a notice saying what the repair
+//     dropped (Options.DescribeDamage, which session/list also shows as
+//     _meta["acp-agent/damage"]),
 //     session/list (stored top-level sessions, newest first, cwd filter,
 //     title, updatedAt, opaque cursor, 50 per page; children too with
 //     _meta["acp-agent/includeChildren"]: true), session/close.

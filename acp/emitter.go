@@ -73,6 +73,19 @@ type emitter struct {
 	queue   []item
 	running bool // a drain goroutine is active
 	paused  bool // items accumulate but are not drained (binding in progress)
+	// replayErr is the first replay cut short because the log could not
+	// be read back, until takeReplayErr (session/load answers it).
+	replayErr error
+}
+
+// takeReplayErr returns and clears the error of the first replay cut short
+// since the last call (nil if none).
+func (e *emitter) takeReplayErr() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	err := e.replayErr
+	e.replayErr = nil
+	return err
 }
 
 // goer starts an owned goroutine (the Server's tracker; a test's
@@ -262,6 +275,11 @@ func (e *emitter) process(it item) {
 		})
 		if err != nil {
 			e.log.Error("replay cut short: the session log could not be read back", "err", err)
+			e.mu.Lock()
+			if e.replayErr == nil {
+				e.replayErr = err
+			}
+			e.mu.Unlock()
 		}
 		// The replay ends with the usage it leaves the session at.
 		for _, u := range tr.ctx.usageUpdate() {

@@ -29,14 +29,20 @@ const (
 	CodePromptInFlight     Code = "PROMPT_IN_FLIGHT"
 	CodeUnsupportedContent Code = "UNSUPPORTED_CONTENT"
 	CodeReadOnlySession    Code = "READ_ONLY_SESSION"
-	CodeSessionLocked      Code = "SESSION_LOCKED"
-	CodeInvalidCursor      Code = "INVALID_CURSOR"
+	// CodeSessionDamaged: the session's log is damaged in the middle, so
+	// it is open read-only (its valid part shown) until it is repaired.
+	CodeSessionDamaged Code = "SESSION_DAMAGED"
+	CodeSessionLocked  Code = "SESSION_LOCKED"
+	CodeInvalidCursor  Code = "INVALID_CURSOR"
 
 	CodeModelNotConfigured Code = "MODEL_NOT_CONFIGURED"
 	// CodeAuthRequired is answered with JSON-RPC -32000 (the ACP
 	// auth_required error): a configured model's API key is not set.
 	CodeAuthRequired Code = "AUTH_REQUIRED"
 	CodeTurnFailed   Code = "TURN_FAILED"
+	// CodeReplayFailed: a session/load could not read the session's
+	// history back from its log; the load is answered with this error.
+	CodeReplayFailed Code = "REPLAY_FAILED"
 	CodeShuttingDown Code = "SHUTTING_DOWN"
 	CodeInternal     Code = "INTERNAL"
 )
@@ -67,7 +73,7 @@ func errorf(code Code, format string, args ...any) *Error {
 // invalidParamCodes are the codes answered with JSON-RPC -32602.
 var invalidParamCodes = map[Code]bool{
 	CodeInvalidParams: true, CodeInvalidSessionID: true,
-	CodePromptInFlight: true, CodeUnsupportedContent: true, CodeReadOnlySession: true,
+	CodePromptInFlight: true, CodeUnsupportedContent: true, CodeReadOnlySession: true, CodeSessionDamaged: true,
 	CodeSessionLocked: true, CodeInvalidCursor: true,
 }
 

@@ -102,6 +102,9 @@ func (s *Server) sourceEvents(ctx context.Context, id string) (session.Header, [
 		return h, nil, &Error{Code: CodeUnknownSession, Message: "unknown session: " + id, Err: err}
 	}
 	if err != nil {
+		if damage := s.damageOf(ctx, id, err); damage != "" {
+			return h, nil, errDamaged(id, damage, "forked (load it with session/load to view its valid part)")
+		}
 		return h, nil, fmt.Errorf("read session %s: %w", id, err)
 	}
 	return h, events, nil

@@ -144,6 +144,7 @@ func (s *Server) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (
 	}
 	s.bindMu.Lock()
 	defer s.bindMu.Unlock()
+	wasBound := s.boundSession(id) != nil
 	b, notices, err := s.loadLocked(ctx, id, p.Cwd, p.McpServers, true)
 	if err != nil {
 		return resp, toRequestError(err)
@@ -157,7 +158,31 @@ func (s *Server) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (
 	if err := s.flush(ctx, b); err != nil {
 		return resp, toRequestError(err)
 	}
+	if rerr := b.em.takeReplayErr(); rerr != nil {
+		return resp, toRequestError(s.failedReplay(ctx, b, wasBound, rerr))
+	}
 	return resp, nil
+}
+
+// failedReplay is the answer of a session/load whose replay was cut short
+// because the session's history could not be read back from its log: an
+// error with the cause, never success with a partial or empty history. A
+// session this load bound is released again (as session/close would), so
+// the client does not hold a session it was told failed to load; one
+// bound before stays as it was.
+func (s *Server) failedReplay(ctx context.Context, b *bound, wasBound bool, cause error) error {
+	if !wasBound {
+		s.mu.Lock()
+		if s.sessions[b.id] == b {
+			delete(s.sessions, b.id)
+		}
+		s.mu.Unlock()
+		if err := s.release(ctx, b); err != nil {
+			s.log.Warn("release after a failed replay", "session_id", b.id, "err", err)
+		}
+	}
+	return &Error{Code: CodeReplayFailed, Err: cause, Message: fmt.Sprintf(
+		"session %s was not loaded: its history could not be read back from its log: %v", b.id, cause)}
 }
 
 // evictLoaded lets a session bound from storage drop its loaded log from
@@ -217,6 +242,8 @@ func (s *Server) loadLocked(ctx context.Context, id, cwd string, servers []acpsd
 	b, ok := s.sessions[id]
 	s.mu.Unlock()
 	switch {
+	case ok && !replay && b.damage != "":
+		return nil, nil, errDamaged(id, b.damage, "resumed (load it with session/load to view its valid part)")
 	case ok && !replay && b.readOnly:
 		return nil, nil, errViewOnly(id)
 	case ok && !replay:
@@ -240,7 +267,7 @@ func (s *Server) loadLocked(ctx context.Context, id, cwd string, servers []acpsd
 			if err != nil {
 				return nil, nil, err
 			}
-			b, err := s.readOnly(id, sess.Header().DelegationDepth, events)
+			b, err := s.readOnly(id, sess.Header().DelegationDepth, events, "")
 			return b, nil, err
 		}
 		if s.opts.Agents != nil {
@@ -274,6 +301,10 @@ func (s *Server) loadLocked(ctx context.Context, id, cwd string, servers []acpsd
 		return nil, nil, &Error{Code: CodeUnknownSession, Message: "unknown session: " + id, Err: err}
 	}
 	if err != nil {
+		// Without a HeaderReader a damaged log fails here, top-level or not.
+		if b, ok, verr := s.loadValidPart(ctx, id, err, replay); ok || verr != nil {
+			return b, nil, verr
+		}
 		return nil, nil, fmt.Errorf("read session %s: %w", id, err)
 	}
 	if h.Origin == session.OriginSubagent {
@@ -282,15 +313,18 @@ func (s *Server) loadLocked(ctx context.Context, id, cwd string, servers []acpsd
 		}
 		if events == nil {
 			if h, events, err = s.opts.Stored.Inspect(ctx, id); err != nil {
+				if b, ok, verr := s.loadValidPart(ctx, id, err, replay); ok || verr != nil {
+					return b, nil, verr
+				}
 				return nil, nil, fmt.Errorf("read session %s: %w", id, err)
 			}
 		}
-		b, err := s.readOnly(id, h.DelegationDepth, events)
+		b, err := s.readOnly(id, h.DelegationDepth, events, "", s.repairedNotice(id, events)...)
 		return b, nil, err
 	}
 	h, events, err = s.opts.Stored.Load(ctx, id)
 	if err != nil {
-		if b, ok, verr := s.loadValidPart(ctx, id, err); ok || verr != nil {
+		if b, ok, verr := s.loadValidPart(ctx, id, err, replay); ok || verr != nil {
 			return b, nil, verr
 		}
 		return nil, nil, fmt.Errorf("load session %s: %w", id, err)
@@ -302,6 +336,9 @@ func (s *Server) loadLocked(ctx context.Context, id, cwd string, servers []acpsd
 		return nil, nil, fmt.Errorf("restore session %s: %w", id, err)
 	}
 	set, notices := startMCP(sess)
+	if replay {
+		notices = append(s.repairedNotice(id, events), notices...)
+	}
 	b, err = s.attachNew(sess, true, replay, set)
 	if err != nil {
 		_ = s.opts.Sessions.Remove(id)
@@ -312,28 +349,27 @@ func (s *Server) loadLocked(ctx context.Context, id, cwd string, servers []acpsd
 	return b, notices, err
 }
 
-// loadValidPart binds, read-only, the valid part of a session whose log
-// has a bad line in the middle (loadErr has code SESSION_CORRUPT), with a
-// notice saying what is damaged and how to repair it. ok is false when it
-// does not apply (another failure, or no ValidPartReader).
-func (s *Server) loadValidPart(ctx context.Context, id string, loadErr error) (*bound, bool, error) {
-	var coded interface{ ErrorCode() string }
-	vr, ok := s.opts.Stored.(ValidPartReader)
-	if !ok || !errors.As(loadErr, &coded) || coded.ErrorCode() != CodeSessionCorrupt {
+// loadValidPart binds, read-only, the valid part of a session (top-level
+// or child) whose log has a bad line in the middle (loadErr has code
+// SESSION_CORRUPT), with a notice saying what is damaged and how to
+// repair it; prompts and mode or model changes are then refused with
+// SESSION_DAMAGED. Without replay (session/resume) nothing is bound and
+// the resume is refused the same way. ok is false when it does not apply
+// (another failure, or no ValidPartReader).
+func (s *Server) loadValidPart(ctx context.Context, id string, loadErr error, replay bool) (*bound, bool, error) {
+	h, events, damage, ok := s.validPart(ctx, id, loadErr)
+	if !ok {
 		return nil, false, nil
 	}
-	h, events, damage, err := vr.InspectValid(ctx, id)
-	if err != nil || damage == "" {
-		return nil, false, nil
+	if !replay {
+		return nil, true, errDamaged(id, damage, "resumed (load it with session/load to view its valid part)")
 	}
 	s.log.Warn("session log damaged: its valid part is shown read-only", "session_id", id, "damage", damage)
-	b, err := s.readOnly(id, h.DelegationDepth, events)
+	notice := acpsdk.UpdateAgentMessageText(damagedNotice(id, damage, h.Origin == session.OriginSubagent))
+	b, err := s.readOnly(id, h.DelegationDepth, events, damage, notice)
 	if err != nil {
 		return nil, true, err
 	}
-	b.em.push(item{direct: []acpsdk.SessionUpdate{acpsdk.UpdateAgentMessageText(fmt.Sprintf(
-		"This session's log is damaged (%s), so only the part before the damage is shown, read-only. "+
-			"Run `acp-agent sessions repair %s` to repair it (a backup is kept).\n\n", damage, id))}})
 	return b, true, nil
 }
 
@@ -353,14 +389,19 @@ func (s *Server) replayAgain(b *bound) error {
 		return errorf(CodeShuttingDown, "the agent is shutting down")
 	}
 	b.em.push(it)
+	if len(b.viewNotices) > 0 {
+		b.em.push(item{direct: b.viewNotices})
+	}
 	return nil
 }
 
-// readOnly binds a child session for viewing: its transcript is replayed,
-// prompts are refused.
+// readOnly binds a session for viewing: a child, or the valid part of a
+// damaged log (damage says what is damaged; "" for an intact child): its
+// transcript is replayed, then the notices, if any, are sent; prompts are
+// refused.
 // Like bindAgent, it is refused after Close before any replay is queued.
-func (s *Server) readOnly(id string, depth int, events []session.Event) (*bound, error) {
-	b := &bound{id: id, readOnly: true, replayLog: events}
+func (s *Server) readOnly(id string, depth int, events []session.Event, damage string, notices ...acpsdk.SessionUpdate) (*bound, error) {
+	b := &bound{id: id, readOnly: true, damage: damage, replayLog: events, viewNotices: notices}
 	b.em = newEmitter(newTranslator(s.opts.Tools).withDepth(depth).withModels(s.opts.Models), s.sendTo(id), &s.emitters, s.log.With("session_id", id))
 	b.em.sendText = s.sendTextTo(id)
 	s.mu.Lock()
@@ -370,6 +411,9 @@ func (s *Server) readOnly(id string, depth int, events []session.Event) (*bound,
 	}
 	s.sessions[id] = b
 	b.em.push(item{replay: events})
+	if len(notices) > 0 {
+		b.em.push(item{direct: notices})
+	}
 	b.em.resume()
 	return b, nil
 }

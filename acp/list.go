@@ -105,11 +105,18 @@ func (s *Server) ListSessions(ctx context.Context, p acpsdk.ListSessionsRequest)
 			Cwd:       r.Header.Cwd,
 			UpdatedAt: acpsdk.Ptr(isoTime(r.UpdatedAt)),
 		}
-		if t := s.titleOf(ctx, r); t != "" {
+		t, damage := s.titleOf(ctx, r)
+		if t != "" {
 			info.Title = acpsdk.Ptr(t)
 		}
 		if r.Header.ParentSession != "" {
 			info.Meta = map[string]any{MetaNamespace + "/parentSession": r.Header.ParentSession}
+		}
+		if damage != "" {
+			if info.Meta == nil {
+				info.Meta = map[string]any{}
+			}
+			info.Meta[MetaDamage] = damage
 		}
 		resp.Sessions = append(resp.Sessions, info)
 	}
@@ -135,14 +142,17 @@ func (s *Server) storedRows(ctx context.Context) ([]StoredSession, error) {
 }
 
 // titleOf returns a session's title: from the row, the CachedTitle hook,
-// the Title hook, the live log, or the stored log, in that order. Failures only lose the title.
-func (s *Server) titleOf(ctx context.Context, r StoredSession) string {
+// the Title hook, the live log, or the stored log, in that order, and
+// what is damaged in its log ("" for a healthy one): the row's Damage,
+// else, where the log was read here, Options.DescribeDamage of that read.
+// Failures only lose the title.
+func (s *Server) titleOf(ctx context.Context, r StoredSession) (string, string) {
 	if r.Title != "" || r.TitleKnown {
-		return r.Title
+		return r.Title, r.Damage
 	}
 	if s.opts.CachedTitle != nil {
 		if t, ok := s.opts.CachedTitle(r); ok {
-			return t
+			return t, r.Damage
 		}
 	}
 	id := r.Header.ID
@@ -151,24 +161,30 @@ func (s *Server) titleOf(ctx context.Context, r StoredSession) string {
 		if err != nil {
 			s.log.Warn("session title unavailable", "session_id", id, "err", err)
 		}
-		return t
+		return t, r.Damage
 	}
 	if sess, ok := s.opts.Sessions.Get(id); ok {
 		events, err := sess.Events()
 		if err != nil {
 			s.log.Warn("session title unavailable", "session_id", id, "err", err)
 		}
-		return LatestTitle(events)
+		return LatestTitle(events), r.Damage
 	}
 	if s.opts.Stored == nil {
-		return ""
+		return "", r.Damage
 	}
 	_, events, err := s.opts.Stored.Inspect(ctx, id)
+	damage := r.Damage
+	if s.opts.DescribeDamage != nil {
+		if d := s.opts.DescribeDamage(id, events, err); d != "" {
+			damage = d
+		}
+	}
 	if err != nil {
 		s.log.Warn("session title unavailable", "session_id", id, "err", err)
-		return ""
+		return "", damage
 	}
-	return LatestTitle(events)
+	return LatestTitle(events), damage
 }
 
 // LatestTitle returns the title of the last session/title event, or "".

@@ -155,8 +155,7 @@ func (s *Server) SetSessionMode(ctx context.Context, p acpsdk.SetSessionModeRequ
 		return resp, toRequestError(err)
 	}
 	if b.readOnly {
-		return resp, toRequestError(errorf(CodeReadOnlySession,
-			"session %s is a subagent session: it follows its root session's mode", b.id))
+		return resp, toRequestError(b.refuseChange("switched to another mode", "it follows its root session's mode"))
 	}
 	return resp, s.setMode(ctx, b, string(p.ModeId))
 }

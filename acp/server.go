@@ -37,6 +37,11 @@ const MetaNamespace = "acp-agent"
 // subagent (child) sessions.
 const MetaIncludeChildren = "acp-agent/includeChildren"
 
+// MetaDamage is the session/list _meta key of a listed session whose log
+// is damaged or was repaired: what is wrong with it, worded as every
+// command words it.
+const MetaDamage = "acp-agent/damage"
+
 // DefaultPageSize is the number of sessions per session/list page.
 const DefaultPageSize = 50
 
@@ -81,6 +86,12 @@ type Options struct {
 	// the rows of the page being answered); ok=false falls back to Title or
 	// the log.
 	CachedTitle func(r StoredSession) (title string, ok bool)
+	// DescribeDamage, when set, words what is damaged in a stored
+	// session's log the server read (err: the read's failure; else its
+	// events, for a repaired log), "" for nothing. session/list shows it
+	// as _meta["acp-agent/damage"], session/load of a repaired log as a
+	// notice after the replay.
+	DescribeDamage func(id string, events []session.Event, err error) string
 	// Extensions maps extension method names ("_acp-agent/subagents/list")
 	// to handlers. Each "_acp-agent/X" entry is advertised as
 	// agentCapabilities._meta["acp-agent"]["X"] = true.
@@ -202,10 +213,17 @@ type bound struct {
 	sess     *session.Session // nil for a read-only stored child
 	agent    *agent.Agent     // nil when read-only
 	readOnly bool
+	// damage, for a session bound read-only because its log is damaged in
+	// the middle (its valid part is shown), says what is damaged, as the
+	// store words it; "" otherwise (readonly.go).
+	damage string
 	// replayLog is the transcript of a read-only session (no live log).
 	replayLog []session.Event
-	em        *emitter
-	unsub     func()
+	// viewNotices follow each replay of a read-only session (the damage
+	// notice), also when it is loaded again.
+	viewNotices []acpsdk.SessionUpdate
+	em          *emitter
+	unsub       func()
 	// ownAgent/ownSession: the server created the agent / made the
 	// session live, and so closes / removes it.
 	ownAgent, ownSession bool

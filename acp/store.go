@@ -40,6 +40,10 @@ type StoredSession struct {
 	TitleKnown bool
 	// Size is the stored log's size in bytes (validates cached titles).
 	Size int64
+	// Damage, when known without reading the log (a derived index), says
+	// what is damaged in it, as the store words it (a repaired log that
+	// lost lines); "" for a healthy log or when unknown.
+	Damage string
 }
 
 // ValidPartReader is optionally implemented by a SessionStore: for a log

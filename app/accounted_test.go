@@ -179,3 +179,130 @@ func TestEveryDelegatedChildAccountedFor(t *testing.T) {
 		})
 	}
 }
+
+// writeChild writes a stored continuable subagent session with header h
+// and its descriptor (label: its id).
+func writeChild(t *testing.T, dir string, h session.Header) {
+	t.Helper()
+	p, err := persistence.Open(dir, persistence.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := session.NewStore(&session.DeterministicSources{})
+	detach := p.Attach(st)
+	s, err := st.Create(h, session.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range []struct {
+		typ  string
+		data any
+	}{
+		{session.TypeTurnStart, session.TurnData{Turn: 1}},
+		{session.TypeDescriptor, &subagent.Descriptor{Version: 2, Mode: subagent.ModeContinuable, Provider: "spawn", Label: h.ID}},
+		{session.TypeTurnEnd, session.TurnEndData{Turn: 1, Reason: session.TurnEndReason{Kind: session.TurnEndCompleted}}},
+	} {
+		if _, err := s.Append(ev.typ, ev.data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Remove(h.ID); err != nil {
+		t.Fatal(err)
+	}
+	detach()
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestListingScopesAgreeOnChildNamingAnotherParent: "parent"'s log
+// delegated to "kid", whose header names another parent "other". The
+// children scope and the descendants scope of parent (agents, agents
+// --descendants, the ACP extension's two scopes) give kid the same row,
+// also when the walk reaches kid under other because other is parent's
+// subagent too (it used to list kid healthy there and corrupt in the
+// children scope).
+func TestListingScopesAgreeOnChildNamingAnotherParent(t *testing.T) {
+	kid := session.Header{ID: "kid", CreatedAt: 3, Cwd: "/w", ParentSession: "other", Origin: session.OriginSubagent, DelegationDepth: 2}
+	tests := []struct {
+		name  string
+		other *session.Header // nil: no session other
+		// children and descendants are the CLI listings of parent.
+		children, descendants string
+		// ext is kid's entry in the extension's children scope; desc its
+		// position in the descendants scope.
+		ext, desc string
+	}{
+		{
+			name:  "other is parent's subagent",
+			other: &session.Header{ID: "other", CreatedAt: 2, Cwd: "/w", ParentSession: "parent", Origin: session.OriginSubagent, DelegationDepth: 1},
+			children: "parent\n  └─ other [continuable, inactive, has children] — other\n" +
+				"  └─ kid [diagnostic: corrupt: names another parent other (delegated by parent)]\n",
+			descendants: "parent\n  └─ other [continuable, inactive, has children] — other\n" +
+				"    └─ kid [diagnostic: corrupt: names another parent other (delegated by parent)]\n",
+			ext:  `{"kind":"diagnostic","id":"kid","reason":"corrupt","detail":"names another parent other (delegated by parent)"}`,
+			desc: `"parentId":"other","depth":2`,
+		},
+		{
+			name:        "other is a top-level session",
+			other:       &session.Header{ID: "other", CreatedAt: 2, Cwd: "/w"},
+			children:    "parent\n  └─ kid [diagnostic: corrupt: names another parent other (delegated by parent)]\n",
+			descendants: "parent\n  └─ kid [diagnostic: corrupt: names another parent other (delegated by parent)]\n",
+			ext:         `{"kind":"diagnostic","id":"kid","reason":"corrupt","detail":"names another parent other (delegated by parent)"}`,
+			desc:        `"parentId":"parent","depth":1`,
+		},
+		{
+			name:        "other is missing",
+			children:    "parent\n  └─ kid [diagnostic: corrupt: names a missing parent other]\n",
+			descendants: "parent\n  └─ kid [diagnostic: corrupt: names a missing parent other]\n",
+			ext:         `{"kind":"diagnostic","id":"kid","reason":"corrupt","detail":"names a missing parent other"}`,
+			desc:        `"parentId":"parent","depth":1`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			seedDelegated(t, dir, kid)
+			if tt.other != nil {
+				writeChild(t, dir, *tt.other)
+			}
+			for _, c := range []struct {
+				args []string
+				want string
+			}{
+				{[]string{"agents", "parent"}, tt.children},
+				{[]string{"agents", "--descendants", "parent"}, tt.descendants},
+			} {
+				code, out, errOut := runCLI(t, dir, c.args...)
+				if code != ExitOK || out != c.want {
+					t.Errorf("%v: exit %d (%s), output\n%s\nwant\n%s", c.args, code, errOut, out, c.want)
+				}
+			}
+			a := newTestApp(t, dir, "model:\n  main:\n    - text: hi\n")
+			defer a.Close()
+			entries := map[string]string{}
+			for _, scope := range []string{"children", "descendants"} {
+				got, err := a.Extensions["_acp-agent/subagents/list"](t.Context(), json.RawMessage(`{"sessionId":"parent","scope":"`+scope+`"}`))
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, _ := json.Marshal(got)
+				var res struct{ Entries []json.RawMessage }
+				if err := json.Unmarshal(b, &res); err != nil {
+					t.Fatal(err)
+				}
+				for _, e := range res.Entries {
+					if strings.Contains(string(e), `"id":"kid"`) {
+						entries[scope] = string(e)
+					}
+				}
+			}
+			if entries["children"] != tt.ext {
+				t.Errorf("children scope: kid = %s, want %s", entries["children"], tt.ext)
+			}
+			if want := strings.TrimSuffix(tt.ext, "}") + "," + tt.desc + "}"; entries["descendants"] != want {
+				t.Errorf("descendants scope: kid = %s, want %s", entries["descendants"], want)
+			}
+		})
+	}
+}

@@ -118,6 +118,10 @@ func runAgents(ctx context.Context, env *Env, descendants bool, args []string) e
 	if _, err := subagent.RegisterProjections(reg); err != nil {
 		return err
 	}
+	// A repaired child's row says so (the cache's values hold it).
+	if _, err := reg.Register(projection.Repaired()); err != nil {
+		return err
+	}
 	// The cache lives in the data directory, next to sessions/.
 	cache, err := projcache.Open(filepath.Dir(st.Dir()), reg)
 	if err != nil {
@@ -186,6 +190,10 @@ func writeTree(ctx context.Context, w io.Writer, root string, entries []subagent
 		if e.Label != "" {
 			b.WriteString(" — ")
 			b.WriteString(e.Label)
+		}
+		if e.Damage != "" {
+			b.WriteString(" — ")
+			b.WriteString(e.Damage)
 		}
 		b.WriteString("\n")
 		if e.Worktree != nil {

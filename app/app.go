@@ -256,12 +256,13 @@ func New(cfg Config) (*App, error) {
 			}
 			return a.cachedTitle(r.Header, r.Size)
 		},
-		Agents:     a.Agents,
-		NewAgent:   a.NewAgent,
-		Tools:      a.Tools.Get,
-		Extensions: a.Extensions,
-		ModelError: a.ModelErr,
-		Auth:       newAuth(a.Models),
+		DescribeDamage: describeDamage(a.Persist),
+		Agents:         a.Agents,
+		NewAgent:       a.NewAgent,
+		Tools:          a.Tools.Get,
+		Extensions:     a.Extensions,
+		ModelError:     a.ModelErr,
+		Auth:           newAuth(a.Models),
 		// Workspace fallbacks when the client lacks fs / terminal
 		// (workspace.go).
 		LocalFiles:      localFiles,

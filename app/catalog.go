@@ -27,6 +27,9 @@ func wireCatalog(a *App) error {
 	if _, err := a.Projections.Register(projection.Title()); err != nil {
 		return err
 	}
+	if _, err := a.Projections.Register(projection.Repaired()); err != nil {
+		return err
+	}
 	cache, err := projcache.Open(a.Config.DataDir, a.Projections)
 	if err != nil {
 		return err
@@ -138,4 +141,15 @@ func indexedTitle(values map[string]json.RawMessage) (title string, ok bool) {
 		return "", true
 	}
 	return *t, true
+}
+
+// indexedRepaired returns the repair summary among checkpointed projection
+// values (nil for a log never repaired); ok is false when they hold no
+// usable value (the caller then reads the log).
+func indexedRepaired(values map[string]json.RawMessage) (sum *session.RepairedData, ok bool) {
+	raw, present := values[projection.KeyRepaired]
+	if !present || json.Unmarshal(raw, &sum) != nil {
+		return nil, false
+	}
+	return sum, true
 }

@@ -48,33 +48,40 @@ func sessionError(id string, err error) error {
 	case errors.Is(err, persistence.ErrNotFound):
 		return sessionNotFound(id, err)
 	case errors.As(err, &ce):
-		return &DataError{Code: CodeSessionCorrupt, Message: fmt.Sprintf("session %s: %s", id, reason(err)), Err: err}
+		return &DataError{Code: CodeSessionCorrupt, Message: fmt.Sprintf("session %s: %s", id, reason(err)) + advice(err), Err: err}
 	case errors.Is(err, persistence.ErrUnreadable):
-		return &DataError{Code: CodeSessionUnusable, Message: fmt.Sprintf("session %s is unreadable: %s", id, reason(err)), Err: err}
+		return &DataError{Code: CodeSessionUnusable, Message: fmt.Sprintf("session %s: %s", id, reason(err)) + advice(err), Err: err}
 	}
 	return fmt.Errorf("session %s: %s: %w", id, reason(err), err)
 }
 
-// reason says what is wrong, for a row or a message: the typed problem
-// with its real path where there is one, never a package prefix.
+// reason says what is wrong, for a row or a message: a damaged log in
+// the one wording of persistence.Damage, other failures with their real
+// path where there is one, never a package prefix.
 func reason(err error) string {
 	var (
-		ue *persistence.UnreadableError
-		ce *persistence.CorruptError
 		le *persistence.LockedError
 		be *persistence.BackupError
 	)
+	if d, ok := persistence.DamageOf(err); ok {
+		return d.Text()
+	}
 	switch {
-	case errors.As(err, &ue):
-		return ue.Problem + " (" + ue.Path + ")"
-	case errors.As(err, &ce):
-		return damageText(ce.Path, ce.Line, ce.Err)
 	case errors.As(err, &le):
 		return "open for writing by another process (" + le.Path + ")"
 	case errors.As(err, &be):
 		return strings.TrimPrefix(be.Error(), "persistence: ")
 	}
 	return strings.ReplaceAll(err.Error(), "persistence: ", "")
+}
+
+// advice is "; " and what to do about a damaged log (Damage.Advice), or
+// "" when err is not damage or nothing is to be done.
+func advice(err error) string {
+	if d, ok := persistence.DamageOf(err); ok && d.Advice() != "" {
+		return "; " + d.Advice()
+	}
+	return ""
 }
 
 // errNoDataDir: the data directory does not exist (read-only commands
@@ -115,10 +122,4 @@ func openOneSession(env *Env, cmd string, args []string) (string, *persistence.S
 		return "", nil, err
 	}
 	return id, st, nil
-}
-
-// damageText is the one wording of a damaged log line, for every command
-// (sessions, sessions show, sessions repair, agents).
-func damageText(path string, line int, cause error) string {
-	return fmt.Sprintf("corrupt at line %d of %s: %v", line, path, cause)
 }

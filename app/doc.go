@@ -48,7 +48,10 @@
 // by agent/transcript (Inspect style); repair.go its "repair". These data
 // commands only read (they never create the data directory) and report
 // through dataerrors.go: "session not found", SESSION_CORRUPT, reasons
-// without package prefixes.
+// without package prefixes; a damaged or repaired log in
+// persistence.Damage's one wording, which store.go also hands to the acp
+// server (the session/load notice, session/list _meta) and the subagent
+// catalog (a damaged child's row), so every command words it the same.
 //
 // Config is what a user (or a program embedding acp-agent) configures.
 // Knobs only this module's tests and scenario runner turn (a model

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/persistence"
 )
 
@@ -48,13 +49,28 @@ func runSessionsRepair(ctx context.Context, env *Env, yes bool, args []string) e
 	defer st.Close()
 	plan, err := st.PlanRepair(ctx, id)
 	if errors.Is(err, persistence.ErrNothingToRepair) {
-		_, err = fmt.Fprintf(env.Stdout, "session %s has no bad line: nothing to repair\n", id)
+		// What the log shows instead (an earlier repair, a torn last line
+		// the next load drops), worded as every command words it.
+		var notes []string
+		if snap, ierr := st.Inspect(ctx, id); ierr == nil {
+			if sum, ok := session.Repaired(snap.Events); ok {
+				notes = append(notes, persistence.RepairedDamage(id, logPath(st, id), sum).Text())
+			}
+			if snap.Torn {
+				notes = append(notes, persistence.TornDamage(id, logPath(st, id), len(snap.Events)-snap.Synthetic+2).Text())
+			}
+		}
+		msg := fmt.Sprintf("session %s has no bad line: nothing to repair", id)
+		if len(notes) > 0 {
+			msg += "; " + strings.Join(notes, "; ")
+		}
+		_, err = fmt.Fprintln(env.Stdout, msg)
 		return err
 	}
 	if err != nil {
 		return sessionError(id, err)
 	}
-	fmt.Fprintf(env.Stdout, "session %s: %s\n", id, damageText(plan.Path, plan.Line, plan.Cause))
+	fmt.Fprintf(env.Stdout, "session %s: %s\n", id, reason(&persistence.CorruptError{ID: id, Path: plan.Path, Line: plan.Line, Offset: plan.Offset, Err: plan.Cause}))
 	lines := make([]string, len(plan.Dropped))
 	for i, d := range plan.Dropped {
 		lines[i] = strconv.Itoa(d.Line)

@@ -92,7 +92,7 @@ func runSessions(ctx context.Context, env *Env, cwd string, args []string) error
 		return err
 	}
 	defer st.Close()
-	entries, titles, err := indexedSessions(ctx, st)
+	entries, known, err := indexedSessions(ctx, st)
 	if err != nil {
 		return err
 	}
@@ -123,20 +123,28 @@ func runSessions(ctx context.Context, env *Env, cwd string, args []string) error
 	rows := make([]row, 0, len(entries)+len(bad))
 	for _, e := range entries {
 		r := row{id: e.Header.ID, created: humanTime(e.Header.CreatedAt), parent: orDash(e.Header.ParentSession), mod: e.ModTime}
-		title, indexed := titles[e.Header.ID]
+		ix, indexed := known[e.Header.ID]
+		repaired := ix.repaired
 		if why, ok := corrupt[e.Header.ID]; ok {
 			r.title = "(corrupt: " + why + ")"
 		} else if indexed {
-			r.title = transcript.OneLine(title, 48)
+			r.title = transcript.OneLine(ix.title, 48)
 		} else if snap, err := st.Inspect(ctx, e.Header.ID); err == nil {
 			r.title = transcript.OneLine(acp.LatestTitle(snap.Events), 48)
+			if sum, ok := session.Repaired(snap.Events); ok {
+				repaired = &sum
+			}
 		} else {
 			r.title, r.problem = "(unreadable)", reason(err)
+		}
+		if repaired != nil {
+			// A repaired log reads fine but lost lines: not healthy.
+			r.problem = persistence.RepairedDamage(e.Header.ID, logPath(st, e.Header.ID), *repaired).Text()
 		}
 		rows = append(rows, r)
 	}
 	for _, u := range bad {
-		rows = append(rows, row{id: u.ID, title: "(unreadable)", problem: u.Problem, created: "-", parent: "-", mod: u.ModTime})
+		rows = append(rows, row{id: u.ID, title: "(unreadable)", problem: persistence.UnreadableDamage(u).Text(), created: "-", parent: "-", mod: u.ModTime})
 	}
 	slices.SortFunc(rows, func(a, b row) int {
 		if a.mod != b.mod {
@@ -234,14 +242,25 @@ func unlistedSessions(ctx context.Context, st *persistence.Store, listed []persi
 	return bad, ctx.Err()
 }
 
+// indexedValues is what the catalog index knows of a session without
+// reading its log: its title and its repair summary (nil: never
+// repaired).
+type indexedValues struct {
+	title    string
+	repaired *session.RepairedData
+}
+
 // indexedSessions lists the stored sessions through the catalog index,
-// with the titles its valid rows hold (a session without one is read by
-// the caller). Without a usable index it is persistence's List.
-func indexedSessions(ctx context.Context, st *persistence.Store) ([]persistence.Entry, map[string]string, error) {
+// with the title and repair summary its valid rows hold (a session
+// without both is read by the caller). Without a usable index it is
+// persistence's List.
+func indexedSessions(ctx context.Context, st *persistence.Store) ([]persistence.Entry, map[string]indexedValues, error) {
 	reg := projection.New()
 	cache, err := func() (*projcache.Cache, error) {
-		if _, err := reg.Register(projection.Title()); err != nil {
-			return nil, err
+		for _, u := range []projection.Unit{projection.Title(), projection.Repaired()} {
+			if _, err := reg.Register(u); err != nil {
+				return nil, err
+			}
 		}
 		return projcache.Open(filepath.Dir(st.Dir()), reg)
 	}()
@@ -254,14 +273,16 @@ func indexedSessions(ctx context.Context, st *persistence.Store) ([]persistence.
 		return nil, nil, err
 	}
 	entries := make([]persistence.Entry, len(rows))
-	titles := make(map[string]string, len(rows))
+	known := make(map[string]indexedValues, len(rows))
 	for i, r := range rows {
 		entries[i] = persistence.Entry{Header: r.Header, Size: r.Size, ModTime: r.ModTime}
-		if t, ok := indexedTitle(r.Values); ok {
-			titles[r.Header.ID] = t
+		t, ok := indexedTitle(r.Values)
+		sum, rok := indexedRepaired(r.Values)
+		if ok && rok {
+			known[r.Header.ID] = indexedValues{title: t, repaired: sum}
 		}
 	}
-	return entries, titles, nil
+	return entries, known, nil
 }
 
 func runSessionsShow(ctx context.Context, env *Env, system bool, args []string) error {
@@ -272,12 +293,7 @@ func runSessionsShow(ctx context.Context, env *Env, system bool, args []string) 
 	defer st.Close()
 	snap, err := st.Inspect(ctx, id)
 	if err != nil {
-		err = sessionError(id, err)
-		var de *DataError
-		if errors.As(err, &de) && de.Code == CodeSessionCorrupt {
-			de.Message += fmt.Sprintf("; 'acp-agent sessions repair %s' repairs it, keeping a backup", id)
-		}
-		return err
+		return sessionError(id, err)
 	}
 	if system {
 		return writeSystemPrompt(env.Stdout, snap.Header, snap.Events)
@@ -304,6 +320,21 @@ func runSessionsShow(ctx context.Context, env *Env, system bool, args []string) 
 	}
 	if open > 0 {
 		if _, err := fmt.Fprintf(env.Stdout, "\n[turn %d open (running elsewhere)]\n", open); err != nil {
+			return err
+		}
+	}
+	// What the log lost, worded as every command words it: a repair's
+	// dropped lines, a torn last line (not while another process writes).
+	path := logPath(st, id)
+	var marks []persistence.Damage
+	if sum, ok := session.Repaired(snap.Events); ok {
+		marks = append(marks, persistence.RepairedDamage(id, path, sum))
+	}
+	if snap.Torn && !elsewhere {
+		marks = append(marks, persistence.TornDamage(id, path, len(snap.Events)-snap.Synthetic+2))
+	}
+	for _, d := range marks {
+		if _, err := fmt.Fprintf(env.Stdout, "\n[%s]\n", d.Text()); err != nil {
 			return err
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent"
@@ -57,8 +58,28 @@ func (s storedSessions) List(ctx context.Context) ([]acp.StoredSession, error) {
 	for i, r := range rows {
 		out[i] = acp.StoredSession{Header: r.Header, UpdatedAt: r.ModTime, Size: r.Size}
 		out[i].Title, out[i].TitleKnown = indexedTitle(r.Values)
+		if sum, ok := indexedRepaired(r.Values); ok && sum != nil {
+			out[i].Damage = persistence.RepairedDamage(r.Header.ID, logPath(s.p, r.Header.ID), *sum).Text()
+		}
 	}
 	return out, nil
+}
+
+// describeDamage is acp.Options.DescribeDamage: a damaged log's read
+// failure, or a repaired log's summary, in persistence's one wording.
+func describeDamage(p *persistence.Store) func(id string, events []session.Event, err error) string {
+	return func(id string, events []session.Event, err error) string {
+		if err != nil {
+			if d, ok := persistence.DamageOf(err); ok {
+				return d.Text()
+			}
+			return ""
+		}
+		if sum, ok := session.Repaired(events); ok {
+			return persistence.RepairedDamage(id, logPath(p, id), sum).Text()
+		}
+		return ""
+	}
 }
 
 // listAs lists the stored sessions as a consumer's rows.
@@ -189,7 +210,30 @@ var _ subagent.ProblemChecker = durableStore{}
 // catalog's row for a child its parent's log names).
 func (d durableStore) Problem(ctx context.Context, id string) (string, bool) {
 	u, ok := d.p.Check(ctx, id)
-	return u.Problem, ok
+	if !ok {
+		return "", false
+	}
+	return persistence.UnreadableDamage(u).Text(), true
+}
+
+var (
+	_ subagent.DamageDescriber = durableStore{}
+	_ subagent.RepairDescriber = durableStore{}
+)
+
+// DescribeRepaired words a repaired child log for its catalog row as
+// every command does.
+func (d durableStore) DescribeRepaired(id string, sum session.RepairedData) string {
+	return persistence.RepairedDamage(id, logPath(d.p, id), sum).Text()
+}
+
+// Describe words a damaged child log for its catalog row (agents,
+// list_agents, the subagents extension) as every command does.
+func (d durableStore) Describe(err error) string {
+	if dmg, ok := persistence.DamageOf(err); ok {
+		return dmg.Text()
+	}
+	return ""
 }
 
 func (d durableStore) Flush(ctx context.Context, id string) error { return d.p.Flush(ctx, id) }
@@ -233,4 +277,9 @@ func (j journal) Shown(ctx context.Context, id string, _ int64) error {
 		return nil
 	}
 	return j.a.Server.Shown(ctx, id)
+}
+
+// logPath is the file of session id's log (named in damage wording).
+func logPath(p *persistence.Store, id string) string {
+	return filepath.Join(p.Dir(), id+".jsonl")
 }

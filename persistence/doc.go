@@ -65,8 +65,14 @@
 // A bad line in the middle is not repaired by Load: InspectValid returns
 // the valid part before it (session/load shows it read-only), and
 // PlanRepair/Repair (`acp-agent sessions repair`) keep the whole file in
-// a backup first, then drop the bad line when what follows still
-// continues the log, else cut the log at it (repair.go).
+// a backup first, then drop each bad line on its own, keep every valid
+// event after it and record a session/repaired summary (repair.go).
+//
+// Damage (damage.go) is the one wording of what is wrong with a log —
+// torn tail, bad line, seq gap, bad header, unreadable file, repaired —
+// that every command and notice uses (DamageOf classifies a
+// *CorruptError or *UnreadableError; Text words it; Advice says whether
+// repair helps), so the same damage reads the same everywhere.
 //
 // # Decoding
 //

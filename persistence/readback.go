@@ -74,6 +74,12 @@ func (s *Store) ReadEvents(id string, from, to int64) ([]session.Event, error) {
 	if from == to {
 		return []session.Event{}, nil
 	}
+	s.hit(FaultReadBack)
+	if s.faultErr != nil {
+		if err := s.faultErr(FaultReadBack); err != nil {
+			return nil, fmt.Errorf("persistence: read back %s: %w", h.path, err)
+		}
+	}
 	h.rmu.Lock()
 	off, at, err := h.index.seek(h.f, from, written)
 	h.rmu.Unlock()

@@ -174,7 +174,11 @@ func planRepair(id, path string, data []byte) (RepairPlan, error) {
 			continue
 		}
 		if s > want {
-			gap := (k+1 < len(cands) && cands[k+1].ev.Seq == s+1) || (k+1 == len(cands) && s-want <= maxTailGap)
+			// A real gap, not a damaged seq field: the lines dropped since
+			// the last kept event can have held the seqs it skips, or the
+			// next event continues from it, or it is the last one.
+			gap := s-want <= int64(len(pendingDrops)) ||
+				(k+1 < len(cands) && cands[k+1].ev.Seq == s+1) || (k+1 == len(cands) && s-want <= maxTailGap)
 			if !gap {
 				seqDrop(c, fmt.Sprintf("has seq %d where %d belongs (a damaged seq)", s, want))
 				continue

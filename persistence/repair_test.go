@@ -51,6 +51,15 @@ func TestRepairKeepsEveryValidEvent(t *testing.T) {
 			out[200] = []byte(`{"type":"turn/start","seq":"x"}`)
 			return out
 		}, []int64{9, 199}, 2, 2, 11},
+		{"two bad lines around one valid line", func(l [][]byte) [][]byte {
+			// The valid line between them is followed by a bad line, not
+			// by its successor seq: the dropped line before it explains
+			// the seq it skips, so it is kept.
+			out := slices.Clone(l)
+			out[30] = []byte(`{"type":`)
+			out[32] = []byte("not json")
+			return out
+		}, []int64{29, 31}, 2, 2, 31},
 		{"torn lines", func(l [][]byte) [][]byte {
 			// Two writes cut short, each run into the next record.
 			out := slices.Clone(l)

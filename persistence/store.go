@@ -37,8 +37,9 @@ type Options struct {
 	Fault func(FaultPoint)
 	// FaultErr, when set, can fail a step: a non-nil error returned at
 	// FaultBackup fails the backup, at FaultWrite the batch's write, at
-	// a repair step (FaultRepair...) that step, as if the disk had (an
-	// injected ENOSPC; fault tests). Nil in production.
+	// a repair step (FaultRepair...) that step, at FaultReadBack the
+	// read-back of evicted events, as if the disk had (an injected ENOSPC
+	// or EIO; fault tests). Nil in production.
 	FaultErr func(FaultPoint) error
 }
 
@@ -51,6 +52,9 @@ const (
 	FaultWrite   FaultPoint = "write"   // before a batch is written
 	FaultFsync   FaultPoint = "fsync"   // written, before the fsync
 	FaultPublish FaultPoint = "publish" // a new file is complete, before it gets its name
+	// FaultReadBack is a read-back of a held session's evicted events
+	// (ReadEvents), before its file is read.
+	FaultReadBack FaultPoint = "read-back"
 )
 
 // Store is the durable JSONL session store rooted at one data directory.

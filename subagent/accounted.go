@@ -29,6 +29,22 @@ type ProblemChecker interface {
 	Problem(ctx context.Context, id string) (problem string, ok bool)
 }
 
+// DamageDescriber is optionally implemented by a Catalog's Persisted
+// reader: Describe words err, the failure to read a stored child's log,
+// for its diagnostic row's Detail (what is damaged, in the storage's one
+// wording of damage); "" when it has nothing to say.
+type DamageDescriber interface {
+	Describe(err error) string
+}
+
+// RepairDescriber is optionally implemented by a Catalog's Persisted
+// reader: DescribeRepaired words the repair a child's log records (its
+// session.Repaired summary) for the child row's Damage, so a repaired
+// child is not listed as healthy.
+type RepairDescriber interface {
+	DescribeRepaired(id string, sum session.RepairedData) string
+}
+
 // namesChild is a byte check for the keys a delegation result names its
 // child under (raw output, child link).
 func namesChild(data []byte) bool {
@@ -399,41 +415,54 @@ func (c *Catalog) parentChildren(ctx context.Context, co *corpus, parentID strin
 	return delegatedChildren(events)
 }
 
-// unaccounted returns a diagnostic row for each child the parent's log
-// names that listed holds no row for, with the reason in Detail.
-func (c *Catalog) unaccounted(ctx context.Context, co *corpus, parentID string, listed map[string]bool) []ListEntry {
+// unaccounted returns a diagnostic row for each child of names (the
+// children the parent's log names, parentChildren) that listed holds no
+// row for, with the reason in Detail.
+func (c *Catalog) unaccounted(ctx context.Context, co *corpus, parentID string, names []string, listed map[string]bool) []ListEntry {
 	var out []ListEntry
-	for _, id := range c.parentChildren(ctx, co, parentID) {
+	for _, id := range names {
 		if listed[id] || id == parentID {
 			continue
 		}
-		e := ListEntry{Kind: KindDiagnostic, ID: id}
+		var e ListEntry
 		if r, ok := co.records[id]; ok {
-			e.Reason = ReasonCorrupt
-			switch p := r.header.ParentSession; {
-			case p == id:
-				e.Detail = "names itself as its parent"
-			case p == "":
-				e.Detail = "its log names no parent"
-			case co.records[p] == nil:
-				e.Detail = fmt.Sprintf("names a missing parent %s", p)
-			case p != parentID:
-				e.Detail = fmt.Sprintf("names another parent %s", p)
-			default:
-				e.Detail = "not a subagent session"
-			}
+			e = namedElsewhere(co, parentID, r)
 		} else if pc, ok := c.Persisted.(ProblemChecker); ok {
+			e = ListEntry{Kind: KindDiagnostic, ID: id}
 			if problem, bad := pc.Problem(ctx, id); bad {
 				e.Reason, e.Detail = ReasonUnavailable, problem
 			} else {
 				e.Reason, e.Detail = ReasonMissing, "its log does not exist"
 			}
 		} else {
-			e.Reason, e.Detail = ReasonMissing, "its log is not listed"
+			e = ListEntry{Kind: KindDiagnostic, ID: id, Reason: ReasonMissing, Detail: "its log is not listed"}
 		}
 		out = append(out, e)
 	}
 	return out
+}
+
+// namedElsewhere is the row of child r, which parentID's log names but
+// whose header does not make it parentID's subagent: a corrupt diagnostic
+// saying what its header says instead. Both listing scopes give a named
+// child this row (ListChildren of parentID, and ListDescendants of a root
+// whose walk reads parentID's log, even where the walk reaches the child
+// under the parent its header names), so they agree on it.
+func namedElsewhere(co *corpus, parentID string, r *record) ListEntry {
+	e := ListEntry{Kind: KindDiagnostic, ID: r.header.ID, Reason: ReasonCorrupt}
+	switch p := r.header.ParentSession; {
+	case p == r.header.ID:
+		e.Detail = "names itself as its parent"
+	case p == "":
+		e.Detail = "its log names no parent"
+	case co.records[p] == nil:
+		e.Detail = fmt.Sprintf("names a missing parent %s", p)
+	case p != parentID:
+		e.Detail = fmt.Sprintf("names another parent %s (delegated by %s)", p, parentID)
+	default:
+		e.Detail = "not a subagent session"
+	}
+	return e
 }
 
 // detailJSON renders the optional "detail" key of a diagnostic row.

@@ -234,7 +234,7 @@ func (c *Catalog) ListChildren(ctx context.Context, parentID string) ([]ListEntr
 		}
 	}
 	// Every child the parent's own log names gets a row.
-	out = append(out, c.unaccounted(ctx, co, parentID, listed)...)
+	out = append(out, c.unaccounted(ctx, co, parentID, c.parentChildren(ctx, co, parentID), listed)...)
 	if err := cancelled(ctx); err != nil {
 		return nil, err
 	}
@@ -303,8 +303,10 @@ func (c *Catalog) ListDescendants(ctx context.Context, rootID string) ([]Descend
 	}
 	out := make([]DescendantEntry, 0, len(rows))
 	listed := make(map[string]bool, len(rows))
+	at := make(map[string]int, len(rows)) // id -> index in out
 	for i, row := range rows {
 		if row != nil {
+			at[row.ID] = len(out)
 			out = append(out, DescendantEntry{ListEntry: *row, ParentID: positioned[i].rec.header.ParentSession, Depth: positioned[i].depth})
 			listed[row.ID] = true
 		}
@@ -328,7 +330,16 @@ func (c *Catalog) ListDescendants(ctx context.Context, rootID string) ([]Descend
 		if _, bad := co.corrupt[pid]; bad {
 			continue
 		}
-		for _, e := range c.unaccounted(ctx, co, pid, listed) {
+		names := c.parentChildren(ctx, co, pid)
+		// A named child the walk reached under another parent (its
+		// header's) keeps that position but gets the row ListChildren of
+		// pid gives it: the scopes agree on it.
+		for _, id := range names {
+			if i, ok := at[id]; ok && id != pid && out[i].ParentID != pid {
+				out[i].ListEntry = namedElsewhere(co, pid, co.records[id])
+			}
+		}
+		for _, e := range c.unaccounted(ctx, co, pid, names, listed) {
 			listed[e.ID] = true
 			out = append(out, DescendantEntry{ListEntry: e, ParentID: pid, Depth: depthOf[pid] + 1})
 		}
@@ -379,7 +390,9 @@ func (c *Catalog) resolveLive(r *record, hasChildren bool) *ListEntry {
 	if id == nil {
 		return nil // creation window: not yet (or no longer) a subagent
 	}
-	return child(r, id, ActivityRunning, hasChildren)
+	row := child(r, id, ActivityRunning, hasChildren)
+	row.Damage = c.repairedOf(r.header.ID, snap.Values)
+	return row
 }
 
 // resolveColdAll resolves the cold candidates with a bounded pool of
@@ -423,8 +436,10 @@ func (c *Catalog) resolveColdAll(ctx context.Context, co *corpus, cands []*recor
 // resolveCold is rungs 2 and 3 for one persisted-only candidate. Its only
 // error is CANCELLED.
 func (c *Catalog) resolveCold(ctx context.Context, r *record, hasChildren bool) (*ListEntry, error) {
-	if id := c.cachedIdentity(r); id != nil && id.Seq >= int64(r.header.SeedLength) {
-		return child(r, id, ActivityInactive, hasChildren), nil
+	if id, values := c.cachedIdentity(r); id != nil && id.Seq >= int64(r.header.SeedLength) {
+		row := child(r, id, ActivityInactive, hasChildren)
+		row.Damage = c.repairedOf(r.header.ID, values)
+		return row, nil
 	}
 	if err := cancelled(ctx); err != nil {
 		return nil, err
@@ -435,7 +450,11 @@ func (c *Catalog) resolveCold(ctx context.Context, r *record, hasChildren bool) 
 			return nil, cerr
 		}
 		// Not memoized: the next listing reads it again.
-		return diagnostic(r, ReasonUnavailable), nil
+		row := diagnostic(r, ReasonUnavailable)
+		if dd, ok := c.Persisted.(DamageDescriber); ok {
+			row.Detail = dd.Describe(err)
+		}
+		return row, nil
 	}
 	if err := cancelled(ctx); err != nil {
 		return nil, err
@@ -451,37 +470,59 @@ func (c *Catalog) resolveCold(ctx context.Context, r *record, hasChildren bool) 
 	id, err := DecodeIdentity(snap.Values[KeyIdentity])
 	if err != nil || id == nil {
 		// Settled debris: a missing, malformed or unknown-version
-		// descriptor on a child that is no longer being created.
-		return diagnostic(r, ReasonCorrupt), nil
+		// descriptor on a child that is no longer being created (a
+		// repair that dropped it says so).
+		row := diagnostic(r, ReasonCorrupt)
+		row.Detail = c.repairedOf(r.header.ID, snap.Values)
+		return row, nil
 	}
-	return child(r, id, ActivityInactive, hasChildren), nil
+	row := child(r, id, ActivityInactive, hasChildren)
+	row.Damage = c.repairedOf(r.header.ID, snap.Values)
+	return row, nil
 }
 
 // cachedIdentity is rung 2: the indexed values of the record, then the
-// projection cache. Every failure, panic included, is a miss.
-func (c *Catalog) cachedIdentity(r *record) (id *Identity) {
+// projection cache; values are the ones the identity came from. Every
+// failure, panic included, is a miss.
+func (c *Catalog) cachedIdentity(r *record) (id *Identity, values map[string]json.RawMessage) {
 	if r.values != nil {
 		if id, err := DecodeIdentity(r.values[KeyIdentity]); err == nil && id != nil {
-			return id
+			return id, r.values
 		}
 	}
 	if c.Cache == nil {
-		return nil
+		return nil, nil
 	}
 	defer func() {
 		if recover() != nil {
-			id = nil
+			id, values = nil, nil
 		}
 	}()
 	values, err := c.Cache.Get(r.header, r.size)
 	if err != nil || values == nil {
-		return nil
+		return nil, nil
 	}
 	id, err = DecodeIdentity(values[KeyIdentity])
 	if err != nil {
-		return nil
+		return nil, nil
 	}
-	return id
+	return id, values
+}
+
+// repairedOf words the repair a child's log records (the repaired
+// projection unit among its values, when registered) through the
+// Persisted reader's RepairDescriber; "" for a log never repaired.
+func (c *Catalog) repairedOf(id string, values map[string]json.RawMessage) string {
+	rd, ok := c.Persisted.(RepairDescriber)
+	raw := values[projection.KeyRepaired]
+	if !ok || len(raw) == 0 {
+		return ""
+	}
+	var sum *session.RepairedData
+	if json.Unmarshal(raw, &sum) != nil || sum == nil {
+		return ""
+	}
+	return rd.DescribeRepaired(id, *sum)
 }
 
 // sameLifecycle is the lifecycle witness: the inspected header must equal

@@ -15,7 +15,11 @@
 //     while draining, settlement, the settlement notice, Drain,
 //     DrainDescendants and DrainChildren.
 //   - Listing (listing.go): the read side, ListChildren/ListDescendants over
-//     the Catalog and the live status of list_agents.
+//     the Catalog and the live status of list_agents. Every child a
+//     parent's log names gets a row (accounted.go), the same in both
+//     scopes, also one whose header names another parent; a damaged
+//     child's row says what is damaged (the Persisted reader's optional
+//     DamageDescriber).
 //   - ProviderRegistry and Lifecycle: the registered drivers, the
 //     lifecycle listeners (OnLifecycle, contained) and the start-edge
 //     publishers (OnPublish, which can fail a continuable start).

@@ -58,6 +58,9 @@ type ListEntry struct {
 	// Worktree is the recorded worktree of an isolated child (nil
 	// otherwise); InspectWorktree tells what it holds now.
 	Worktree *WorktreeRecord
+	// Damage, on a child row, says what its log lost though it reads (a
+	// repair dropped lines), as the storage words it; "" otherwise.
+	Damage string
 }
 
 // DescendantEntry is a row of the descendant walk: a ListEntry positioned
@@ -68,8 +71,8 @@ type DescendantEntry struct {
 	Depth    int
 }
 
-// MarshalJSON renders {"kind","id","mode","label"?,"activity","hasChildren"}
-// for a child and {"kind","id","reason","detail"?} for a diagnostic.
+// MarshalJSON renders {"kind","id","mode","label"?,"activity","hasChildren",
+// "worktree"?,"damage"?} for a child and {"kind","id","reason","detail"?} for a diagnostic.
 func (e ListEntry) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	e.write(&b)
@@ -113,6 +116,10 @@ func (e ListEntry) write(b *bytes.Buffer) {
 		enc, _ := json.Marshal(e.Worktree)
 		b.WriteString(`,"worktree":`)
 		b.Write(enc)
+	}
+	if e.Damage != "" {
+		b.WriteString(`,"damage":`)
+		writeString(b, e.Damage)
 	}
 }
 

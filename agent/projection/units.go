@@ -1,7 +1,7 @@
 package projection
 
 // This file defines the built-in units that need nothing above
-// agent/session: subagentTiming and title. The subagent identity unit lives
+// agent/session: subagentTiming, title and repaired. The subagent identity unit lives
 // in package subagent, next to the descriptor parser it uses.
 
 import (
@@ -12,10 +12,12 @@ import (
 
 // Keys and state versions of the built-in units.
 const (
-	KeyTiming     = "subagentTiming"
-	TimingVersion = 2
-	KeyTitle      = "title"
-	TitleVersion  = 1
+	KeyTiming       = "subagentTiming"
+	TimingVersion   = 2
+	KeyTitle        = "title"
+	TitleVersion    = 1
+	KeyRepaired     = "repaired"
+	RepairedVersion = 1
 )
 
 // TimingState is the state of the subagentTiming unit
@@ -106,5 +108,28 @@ func Title() Unit {
 			return &d.Title, nil
 		},
 		Render: func(cur *string) (any, error) { return cur, nil },
+	}
+}
+
+// Repaired returns the repaired unit: the summary of the last repair of
+// the session's log (session.Repaired: the lines it dropped, the
+// backup), or null for a log never repaired. Listings read it to show a
+// repaired session as such, not as healthy, without reading its log. A
+// malformed summary is skipped.
+func Repaired() Unit {
+	return Fold[*session.RepairedData]{
+		Name:    KeyRepaired,
+		Version: RepairedVersion,
+		Step: func(cur *session.RepairedData, ev session.Event) (*session.RepairedData, error) {
+			if ev.Type != session.TypeRepaired {
+				return cur, nil
+			}
+			var d session.RepairedData
+			if err := json.Unmarshal(ev.Data, &d); err != nil || d.Filler {
+				return cur, nil
+			}
+			return &d, nil
+		},
+		Render: func(cur *session.RepairedData) (any, error) { return cur, nil },
 	}
 }

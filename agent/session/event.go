@@ -114,6 +114,11 @@ type FormatError struct {
 	Seq     int64
 	Type    string
 	Message string
+	// Gap marks a record whose seq does not follow the one before it: it
+	// holds Got where Seq was expected (events are missing, or its seq
+	// field is damaged).
+	Gap bool
+	Got int64
 }
 
 func (e *FormatError) Error() string {
@@ -143,7 +148,7 @@ func (e *UnsupportedTypeError) Unwrap() error { return ErrUnsupportedType }
 // given the seq it must have.
 func ValidateEvent(ev Event, wantSeq int64) error {
 	if ev.Seq != wantSeq {
-		return &FormatError{Seq: wantSeq, Type: ev.Type, Message: fmt.Sprintf("has seq %d, expected %d (seq must be contiguous from 0)", ev.Seq, wantSeq)}
+		return &FormatError{Seq: wantSeq, Type: ev.Type, Message: fmt.Sprintf("has seq %d, expected %d (seq must be contiguous from 0)", ev.Seq, wantSeq), Gap: true, Got: ev.Seq}
 	}
 	if ev.Type == "" {
 		return &FormatError{Seq: wantSeq, Message: "has no type"}
