@@ -28,6 +28,9 @@ func (s *Server) Initialize(ctx context.Context, p acpsdk.InitializeRequest) (re
 	s.mu.Lock()
 	s.clientCaps = p.ClientCapabilities
 	s.mu.Unlock()
+	if wantsSubagentUpdates(p.ClientCapabilities) {
+		s.followChildren()
+	}
 	caps := acpsdk.AgentCapabilities{
 		LoadSession:        true,
 		PromptCapabilities: acpsdk.PromptCapabilities{EmbeddedContext: true, Image: s.opts.Images},

@@ -189,9 +189,10 @@ type Server struct {
 	closed     bool // Close began: no new sessions
 	served     bool
 
-	gate        gateState  // modes and remembered permission decisions (modes.go)
-	modelChoice modelState // each session's model (config_options.go)
-	asks        childAsks  // children's permission requests in flight (child_permission.go)
+	gate        gateState    // modes and remembered permission decisions (modes.go)
+	modelChoice modelState   // each session's model (config_options.go)
+	asks        childAsks    // children's permission requests in flight (child_permission.go)
+	children    childStreams // descendants' own streams, when asked (child_stream.go)
 
 	prompts  tracker // running Prompt handlers
 	emitters tracker // emitter drain goroutines
@@ -401,6 +402,7 @@ func (s *Server) Close(ctx context.Context) error {
 		errs = append(errs, s.release(ctx, b))
 	}
 	s.stopOnce.Do(func() { close(s.stopRejects) })
+	s.stopFollowingChildren()
 	if err := s.emitters.Wait(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("acp: pending session updates not sent: %w", err))
 	}

@@ -75,7 +75,7 @@ func TestAgentDefinitionStartsTheChildAndColdResumeKeepsIt(t *testing.T) {
 	childID := strings.TrimPrefix(session.JoinText(res.Content, ""), "started subagent ")
 	lc.waitEnds(t, ctx, childID, 1)
 	_, evs := persistedEvents(t, ctx, durable{ps}, childID)
-	wantDesc := `{"version":2,"mode":"continuable","provider":"spawn","label":"review it","agentProvider":"other","agentModel":"reviewer-model","persona":"You are the reviewer, version one.","toolFilter":{"allow":["send_message","report"]}}`
+	wantDesc := `{"version":2,"mode":"continuable","provider":"spawn","label":"review it","agentProvider":"other","agentModel":"reviewer-model","persona":"You are the reviewer, version one.","toolFilter":{"allow":["send_message","report"]},"callId":"c"}`
 	if got := string(evs[indexOf(evs, session.TypeDescriptor)].Data); got != wantDesc {
 		t.Errorf("descriptor = %s\nwant %s", got, wantDesc)
 	}
@@ -265,7 +265,7 @@ func TestAgentPermissionModeIsRecordedAndSurvivesARestart(t *testing.T) {
 		}
 		_, evs := persistedEvents(t, ctx, durable{ps}, runID)
 		if got, want := string(evs[indexOf(evs, session.TypeDescriptor)].Data),
-			`{"version":2,"mode":"one-shot","provider":"spawn","label":"look","permissionMode":"default","permissionScope":"project"}`; got != want {
+			`{"version":2,"mode":"one-shot","provider":"spawn","label":"look","permissionMode":"default","permissionScope":"project","callId":"c"}`; got != want {
 			t.Errorf("one-shot descriptor = %s\nwant %s", got, want)
 		}
 		st.Close()

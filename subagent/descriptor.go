@@ -61,6 +61,10 @@ type Descriptor struct {
 	// so a cold resume decides as the child was started.
 	PermissionMode  string
 	PermissionScope string
+	// CallID is the parent's tool call that started the child (its
+	// delegation): editors that follow a child's own stream find the call
+	// it belongs to, also after a restart. Absent in older logs.
+	CallID string
 }
 
 // ToolFilter restricts a continuable child's tools. A nil slice is absent; a
@@ -88,7 +92,7 @@ var ErrNotSerializable = errors.New("subagent descriptor is not losslessly JSON-
 
 // Snapshot validates d and renders the event payload, keys in the order
 // version, mode, provider, label, agentProvider, agentModel, persona,
-// toolFilter, isolation, worktree, permissionMode, permissionScope, absent
+// toolFilter, isolation, worktree, permissionMode, permissionScope, callId, absent
 // optionals omitted (a one-shot descriptor has no agentProvider,
 // agentModel, persona or toolFilter). Version is always written as
 // DescriptorVersion.
@@ -111,7 +115,7 @@ func (d Descriptor) Snapshot() (json.RawMessage, error) {
 	if d.Isolation != "" && d.Isolation != IsolationNone && d.Isolation != IsolationWorktree {
 		return nil, fmt.Errorf("subagent descriptor isolation %q is unknown", d.Isolation)
 	}
-	strs := []string{d.Provider, d.Label, d.AgentProvider, d.AgentModel, d.Persona, d.PermissionMode, d.PermissionScope}
+	strs := []string{d.Provider, d.Label, d.AgentProvider, d.AgentModel, d.Persona, d.PermissionMode, d.PermissionScope, d.CallID}
 	if w := d.Worktree; w != nil {
 		strs = append(strs, w.Repo, w.Path, w.Branch, w.Base)
 	}
@@ -187,6 +191,9 @@ func (d Descriptor) MarshalJSON() ([]byte, error) {
 	if d.PermissionMode != "" {
 		field("permissionMode", d.PermissionMode)
 		field("permissionScope", d.PermissionScope)
+	}
+	if d.CallID != "" {
+		field("callId", d.CallID)
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
@@ -318,10 +325,10 @@ func stringList(raw json.RawMessage) ([]string, bool) {
 
 var (
 	oneShotKeys = map[string]bool{"version": true, "mode": true, "provider": true, "label": true,
-		"isolation": true, "worktree": true, "permissionMode": true, "permissionScope": true}
+		"isolation": true, "worktree": true, "permissionMode": true, "permissionScope": true, "callId": true}
 	continuableKeys = map[string]bool{"version": true, "mode": true, "provider": true, "label": true,
 		"agentProvider": true, "agentModel": true, "persona": true, "toolFilter": true,
-		"isolation": true, "worktree": true, "permissionMode": true, "permissionScope": true}
+		"isolation": true, "worktree": true, "permissionMode": true, "permissionScope": true, "callId": true}
 )
 
 // ParseDescriptor decodes a subagent/descriptor payload, checking it in the
@@ -399,7 +406,7 @@ func ParseDescriptor(raw json.RawMessage) (*Descriptor, error) {
 }
 
 // parseTail decodes the keys both modes share after the contract's own:
-// isolation, worktree, permissionMode and permissionScope.
+// isolation, worktree, permissionMode, permissionScope and callId.
 func parseTail(obj object, d *Descriptor) error {
 	if iraw, present := obj.get("isolation"); present {
 		iso, ok := jsonString(iraw)
@@ -420,7 +427,7 @@ func parseTail(obj object, d *Descriptor) error {
 	for _, f := range []struct {
 		key string
 		dst *string
-	}{{"permissionMode", &d.PermissionMode}, {"permissionScope", &d.PermissionScope}} {
+	}{{"permissionMode", &d.PermissionMode}, {"permissionScope", &d.PermissionScope}, {"callId", &d.CallID}} {
 		if raw, present := obj.get(f.key); present {
 			var ok bool
 			if *f.dst, ok = jsonString(raw); !ok {

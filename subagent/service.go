@@ -16,7 +16,9 @@ import (
 
 // OneShotRequest is a one-shot delegation (subagent-contract.md §2.2).
 type OneShotRequest struct {
-	Label  string
+	Label string
+	// CallID is the parent's delegation tool call (Descriptor.CallID).
+	CallID string
 	Prompt []session.Block
 	Parent *agent.Agent
 	// Route overrides the parent's model route (nil: inherit).
@@ -52,6 +54,8 @@ type OneShotRequest struct {
 type ContinuableSpec struct {
 	Provider string
 	Label    string
+	// CallID is the parent's delegation tool call (Descriptor.CallID).
+	CallID string
 	// ChildID reserves the child's id (empty: minted).
 	ChildID string
 	Prompt  []session.Block
@@ -168,7 +172,7 @@ func (s *Service) StartIsolated(ctx context.Context, providerName string, req On
 		return nil, nil, NewError(CodeIsolationFailed, "worktree isolation is not available in this agent (no git support wired)")
 	}
 	desc := Descriptor{Version: DescriptorVersion, Mode: ModeOneShot, Provider: providerName, Label: req.Label,
-		PermissionMode: req.PermissionMode, PermissionScope: req.PermissionScope}
+		PermissionMode: req.PermissionMode, PermissionScope: req.PermissionScope, CallID: req.CallID}
 	check := desc
 	if iso == IsolationWorktree {
 		check.Isolation, check.Worktree = iso, &WorktreeRecord{} // the record is made in CreateChild
@@ -338,7 +342,7 @@ func (s *Service) planContinuable(spec ContinuableSpec) (continuablePlan, error)
 	desc := Descriptor{
 		Version: DescriptorVersion, Mode: ModeContinuable, Provider: spec.Provider, Label: spec.Label,
 		AgentProvider: plan.route.Provider, AgentModel: plan.route.Model, Persona: spec.Persona, ToolFilter: spec.ToolFilter,
-		PermissionMode: spec.PermissionMode, PermissionScope: spec.PermissionScope,
+		PermissionMode: spec.PermissionMode, PermissionScope: spec.PermissionScope, CallID: spec.CallID,
 	}
 	if iso == IsolationWorktree {
 		// The record itself is made under the child lock (CreateChild);

@@ -231,7 +231,7 @@ func (d *Delegation) Execute(ctx context.Context, inv tool.Invocation) (tool.Res
 		childID := caller.Session().NewID()
 		rep := newDigestReporter(d.svc.digest, false, childLinkMeta(childID, ModeContinuable, depth), inv.Progress)
 		_, _, err := d.svc.StartContinuable(ctx, ContinuableSpec{
-			Provider: d.cfg.Provider, Label: args.Description, ChildID: childID, Prompt: prompt, Parent: caller,
+			Provider: d.cfg.Provider, Label: args.Description, CallID: inv.CallID, ChildID: childID, Prompt: prompt, Parent: caller,
 			Route: opts.route, MaxDepth: d.cfg.MaxDepth, ToolFilter: opts.toolFilter, Persona: opts.persona,
 			MaxSteps: opts.maxSteps, Definition: opts.definition, Isolation: iso, OnQueued: onQueued,
 			PermissionMode: opts.permissionMode, PermissionScope: opts.permissionScope,
@@ -278,7 +278,7 @@ func (d *Delegation) foreground(ctx context.Context, inv tool.Invocation, caller
 		defer rep.stop()
 	}
 	run, wt, err := d.svc.StartIsolated(ctx, d.cfg.Provider, OneShotRequest{
-		Label: label, Prompt: prompt, Parent: caller, Route: opts.route, MaxDepth: d.cfg.MaxDepth,
+		Label: label, CallID: inv.CallID, Prompt: prompt, Parent: caller, Route: opts.route, MaxDepth: d.cfg.MaxDepth,
 		ToolFilter: opts.toolFilter, Persona: opts.persona, MaxSteps: opts.maxSteps, Definition: opts.definition,
 		PermissionMode: opts.permissionMode, PermissionScope: opts.permissionScope, Isolation: iso,
 		OnUpdate: onUpdate,

@@ -421,10 +421,15 @@ func TestForegroundDelegationReportsProgressWithTheChildLink(t *testing.T) {
 	if len(got) == 0 {
 		t.Fatal("no progress reported")
 	}
-	last := got[len(got)-1]
-	meta, _ := last.Meta[subagent.ProgressMetaKey].(map[string]any)
-	if last.Text != "found it" || meta["mode"] != "one-shot" || meta["depth"] != 1 || meta["childSessionId"] == "" {
-		t.Errorf("progress = %+v", last)
+	// The child's first state goes at once with the link (later ones are
+	// throttled); its final digest comes with the result.
+	first := got[0]
+	meta, _ := first.Meta[subagent.ProgressMetaKey].(map[string]any)
+	if first.Text != "turn 1" || meta["mode"] != "one-shot" || meta["depth"] != 1 || meta["childSessionId"] == "" {
+		t.Errorf("progress = %+v", first)
+	}
+	if res.Display == nil || res.Display.Text != "turn 1\n> found it\noutcome: completed" {
+		t.Errorf("result display = %+v", res.Display)
 	}
 }
 
