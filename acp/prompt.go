@@ -27,8 +27,7 @@ func (s *Server) Prompt(ctx context.Context, p acpsdk.PromptRequest) (resp acpsd
 		return resp, toRequestError(err)
 	}
 	if b.readOnly {
-		return resp, toRequestError(errorf(CodeReadOnlySession,
-			"session %s is a subagent session: it can be loaded for viewing but not prompted", b.id))
+		return resp, toRequestError(errChildPrompt(b.id, s.childParent(b)))
 	}
 	if name, input, ok := slashCommand(p.Prompt); ok {
 		return s.runCommand(ctx, b, ticket, name, input)

@@ -77,6 +77,12 @@ type Options struct {
 	// session/close or shutdown (the subagent runtime drains the session's
 	// descendants there, child-first).
 	BeforeRelease func(ctx context.Context, a *agent.Agent) error
+	// InterruptChild, when set, interrupts the current turn of live child
+	// (subagent) session childID with the user's authority over its
+	// direct parent parentSessionID, as the interrupt_agent tool does: a
+	// session/cancel of a child's id calls it (child_session.go). It must
+	// not block; a settled or one-shot child is a no-op.
+	InterruptChild func(childID, parentSessionID string) error
 	// CachedTitle, when set, is asked first for each listed row (only for
 	// the rows of the page being answered); ok=false falls back to Title or
 	// the log.
@@ -202,6 +208,9 @@ type bound struct {
 	sess     *session.Session // nil for a read-only stored child
 	agent    *agent.Agent     // nil when read-only
 	readOnly bool
+	// childOf is the parent session of a child's read-only view ("" for
+	// any other session), guarded by Server.mu (child_session.go).
+	childOf string
 	// replayLog is the transcript of a read-only session (no live log).
 	replayLog []session.Event
 	em        *emitter

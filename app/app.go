@@ -260,6 +260,11 @@ func New(cfg Config) (*App, error) {
 		NewAgent:   a.NewAgent,
 		Tools:      a.Tools.Get,
 		Extensions: a.Extensions,
+		// session/cancel of a child's id interrupts it as interrupt_agent
+		// does, with the user's authority over its direct parent.
+		InterruptChild: func(childID, parentSessionID string) error {
+			return a.Subagents.Interrupt(childID, subagent.UserAuthority(parentSessionID))
+		},
 		ModelError: a.ModelErr,
 		Auth:       newAuth(a.Models),
 		// Workspace fallbacks when the client lacks fs / terminal
