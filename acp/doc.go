@@ -20,8 +20,11 @@
 //     the line range of a selection (#L12-20); images only for a session
 //     whose model takes them; audio and blobs refused (-32602).
 //   - session/new (absolute cwd; mcpServers started, see MCP below; modes),
-//     session/prompt, session/cancel (notification), session/load (replay
-//     before the answer; a subagent child id replays read-only; mcpServers
+//     session/prompt, session/cancel (notification; a subagent child's id
+//     interrupts the child's turn through Options.InterruptChild),
+//     session/load (replay before the answer; a subagent child id replays
+//     read-only, then a notice marked _meta["acp-agent/readOnly"], and
+//     refuses prompts with READ_ONLY_SESSION: child_session.go; mcpServers
 //     started when the load builds the session's agent; a log, top-level
 //     or child, with a bad line in the middle replays its valid part
 //     read-only followed by a notice saying what is damaged and how to
@@ -34,7 +37,9 @@
 //     _meta["acp-agent/damage"]),
 //     session/list (stored top-level sessions, newest first, cwd filter,
 //     title, updatedAt, opaque cursor, 50 per page; children too with
-//     _meta["acp-agent/includeChildren"]: true), session/close.
+//     _meta["acp-agent/includeChildren"]: true; only the subagent children
+//     of session P with _meta["acp-agent/parentSession"]: P),
+//     session/close.
 //   - authenticate (auth.go): the Authenticator reads the environment
 //     again; until a model has its key its prompts answer -32000
 //     AUTH_REQUIRED naming the variable. Without Options.Auth, -32601.

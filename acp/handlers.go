@@ -135,7 +135,7 @@ func (s *Server) attachNew(sess *session.Session, ownSession, replay bool, set *
 // LoadSession replays a session's conversation as session/update
 // notifications and answers after the last one was sent. A top-level
 // session becomes live on this connection (prompts continue it); a child
-// (subagent) session is replayed read-only.
+// (subagent) session is replayed read-only, followed by a notice saying so.
 func (s *Server) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (resp acpsdk.LoadSessionResponse, err error) {
 	defer s.recoverTo("session/load", &err)
 	id := string(p.SessionId)
@@ -157,6 +157,7 @@ func (s *Server) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (
 	resp.Models = s.legacyModels(b)
 	s.evictLoaded(b)
 	s.readyStored(b, notices)
+	s.noticeChildView(b)
 	// The replay is on the wire before the response (ACP).
 	if err := s.flush(ctx, b); err != nil {
 		return resp, toRequestError(err)
@@ -271,6 +272,7 @@ func (s *Server) loadLocked(ctx context.Context, id, cwd string, servers []acpsd
 				return nil, nil, err
 			}
 			b, err := s.readOnly(id, sess.Header().DelegationDepth, events, "")
+			s.markChild(b, sess.Header().ParentSession)
 			return b, nil, err
 		}
 		if s.opts.Agents != nil {
@@ -323,6 +325,7 @@ func (s *Server) loadLocked(ctx context.Context, id, cwd string, servers []acpsd
 			}
 		}
 		b, err := s.readOnly(id, h.DelegationDepth, events, "", s.repairedNotice(id, events)...)
+		s.markChild(b, h.ParentSession)
 		return b, nil, err
 	}
 	h, events, err = s.opts.Stored.Load(ctx, id)
@@ -451,14 +454,17 @@ func (s *Server) CloseSession(ctx context.Context, p acpsdk.CloseSessionRequest)
 // cancelled the prompt's context; cancelling our own handle as well covers
 // prompts whose SDK entry was replaced by an overlapping request. With no
 // prompt in flight it stops autonomous work (for example a turn woken by a
-// subagent's settlement notice). Unknown sessions are ignored, as for any
-// notification.
+// subagent's settlement notice). A child (subagent) session's id
+// interrupts the child's current turn (cancelChild). Unknown sessions are
+// ignored, as for any notification.
 func (s *Server) Cancel(ctx context.Context, p acpsdk.CancelNotification) (err error) {
 	defer s.recoverTo("session/cancel", &err)
 	s.mu.Lock()
 	b, ok := s.sessions[string(p.SessionId)]
 	s.mu.Unlock()
 	if !ok || b.readOnly {
+		// A child's id (viewed or not): interrupt its turn.
+		s.cancelChild(string(p.SessionId))
 		return nil
 	}
 	if !b.cancelPrompt(errUserCancel, nil) {

@@ -1,7 +1,8 @@
 package acp
 
 // This file defines session/list: stored sessions, newest first, with a
-// cwd filter, titles and opaque keyset cursors.
+// cwd filter, a parent filter (a session's subagent children), titles and
+// opaque keyset cursors.
 
 import (
 	"context"
@@ -51,11 +52,16 @@ func (c cursor) after(r StoredSession) bool {
 }
 
 // ListSessions lists stored top-level sessions (children too when
-// _meta["acp-agent/includeChildren"] is true), newest first, optionally
-// only those whose cwd equals the requested one.
+// _meta["acp-agent/includeChildren"] is true; only the subagent children
+// of session P when _meta["acp-agent/parentSession"] is P), newest first,
+// optionally only those whose cwd equals the requested one.
 func (s *Server) ListSessions(ctx context.Context, p acpsdk.ListSessionsRequest) (resp acpsdk.ListSessionsResponse, err error) {
 	defer s.recoverTo("session/list", &err)
 	includeChildren, _ := p.Meta[MetaIncludeChildren].(bool)
+	parent, err := parentFilter(p.Meta)
+	if err != nil {
+		return resp, toRequestError(err)
+	}
 	var cwd string
 	if p.Cwd != nil {
 		if err := checkCwd(*p.Cwd); err != nil {
@@ -76,7 +82,11 @@ func (s *Server) ListSessions(ctx context.Context, p acpsdk.ListSessionsRequest)
 		return resp, toRequestError(fmt.Errorf("list sessions: %w", err))
 	}
 	rows = slices.DeleteFunc(rows, func(r StoredSession) bool {
-		if r.Header.Origin == session.OriginSubagent && !includeChildren {
+		child := r.Header.Origin == session.OriginSubagent
+		if parent != "" && (!child || r.Header.ParentSession != parent) {
+			return true
+		}
+		if child && !includeChildren && parent == "" {
 			return true
 		}
 		if cwd != "" && filepath.Clean(r.Header.Cwd) != cwd {
@@ -110,7 +120,7 @@ func (s *Server) ListSessions(ctx context.Context, p acpsdk.ListSessionsRequest)
 			info.Title = acpsdk.Ptr(t)
 		}
 		if r.Header.ParentSession != "" {
-			info.Meta = map[string]any{MetaNamespace + "/parentSession": r.Header.ParentSession}
+			info.Meta = map[string]any{MetaParentSession: r.Header.ParentSession}
 		}
 		if damage != "" {
 			if info.Meta == nil {
@@ -121,6 +131,23 @@ func (s *Server) ListSessions(ctx context.Context, p acpsdk.ListSessionsRequest)
 		resp.Sessions = append(resp.Sessions, info)
 	}
 	return resp, nil
+}
+
+// parentFilter reads the _meta["acp-agent/parentSession"] filter of a
+// session/list request: "" when absent, else a valid session id.
+func parentFilter(meta map[string]any) (string, error) {
+	v, ok := meta[MetaParentSession]
+	if !ok || v == nil {
+		return "", nil
+	}
+	id, ok := v.(string)
+	if !ok {
+		return "", errorf(CodeInvalidParams, "_meta[%q] must be a session id string, not %T", MetaParentSession, v)
+	}
+	if err := session.ValidateID(id); err != nil {
+		return "", &Error{Code: CodeInvalidSessionID, Message: fmt.Sprintf("_meta[%q]: invalid session id %q: %v", MetaParentSession, id, err), Err: err}
+	}
+	return id, nil
 }
 
 // storedRows returns the stored sessions, or the live ones when the server

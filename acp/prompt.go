@@ -27,7 +27,10 @@ func (s *Server) Prompt(ctx context.Context, p acpsdk.PromptRequest) (resp acpsd
 		return resp, toRequestError(err)
 	}
 	if b.readOnly {
-		return resp, toRequestError(b.refuseChange("prompted", "it can be loaded for viewing but not prompted"))
+		if b.damage != "" {
+			return resp, toRequestError(b.refuseChange("prompted", ""))
+		}
+		return resp, toRequestError(errChildPrompt(b.id, s.childParent(b)))
 	}
 	if name, input, ok := slashCommand(p.Prompt); ok {
 		return s.runCommand(ctx, b, ticket, name, input)

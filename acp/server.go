@@ -82,6 +82,12 @@ type Options struct {
 	// session/close or shutdown (the subagent runtime drains the session's
 	// descendants there, child-first).
 	BeforeRelease func(ctx context.Context, a *agent.Agent) error
+	// InterruptChild, when set, interrupts the current turn of live child
+	// (subagent) session childID with the user's authority over its
+	// direct parent parentSessionID, as the interrupt_agent tool does: a
+	// session/cancel of a child's id calls it (child_session.go). It must
+	// not block; a settled or one-shot child is a no-op.
+	InterruptChild func(childID, parentSessionID string) error
 	// CachedTitle, when set, is asked first for each listed row (only for
 	// the rows of the page being answered); ok=false falls back to Title or
 	// the log.
@@ -218,6 +224,9 @@ type bound struct {
 	// the middle (its valid part is shown), says what is damaged, as the
 	// store words it; "" otherwise (readonly.go).
 	damage string
+	// childOf is the parent session of a child's read-only view ("" for
+	// any other session), guarded by Server.mu (child_session.go).
+	childOf string
 	// replayLog is the transcript of a read-only session (no live log).
 	replayLog []session.Event
 	// viewNotices follow each replay of a read-only session (the damage

@@ -411,30 +411,6 @@ func TestListSessionsPagesNewestFirstAndFilters(t *testing.T) {
 	wantRPCError(t, err, -32602, "invalid cursor")
 }
 
-func TestLoadChildSessionIsReadOnly(t *testing.T) {
-	ctx := ctxFor(t)
-	e := start(t, t.TempDir(), loadScript(t, echoScript))
-	e.initialize(ctx)
-	cwd := tempCwd(t)
-	parent := e.newSession(ctx, cwd)
-	child, err := e.app.Sessions.Create(session.Header{Cwd: cwd, ParentSession: parent, Origin: session.OriginSubagent, DelegationDepth: 1}, session.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	msg := session.Message{ID: "m1", Role: session.RoleUser, Content: []session.Block{session.Text("child task")}, Source: session.Source{Kind: session.SourceUser}}
-	if _, err := child.Append(session.TypeUserMessage, msg); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.cs.LoadSession(ctx, acpsdk.LoadSessionRequest{SessionId: acpsdk.SessionId(child.ID()), Cwd: cwd, McpServers: []acpsdk.McpServer{}}); err != nil {
-		t.Fatalf("load child: %v", err)
-	}
-	if got := transcript(e.rec.snapshot(child.ID())); !slices.Equal(got, []string{"user_message_chunk child task"}) {
-		t.Errorf("child replay = %q", got)
-	}
-	_, err = e.prompt(ctx, child.ID(), "hi")
-	wantRPCError(t, err, -32602, "subagent session")
-}
-
 func TestCloseSessionReleasesIt(t *testing.T) {
 	ctx := ctxFor(t)
 	e := start(t, t.TempDir(), loadScript(t, echoScript))

@@ -263,6 +263,11 @@ func New(cfg Config) (*App, error) {
 		Extensions:     a.Extensions,
 		ModelError:     a.ModelErr,
 		Auth:           newAuth(a.Models),
+		// session/cancel of a child's id interrupts it as interrupt_agent
+		// does, with the user's authority over its direct parent.
+		InterruptChild: func(childID, parentSessionID string) error {
+			return a.Subagents.Interrupt(childID, subagent.UserAuthority(parentSessionID))
+		},
 		// Workspace fallbacks when the client lacks fs / terminal
 		// (workspace.go).
 		LocalFiles:      localFiles,
