@@ -41,9 +41,20 @@ type childStreams struct {
 // childStream is one followed child: its emitter and its link.
 type childStream struct {
 	em *emitter
+	// resumed is set once its emitter drains (observer callbacks of one
+	// session are serialized, so it needs no lock).
+	resumed bool
 
 	mu   sync.Mutex
 	link map[string]any
+}
+
+// linked reports whether the link names the child's delegation call.
+func (c *childStream) linked() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.link["toolCallId"]
+	return ok
 }
 
 func (c *childStream) meta() map[string]any {
@@ -86,6 +97,12 @@ func (s *Server) followChildren() {
 			}
 			c.note(ev)
 			c.em.push(item{update: &agent.Update{Event: &ev}})
+			// Sent once its descriptor is seen (or, without one, once its
+			// turn ends: a child from before descriptors named the call).
+			if !c.resumed && (c.linked() || ev.Type == session.TypeTurnEnd) {
+				c.resumed = true
+				c.em.resume()
+			}
 		},
 		Removed: func(sess *session.Session) {
 			s.children.mu.Lock()
@@ -143,13 +160,19 @@ func (s *Server) openChildStream(sess *session.Session) {
 		c.em.durableText = func(ctx context.Context, seq int64) error { return d(ctx, id, seq) }
 	}
 	c.em.skipTo(int64(sess.Len()))
-	c.em.resume()
+	// Held until the link names the child's delegation: a one-shot
+	// child's descriptor comes a few events into its first turn.
+	if c.linked() {
+		c.resumed = true
+		c.em.resume()
+	}
 	s.children.streams[id] = c
 }
 
 // childLink is the _meta of a child's streamed updates, from its header
-// and the descriptor its creation seed recorded, if any (a one-shot
-// child's comes with its first turn: note picks it up then).
+// and what its log already holds (the descriptor of its creation seed; a
+// resumed child's first prompt). A one-shot child's descriptor comes with
+// its first turn: note picks it up then.
 func childLink(sess *session.Session) map[string]any {
 	link := map[string]any{
 		"parentSessionId": sess.Header().ParentSession,
@@ -161,10 +184,9 @@ func childLink(sess *session.Session) map[string]any {
 	if err != nil {
 		return link
 	}
+	c := &childStream{link: link}
 	for _, ev := range events {
-		if ev.Type == session.TypeDescriptor {
-			linkDescriptor(link, ev)
-		}
+		c.note(ev) // a resumed child's descriptor and first prompt
 	}
 	return link
 }

@@ -1,6 +1,7 @@
 package acp_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -92,7 +93,10 @@ func TestChildStreamOnlyForClientsThatAsk(t *testing.T) {
 			// not streamed live) and a read-only notice.
 			var shown []acpsdk.SessionNotification
 			for _, n := range e.rec.snapshot(childID) {
-				if _, notice := n.Meta[acp.MetaNamespace+"/readOnly"]; !notice && n.Update.UserMessageChunk == nil {
+				if c := n.Update.AgentMessageChunk; c != nil && c.Meta[acp.MetaReadOnly] != nil {
+					continue
+				}
+				if n.Update.UserMessageChunk == nil {
 					shown = append(shown, n)
 				}
 			}
@@ -100,5 +104,87 @@ func TestChildStreamOnlyForClientsThatAsk(t *testing.T) {
 				t.Errorf("streamed:\n%q\nreplay:\n%q", live, replay)
 			}
 		})
+	}
+}
+
+const keeperStart = `
+model:
+  main:
+    - tool_calls:
+        - id: call-start
+          name: subagent
+          arguments: '{"description": "Keeper", "prompt": "Remember 42."}'
+    - text: STARTED
+    - text: NOTED
+%s
+  Keeper:
+    - text: READY
+    - text: "42"
+`
+
+// TestColdResumedChildStreamsAndDigests: after a restart, a child resumed
+// from disk by send_message streams its updates under its own id to a
+// client that asked, and the send_message call shows its digest, closed
+// with the outcome.
+func TestColdResumedChildStreamsAndDigests(t *testing.T) {
+	ctx := ctxFor(t)
+	dir := t.TempDir()
+	caps := acpsdk.InitializeRequest{ProtocolVersion: acpsdk.ProtocolVersionNumber,
+		ClientCapabilities: acpsdk.ClientCapabilities{Meta: map[string]any{acp.MetaNamespace: map[string]any{acp.CapSubagentUpdates: true}}}}
+	e := start(t, dir, loadScript(t, fmt.Sprintf(keeperStart, "")))
+	if _, err := e.cs.Initialize(ctx, caps); err != nil {
+		t.Fatal(err)
+	}
+	cwd := tempCwd(t)
+	id := e.newSession(ctx, cwd)
+	if _, err := e.prompt(ctx, id, "start"); err != nil {
+		t.Fatal(err)
+	}
+	childID := findChild(t, e, id)
+	awaitSettled(ctx, t, e, childID)
+	poll(ctx, t, "the parent reads the notice", func() bool {
+		return slices.Contains(transcript(e.rec.snapshot(id)), "agent_message_chunk NOTED")
+	})
+	e.stop()
+
+	ask := fmt.Sprintf(`    - tool_calls:
+        - id: call-ask
+          name: send_message
+          arguments: '{"subagent_id": %q, "message": "Which number?"}'
+    - text: ASKED
+    - text: ANSWERED`, childID)
+	e2 := start(t, dir, loadScript(t, fmt.Sprintf(keeperStart, ask)))
+	if _, err := e2.cs.Initialize(ctx, caps); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e2.cs.LoadSession(ctx, acpsdk.LoadSessionRequest{SessionId: acpsdk.SessionId(id), Cwd: cwd, McpServers: []acpsdk.McpServer{}}); err != nil {
+		t.Fatal(err)
+	}
+	e2.rec.reset()
+	if _, err := e2.prompt(ctx, id, "ask it"); err != nil {
+		t.Fatal(err)
+	}
+	want := "turn 2\n> 42\noutcome: completed"
+	if err := e2.rec.await(ctx, func(ns []acpsdk.SessionNotification) bool {
+		var mine, parent []acpsdk.SessionNotification
+		for _, n := range ns {
+			switch string(n.SessionId) {
+			case childID:
+				mine = append(mine, n)
+			case id:
+				parent = append(parent, n)
+			}
+		}
+		text, status, _ := lastCallText(parent, "call-ask")
+		return slices.Contains(transcript(mine), "agent_message_chunk 42") && text == want && status == acpsdk.ToolCallStatusCompleted
+	}); err != nil {
+		text, status, _ := lastCallText(e2.rec.snapshot(id), "call-ask")
+		t.Fatalf("resumed child: streamed %q; send_message call %s %q, want %q", transcript(e2.rec.snapshot(childID)), status, text, want)
+	}
+	for _, n := range e2.rec.snapshot(childID) {
+		link, _ := n.Meta[acp.MetaNamespace+"/subagent"].(map[string]any)
+		if link["parentSessionId"] != id || link["toolCallId"] != "call-start" || link["name"] != "Keeper" || link["task"] != "Remember 42." {
+			t.Fatalf("resumed child's _meta = %#v", n.Meta)
+		}
 	}
 }

@@ -422,14 +422,39 @@ func (s *Service) Followup(ctx context.Context, parent *agent.Agent, childID str
 // FollowupFrom is Followup with an explicit message source (the source
 // grants no authority).
 func (s *Service) FollowupFrom(ctx context.Context, parent *agent.Agent, childID string, content []session.Block, src session.Source) (string, error) {
+	id, _, err := s.followup(ctx, parent, childID, content, src, nil)
+	return id, err
+}
+
+// Watch observes one activation of a continuable child: OnUpdate gets
+// every update of the child until it settles, OnSettled (see
+// ContinuableSpec) is called once when it does.
+type Watch struct {
+	OnUpdate  func(child *agent.Agent, u agent.Update)
+	OnSettled func(stop string, wt *WorktreeOutcome) (digest string)
+}
+
+// FollowupWatched is Followup that watches the activation it resumes: a
+// child resumed from disk (cold) by this message. A child still resident
+// keeps the watch it has (watched is false); w is then never called.
+func (s *Service) FollowupWatched(ctx context.Context, parent *agent.Agent, childID string, content []session.Block, w *Watch) (id string, watched bool, err error) {
+	if parent == nil {
+		return "", false, NewError(CodeInvalidRequest, "a follow-up needs a parent agent")
+	}
+	return s.followup(ctx, parent, childID, content, session.Source{
+		Kind: session.SourceCoordinator, Form: "relay", SenderSessionID: parent.ID(),
+	}, w)
+}
+
+func (s *Service) followup(ctx context.Context, parent *agent.Agent, childID string, content []session.Block, src session.Source, w *Watch) (id string, watched bool, err error) {
 	if err := s.requireManager(); err != nil {
-		return "", err
+		return "", false, err
 	}
 	if parent == nil {
-		return "", NewError(CodeInvalidRequest, "a follow-up needs a parent agent")
+		return "", false, NewError(CodeInvalidRequest, "a follow-up needs a parent agent")
 	}
 	if err := s.cont.admit(parent); err != nil {
-		return "", err
+		return "", false, err
 	}
 	msg := session.Message{Role: session.RoleUser, Content: content, Source: src}
 	s.cont.beginWork()
@@ -437,18 +462,28 @@ func (s *Service) FollowupFrom(ctx context.Context, parent *agent.Agent, childID
 	unlock := s.cont.lockChild(childID)
 	defer unlock()
 	if act, _ := s.cont.lookup(childID); act != nil {
-		return s.cont.submit(ctx, act, parent, msg)
+		id, err := s.cont.submit(ctx, act, parent, msg)
+		return id, false, err
 	}
 	act, err := s.resume(ctx, parent, childID)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
-	id, err := s.cont.submit(ctx, act, parent, msg)
-	if err != nil {
+	// A resumed activation is watched as a start's first one is (its
+	// activation cannot settle before its message is submitted).
+	if w != nil {
+		watched = true
+		act.onSettled = w.OnSettled
+		if w.OnUpdate != nil {
+			child := act.agent
+			act.unwatch = child.Subscribe(func(u agent.Update) { w.OnUpdate(child, u) })
+		}
+	}
+	if id, err = s.cont.submit(ctx, act, parent, msg); err != nil {
 		s.cont.rollback(act)
-		return "", err
+		return "", false, err
 	}
-	return id, nil
+	return id, watched, nil
 }
 
 // Interrupt stops the current turn of a resident continuable child,

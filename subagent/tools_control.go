@@ -81,11 +81,33 @@ func (t *SendMessage) Execute(ctx context.Context, inv tool.Invocation) (tool.Re
 	if err := json.Unmarshal(inv.Arguments, &args); err != nil {
 		return tool.Result{}, &tool.Error{Code: tool.CodeInvalidArgs, Message: "invalid arguments: " + err.Error()}
 	}
-	id, err := t.svc.Followup(ctx, caller, args.SubagentID, []session.Block{session.Text(args.Message)})
+	// A child resumed from disk by this message shows its digest on this
+	// call, as a start does on its delegation's (digest.go).
+	depth := caller.Session().Header().DelegationDepth + 1
+	rep := newDigestReporter(t.svc.digest, false, childLinkMeta(args.SubagentID, ModeContinuable, depth), inv.Progress)
+	id, watched, err := t.svc.FollowupWatched(ctx, caller, args.SubagentID, []session.Block{session.Text(args.Message)}, &Watch{
+		OnUpdate: rep.observe,
+		OnSettled: func(stop string, wt *WorktreeOutcome) string {
+			text := rep.finish(stop, wt)
+			rep.sendFinal(text, stop)
+			return text
+		},
+	})
 	if err != nil {
+		rep.stop()
 		return tool.Result{}, err
 	}
-	return tool.TextResult("message queued as the next turn for subagent "+args.SubagentID, map[string]any{"messageId": id}), nil
+	callID := inv.CallID
+	rep.setReport(func(p tool.Progress) { caller.ReportProgress(callID, p) })
+	res := tool.TextResult("message queued as the next turn for subagent "+args.SubagentID, map[string]any{"messageId": id})
+	if watched {
+		// The link makes this call the one the settlement notice's
+		// digest closes.
+		res.Display = childDisplay(args.SubagentID, ModeContinuable, depth)
+	} else {
+		rep.stop()
+	}
+	return res, nil
 }
 
 // Spec returns the tool's name, description and parameter schema.
