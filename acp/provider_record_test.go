@@ -380,4 +380,26 @@ func TestUsageReportsLearnedWindow(t *testing.T) {
 	if u := au[len(au)-1]; u.Size != window || u.Used != answered() {
 		t.Errorf("usage after the reload's prompt = %+v, want %d/%d", u, answered(), window)
 	}
+	second.stop()
+
+	// session/resume after another restart replays nothing: the next
+	// response still reports the learned size.
+	third := start(t, dir, p.model(t, 0))
+	third.initialize(ctx)
+	if _, err := third.cs.ResumeSession(ctx, acpsdk.ResumeSessionRequest{SessionId: acpsdk.SessionId(id), Cwd: cwd}); err != nil {
+		t.Fatalf("session/resume: %v", err)
+	}
+	if us := usages(third.rec.snapshot(id)); len(us) != 0 {
+		t.Errorf("usage on resume = %+v, want none (nothing is replayed)", us)
+	}
+	if r, err := third.prompt(ctx, id, "still there?"); err != nil || r.StopReason != acpsdk.StopReasonEndTurn {
+		t.Fatalf("prompt after resume: %+v %v", r, err)
+	}
+	ru = usages(third.rec.snapshot(id))
+	if len(ru) == 0 {
+		t.Fatal("no usage after the prompt that followed the resume")
+	}
+	if u := ru[len(ru)-1]; u.Size != window || u.Used != answered() {
+		t.Errorf("usage after the resume's prompt = %+v, want %d/%d", u, answered(), window)
+	}
 }
