@@ -27,6 +27,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/model/openai"
 	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/app"
 )
 
 // fakeProvider is a local chat-completions server: each request is
@@ -401,5 +402,17 @@ func TestUsageReportsLearnedWindow(t *testing.T) {
 	}
 	if u := ru[len(ru)-1]; u.Size != window || u.Used != answered() {
 		t.Errorf("usage after the resume's prompt = %+v, want %d/%d", u, answered(), window)
+	}
+	third.stop()
+
+	// A configured window wins over the learned one, as in the agent.
+	const configured = 50_000
+	fourth := startCfg(t, dir, p.model(t, 0), func(c *app.Config) { c.ContextWindow = configured })
+	fourth.initialize(ctx)
+	if _, err := fourth.cs.LoadSession(ctx, acpsdk.LoadSessionRequest{SessionId: acpsdk.SessionId(id), Cwd: cwd, McpServers: []acpsdk.McpServer{}}); err != nil {
+		t.Fatalf("session/load with a configured window: %v", err)
+	}
+	if ru := usages(fourth.rec.snapshot(id)); len(ru) != 1 || ru[0].Size != configured || ru[0].Used != answered() {
+		t.Errorf("replayed usage with --context-window %d = %+v, want %d/%d", configured, ru, answered(), configured)
 	}
 }
