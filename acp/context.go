@@ -2,8 +2,11 @@ package acp
 
 // This file shows context accounting and compaction to the editor:
 //   - usage_update (used, size, cost) after each model response, after a
-//     compaction, and once at the end of a session/load replay, when the
-//     model's context window is known (budget tables or --context-window);
+//     compaction, when a window is learned, and once at the end of a
+//     session/load replay, when the model's context window is known
+//     (budget tables or --context-window) or was learned from a
+//     provider's refusal (session/context-window, folded from the log live
+//     and on replay alike);
 //   - each compaction as the convention claude-agent-acp and codex-acp use:
 //     a "think" tool call titled "Compact conversation" carrying
 //     _meta.contextCompaction {version, trigger, preTokens, postTokens,
@@ -34,6 +37,9 @@ const CompactionTitle = "Compact conversation"
 type contextState struct {
 	cfg   budget.Config
 	tally budget.Tally
+	// learned holds, per route, the last window a provider's refusal
+	// stated (session/context-window), used when cfg knows none.
+	learned map[model.Route]int
 	// started holds the compaction ids whose tool call is open.
 	started map[string]bool
 	// native selects compaction_update (the client announced
@@ -64,19 +70,39 @@ func (c *contextState) takeRaw() []map[string]any {
 	return r
 }
 
-// size is the context window of the session's current route, 0 unknown.
-func (c *contextState) size() int { return c.cfg.WindowFor(c.tally.Route) }
+// size is the context window of the session's current route: the
+// configured or built-in one, else one learned from a refusal; 0 unknown.
+func (c *contextState) size() int {
+	if w := c.cfg.WindowFor(c.tally.Route); w > 0 {
+		return w
+	}
+	return c.learned[c.tally.Route]
+}
 
-// fold adds ev to the tally. Without a known window only responses and
-// compactions are folded: the estimate of other messages is only needed
-// against a size.
+// fold adds ev to the tally, and a learned window to learned. Messages
+// are folded whether or not the window is known yet: a window learned
+// later in the turn is reported against everything sent since the last
+// counted response.
 func (c *contextState) fold(ev session.Event) {
 	switch ev.Type {
-	case session.TypeAssistantMessage, session.TypeCompaction:
+	case session.TypeAssistantMessage, session.TypeCompaction,
+		session.TypeUserMessage, session.TypeToolResult:
 		c.tally.Add(ev)
-	case session.TypeUserMessage, session.TypeToolResult:
-		if c.size() > 0 {
-			c.tally.Add(ev)
+	case session.TypeContextWindow:
+		d, err := session.DecodeData[session.ContextWindowData](ev)
+		if err != nil || d.Window <= 0 {
+			return
+		}
+		if c.learned == nil {
+			c.learned = map[model.Route]int{}
+		}
+		r := model.Route{Provider: d.Provider, Model: d.Model}
+		c.learned[r] = d.Window
+		// The window is learned from the refusal of a request to the
+		// session's current route: before the first response the tally
+		// has none yet.
+		if c.tally.Route == (model.Route{}) {
+			c.tally.Route = r
 		}
 	}
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/model/openai"
 	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/app"
 )
 
 // fakeProvider is a local chat-completions server: each request is
@@ -273,4 +274,145 @@ func notices2text(t *testing.T, u string) string {
 		t.Fatalf("notice %s: %v", u, err)
 	}
 	return v.AgentThoughtChunk.Content.Text.Text
+}
+
+// sseTextUsage is sseText ending with a usage chunk of the tokens given.
+func sseTextUsage(w http.ResponseWriter, prompt, completion int, text string) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	b, _ := json.Marshal(map[string]any{"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "local-model",
+		"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"content": text}, "finish_reason": nil}}})
+	fmt.Fprintf(w, "data: %s\n\n", b)
+	fmt.Fprint(w, `data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"local-model","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`+"\n\n")
+	fmt.Fprintf(w, `data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"local-model","choices":[],"usage":{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d}}`+"\n\n", prompt, completion, prompt+completion)
+	fmt.Fprint(w, "data: [DONE]\n\n")
+}
+
+// TestUsageReportsLearnedWindow: a model whose window no table or setting
+// gives shows no usage until a provider's refusal states the window; from
+// then on every usage_update reports it as the size: at once when it is
+// learned (before the answer), after the answer with the provider's
+// count, at the end of the session/load replay after a restart (the same
+// figures the live session showed last), and after the next prompt.
+func TestUsageReportsLearnedWindow(t *testing.T) {
+	const window = 20_000 // the server counts one token per 3 bytes
+	const completion = 7
+	paste := "PASTE " + strings.Repeat("a line of the pasted log file ", 5000) + " TAIL" // about 150 KB
+	var mu sync.Mutex
+	lastPrompt := 0 // the token count of the last request answered
+	p := newFakeProvider(t, func(_ int, body []byte, w http.ResponseWriter, _ *http.Request) {
+		n := len(body) / 3
+		if n > window {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprintf(w, `{"error":{"message":"This model's maximum context length is %d tokens. However, your messages resulted in %d tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}`, window, n)
+			return
+		}
+		mu.Lock()
+		lastPrompt = n
+		mu.Unlock()
+		sseTextUsage(w, n, completion, "answered")
+	})
+	answered := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return lastPrompt + completion
+	}
+	ctx := ctxFor(t)
+	dir, cwd := t.TempDir(), tempCwd(t)
+	e := start(t, dir, p.model(t, 0))
+	e.initialize(ctx)
+	id := e.newSession(ctx, cwd)
+
+	// Unknown window, nothing learned: no usage is shown (unchanged).
+	if r, err := e.prompt(ctx, id, "hello"); err != nil || r.StopReason != acpsdk.StopReasonEndTurn {
+		t.Fatalf("first prompt: %+v %v", r, err)
+	}
+	if us := usages(e.rec.snapshot(id)); len(us) != 0 {
+		t.Fatalf("usage with an unknown window: %+v, want none", us)
+	}
+
+	e.rec.reset()
+	if r, err := e.prompt(ctx, id, paste); err != nil || r.StopReason != acpsdk.StopReasonEndTurn {
+		t.Fatalf("paste prompt: %+v %v", r, err)
+	}
+	if recs := sessionRecords(t, dir, id, session.TypeContextWindow); len(recs) != 1 {
+		t.Fatalf("%d session/context-window records, want 1: the test does not exercise a learned window", len(recs))
+	}
+	live := e.rec.snapshot(id)
+	us := usages(live)
+	if len(us) < 2 {
+		t.Fatalf("usage updates after the refusal: %+v, want one when learned and one after the answer", us)
+	}
+	for i, u := range us {
+		if u.Size != window || u.Used <= 0 || u.Used > window {
+			t.Errorf("usage %d = %+v, want size %d and 0 < used <= size", i, u, window)
+		}
+	}
+	// Shown at once: the refusal is the first thing of the turn the editor
+	// sees, as a full context against the learned size, before any
+	// compaction or retry it leads to.
+	if u := live[0].Update.UsageUpdate; u == nil || u.Size != window || u.Used != window {
+		t.Errorf("first update of the turn: %s, want usage %d/%d", transcript(live[:1]), window, window)
+	}
+	last := us[len(us)-1]
+	if want := answered(); last.Used != want {
+		t.Errorf("usage after the answer: used %d, want the provider's count %d", last.Used, want)
+	}
+	e.stop()
+
+	second := start(t, dir, p.model(t, 0))
+	second.initialize(ctx)
+	if _, err := second.cs.LoadSession(ctx, acpsdk.LoadSessionRequest{SessionId: acpsdk.SessionId(id), Cwd: cwd, McpServers: []acpsdk.McpServer{}}); err != nil {
+		t.Fatalf("session/load: %v", err)
+	}
+	ru := usages(second.rec.snapshot(id))
+	if len(ru) != 1 || ru[0].Used != last.Used || ru[0].Size != window {
+		t.Errorf("replayed usage = %+v, want one of %d/%d as the live session showed last", ru, last.Used, window)
+	}
+
+	second.rec.reset()
+	if r, err := second.prompt(ctx, id, "and now?"); err != nil || r.StopReason != acpsdk.StopReasonEndTurn {
+		t.Fatalf("prompt after reload: %+v %v", r, err)
+	}
+	au := usages(second.rec.snapshot(id))
+	if len(au) == 0 {
+		t.Fatal("no usage after the prompt that followed the reload")
+	}
+	if u := au[len(au)-1]; u.Size != window || u.Used != answered() {
+		t.Errorf("usage after the reload's prompt = %+v, want %d/%d", u, answered(), window)
+	}
+	second.stop()
+
+	// session/resume after another restart replays nothing: the next
+	// response still reports the learned size.
+	third := start(t, dir, p.model(t, 0))
+	third.initialize(ctx)
+	if _, err := third.cs.ResumeSession(ctx, acpsdk.ResumeSessionRequest{SessionId: acpsdk.SessionId(id), Cwd: cwd}); err != nil {
+		t.Fatalf("session/resume: %v", err)
+	}
+	if us := usages(third.rec.snapshot(id)); len(us) != 0 {
+		t.Errorf("usage on resume = %+v, want none (nothing is replayed)", us)
+	}
+	if r, err := third.prompt(ctx, id, "still there?"); err != nil || r.StopReason != acpsdk.StopReasonEndTurn {
+		t.Fatalf("prompt after resume: %+v %v", r, err)
+	}
+	ru = usages(third.rec.snapshot(id))
+	if len(ru) == 0 {
+		t.Fatal("no usage after the prompt that followed the resume")
+	}
+	if u := ru[len(ru)-1]; u.Size != window || u.Used != answered() {
+		t.Errorf("usage after the resume's prompt = %+v, want %d/%d", u, answered(), window)
+	}
+	third.stop()
+
+	// A configured window wins over the learned one, as in the agent.
+	const configured = 50_000
+	fourth := startCfg(t, dir, p.model(t, 0), func(c *app.Config) { c.ContextWindow = configured })
+	fourth.initialize(ctx)
+	if _, err := fourth.cs.LoadSession(ctx, acpsdk.LoadSessionRequest{SessionId: acpsdk.SessionId(id), Cwd: cwd, McpServers: []acpsdk.McpServer{}}); err != nil {
+		t.Fatalf("session/load with a configured window: %v", err)
+	}
+	if ru := usages(fourth.rec.snapshot(id)); len(ru) != 1 || ru[0].Size != configured || ru[0].Used != answered() {
+		t.Errorf("replayed usage with --context-window %d = %+v, want %d/%d", configured, ru, answered(), configured)
+	}
 }

@@ -518,12 +518,14 @@ func (s *Server) bindAgent(sess *session.Session, ag *agent.Agent, ownAgent, own
 	tr := newTranslator(s.toolLookup(ag)).withDepth(sess.Header().DelegationDepth)
 	tr = tr.withModels(s.opts.Models)
 	tr.configModes = true
-	if !replay {
-		// No replay folds the log's earlier choices: start from them.
-		tr.model, tr.mode = s.SessionModel(b.id), s.modeOf(b)
-	}
 	tr.cwd = sess.Header().Cwd
 	tr.ctx.cfg, tr.ctx.native = s.opts.Budget, s.wire.compaction.Load()
+	if !replay {
+		// No replay folds the log's earlier choices and learned context
+		// windows: start from them.
+		tr.model, tr.mode = s.SessionModel(b.id), s.modeOf(b)
+		tr.ctx.learned = ag.LearnedWindows()
+	}
 	b.em = newEmitter(tr, s.sendTo(b.id), &s.emitters, s.log.With("session_id", b.id))
 	b.em.sendText = s.sendTextTo(b.id)
 	b.em.sendRaw = s.sendRawTo(b.id)

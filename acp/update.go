@@ -209,6 +209,11 @@ func (t *translator) event(ev session.Event, replay bool) []acpsdk.SessionUpdate
 	case TypeChildPermission:
 		return childPermissionUpdate(ev)
 
+	case session.TypeContextWindow:
+		// Folded above: the usage is shown against the learned size at
+		// once (a refused request's estimate, until the next response).
+		return t.liveUsage(replay)
+
 	case session.TypeNotice:
 		d, err := session.DecodeData[session.NoticeData](ev)
 		if err != nil {

@@ -71,6 +71,9 @@ type Agent struct {
 	// first request that does not fit the (learned) window sets it again.
 	learned  map[model.Route]int
 	elidePer int
+	// learnedMu guards writes to learned (loop goroutine) against
+	// LearnedWindows, which any goroutine may call.
+	learnedMu sync.Mutex
 	// initErr is a failure to read the log at construction; every model
 	// request fails with it.
 	initErr error

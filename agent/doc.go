@@ -71,7 +71,8 @@
 //     (compact.Elide; the log keeps the full text), and the cut stays in
 //     force for later requests; the learned window is recorded
 //     (session/context-window), so after a restart the first request is
-//     fitted to it without another refusal; each refused request is
+//     fitted to it without another refusal (LearnedWindows gives them to
+//     a display that does not replay the log); each refused request is
 //     recorded as a retried empty reply; when nothing fits the turn ends
 //     with CONTEXT_TOO_LONG saying so.
 //

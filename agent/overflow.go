@@ -12,6 +12,7 @@ package agent
 import (
 	"errors"
 	"fmt"
+	"maps"
 
 	"github.com/acp-agent/acp-agent/agent/budget"
 	"github.com/acp-agent/acp-agent/agent/compact"
@@ -53,10 +54,7 @@ func (a *Agent) learnWindow(r model.Route, err error) {
 	if w <= 0 || a.opts.Budget.WindowFor(r) > 0 || a.learned[r] == w {
 		return
 	}
-	if a.learned == nil {
-		a.learned = map[model.Route]int{}
-	}
-	a.learned[r] = w
+	a.setLearned(r, w)
 	a.log.Info("context window learned from the provider", "window", w, "provider", r.Provider, "model", r.Model)
 	// Ignorable: a build that predates the record reads the log without it.
 	if _, err := a.sess.Append(session.TypeContextWindow, session.ContextWindowData{Provider: r.Provider, Model: r.Model, Window: w}, session.Ignorable()); err != nil {
@@ -77,11 +75,27 @@ func (a *Agent) loadWindows(events []session.Event) {
 			a.log.Warn("recorded context window unreadable; ignored", "seq", ev.Seq, "err", err)
 			continue
 		}
-		if a.learned == nil {
-			a.learned = map[model.Route]int{}
-		}
-		a.learned[model.Route{Provider: d.Provider, Model: d.Model}] = d.Window
+		a.setLearned(model.Route{Provider: d.Provider, Model: d.Model}, d.Window)
 	}
+}
+
+func (a *Agent) setLearned(r model.Route, w int) {
+	a.learnedMu.Lock()
+	defer a.learnedMu.Unlock()
+	if a.learned == nil {
+		a.learned = map[model.Route]int{}
+	}
+	a.learned[r] = w
+}
+
+// LearnedWindows returns a copy of the context windows learned so far,
+// per route: from providers' refusals in this process and from the log's
+// session/context-window records. A display that does not replay the log
+// (session/resume) starts from it.
+func (a *Agent) LearnedWindows() map[model.Route]int {
+	a.learnedMu.Lock()
+	defer a.learnedMu.Unlock()
+	return maps.Clone(a.learned)
 }
 
 // overflowed reports a context-length refusal before any output.
