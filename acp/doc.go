@@ -135,6 +135,14 @@
 // request made for a tool call first flushes the session's queued
 // updates, so it never overtakes its tool_call.
 //
+// Children on the wire: a delegation's tool call shows its child's live
+// digest (subagent's progress; a background child's final digest comes
+// with its settlement notice, which the translator maps back to the call
+// that started or last messaged the child: subagent_link.go). A client
+// announcing clientCapabilities._meta["acp-agent"].subagentUpdates also
+// gets each descendant's own updates under its session id, one emitter
+// per followed child fed by a session-store observer (child_stream.go).
+//
 // Updates: one translator maps log events (and transient tool progress) to
 // session/update for live streaming and for load replay alike —
 // assistant text/reasoning chunks, tool_call/tool_call_update (kind from the
