@@ -57,6 +57,7 @@ type execRecorder struct {
 	cwd string
 
 	mu      sync.Mutex
+	calls   map[string]string      // tool name by session id + call id (searches)
 	notices map[string]int         // settlement notices by session id
 	turns   map[string]*turnState  // by session id
 	after   map[string][]afterTurn // notices that came between turns, by receiving session id
@@ -86,7 +87,7 @@ func newExecRecorder(dir, cwd string, env *Env) (*execRecorder, func(*Config) er
 	if st, err := os.Stat(abs); err == nil && !st.IsDir() {
 		return nil, nil, usageErrorf("--record %s: not a directory", abs)
 	}
-	r := &execRecorder{dir: abs, cwd: cwd, notices: map[string]int{}, turns: map[string]*turnState{}, after: map[string][]afterTurn{}}
+	r := &execRecorder{dir: abs, cwd: cwd, calls: map[string]string{}, notices: map[string]int{}, turns: map[string]*turnState{}, after: map[string][]afterTurn{}}
 	prepare := func(cfg *Config) error {
 		r.rec = recording.New(recording.Options{Cwd: cwd, Secrets: secretValues(cfg.APIKeyEnv, env.Getenv, os.Environ())})
 		prev := cfg.WrapModel
@@ -151,6 +152,8 @@ func (r *execRecorder) write(a *App, o execOptions, prompt string, res headless.
 func (r *execRecorder) observe(a *App) func() {
 	return a.Sessions.Observe(&session.Observer{Appended: func(s *session.Session, ev session.Event) {
 		switch ev.Type {
+		case session.TypeToolCall, session.TypeToolResult:
+			r.noteSearch(s, ev)
 		case session.TypeTurnStart:
 			r.mu.Lock()
 			r.turn(s.ID()).open = true
@@ -183,6 +186,58 @@ func (r *execRecorder) observe(a *App) func() {
 			}
 		}
 	}})
+}
+
+// searchTools list the files they found in their structured output:
+// glob every file it matched, grep every file with a match.
+var searchTools = map[string]bool{"glob": true, "grep": true}
+
+// noteSearch snapshots the files a glob or grep call of a session working
+// in the recorded cwd found, once it returned: on replay the same search
+// then finds the same files (a search reads nothing the call's
+// arguments name, so the model-boundary recorder cannot see them).
+// Commands (bash) read what they like: their files are not known.
+func (r *execRecorder) noteSearch(s *session.Session, ev session.Event) {
+	if s.Header().Cwd != r.cwd {
+		return
+	}
+	switch ev.Type {
+	case session.TypeToolCall:
+		d, err := session.DecodeData[session.ToolCallData](ev)
+		if err != nil || !searchTools[d.Name] {
+			return
+		}
+		r.mu.Lock()
+		r.calls[s.ID()+"\x00"+d.CallID] = d.Name
+		r.mu.Unlock()
+	case session.TypeToolResult:
+		d, err := session.DecodeData[session.ToolResultData](ev)
+		if err != nil {
+			return
+		}
+		var id string
+		for _, b := range d.Message.Content {
+			if b.Type == session.BlockToolResult {
+				id = b.ToolCallID
+			}
+		}
+		key := s.ID() + "\x00" + id
+		r.mu.Lock()
+		name, ok := r.calls[key]
+		delete(r.calls, key)
+		r.mu.Unlock()
+		if !ok {
+			return
+		}
+		raw, _ := d.Raw.(map[string]any)
+		field := map[string]string{"glob": "files", "grep": "paths"}[name]
+		paths, _ := raw[field].([]any)
+		for _, p := range paths {
+			if rel, ok := p.(string); ok && rel != "" {
+				r.rec.AddFile(rel)
+			}
+		}
+	}
 }
 
 func (r *execRecorder) turn(id string) *turnState {

@@ -380,3 +380,65 @@ func TestRecordReplayBackgroundChild(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordSnapshotsWhatSearchesFound: files a glob or grep call found
+// are in the recorded workspace (no call argument names them), so the
+// replay's searches find them again; a file no search found is not.
+func TestRecordSnapshotsWhatSearchesFound(t *testing.T) {
+	root := t.TempDir()
+	cwd, dir := filepath.Join(root, "work"), filepath.Join(root, "recorded")
+	for name, text := range map[string]string{
+		"a.md": "alpha\n", "docs/b.md": "beta\n", "src/x.go": "package x // needle\n", "other.txt": "nothing here\n",
+	} {
+		p := filepath.Join(cwd, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	vars := map[string]string{
+		app.EnvDataDir: filepath.Join(root, "data"), "HOME": root, "XDG_CONFIG_HOME": filepath.Join(root, "config"),
+		"FAKE_KEY": fakeKey,
+	}
+	p := newKeyedProvider(t, map[string][]providerReply{
+		"ROOT:": {
+			{calls: []providerCall{
+				{"call_glob", "glob", `{"pattern": "**/*.md"}`},
+				{"call_grep", "grep", `{"pattern": "needle"}`},
+			}},
+			{text: "FOUND"},
+		},
+	})
+	code, out, errOut := cli(t, vars, "exec", "--cwd", cwd, "--model", "openai-compatible/fake", "--base-url", p.srv.URL,
+		"--api-key-env", "FAKE_KEY", "--ask", "allow", "--record", dir, "ROOT: find things")
+	if code != app.ExitOK || out != "FOUND\n" {
+		t.Fatalf("exec --record: exit %d, stdout %q\nstderr: %s", code, out, errOut)
+	}
+	script, err := os.ReadFile(filepath.Join(dir, "scenario.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"a.md: |", "docs/b.md: |", "src/x.go: |", "needle"} {
+		if !strings.Contains(string(script), want) {
+			t.Errorf("scenario.yaml lacks %q:\n%s", want, script)
+		}
+	}
+	if strings.Contains(string(script), "other.txt") {
+		t.Errorf("a file no search found was snapshotted:\n%s", script)
+	}
+	keyless := map[string]string{"HOME": root}
+	if code, out, errOut := cli(t, keyless, "scenario", "test", "--dir", dir, "--update"); code != app.ExitOK {
+		t.Fatalf("test --update: exit %d\n%s%s", code, out, errOut)
+	}
+	transcript, err := os.ReadFile(filepath.Join(dir, scenarios.GoldenDir, "transcript.golden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"docs/b.md", "src/x.go:1:package x // needle"} {
+		if !strings.Contains(string(transcript), want) {
+			t.Errorf("the replay's searches did not find %q:\n%s", want, transcript)
+		}
+	}
+}

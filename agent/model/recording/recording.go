@@ -60,6 +60,8 @@ type Recorder struct {
 	files     map[string]string // snapshotted contents by relative path
 	total     int64
 	notes     []string
+	// commandNoted: the note that commands' files are unknown was made.
+	commandNoted bool
 }
 
 // New returns a recorder.
@@ -222,6 +224,10 @@ func (r *Recorder) store(c model.Caller, rep scripted.Reply) {
 	for _, tc := range rep.ToolCalls {
 		if snapshotTools[tc.Name] {
 			r.snapshotLocked(tc.Arguments)
+		}
+		if tc.Name == "bash" && !r.commandNoted {
+			r.commandNoted = true
+			r.notes = append(r.notes, "the session ran commands (bash): files they read are not known to the recording; add them under files: in scenario.yaml if the replay needs them")
 		}
 	}
 }

@@ -61,6 +61,9 @@ type GrepOutput struct {
 	Matches   int  `json:"matches"`
 	Files     int  `json:"files"`
 	Truncated bool `json:"truncated,omitempty"`
+	// Paths are the files with a match, as shown (a recording snapshots
+	// them so its replay finds the same matches).
+	Paths []string `json:"paths,omitempty"`
 }
 
 // Execute searches the files.
@@ -127,7 +130,7 @@ func (t *Grep) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, e
 		return workspace.Failed(err, rt.display), nil
 	}
 	s := g
-	out := GrepOutput{Matches: s.matches, Files: s.files, Truncated: s.cut || limited}
+	out := GrepOutput{Matches: s.matches, Files: s.files, Truncated: s.cut || limited, Paths: s.paths}
 	b := &s.out
 	if s.matches == 0 {
 		fmt.Fprintf(b, "No matches for %q.", args.Pattern)

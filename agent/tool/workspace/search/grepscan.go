@@ -47,6 +47,7 @@ type grepRun struct {
 	out     strings.Builder
 	matches int
 	files   int
+	paths   []string // the files with a match, as shown
 	cut     bool
 	stopped atomic.Bool
 }
@@ -56,6 +57,7 @@ type grepRun struct {
 type fileResult struct {
 	text []byte
 	n    int
+	name string // as shown
 }
 
 // grepWindow bounds how far ahead of the merge files are searched.
@@ -177,6 +179,7 @@ func (g *grepRun) merge(r fileResult) {
 		g.matches++
 		if i == 0 {
 			g.files++
+			g.paths = append(g.paths, r.name)
 		}
 		end := bytes.IndexByte(text, '\n') + 1
 		g.out.Write(text[:end])
@@ -293,7 +296,7 @@ type matchState struct {
 
 func (m *matchState) full() bool { return m.n >= m.max }
 
-func (m *matchState) result() fileResult { return fileResult{text: m.out, n: m.n} }
+func (m *matchState) result() fileResult { return fileResult{text: m.out, n: m.n, name: m.name} }
 
 // block searches complete lines (the last one may be unterminated);
 // count asks for lineNo to be advanced past the block, which a following
