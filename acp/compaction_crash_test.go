@@ -3,6 +3,7 @@ package acp_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"iter"
 	"os"
 	"path/filepath"
@@ -12,11 +13,13 @@ import (
 	"testing"
 
 	acpsdk "github.com/coder/acp-go-sdk"
+	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/app"
 	"github.com/acp-agent/acp-agent/internal/testhooks"
 )
 
@@ -68,16 +71,208 @@ func compactionCalls(ns []acpsdk.SessionNotification) []string {
 	return out
 }
 
-// compactionEnded reports whether ns closes tool call id.
-func compactionEnded(ns []acpsdk.SessionNotification, id string) bool {
-	for _, n := range ns {
-		if u := n.Update.ToolCallUpdate; u != nil && string(u.ToolCallId) == id && u.Status != nil &&
-			(*u.Status == acpsdk.ToolCallStatusCompleted || *u.Status == acpsdk.ToolCallStatusFailed) {
-			return true
+// shownCompaction is one compaction as a client was shown it.
+type shownCompaction struct {
+	id       string
+	statuses []string // in the order shown
+	state    string   // what the client holds at the end (error, summary)
+	trigger  string   // _meta.contextCompaction.trigger; compaction_update has none
+}
+
+// crashClient is an editor attached to one agent process: the SDK client,
+// shown compactions as "Compact conversation" tool calls, or a JSON-RPC
+// client that announces clientCapabilities.session.compaction and is
+// shown compaction_update.
+type crashClient interface {
+	newSession(ctx context.Context, cwd string) string
+	prompt(ctx context.Context, id, text string) error
+	cancel(ctx context.Context, id string) error
+	load(ctx context.Context, id, cwd string) error
+	// compactions returns what session id was shown of its compactions.
+	compactions(id string) []shownCompaction
+	// await returns once session id has been shown n compactions.
+	await(ctx context.Context, id string, n int) error
+	stop()
+}
+
+// toolCallClient is the SDK client (env).
+type toolCallClient struct {
+	t *testing.T
+	e *env
+}
+
+func startToolCallClient(t *testing.T, ctx context.Context, dir string, m model.Model, window int) crashClient {
+	e := startHooks(t, dir, &testhooks.Hooks{Model: m, NoSync: true, PanicOnBug: true}, window)
+	e.initialize(ctx)
+	return &toolCallClient{t: t, e: e}
+}
+
+func (c *toolCallClient) newSession(ctx context.Context, cwd string) string {
+	return c.e.newSession(ctx, cwd)
+}
+
+func (c *toolCallClient) prompt(ctx context.Context, id, text string) error {
+	_, err := c.e.prompt(ctx, id, text)
+	return err
+}
+
+func (c *toolCallClient) cancel(ctx context.Context, id string) error {
+	return c.e.cs.Cancel(ctx, acpsdk.CancelNotification{SessionId: acpsdk.SessionId(id)})
+}
+
+func (c *toolCallClient) load(ctx context.Context, id, cwd string) error {
+	_, err := c.e.cs.LoadSession(ctx, acpsdk.LoadSessionRequest{SessionId: acpsdk.SessionId(id), Cwd: cwd, McpServers: []acpsdk.McpServer{}})
+	return err
+}
+
+func (c *toolCallClient) compactions(id string) []shownCompaction {
+	ns := c.e.rec.snapshot(id)
+	var out []shownCompaction
+	for _, call := range compactionCalls(ns) {
+		final, statuses := foldCall(c.t, ns, call)
+		var state struct {
+			Meta map[string]struct {
+				Trigger string `json:"trigger"`
+			} `json:"_meta"`
+		}
+		if err := json.Unmarshal([]byte(final), &state); err != nil {
+			c.t.Fatal(err)
+		}
+		out = append(out, shownCompaction{id: call, statuses: statuses, state: final, trigger: state.Meta[acp.MetaContextCompaction].Trigger})
+	}
+	return out
+}
+
+func (c *toolCallClient) await(ctx context.Context, id string, n int) error {
+	return c.e.rec.await(ctx, func(ns []acpsdk.SessionNotification) bool {
+		ns = slices.DeleteFunc(slices.Clone(ns), func(x acpsdk.SessionNotification) bool { return string(x.SessionId) != id })
+		return len(compactionCalls(ns)) >= n
+	})
+}
+
+func (c *toolCallClient) stop() { c.e.stop() }
+
+// compactionUpdateClient is a jsonrpc2 client that announces
+// clientCapabilities.session.compaction.
+type compactionUpdateClient struct {
+	rpc     *rpcEnv
+	changed chan struct{} // closed and replaced at each update
+}
+
+func startCompactionUpdateClient(t *testing.T, ctx context.Context, dir string, m model.Model, window int) crashClient {
+	t.Helper()
+	a, err := app.New(app.Config{
+		DataDir: dir, Version: "test", Logger: testLogger(t), ContextWindow: window,
+		Testing: &testhooks.Hooks{Model: m, NoSync: true, PanicOnBug: true},
+	})
+	if err != nil {
+		t.Fatalf("app.New: %v", err)
+	}
+	c2aR, c2aW := io.Pipe()
+	a2cR, a2cW := io.Pipe()
+	c := &compactionUpdateClient{
+		rpc:     &rpcEnv{t: t, app: a, c2aW: c2aW, a2cW: a2cW, done: make(chan error, 1)},
+		changed: make(chan struct{}),
+	}
+	e := c.rpc
+	go func() { e.done <- a.Serve(context.Background(), c2aR, a2cW) }()
+	// The handler runs on jsonrpc2's read loop: an update is recorded
+	// once the client has read it.
+	h := jsonrpc2.HandlerWithError(func(ctx context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Request) (any, error) {
+		if req.Method == "session/update" && req.Params != nil {
+			e.mu.Lock()
+			e.updates = append(e.updates, *req.Params)
+			close(c.changed)
+			c.changed = make(chan struct{})
+			e.mu.Unlock()
+			return nil, nil
+		}
+		return nil, &jsonrpc2.Error{Code: jsonrpc2.CodeMethodNotFound, Message: "not supported by the test client"}
+	})
+	e.conn = jsonrpc2.NewConn(context.Background(), jsonrpc2.NewPlainObjectStream(pipeRWC{a2cR, c2aW}), h)
+	t.Cleanup(e.stop)
+	var r map[string]any
+	e.mustCall(ctx, "initialize", map[string]any{"protocolVersion": 1,
+		"clientCapabilities": map[string]any{"session": map[string]any{"compaction": map[string]any{}}}}, &r)
+	return c
+}
+
+func (c *compactionUpdateClient) newSession(ctx context.Context, cwd string) string {
+	var r struct {
+		SessionID string `json:"sessionId"`
+	}
+	c.rpc.mustCall(ctx, "session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}}, &r)
+	return r.SessionID
+}
+
+func (c *compactionUpdateClient) prompt(ctx context.Context, id, text string) error {
+	var r map[string]any
+	return c.rpc.call(ctx, "session/prompt", map[string]any{"sessionId": id, "prompt": []any{map[string]any{"type": "text", "text": text}}}, &r)
+}
+
+func (c *compactionUpdateClient) cancel(ctx context.Context, id string) error {
+	return c.rpc.conn.Notify(ctx, "session/cancel", map[string]any{"sessionId": id})
+}
+
+func (c *compactionUpdateClient) load(ctx context.Context, id, cwd string) error {
+	var r map[string]any
+	return c.rpc.call(ctx, "session/load", map[string]any{"sessionId": id, "cwd": cwd, "mcpServers": []any{}}, &r)
+}
+
+func (c *compactionUpdateClient) compactions(id string) []shownCompaction {
+	c.rpc.mu.Lock()
+	defer c.rpc.mu.Unlock()
+	var out []shownCompaction
+	for _, raw := range c.rpc.updates {
+		var n struct {
+			SessionID string `json:"sessionId"`
+			Update    struct {
+				Kind    string `json:"sessionUpdate"`
+				ID      string `json:"compactionId"`
+				Status  string `json:"status"`
+				Error   string `json:"error"`
+				Summary []struct {
+					Text string `json:"text"`
+				} `json:"summary"`
+			} `json:"update"`
+		}
+		if err := json.Unmarshal(raw, &n); err != nil || n.SessionID != id || n.Update.Kind != "compaction_update" {
+			continue
+		}
+		u := n.Update
+		i := slices.IndexFunc(out, func(s shownCompaction) bool { return s.id == u.ID })
+		if i < 0 {
+			out = append(out, shownCompaction{id: u.ID})
+			i = len(out) - 1
+		}
+		out[i].statuses = append(out[i].statuses, u.Status)
+		if u.Error != "" {
+			out[i].state = u.Error
+		}
+		for _, b := range u.Summary {
+			out[i].state += b.Text
 		}
 	}
-	return false
+	return out
 }
+
+func (c *compactionUpdateClient) await(ctx context.Context, id string, n int) error {
+	for {
+		c.rpc.mu.Lock()
+		ch := c.changed
+		c.rpc.mu.Unlock()
+		if len(c.compactions(id)) >= n {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func (c *compactionUpdateClient) stop() { c.rpc.stop() }
 
 // copySession copies session id's file from dir to crashDir: what a kill
 // at this point leaves on disk.
@@ -209,134 +404,133 @@ func TestKilledCompactionReplaysClosed(t *testing.T) {
 			viewHas:      []string{restartSummary}, viewLacks: []string{"first answer", manualSummary},
 		},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			ctx := ctxFor(t)
-			dir, crashDir, cwd := t.TempDir(), t.TempDir(), tempCwd(t)
-			m := &hangingSummary{inner: loadScript(t, crashScript), hangAt: tt.hangAt, partial: tt.partial, reached: make(chan struct{})}
-			e := startHooks(t, dir, &testhooks.Hooks{Model: m, NoSync: true, PanicOnBug: true}, crashWindow)
-			e.initialize(ctx)
-			id := e.newSession(ctx, cwd)
-			last := len(tt.prompts) - 1
-			for _, p := range tt.prompts[:last] {
-				if _, err := e.prompt(ctx, id, p); err != nil {
+	clients := []struct {
+		name  string
+		start func(t *testing.T, ctx context.Context, dir string, m model.Model, window int) crashClient
+	}{
+		{"tool call", startToolCallClient},
+		{"compaction_update", startCompactionUpdateClient},
+	}
+	for _, cl := range clients {
+		for _, tt := range tests {
+			t.Run(cl.name+"/"+tt.name, func(t *testing.T) {
+				ctx := ctxFor(t)
+				dir, crashDir, cwd := t.TempDir(), t.TempDir(), tempCwd(t)
+				m := &hangingSummary{inner: loadScript(t, crashScript), hangAt: tt.hangAt, partial: tt.partial, reached: make(chan struct{})}
+				c := cl.start(t, ctx, dir, m, crashWindow)
+				id := c.newSession(ctx, cwd)
+				last := len(tt.prompts) - 1
+				for _, p := range tt.prompts[:last] {
+					if err := c.prompt(ctx, id, p); err != nil {
+						t.Fatal(err)
+					}
+				}
+				done := make(chan error, 1)
+				go func() { done <- c.prompt(ctx, id, tt.prompts[last]) }()
+				select {
+				case <-m.reached:
+				case <-ctx.Done():
+					t.Fatal("the summary was never requested")
+				}
+				if err := c.await(ctx, id, tt.hangAt+1); err != nil {
+					t.Fatalf("the compaction was never shown: %v", err)
+				}
+				// The kill.
+				shown := c.compactions(id)
+				copySession(t, dir, crashDir, id)
+				killed := shown[len(shown)-1]
+				if !slices.Equal(killed.statuses, []string{"in_progress"}) {
+					t.Fatalf("the compaction under way was shown %v before the kill, want only in_progress", killed.statuses)
+				}
+				if err := c.cancel(ctx, id); err != nil {
 					t.Fatal(err)
 				}
-			}
-			done := make(chan error, 1)
-			go func() {
-				_, err := e.prompt(ctx, id, tt.prompts[last])
-				done <- err
-			}()
-			select {
-			case <-m.reached:
-			case <-ctx.Done():
-				t.Fatal("the summary was never requested")
-			}
-			if err := e.rec.await(ctx, func(ns []acpsdk.SessionNotification) bool { return len(compactionCalls(ns)) == tt.hangAt+1 }); err != nil {
-				t.Fatalf("the compaction was never shown: %v", err)
-			}
-			// The kill.
-			shown := e.rec.snapshot(id)
-			copySession(t, dir, crashDir, id)
-			calls := compactionCalls(shown)
-			killed := calls[len(calls)-1]
-			if compactionEnded(shown, killed) {
-				t.Fatalf("compaction %s was closed before the kill:\n%s", killed, strings.Join(transcript(shown), "\n"))
-			}
-			if err := e.cs.Cancel(ctx, acpsdk.CancelNotification{SessionId: acpsdk.SessionId(id)}); err != nil {
-				t.Fatal(err)
-			}
-			if err := <-done; err != nil {
-				t.Fatalf("%q after cancel: %v", tt.prompts[last][:min(20, len(tt.prompts[last]))], err)
-			}
-			e.stop()
+				if err := <-done; err != nil {
+					t.Fatalf("the last prompt after cancel: %v", err)
+				}
+				c.stop()
 
-			rec := &reqLog{inner: loadScript(t, restartScript)}
-			second := startHooks(t, crashDir, &testhooks.Hooks{Model: rec, NoSync: true, PanicOnBug: true}, tt.restartWindow)
-			second.initialize(ctx)
-			if _, err := second.cs.LoadSession(ctx, acpsdk.LoadSessionRequest{SessionId: acpsdk.SessionId(id), Cwd: cwd, McpServers: []acpsdk.McpServer{}}); err != nil {
-				t.Fatalf("session/load after the crash: %v", err)
-			}
-			replay := second.rec.snapshot(id)
-			if got := compactionCalls(replay); !slices.Equal(got, calls) {
-				t.Fatalf("replayed compaction calls = %q, want the ones shown (%q):\n%s", got, calls, strings.Join(transcript(replay), "\n"))
-			}
-			for _, c := range calls {
-				final, statuses := foldCall(t, replay, c)
-				var state struct {
-					Meta map[string]struct {
-						Trigger string `json:"trigger"`
-					} `json:"_meta"`
+				rec := &reqLog{inner: loadScript(t, restartScript)}
+				second := cl.start(t, ctx, crashDir, rec, tt.restartWindow)
+				if err := second.load(ctx, id, cwd); err != nil {
+					t.Fatalf("session/load after the crash: %v", err)
 				}
-				if err := json.Unmarshal([]byte(final), &state); err != nil {
+				replay := second.compactions(id)
+				ids := func(cs []shownCompaction) []string {
+					var out []string
+					for _, c := range cs {
+						out = append(out, c.id)
+					}
+					return out
+				}
+				if !slices.Equal(ids(replay), ids(shown)) {
+					t.Fatalf("replayed compactions = %q, want the ones shown (%q)", ids(replay), ids(shown))
+				}
+				for _, r := range replay[:len(replay)-1] {
+					if !slices.Equal(r.statuses, []string{"in_progress", "completed"}) {
+						t.Errorf("replayed compaction %s: statuses %v, want the completed one shown", r.id, r.statuses)
+					}
+				}
+				r := replay[len(replay)-1]
+				if !slices.Equal(r.statuses, []string{"in_progress", "failed"}) || !strings.Contains(r.state, "interrupted") {
+					t.Errorf("replayed compaction: statuses %v, state %s; want closed as failed with the reason", r.statuses, r.state)
+				}
+				if r.trigger != "" && r.trigger != tt.trigger {
+					t.Errorf("replayed compaction trigger = %q, want %q", r.trigger, tt.trigger)
+				}
+				if err := second.prompt(ctx, id, "after"); err != nil {
 					t.Fatal(err)
 				}
-				if c != killed {
-					if !slices.Equal(statuses, []string{"in_progress", "completed"}) {
-						t.Errorf("replayed compaction %s: statuses %v, want the completed one shown", c, statuses)
+				second.stop()
+				var turn *model.Request
+				for i := range rec.reqs {
+					if rec.reqs[i].Caller.ScriptKey == "main" {
+						if turn != nil {
+							t.Fatalf("%d turn requests after the crash, want 1", len(rec.reqs))
+						}
+						turn = &rec.reqs[i]
 					}
-					continue
 				}
-				if !slices.Equal(statuses, []string{"in_progress", "failed"}) || !strings.Contains(final, "interrupted") {
-					t.Errorf("replayed compaction: statuses %v, state %s; want closed as failed with the reason", statuses, final)
+				if turn == nil {
+					t.Fatal("no turn request after the crash")
 				}
-				if got := state.Meta[acp.MetaContextCompaction].Trigger; got != tt.trigger {
-					t.Errorf("replayed compaction trigger = %q, want %q", got, tt.trigger)
+				var text strings.Builder
+				for _, m := range turn.Messages {
+					text.WriteString(session.JoinText(m.Content, " "))
 				}
-			}
-			if _, err := second.prompt(ctx, id, "after"); err != nil {
-				t.Fatal(err)
-			}
-			second.stop()
-			var turn *model.Request
-			for i := range rec.reqs {
-				if rec.reqs[i].Caller.ScriptKey == "main" {
-					if turn != nil {
-						t.Fatalf("%d turn requests after the crash, want 1", len(rec.reqs))
+				view := text.String()
+				for _, s := range tt.viewHas {
+					if !strings.Contains(view, s) {
+						t.Errorf("request after the crash lacks %q: %.300s", s, view)
 					}
-					turn = &rec.reqs[i]
 				}
-			}
-			if turn == nil {
-				t.Fatal("no turn request after the crash")
-			}
-			var text strings.Builder
-			for _, m := range turn.Messages {
-				text.WriteString(session.JoinText(m.Content, " "))
-			}
-			view := text.String()
-			for _, s := range tt.viewHas {
-				if !strings.Contains(view, s) {
-					t.Errorf("request after the crash lacks %q: %.300s", s, view)
+				for _, s := range append(tt.viewLacks, partialSummary) {
+					if strings.Contains(view, s) {
+						t.Errorf("request after the crash holds %q: %.300s", s, view)
+					}
 				}
-			}
-			for _, s := range append(tt.viewLacks, partialSummary) {
-				if strings.Contains(view, s) {
-					t.Errorf("request after the crash holds %q: %.300s", s, view)
-				}
-			}
-			after, err := os.ReadFile(filepath.Join(crashDir, "sessions", id+".jsonl"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if strings.Contains(string(after), partialSummary) {
-				t.Errorf("the log holds the partial summary %q", partialSummary)
-			}
-			var outcomes []string
-			for _, line := range strings.Split(strings.TrimSpace(string(after)), "\n") {
-				var ev session.Event
-				if err := json.Unmarshal([]byte(line), &ev); err != nil {
+				after, err := os.ReadFile(filepath.Join(crashDir, "sessions", id+".jsonl"))
+				if err != nil {
 					t.Fatal(err)
 				}
-				if ev.Type == session.TypeCompaction {
-					d, _ := session.DecodeData[session.CompactionData](ev)
-					outcomes = append(outcomes, d.Outcome)
+				if strings.Contains(string(after), partialSummary) {
+					t.Errorf("the log holds the partial summary %q", partialSummary)
 				}
-			}
-			if !slices.Equal(outcomes, tt.wantOutcomes) {
-				t.Errorf("compactions after the restart = %v, want %v", outcomes, tt.wantOutcomes)
-			}
-		})
+				var outcomes []string
+				for _, line := range strings.Split(strings.TrimSpace(string(after)), "\n") {
+					var ev session.Event
+					if err := json.Unmarshal([]byte(line), &ev); err != nil {
+						t.Fatal(err)
+					}
+					if ev.Type == session.TypeCompaction {
+						d, _ := session.DecodeData[session.CompactionData](ev)
+						outcomes = append(outcomes, d.Outcome)
+					}
+				}
+				if !slices.Equal(outcomes, tt.wantOutcomes) {
+					t.Errorf("compactions after the restart = %v, want %v", outcomes, tt.wantOutcomes)
+				}
+			})
+		}
 	}
 }
