@@ -1,6 +1,7 @@
 package acp_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"io"
@@ -320,6 +321,14 @@ const crashScript = `model:
     - text: "## Intent\n` + manualSummary + `"
 `
 
+// overflowScript refuses the second turn's request as too long for the
+// context: the agent compacts (trigger overflow) before sending it again.
+const overflowScript = `model:
+  main:
+    - text: first answer (a long answer, the details of the work so far, the details of the work so far, end)
+    - {error: "prompt is too long for the context window", context_length_exceeded: true}
+`
+
 const restartScript = `model:
   main:
     - text: after the crash
@@ -336,16 +345,19 @@ const restartScript = `model:
 // TestKilledCompactionReplaysClosed: the session file is copied once the
 // client has been shown a compaction whose summary request is under way
 // (hanging, or having streamed part of the summary), which is what a kill
-// at that point leaves on disk; the compaction is manual (/compact) or
-// automatic (a prompt that carries the context past the threshold), and
-// may follow a completed one. A fresh process on the copy replays every
-// compaction the client was shown, each closed, the killed one failed
-// with the reason; the log holds no partial summary, and the next
-// request is built from the uncompacted history or a summary completed
-// after the restart, never from the partial one.
+// at that point leaves on disk; the compaction is manual (/compact),
+// automatic (a prompt that carries the context past the threshold) or
+// after a context_length_exceeded refusal (overflow), and may follow a
+// completed one. A fresh process on the copy replays every compaction
+// the client was shown, each closed, the killed one failed with the
+// reason; the log holds no partial summary, and the next request is built
+// from the uncompacted history or a summary completed after the restart,
+// never from the partial one. Every case runs for a client shown
+// "Compact conversation" tool calls and for one shown compaction_update.
 func TestKilledCompactionReplaysClosed(t *testing.T) {
 	tests := []struct {
 		name    string
+		script  string   // of the crashed process; "" is crashScript
 		prompts []string // the last one is under way at the kill
 		hangAt  int      // the summary request that hangs
 		partial []string // what the hanging summary streams first
@@ -392,6 +404,16 @@ func TestKilledCompactionReplaysClosed(t *testing.T) {
 			viewHas:      []string{"first answer", "the details of the plan", "a long paste of the logs"},
 		},
 		{
+			name: "overflow, summary hangs", script: overflowScript, prompts: []string{firstPrompt, "go on"},
+			trigger: session.TriggerOverflow, restartWindow: crashWindow,
+			wantOutcomes: []string{session.CompactionFailed}, viewHas: []string{"first answer", "the details of the plan", "go on"},
+		},
+		{
+			name: "overflow, summary streaming", script: overflowScript, prompts: []string{firstPrompt, "go on"},
+			partial: []string{"## Intent\n", partialSummary}, trigger: session.TriggerOverflow, restartWindow: crashWindow,
+			wantOutcomes: []string{session.CompactionFailed}, viewHas: []string{"first answer", "the details of the plan", "go on"},
+		},
+		{
 			name: "automatic after a completed /compact, summary streaming", prompts: []string{firstPrompt, "/compact", pastePrompt},
 			hangAt: 1, partial: []string{"## Intent\n", partialSummary}, trigger: session.TriggerAuto, restartWindow: 64000,
 			wantOutcomes: []string{session.CompactionCompleted, session.CompactionFailed},
@@ -416,7 +438,8 @@ func TestKilledCompactionReplaysClosed(t *testing.T) {
 			t.Run(cl.name+"/"+tt.name, func(t *testing.T) {
 				ctx := ctxFor(t)
 				dir, crashDir, cwd := t.TempDir(), t.TempDir(), tempCwd(t)
-				m := &hangingSummary{inner: loadScript(t, crashScript), hangAt: tt.hangAt, partial: tt.partial, reached: make(chan struct{})}
+				script := cmp.Or(tt.script, crashScript)
+				m := &hangingSummary{inner: loadScript(t, script), hangAt: tt.hangAt, partial: tt.partial, reached: make(chan struct{})}
 				c := cl.start(t, ctx, dir, m, crashWindow)
 				id := c.newSession(ctx, cwd)
 				last := len(tt.prompts) - 1
