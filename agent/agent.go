@@ -77,6 +77,9 @@ type Agent struct {
 	// initErr is a failure to read the log at construction; every model
 	// request fails with it.
 	initErr error
+	// prepared is closed when the Options.PrepareSystem goroutine New
+	// started has returned (nil when none was started); Close waits for it.
+	prepared chan struct{}
 }
 
 // item is one inbox entry.
@@ -87,9 +90,10 @@ type item struct {
 	turn   *turnState      // the turn that claimed it
 }
 
-// New returns an agent for s. It starts no goroutine: the loop runs only
-// while there is work. The caller keeps owning s; Close does not remove it
-// from its store.
+// New returns an agent for s. The loop runs only while there is work;
+// the one goroutine New starts is Options.PrepareSystem's, when the log
+// records no system prompt yet, and Close cancels and waits for it. The
+// caller keeps owning s; Close does not remove it from its store.
 func New(s *session.Session, opts Options) *Agent {
 	if opts.ScriptKey == "" {
 		opts.ScriptKey = "main"
@@ -118,6 +122,7 @@ func New(s *session.Session, opts Options) *Agent {
 	a.lastTurn = session.LastTurn(events)
 	seed := min(max(s.Header().SeedLength, 0), len(events))
 	a.loadSystem(events[seed:])
+	a.startPrepare()
 	a.loadWindows(events)
 	for _, ev := range events[seed:] {
 		switch ev.Type {
@@ -184,9 +189,10 @@ func (a *Agent) WaitIdle(ctx context.Context) error {
 
 // Close disposes of the agent: it drops unclaimed inbox items (recorded as
 // canceled splices), cancels the open turn with cause {kind:"disposed"},
-// waits for the loop goroutine and ends all subscriptions. Later inbox
-// calls fail with ErrClosed. Close is idempotent; it returns ctx's error if
-// ctx ends before the loop goroutine exits. Close must not be called from
+// waits for the loop goroutine (and a PrepareSystem still running) and
+// ends all subscriptions. Later inbox calls fail with ErrClosed. Close is
+// idempotent; it returns ctx's error if ctx ends before those goroutines
+// exit. Close must not be called from
 // the agent's own loop goroutine (OnIdle, a hook or a tool of the agent).
 func (a *Agent) Close(ctx context.Context) error {
 	cause := session.AbortReason{Kind: AbortDisposed}
@@ -201,9 +207,12 @@ func (a *Agent) Close(ctx context.Context) error {
 	}
 	done := a.loopDone
 	a.mu.Unlock()
-	if done != nil {
+	for _, ch := range []chan struct{}{done, a.prepared} {
+		if ch == nil {
+			continue
+		}
 		select {
-		case <-done:
+		case <-ch:
 		case <-ctx.Done():
 			return context.Cause(ctx)
 		}

@@ -48,6 +48,13 @@ type Options struct {
 	// (session/system-prompt); a session whose log has one uses that
 	// instead (system.go).
 	SystemPrompt func(ctx context.Context, tools []model.ToolSpec) string
+	// PrepareSystem, when set with SystemPrompt, starts the slow part of
+	// the assembly ahead of it (the environment probe): New runs it on a
+	// goroutine of the agent's own when the log records no prompt yet, so
+	// the first model request finds it done or waits only the remainder.
+	// Its context ends at Close, which waits for it to return.
+	// SystemPrompt must not depend on it having run or finished.
+	PrepareSystem func(ctx context.Context)
 
 	MaxSteps  int
 	MaxTokens int

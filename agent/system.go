@@ -47,3 +47,17 @@ func (a *Agent) ensureSystem(ctx context.Context) error {
 	a.system = systemState{text: text, recorded: true}
 	return nil
 }
+
+// startPrepare starts Options.PrepareSystem on its own goroutine when the
+// prompt will have to be assembled (nothing recorded). It runs under the
+// agent's lifetime, so Close stops it; a.prepared tells Close it returned.
+func (a *Agent) startPrepare() {
+	if a.system.recorded || a.opts.SystemPrompt == nil || a.opts.PrepareSystem == nil || a.initErr != nil {
+		return
+	}
+	a.prepared = make(chan struct{})
+	go func() {
+		defer close(a.prepared)
+		a.opts.PrepareSystem(a.life)
+	}()
+}

@@ -3,7 +3,9 @@ package agent_test
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/model"
@@ -97,5 +99,58 @@ func TestAgent_StaticSystemNotRecorded(t *testing.T) {
 	}
 	if got := rec.requests()[0].System; got != "fixed" {
 		t.Fatalf("system %q", got)
+	}
+}
+
+// TestAgent_PrepareSystem: PrepareSystem starts when the agent is created
+// (before any prompt) only when the log records no prompt yet, and Close
+// cancels it and waits for it to return.
+func TestAgent_PrepareSystem(t *testing.T) {
+	cases := []struct {
+		name        string
+		recorded    bool // the log already holds a system prompt
+		wantStarted bool
+	}{
+		{name: "new session: prepared at creation", wantStarted: true},
+		{name: "recorded prompt: nothing to prepare", recorded: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSession(t)
+			if tc.recorded {
+				if _, err := s.Append(session.TypeSystemPrompt, session.SystemPromptData{Text: "recorded"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			started := make(chan struct{})
+			var returned atomic.Bool
+			prepare := func(ctx context.Context) {
+				close(started)
+				<-ctx.Done() // a probe that only the agent's Close ends
+				returned.Store(true)
+			}
+			a := agent.New(s, agent.Options{
+				SystemPrompt:  func(context.Context, []model.ToolSpec) string { return "assembled" },
+				PrepareSystem: prepare,
+			})
+			select {
+			case <-started:
+				if !tc.wantStarted {
+					t.Fatal("PrepareSystem ran although the prompt is recorded")
+				}
+			case <-time.After(200 * time.Millisecond):
+				if tc.wantStarted {
+					t.Fatal("PrepareSystem not started at creation")
+				}
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+			defer cancel()
+			if err := a.Close(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if tc.wantStarted && !returned.Load() {
+				t.Fatal("Close returned before PrepareSystem did")
+			}
+		})
 	}
 }

@@ -328,19 +328,22 @@ func (a *App) AgentOptions(s *session.Session) agent.Options {
 // `subagent` tool offers the agent definitions of its directory).
 func (a *App) agentOptions(s *session.Session, tools *tool.Registry) agent.Options {
 	id := s.ID()
+	// The system prompt is assembled once per session and recorded; its
+	// environment probe starts with the agent.
+	system, prepare := a.systemPrompt(s, false, "", a.Tools.Get)
 	return agent.Options{
-		Model:     a.Model,
-		Route:     a.defaultRoute(),
-		RouteNow:  a.sessionRoute(id),
-		ScriptKey: "main",
-		Tools:     tools,
-		System:    a.Config.System,
-		MaxSteps:  a.Config.MaxSteps,
-		// The system prompt is assembled once per session and recorded.
-		SystemPrompt: a.systemPrompt(s, false, "", a.Tools.Get),
-		Journal:      journal{a},
-		Budget:       a.budget(),
-		Logger:       a.Log.With("session_id", id),
+		Model:         a.Model,
+		Route:         a.defaultRoute(),
+		RouteNow:      a.sessionRoute(id),
+		ScriptKey:     "main",
+		Tools:         tools,
+		System:        a.Config.System,
+		MaxSteps:      a.Config.MaxSteps,
+		SystemPrompt:  system,
+		PrepareSystem: prepare,
+		Journal:       journal{a},
+		Budget:        a.budget(),
+		Logger:        a.Log.With("session_id", id),
 
 		AfterCompaction: a.afterCompaction(id),
 	}

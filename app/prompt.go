@@ -4,7 +4,8 @@ package app
 // identity and working rules, guidance for the tools it is offered, its
 // environment block and the project's instructions, plus a child's
 // delegation section. The agent records it in the log before the first
-// model request, so it is computed once per session.
+// model request, so it is computed once per session; its environment
+// probe (git) starts when the session's agent is created.
 
 import (
 	"context"
@@ -40,15 +41,29 @@ func DeterministicPrompt() PromptConfig {
 // the system prompt (background delegation).
 type promptSection interface{ SystemPromptSection() string }
 
-// systemPrompt returns the assembler of session s's system prompt, or nil
-// when Config.System fixes the prompt.
-// get looks up the session's tools (for their prompt sections).
-func (a *App) systemPrompt(s *session.Session, child bool, persona string, get func(string) (tool.Tool, bool)) func(context.Context, []model.ToolSpec) string {
+// systemPrompt returns the assembler of session s's system prompt and
+// the start of its environment probe (agent.Options.SystemPrompt and
+// PrepareSystem: the agent starts the probe when the session is created,
+// and the assembler takes its result), or nils when Config.System fixes
+// the prompt. get looks up the session's tools (for their prompt
+// sections).
+func (a *App) systemPrompt(s *session.Session, child bool, persona string, get func(string) (tool.Tool, bool)) (func(context.Context, []model.ToolSpec) string, func(context.Context)) {
 	if a.Config.System != "" {
-		return nil
+		return nil, nil
 	}
 	h := s.Header()
 	pc := a.Config.Prompt
+	getenv := a.Config.Getenv
+	if pc.Shell != "" {
+		getenv = func(k string) string {
+			if k == "SHELL" {
+				return pc.Shell
+			}
+			return a.Config.Getenv(k)
+		}
+	}
+	probe := prompt.ProbeOptions{Now: time.UnixMilli(h.CreatedAt), Getenv: getenv, OS: pc.OS, Arch: pc.Arch, NoGit: pc.NoGit}
+	pending := prompt.NewPending(h.Cwd, probe)
 	return func(ctx context.Context, specs []model.ToolSpec) string {
 		names := make([]string, 0, len(specs))
 		var extra []string
@@ -60,15 +75,6 @@ func (a *App) systemPrompt(s *session.Session, child bool, persona string, get f
 				}
 			}
 		}
-		getenv := a.Config.Getenv
-		if pc.Shell != "" {
-			getenv = func(k string) string {
-				if k == "SHELL" {
-					return pc.Shell
-				}
-				return a.Config.Getenv(k)
-			}
-		}
 		user := pc.UserInstructions
 		switch user {
 		case "":
@@ -78,12 +84,13 @@ func (a *App) systemPrompt(s *session.Session, child bool, persona string, get f
 		}
 		return prompt.Assemble(ctx, prompt.Config{
 			Cwd:      h.Cwd,
-			Probe:    prompt.ProbeOptions{Now: time.UnixMilli(h.CreatedAt), Getenv: getenv, OS: pc.OS, Arch: pc.Arch, NoGit: pc.NoGit},
+			Probe:    probe,
+			Pending:  pending,
 			UserFile: user,
 			Cap:      pc.InstructionsCap,
 			Input:    prompt.Input{Tools: names, Child: child, Persona: persona, Extra: extra},
 		})
-	}
+	}, pending.Start
 }
 
 // anyImages reports whether some configured model takes images (what

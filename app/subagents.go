@@ -118,7 +118,7 @@ func (a *App) childFactory(s *session.Session, spec subagent.ChildSpec) (*agent.
 	opts.ScriptKey = spec.Label
 	opts.Tools = reg
 	opts.System = system
-	opts.SystemPrompt = a.systemPrompt(s, true, spec.Persona, reg.Get)
+	opts.SystemPrompt, opts.PrepareSystem = a.systemPrompt(s, true, spec.Persona, reg.Get)
 	opts.MaxTokens = spec.MaxTokens
 	if spec.MaxSteps > 0 {
 		opts.MaxSteps = spec.MaxSteps // an agent definition's maxTurns

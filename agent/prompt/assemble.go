@@ -8,13 +8,19 @@ import "context"
 // is not the session's.
 func Assemble(ctx context.Context, c Config) string {
 	in := c.Input
+	probe := func() Env {
+		if c.Pending != nil {
+			return c.Pending.Env(ctx)
+		}
+		return Probe(ctx, c.Cwd, c.Probe)
+	}
 	if c.Cwd == "" {
-		in.Env = Probe(ctx, "", c.Probe)
+		in.Env = probe()
 		in.Env.Cwd = "(unknown)"
 		in.Instructions = LoadInstructions(InstructionOptions{UserFile: c.UserFile, Cap: c.Cap, Cwd: ""})
 		return Build(in)
 	}
-	in.Env = Probe(ctx, c.Cwd, c.Probe)
+	in.Env = probe()
 	in.Instructions = LoadInstructions(InstructionOptions{Cwd: c.Cwd, GitRoot: in.Env.GitRoot, UserFile: c.UserFile, Cap: c.Cap})
 	return Build(in)
 }

@@ -7,10 +7,15 @@
 // $XDG_CONFIG_HOME/acp-agent/AGENTS.md, under a size cap) and, for a
 // delegated child, its delegation section.
 //
-// The assembled text is computed once per session (Probe runs git with a
-// short timeout) and recorded in the session log by the agent loop, so a
-// loaded or resumed session uses exactly the prompt the model saw; this
-// package only builds it.
+// The assembled text is computed once per session and recorded in the
+// session log by the agent loop, so a loaded or resumed session uses
+// exactly the prompt the model saw; this package only builds it. Probe
+// runs git (a branch query only when .git/HEAD does not name one, and
+// `git status --porcelain`) under one timeout that bounds the whole wait:
+// each git runs in its own process group, killed as a group when the
+// timeout ends, and its pipes are closed shortly after, whoever still
+// holds them. A Pending is a probe started ahead of its use (when the
+// session is created), so the first prompt does not wait for git.
 //
 // Determinism: Build is a pure function of its Input; the date comes from
 // the caller (the session header's createdAt, an injectable clock) and

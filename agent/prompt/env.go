@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -96,9 +97,27 @@ func Probe(ctx context.Context, cwd string, o ProbeOptions) Env {
 	return e
 }
 
+// gitWaitDelay is how long git runs on after its context ends before its
+// output pipes are closed regardless: a killed git's children (hooks, a
+// pager, an fsmonitor) could otherwise hold them open, and Output would
+// wait for them rather than for the timeout.
+const gitWaitDelay = 50 * time.Millisecond
+
+// git runs one git query in its own process group, killed as a group when
+// ctx ends, so the timeout of Probe bounds the whole wait: the group's
+// kill reaches the children of git too, and WaitDelay stops the wait for
+// pipes that something outside the group still holds.
 func git(ctx context.Context, dir string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir, "--no-optional-locks"}, args...)...)
 	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error {
+		// The group's id is git's pid (Setpgid); kill the group, and git
+		// itself should the group be gone.
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		return cmd.Process.Kill()
+	}
+	cmd.WaitDelay = gitWaitDelay
 	return cmd.Output()
 }
 

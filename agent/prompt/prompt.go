@@ -143,6 +143,10 @@ func instructionsSection(ins []Instruction) string {
 type Config struct {
 	Cwd   string
 	Probe ProbeOptions
+	// Pending, when set, is the probe of Cwd with Probe's options, maybe
+	// started when the session was created; Assemble takes the
+	// environment from it instead of probing.
+	Pending *Pending
 	// UserFile is the user's instructions file ("" for none).
 	UserFile string
 	// Cap bounds the instructions; 0 means DefaultInstructionsCap.

@@ -1,0 +1,120 @@
+package prompt
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// fakeGit puts an executable git running script first on PATH.
+func fakeGit(t *testing.T, script string) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "git"), []byte("#!/bin/sh\n"+script+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+}
+
+// TestProbe_TimeoutBoundsTheWait runs Probe against a fake git: one that
+// hangs (its shell waits on a child that keeps the output pipe open, the
+// case a plain kill of git does not end) must not hold Probe past its
+// timeout, and leaves the git facts unknown as a timeout does; one that
+// answers shows the fake is what Probe ran.
+func TestProbe_TimeoutBoundsTheWait(t *testing.T) {
+	cases := []struct {
+		name       string
+		script     string
+		gitFile    bool // .git is a file (worktree): the branch needs git
+		wantBranch string
+		wantDirty  bool
+	}{
+		{name: "hanging git, branch from HEAD", script: "sleep 30", wantBranch: "main"},
+		{name: "hanging git in a worktree", script: "sleep 30", gitFile: true},
+		{name: "hanging git after some output", script: "echo ' M x'; sleep 30", wantBranch: "main"},
+		{name: "answering git", script: "echo ' M x'", wantBranch: "main", wantDirty: true},
+		{name: "failing git", script: "exit 128", wantBranch: "main"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			fakeGit(t, tc.script)
+			root := t.TempDir()
+			if tc.gitFile {
+				write(t, filepath.Join(root, ".git"), "gitdir: "+filepath.Join(root, "elsewhere")+"\n")
+			} else {
+				write(t, filepath.Join(root, ".git", "HEAD"), "ref: refs/heads/main\n")
+			}
+			done := make(chan Env, 1)
+			go func() {
+				done <- Probe(t.Context(), root, ProbeOptions{Now: start, Timeout: 200 * time.Millisecond})
+			}()
+			// The fake sleeps 30 s; a few seconds is far above the
+			// timeout and far below the sleep.
+			deadline, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+			defer cancel()
+			select {
+			case e := <-done:
+				if e.GitRoot != root || e.Branch != tc.wantBranch || e.Dirty != tc.wantDirty {
+					t.Errorf("got root %q branch %q dirty %v, want %q %q %v", e.GitRoot, e.Branch, e.Dirty, root, tc.wantBranch, tc.wantDirty)
+				}
+			case <-deadline.Done():
+				t.Fatal("Probe still waiting for git long after its 200ms timeout")
+			}
+		})
+	}
+}
+
+// TestPending runs the environment probe ahead of its use and checks
+// that Env gives what Probe gives, whether the probe was started before,
+// not at all, or is still running when Env's context ends.
+func TestPending(t *testing.T) {
+	cases := []struct {
+		name      string
+		script    string
+		start     bool // Start on a goroutine before Env
+		cancelEnv bool // Env's context is already done
+		wantDirty bool
+	}{
+		{name: "started ahead", script: "echo ' M x'", start: true, wantDirty: true},
+		{name: "not started: Env probes itself", script: "echo ' M x'", wantDirty: true},
+		{name: "Env's context ends while git hangs", script: "sleep 30", start: true, cancelEnv: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			fakeGit(t, tc.script)
+			root := t.TempDir()
+			write(t, filepath.Join(root, ".git", "HEAD"), "ref: refs/heads/main\n")
+			o := ProbeOptions{Now: start, Timeout: 3 * time.Second}
+			p := NewPending(root, o)
+			owner, stop := context.WithCancel(t.Context())
+			started := make(chan struct{})
+			if tc.start {
+				go func() { defer close(started); p.Start(owner) }()
+			} else {
+				close(started)
+			}
+			ctx := t.Context()
+			if tc.cancelEnv {
+				c, cancel := context.WithCancel(ctx)
+				cancel()
+				ctx = c
+			}
+			got := p.Env(ctx)
+			want := Env{Cwd: root, GitRoot: root, Branch: "main", Dirty: tc.wantDirty}
+			if got.Cwd != want.Cwd || got.GitRoot != want.GitRoot || got.Branch != want.Branch || got.Dirty != want.Dirty {
+				t.Errorf("Env = %+v, want %+v", got, want)
+			}
+			if again := p.Env(t.Context()); !tc.cancelEnv && again != got {
+				t.Errorf("second Env = %+v, want the first %+v", again, got)
+			}
+			stop() // the owner's cancel ends a probe under way
+			select {
+			case <-started:
+			case <-time.After(5 * time.Second):
+				t.Fatal("Start did not return after its context ended")
+			}
+		})
+	}
+}
