@@ -137,13 +137,14 @@ func (s *Server) openChildStream(sess *session.Session) {
 	_, bound := s.sessions[h.ParentSession]
 	s.mu.Unlock()
 	s.children.mu.Lock()
-	defer s.children.mu.Unlock()
-	if s.children.streams == nil {
+	_, followed := s.children.streams[h.ParentSession]
+	following := s.children.streams != nil
+	s.children.mu.Unlock()
+	if !following || (!bound && !followed) {
 		return
 	}
-	if _, followed := s.children.streams[h.ParentSession]; !bound && !followed {
-		return
-	}
+	// Read without the lock: a resumed child's log may come from its
+	// file, and every session's appends pass through that lock.
 	c := &childStream{link: childLink(sess)}
 	tr := newTranslator(s.opts.Tools).withDepth(h.DelegationDepth)
 	tr.cwd = h.Cwd
@@ -166,7 +167,11 @@ func (s *Server) openChildStream(sess *session.Session) {
 		c.resumed = true
 		c.em.resume()
 	}
-	s.children.streams[id] = c
+	s.children.mu.Lock()
+	defer s.children.mu.Unlock()
+	if s.children.streams != nil { // not stopped meanwhile
+		s.children.streams[id] = c
+	}
 }
 
 // childLink is the _meta of a child's streamed updates, from its header
@@ -187,6 +192,9 @@ func childLink(sess *session.Session) map[string]any {
 	c := &childStream{link: link}
 	for _, ev := range events {
 		c.note(ev) // a resumed child's descriptor and first prompt
+		if _, ok := link["task"]; ok && c.linked() {
+			break
+		}
 	}
 	return link
 }

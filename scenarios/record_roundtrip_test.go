@@ -187,18 +187,7 @@ func assistantLines(t *testing.T, data []byte) []string {
 }
 
 func TestRecordReplayRoundTrip(t *testing.T) {
-	root := t.TempDir()
-	cwd, dir := filepath.Join(root, "work"), filepath.Join(root, "recorded")
-	if err := os.MkdirAll(cwd, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(cwd, "notes.txt"), []byte("note one\nnote two\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	vars := map[string]string{
-		app.EnvDataDir: filepath.Join(root, "data"), "HOME": root, "XDG_CONFIG_HOME": filepath.Join(root, "config"),
-		"FAKE_KEY": fakeKey,
-	}
+	root, cwd, dir, vars := recordDirs(t, map[string]string{"notes.txt": "note one\nnote two\n"})
 	p := newKeyedProvider(t, map[string][]providerReply{
 		"ROOT:": {
 			{calls: []providerCall{
@@ -324,15 +313,7 @@ func TestRecordReplayRoundTrip(t *testing.T) {
 // the recording fences the child's first call after the root's first
 // turn, so the replay orders them the same way every time.
 func TestRecordReplayBackgroundChild(t *testing.T) {
-	root := t.TempDir()
-	cwd, dir := filepath.Join(root, "work"), filepath.Join(root, "recorded")
-	if err := os.MkdirAll(cwd, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	vars := map[string]string{
-		app.EnvDataDir: filepath.Join(root, "data"), "HOME": root, "XDG_CONFIG_HOME": filepath.Join(root, "config"),
-		"FAKE_KEY": fakeKey,
-	}
+	root, cwd, dir, vars := recordDirs(t, nil)
 	p := newKeyedProvider(t, map[string][]providerReply{
 		"ROOT:": {
 			{calls: []providerCall{{"call_bg", "subagent", `{"description": "Background helper", "prompt": "BG-CHILD: say done"}`}}},
@@ -385,23 +366,9 @@ func TestRecordReplayBackgroundChild(t *testing.T) {
 // are in the recorded workspace (no call argument names them), so the
 // replay's searches find them again; a file no search found is not.
 func TestRecordSnapshotsWhatSearchesFound(t *testing.T) {
-	root := t.TempDir()
-	cwd, dir := filepath.Join(root, "work"), filepath.Join(root, "recorded")
-	for name, text := range map[string]string{
+	root, cwd, dir, vars := recordDirs(t, map[string]string{
 		"a.md": "alpha\n", "docs/b.md": "beta\n", "src/x.go": "package x // needle\n", "other.txt": "nothing here\n",
-	} {
-		p := filepath.Join(cwd, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	vars := map[string]string{
-		app.EnvDataDir: filepath.Join(root, "data"), "HOME": root, "XDG_CONFIG_HOME": filepath.Join(root, "config"),
-		"FAKE_KEY": fakeKey,
-	}
+	})
 	p := newKeyedProvider(t, map[string][]providerReply{
 		"ROOT:": {
 			{calls: []providerCall{
@@ -441,4 +408,30 @@ func TestRecordSnapshotsWhatSearchesFound(t *testing.T) {
 			t.Errorf("the replay's searches did not find %q:\n%s", want, transcript)
 		}
 	}
+}
+
+// recordDirs makes a recording's directories under a temporary root: the
+// working directory holding files (slash-separated names), the recording
+// directory to be, and the variables of a run with the fake key.
+func recordDirs(t *testing.T, files map[string]string) (root, cwd, dir string, vars map[string]string) {
+	t.Helper()
+	root = t.TempDir()
+	cwd, dir = filepath.Join(root, "work"), filepath.Join(root, "recorded")
+	if err := os.MkdirAll(cwd, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range files {
+		p := filepath.Join(cwd, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	vars = map[string]string{
+		app.EnvDataDir: filepath.Join(root, "data"), "HOME": root, "XDG_CONFIG_HOME": filepath.Join(root, "config"),
+		"FAKE_KEY": fakeKey,
+	}
+	return root, cwd, dir, vars
 }

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/delegation"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/agent/tool"
 	"github.com/acp-agent/acp-agent/driver"
@@ -254,4 +255,13 @@ func BenchmarkDigestThousandCalls(b *testing.B) {
 	}
 	b.ReportMetric(float64(updates), "updates/op")
 	b.ReportMetric(float64(bytes), "max-bytes")
+}
+
+// TestDelegationStopCompletedIsTheDriversStop: the ACP side reads a
+// settled notice's stop reason through delegation.StopCompleted (it does
+// not import driver); the two names must stay one value.
+func TestDelegationStopCompletedIsTheDriversStop(t *testing.T) {
+	if delegation.StopCompleted != driver.StopCompleted {
+		t.Fatalf("delegation.StopCompleted = %q, driver.StopCompleted = %q", delegation.StopCompleted, driver.StopCompleted)
+	}
 }
