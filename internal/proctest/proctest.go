@@ -22,6 +22,16 @@ func Gone(pid int) bool {
 	return !ok || exited(state)
 }
 
+// GroupOf returns the process group of pid.
+func GroupOf(pid int) (int, bool) {
+	_, group, ok := stat(strconv.Itoa(pid))
+	if !ok {
+		return 0, false
+	}
+	pg, err := strconv.Atoi(group)
+	return pg, err == nil
+}
+
 // LiveGroupMembers lists the processes of group pgid that have not exited.
 func LiveGroupMembers(pgid int) ([]int, error) {
 	entries, err := os.ReadDir("/proc")

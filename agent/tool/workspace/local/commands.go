@@ -84,7 +84,9 @@ func (c Commands) DescribeSandbox(cwd string) string {
 // Run runs cmd in its own process group with stdin from /dev/null and
 // stdout and stderr merged. When ctx ends or cmd.Timeout passes, the whole
 // group gets SIGTERM, then SIGKILL after the grace. Processes the command
-// left running in its group are stopped the same way when it exits. Run
+// left running are stopped the same way when it exits: on Linux every
+// descendant, whatever group or session it moved to (the reaper), elsewhere
+// its group. Run
 // returns after the shell is reaped and its output goroutine has ended;
 // display is not called (a local command has no terminal to embed).
 func (c Commands) Run(ctx context.Context, cmd workspace.Command, _ func(session.ToolDisplay)) (workspace.CommandResult, error) {
@@ -139,17 +141,17 @@ func (c Commands) Run(ctx context.Context, cmd workspace.Command, _ func(session
 			return workspace.CommandResult{}, fmt.Errorf("record command: %w", err)
 		}
 	}
+	var rec *RunningEntry
 	if c.Running != nil {
-		remove, err := c.Running.Add(marker)
+		rec, err = c.Running.Add(marker)
 		if err != nil {
 			pr.Close()
 			pw.Close()
 			return workspace.CommandResult{}, fmt.Errorf("record command: %w", err)
 		}
 		// Deferred: runs after everything carrying the marker is stopped.
-		defer remove()
+		defer rec.Remove()
 	}
-	dog := startWatchdog(shell, marker, env)
 	ec := exec.Command(shell, "-c", cmd.Command)
 	ec.Dir = cmd.Cwd
 	ec.Env = append(env[:len(env):len(env)], marker)
@@ -160,20 +162,25 @@ func (c Commands) Run(ctx context.Context, cmd workspace.Command, _ func(session
 		if err := c.Sandbox.Prepare(ec); err != nil {
 			pr.Close()
 			pw.Close()
-			dog.dismiss()
 			return workspace.CommandResult{}, &tool.Error{Code: sandbox.CodeUnavailable, Message: err.Error()}
 		}
 		sandboxed = c.Sandbox.Describe(cmd.Cwd)
 	}
-	if err := ec.Start(); err != nil {
+	// Last, so the reaper holds whatever the sandbox wraps.
+	rp := useReaper(ec, marker, grace)
+	err = ec.Start()
+	rp.started()
+	if err != nil {
 		pr.Close()
 		pw.Close()
-		dog.dismiss()
+		rp.finish()
 		return workspace.CommandResult{}, fmt.Errorf("run command: %w", err)
 	}
 	pw.Close() // the children hold the only write ends now
 	pgid := ec.Process.Pid
-	dog.watch(pgid)
+	if rec != nil {
+		rec.SetGroup(pgid)
+	}
 
 	tail := &tailBuffer{limit: limit}
 	readDone := make(chan struct{})
@@ -189,13 +196,21 @@ func (c Commands) Run(ctx context.Context, cmd workspace.Command, _ func(session
 	case <-waitDone:
 	case <-ctx.Done():
 		res.TimedOut = errors.Is(context.Cause(ctx), errTimedOut)
-		stopGroup(pgid, grace, waitDone)
+		stop := grace
+		if rp != nil {
+			// The reaper takes its grace for what the shell left, then
+			// kills; it is killed itself only if it does not end.
+			stop = 2*grace + time.Second
+		}
+		stopGroup(pgid, stop, waitDone)
 	}
-	// The shell is reaped; stop what it left behind in its group, then
-	// what left the group (setsid), which also releases the output pipe.
-	stopGroup(pgid, grace, nil)
-	sweepMarked(grace, marker)
-	dog.dismiss()
+	if !rp.finish() {
+		// No reaper, or it was killed before it reaped everything: stop
+		// what is left in the group, then what left it (setsid) and
+		// still carries the marker, which also releases the output pipe.
+		stopGroup(pgid, grace, nil)
+		sweepMarked(grace, marker)
+	}
 	select {
 	case <-readDone:
 	case <-time.After(drainGrace):

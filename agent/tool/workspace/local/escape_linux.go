@@ -1,19 +1,22 @@
 package local
 
-// This file keeps a command's processes from outliving it on Linux: every
-// process of a command carries a marker in its environment (inherited
-// through fork and setsid alike), so the processes that left the group
-// are found in /proc and killed when the command ends; and a watchdog
-// process kills the group and every marked process when the agent dies
-// (its pipe from the agent reaches EOF), which Pdeathsig alone cannot do
-// beyond the leader.
+// This file keeps a command's processes from outliving it on Linux. The
+// command runs under a reaper (reaper_linux.go), a subreaper that kills
+// and reaps every descendant when the command ends or the agent dies.
+// Behind it, for a reaper that was itself killed: every process of a
+// command carries a marker in its environment (inherited through fork
+// and setsid, lost to `env -i`), so the processes that left the group
+// are found in /proc and killed when the command ends, and the leader
+// has Pdeathsig when there is no reaper.
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -27,14 +30,26 @@ func sysProcAttr() *syscall.SysProcAttr {
 // markedPIDs lists the live processes (other than this one) whose
 // environment holds marker ("NAME=value"), reading /proc. Processes of
 // other users cannot be read and are not listed (they cannot be ours).
-func markedPIDs(markers ...string) []int {
-	entries, err := os.ReadDir("/proc")
-	if err != nil || len(markers) == 0 {
-		return nil
-	}
+func markedPIDs(markers ...string) []int { return leftPIDs(markerSet(markers), nil, nil) }
+
+func markerSet(markers []string) map[string]bool {
 	want := make(map[string]bool, len(markers))
 	for _, m := range markers {
 		want[m] = true
+	}
+	return want
+}
+
+// leftPIDs lists the live processes (other than this one) that carry one
+// of the markers in want, or belong to a process group of groups (pgid →
+// start time of its leader) that is known to be the one recorded:
+// its leader has the recorded start time, or a member carries a marker
+// (known[pgid], kept across calls). A group whose leader is gone and
+// whose members carry no marker is left alone: its id may be another's.
+func leftPIDs(want map[string]bool, groups map[int]string, known map[int]bool) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil || len(want)+len(groups) == 0 {
+		return nil
 	}
 	self := os.Getpid()
 	var out []int
@@ -43,34 +58,82 @@ func markedPIDs(markers ...string) []int {
 		if err != nil || pid == self {
 			continue
 		}
-		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err != nil {
+		f, ok := procStat(e.Name())
+		if !ok || f[0] == "Z" || f[0] == "X" {
 			continue
 		}
-		for _, kv := range bytes.Split(env, []byte{0}) {
-			if want[string(kv)] {
-				if state, ok := procState(e.Name()); ok && state != "Z" && state != "X" {
-					out = append(out, pid)
+		pg := -1
+		if len(f) > 19 && len(groups) > 0 {
+			if g, err := strconv.Atoi(f[2]); err == nil {
+				if start, rec := groups[g]; rec {
+					pg = g
+					if pid == g && f[19] == start {
+						known[g] = true
+					}
 				}
-				break
+			}
+		}
+		if pg >= 0 && known[pg] {
+			out = append(out, pid)
+			continue
+		}
+		if carries(e.Name(), want) {
+			out = append(out, pid)
+			if pg >= 0 {
+				known[pg] = true
 			}
 		}
 	}
 	return out
 }
 
+// carries reports whether the environment of /proc/<pid> holds one of
+// want.
+func carries(pid string, want map[string]bool) bool {
+	if len(want) == 0 {
+		return false
+	}
+	env, err := os.ReadFile(filepath.Join("/proc", pid, "environ"))
+	if err != nil {
+		return false
+	}
+	for _, kv := range bytes.Split(env, []byte{0}) {
+		if want[string(kv)] {
+			return true
+		}
+	}
+	return false
+}
+
 // sweepMarked kills every live process that carries marker, repeating
 // until none is left (a process may fork while it is being killed) or
-// bound passes. One empty scan is not enough: a process in the middle of
-// an exec shows no environment for a moment, so the sweep ends after two
-// empty scans in a row. It returns how many distinct processes it killed
-// (a killed process may still be listed until the kill lands).
-func sweepMarked(bound time.Duration, markers ...string) int {
+// bound passes. It returns how many distinct processes it killed.
+func sweepMarked(bound time.Duration, markers ...string) int { return sweepLeft(bound, nil, markers) }
+
+// sweepLeft kills what leftPIDs finds, and each known group as a whole
+// (kill(-pgid): a member in the middle of an exec shows no environment),
+// repeating until none is left or bound passes. One empty scan is not
+// enough: a process in the middle of an exec shows no environment for a
+// moment, so the sweep ends after two empty scans in a row. What a scan
+// finds is killed even when bound has passed. It returns how many
+// distinct processes it killed (a killed process may still be listed
+// until the kill lands).
+func sweepLeft(bound time.Duration, groups map[int]string, markers []string) int {
+	want := markerSet(markers)
+	known := map[int]bool{}
 	killed := map[int]bool{}
 	deadline := time.Now().Add(bound)
 	empty := 0
 	for {
-		pids := markedPIDs(markers...)
+		pids := leftPIDs(want, groups, known)
+		for _, pid := range pids {
+			if syscall.Kill(pid, syscall.SIGKILL) == nil {
+				killed[pid] = true
+			}
+		}
+		for pg := range known {
+			_ = syscall.Kill(-pg, syscall.SIGKILL)
+		}
 		if len(pids) == 0 {
 			empty++
 		} else {
@@ -78,11 +141,6 @@ func sweepMarked(bound time.Duration, markers ...string) int {
 		}
 		if empty >= 2 || time.Now().After(deadline) {
 			return len(killed)
-		}
-		for _, pid := range pids {
-			if syscall.Kill(pid, syscall.SIGKILL) == nil {
-				killed[pid] = true
-			}
 		}
 		time.Sleep(5 * time.Millisecond) // let the kills land before looking again
 	}
@@ -95,81 +153,115 @@ func sweepMarked(bound time.Duration, markers ...string) int {
 // processes it killed.
 func KillMarked(markers ...string) int { return sweepMarked(2*time.Second, markers...) }
 
-// watchdogScript runs in its own process group, with the marker as $1.
-// It reads the command's group id, then waits: "done" means the command
-// was stopped by the agent; EOF means the agent died, and the group and
-// every marked process are killed.
-const watchdogScript = `read -r pg; read -r st
-[ "$st" = done ] && exit 0
-[ -n "$pg" ] && kill -KILL -- "-$pg" 2>/dev/null
-for d in /proc/[0-9]*; do
-  while IFS= read -r -d '' kv; do
-    if [ "$kv" = "$1" ]; then kill -KILL "${d#/proc/}" 2>/dev/null; break; fi
-  done < "$d/environ" 2>/dev/null
-done
-exit 0`
-
-// watchdog is a started watchdog process.
-type watchdog struct {
-	cmd     *exec.Cmd
-	w       *os.File
-	watched bool
+// reaper is the agent's end of a command's reaper (reaper_linux.go).
+type reaper struct {
+	agent  *os.File   // held while the command runs: EOF tells the reaper the agent died
+	status *os.File   // the reaper writes reaperClean here once it has reaped everything
+	child  []*os.File // the reaper's ends, closed here once it started
 }
 
-// startWatchdog starts the watchdog of marker with shell; a failure to
-// start it is not fatal (Pdeathsig and the sweep at restart remain).
-func startWatchdog(shell, marker string, env []string) *watchdog {
-	r, w, err := os.Pipe()
+// useReaper makes ec run under a reaper (this executable again, as the
+// group leader in ec's place). It returns nil, leaving ec as it is, when
+// it cannot: Pdeathsig and the sweeps then remain.
+func useReaper(ec *exec.Cmd, marker string, grace time.Duration) *reaper {
+	if ec.Err != nil || ec.Path == "" || len(ec.ExtraFiles) > 0 {
+		return nil
+	}
+	ar, aw, err := os.Pipe()
 	if err != nil {
 		return nil
 	}
-	cmd := exec.Command(shell, "-c", watchdogScript, "acp-agent-watchdog", marker)
-	cmd.Stdin = r
-	cmd.Env = env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	err = cmd.Start()
-	r.Close()
+	sr, sw, err := os.Pipe()
 	if err != nil {
-		w.Close()
+		ar.Close()
+		aw.Close()
 		return nil
 	}
-	return &watchdog{cmd: cmd, w: w}
-}
-
-// watch tells the watchdog the command's group.
-func (d *watchdog) watch(pgid int) {
-	if d != nil {
-		_, _ = d.w.WriteString(strconv.Itoa(pgid) + "\n")
-		d.watched = true
+	ec.Args = reaperArgs(marker, grace, ec.Path, ec.Args)
+	ec.Path = "/proc/self/exe" // this executable, even once replaced on disk
+	ec.ExtraFiles = []*os.File{ar, sw} // fds 3 and 4
+	if ec.SysProcAttr != nil {
+		// The reaper outlives the agent long enough to kill everything
+		// (it sees the pipe's EOF); Pdeathsig would kill it first.
+		ec.SysProcAttr.Pdeathsig = 0
 	}
+	return &reaper{agent: aw, status: sr, child: []*os.File{ar, sw}}
 }
 
-// dismiss tells the watchdog the command is over and reaps it.
-func (d *watchdog) dismiss() {
-	if d == nil {
+// started closes the reaper's ends in the agent once Start returned.
+func (r *reaper) started() {
+	if r == nil {
 		return
 	}
-	if !d.watched {
-		_, _ = d.w.WriteString("\n")
+	for _, f := range r.child {
+		f.Close()
 	}
-	_, _ = d.w.WriteString("done\n")
-	d.w.Close()
-	_ = d.cmd.Wait()
+	r.child = nil
+}
+
+// finish reports, once the reaper was waited for, whether it reaped every
+// descendant of the command; it closes the pipes.
+func (r *reaper) finish() bool {
+	if r == nil {
+		return false
+	}
+	r.started()
+	r.agent.Close()
+	b := make([]byte, len(reaperClean))
+	n, _ := io.ReadFull(r.status, b)
+	r.status.Close()
+	return string(b[:n]) == reaperClean
+}
+
+// descendants lists the processes below root (children, theirs, and so
+// on), reading the parent of every process in /proc.
+func descendants(root int) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	children := map[int][]int{}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if f, ok := procStat(e.Name()); ok && len(f) > 1 {
+			if ppid, err := strconv.Atoi(f[1]); err == nil {
+				children[ppid] = append(children[ppid], pid)
+			}
+		}
+	}
+	var out []int
+	for queue := children[root]; len(queue) > 0; {
+		pid := queue[0]
+		queue = queue[1:]
+		out = append(out, pid)
+		queue = append(queue, children[pid]...)
+	}
+	return out
+}
+
+// procStat reads the fields of /proc/<pid>/stat after the parenthesised
+// command: state ppid pgrp session ... (starttime is the 20th).
+func procStat(pid string) ([]string, bool) {
+	data, err := os.ReadFile(filepath.Join("/proc", pid, "stat"))
+	if err != nil {
+		return nil, false
+	}
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return nil, false
+	}
+	f := strings.Fields(string(data[i+1:]))
+	return f, len(f) > 0
 }
 
 // procState reads the state letter of /proc/<pid>/stat.
 func procState(pid string) (string, bool) {
-	data, err := os.ReadFile(filepath.Join("/proc", pid, "stat"))
-	if err != nil {
+	f, ok := procStat(pid)
+	if !ok {
 		return "", false
 	}
-	i := bytes.LastIndexByte(data, ')')
-	if i < 0 {
-		return "", false
-	}
-	f := bytes.Fields(data[i+1:])
-	if len(f) < 1 {
-		return "", false
-	}
-	return string(f[0]), true
+	return f[0], true
 }

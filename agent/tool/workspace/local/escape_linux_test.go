@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,14 +17,22 @@ import (
 
 const helperAgentEnv = "LOCAL_TEST_HELPER_AGENT_DIR"
 
-// escapeeScript starts, in dir, a process that leaves the command's
-// process group and session (setsid, with and without a fork) and writes
-// their pids.
+// escapees are the pid files escapeeScript writes.
+var escapees = []string{"a.pid", "b.pid", "c.pid", "d.pid"}
+
+// escapeeScript starts, in dir, processes that leave the command's
+// process group and session (setsid, with and without a fork), two of
+// them without the marker (env -i), and writes their pids.
 func escapeeScript(dir string) string {
+	forked := func(name, prefix string) string {
+		tmp, f := filepath.Join(dir, name+".tmp"), filepath.Join(dir, name)
+		return "setsid -f " + prefix + "sh -c 'echo $$ > " + tmp + "; mv " + tmp + " " + f + "; exec sleep 60'; " +
+			"while [ ! -s " + f + " ]; do sleep 0.01; done; "
+	}
 	return "setsid sleep 60 & echo $! > " + filepath.Join(dir, "a.pid") + "; " +
-		"setsid -f sh -c 'echo $$ > " + filepath.Join(dir, "b.pid.tmp") + "; mv " + filepath.Join(dir, "b.pid.tmp") + " " +
-		filepath.Join(dir, "b.pid") + "; exec sleep 60'; " +
-		"while [ ! -s " + filepath.Join(dir, "b.pid") + " ]; do sleep 0.01; done; "
+		forked("b.pid", "") +
+		"setsid env -i sleep 1000 & echo $! > " + filepath.Join(dir, "c.pid") + "; " +
+		forked("d.pid", "env -i ")
 }
 
 // Processes started with setsid are stopped when the command ends, times
@@ -39,7 +48,7 @@ func TestCommandsStopSetsidEscapees(t *testing.T) {
 			switch how {
 			case "times out":
 				script += "; sleep 60"
-				timeout = 500 * time.Millisecond
+				timeout = 5 * time.Second // long enough for the escapees to start under load
 			case "cancelled":
 				script += "; sleep 60"
 				go func() {
@@ -51,7 +60,7 @@ func TestCommandsStopSetsidEscapees(t *testing.T) {
 			if how == "ends" && err != nil {
 				t.Fatal(err)
 			}
-			for _, f := range []string{"a.pid", "b.pid"} {
+			for _, f := range escapees {
 				pid := readPID(t, filepath.Join(dir, f))
 				if !proctest.Gone(pid) {
 					t.Errorf("setsid process %d (%s) survived the command", pid, f)
@@ -81,7 +90,8 @@ func helperAgent(dir string) {
 }
 
 // The agent is SIGKILLed while `sleep 30` runs: nothing of the command's
-// group, nor its setsid escapees, is left.
+// group, nor its setsid escapees (with the marker or without: env -i), is
+// left.
 func TestAgentKilledLeavesNothing(t *testing.T) {
 	dir := t.TempDir()
 	agent := exec.Command(os.Args[0], "-test.run=^$")
@@ -90,8 +100,14 @@ func TestAgentKilledLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFile(t, filepath.Join(dir, "pg"))
-	pgid := readPID(t, filepath.Join(dir, "pg"))
-	escapees := []int{readPID(t, filepath.Join(dir, "a.pid")), readPID(t, filepath.Join(dir, "b.pid"))}
+	pgid, ok := proctest.GroupOf(readPID(t, filepath.Join(dir, "pg")))
+	if !ok {
+		t.Fatal("the command's shell is not running")
+	}
+	var pids []int
+	for _, f := range escapees {
+		pids = append(pids, readPID(t, filepath.Join(dir, f)))
+	}
 	if live, _ := proctest.LiveGroupMembers(pgid); len(live) == 0 {
 		t.Fatal("the command's group is not running")
 	}
@@ -101,7 +117,7 @@ func TestAgentKilledLeavesNothing(t *testing.T) {
 	var left []int
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		left, _ = proctest.LiveGroupMembers(pgid)
-		for _, pid := range escapees {
+		for _, pid := range pids {
 			if !proctest.Gone(pid) {
 				left = append(left, pid)
 			}
@@ -157,5 +173,82 @@ func BenchmarkCommandsRunTrue(b *testing.B) {
 func BenchmarkSweepMarked(b *testing.B) {
 	for b.Loop() {
 		markedPIDs(NewMarker())
+	}
+}
+
+// descendants finds every process below a root, whatever group or
+// session it moved to and whatever its environment, and nothing else.
+func TestDescendants(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		script string // starts processes below sh, each writing its pid to a file
+		files  []string
+	}{
+		{"child", "sleep 60 & echo $! > a; wait", []string{"a"}},
+		{"grandchild", "sh -c 'sleep 60 & echo $! > a; wait' & echo $! > b; wait", []string{"a", "b"}},
+		{"new session without the marker", "setsid env -i sleep 60 & echo $! > a; wait", []string{"a"}},
+		{"new group", "set -m; sleep 60 & echo $! > a; wait", []string{"a"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			sh := exec.Command("sh", "-c", tc.script)
+			sh.Dir = dir
+			if err := sh.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan struct{})
+			go func() { _ = sh.Wait(); close(exited) }()
+			var want []int
+			for _, f := range tc.files {
+				waitFile(t, filepath.Join(dir, f))
+				want = append(want, readPID(t, filepath.Join(dir, f)))
+			}
+			got := descendants(sh.Process.Pid)
+			for _, pid := range want {
+				if !slices.Contains(got, pid) {
+					t.Errorf("descendants(%d) = %v, want %d among them", sh.Process.Pid, got, pid)
+				}
+			}
+			for _, pid := range got {
+				if pid == sh.Process.Pid || pid == os.Getpid() {
+					t.Errorf("descendants(%d) lists %d, not below it", sh.Process.Pid, pid)
+				}
+			}
+			for _, pid := range append(want, sh.Process.Pid) {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+			<-exited
+		})
+	}
+	if got := descendants(os.Getpid()); slices.Contains(got, os.Getppid()) {
+		t.Errorf("descendants of this process list its parent %d", os.Getppid())
+	}
+}
+
+// The reaper gives the agent the shell's own status: its exit code, or
+// the signal that killed it.
+func TestReaperKeepsTheShellsStatus(t *testing.T) {
+	for _, tc := range []struct {
+		command string
+		code    int
+		signal  string
+	}{
+		{"exit 0", 0, ""},
+		{"exit 7", 7, ""},
+		{"kill -TERM $$", -1, syscall.SIGTERM.String()},
+		{"kill -KILL $$", -1, syscall.SIGKILL.String()},
+	} {
+		t.Run(tc.command, func(t *testing.T) {
+			res, err := Commands{}.Run(context.Background(), workspace.Command{Command: tc.command, Cwd: t.TempDir(), Timeout: time.Minute}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case tc.signal != "" && res.Signal != tc.signal:
+				t.Errorf("signal %q (exit %v), want %q", res.Signal, res.ExitCode, tc.signal)
+			case tc.signal == "" && (res.ExitCode == nil || *res.ExitCode != tc.code):
+				t.Errorf("exit %v (signal %q), want %d", res.ExitCode, res.Signal, tc.code)
+			}
+		})
 	}
 }

@@ -18,8 +18,9 @@ func sweepMarked(time.Duration, ...string) int { return 0 }
 // KillMarked does nothing where processes cannot be found by marker.
 func KillMarked(...string) int { return 0 }
 
-type watchdog struct{ cmd *exec.Cmd }
+// reaper: there is no subreaper to run a command under.
+type reaper struct{}
 
-func startWatchdog(string, string, []string) *watchdog { return nil }
-func (*watchdog) watch(int)                            {}
-func (*watchdog) dismiss()                             {}
+func useReaper(*exec.Cmd, string, time.Duration) *reaper { return nil }
+func (*reaper) started()                                {}
+func (*reaper) finish() bool                            { return false }

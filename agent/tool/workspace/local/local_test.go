@@ -195,7 +195,7 @@ func TestCommandsTimeoutKillsProcessGroup(t *testing.T) {
 		"(trap '' TERM; echo $BASHPID > " + stubborn + "; while :; do sleep 0.05; done) & " +
 		"echo started; while [ ! -s " + stubborn + " ]; do sleep 0.01; done; sleep 1000"
 	res, err := Commands{KillGrace: 200 * time.Millisecond}.Run(context.Background(),
-		workspace.Command{Command: script, Cwd: dir, Timeout: time.Second}, nil)
+		workspace.Command{Command: script, Cwd: dir, Timeout: 3 * time.Second}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,8 +9,9 @@ package local
 // Layout under the registry root (<data dir>/running):
 //
 //	<owner>.lock   held (flock) by the live agent process <owner>
-//	<owner>/<n>    the marker of one running command, written before the
-//	               command starts, removed when it ends
+//	<owner>/<n>    one running command: its marker, written before the
+//	               command starts, then "<pgid> <leader start time>" on a
+//	               second line once it started; removed when it ends
 //
 // Records are not fsynced: they must outlive the agent process, which
 // the page cache does; only a crash of the machine loses them, and that
@@ -18,8 +19,8 @@ package local
 // command on a slow disk.)
 //
 // A lock that can be taken belongs to an agent that is gone: its markers
-// are swept. A live agent sharing the data dir keeps its lock, so its
-// commands are left alone.
+// and process groups are swept. A live agent sharing the data dir keeps
+// its lock, so its commands are left alone.
 
 import (
 	"errors"
@@ -30,6 +31,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // Running is one agent process's part of the registry of running
@@ -77,10 +79,12 @@ func OpenRunning(root string) (*Running, error) {
 	return &Running{dir: dir, lockPath: lockPath, lock: tmp}, nil
 }
 
-// Add records marker before its command starts; remove deletes
-// the record once the command and everything carrying its marker are
-// gone.
-func (r *Running) Add(marker string) (remove func(), err error) {
+// RunningEntry is the record of one running command.
+type RunningEntry struct{ path, marker string }
+
+// Add records marker before its command starts; Remove deletes the
+// record once the command and everything carrying its marker are gone.
+func (r *Running) Add(marker string) (*RunningEntry, error) {
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
@@ -89,19 +93,37 @@ func (r *Running) Add(marker string) (remove func(), err error) {
 	r.next++
 	path := filepath.Join(r.dir, strconv.Itoa(r.next))
 	r.mu.Unlock()
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	_, err = f.WriteString(marker)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := writeRecord(path, marker, os.O_EXCL); err != nil {
 		os.Remove(path)
 		return nil, err
 	}
-	return func() { _ = os.Remove(path) }, nil
+	return &RunningEntry{path: path, marker: marker}, nil
+}
+
+// SetGroup adds the command's process group (its leader's pid), with the
+// leader's start time so that a sweep never takes a reused id for it.
+// Best effort: the marker alone still finds what carries it.
+func (e *RunningEntry) SetGroup(pgid int) {
+	f, ok := procStat(strconv.Itoa(pgid))
+	if !ok || len(f) < 20 {
+		return
+	}
+	_ = writeRecord(e.path, e.marker+"\n"+strconv.Itoa(pgid)+" "+f[19], os.O_TRUNC)
+}
+
+// Remove deletes the record.
+func (e *RunningEntry) Remove() { _ = os.Remove(e.path) }
+
+func writeRecord(path, text string, flag int) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|flag, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(text)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // Close removes this process's (empty) part of the registry and releases
@@ -125,11 +147,14 @@ func (r *Running) Close() error {
 	return r.lock.Close()
 }
 
-// SweepRunning kills the processes carrying the markers recorded by agents
-// that are gone (their lock can be taken) and removes those records. The
-// records of live agents are left alone. It reads the registry, and /proc
-// only when a gone agent left markers. It returns how many processes it
-// killed.
+// SweepRunning kills what the commands recorded by agents that are gone
+// (their lock can be taken) left: every process carrying a recorded
+// marker, and every member of a recorded process group (kill(-pgid)),
+// marker or not, when the group is still the one recorded (its leader
+// has the recorded start time, or a member carries the marker). It then
+// removes those records. The records of live agents are left alone. It
+// reads the registry, and /proc only when a gone agent left records. It
+// returns how many processes it killed.
 func SweepRunning(root string) (int, error) {
 	entries, err := os.ReadDir(root)
 	if errors.Is(err, os.ErrNotExist) {
@@ -143,6 +168,7 @@ func SweepRunning(root string) (int, error) {
 		names[e.Name()] = true
 	}
 	var markers []string
+	groups := map[int]string{}
 	var gone []func()
 	var errs []error
 	for _, e := range entries {
@@ -161,7 +187,7 @@ func SweepRunning(root string) (int, error) {
 			if !ok {
 				continue // a live agent
 			}
-			m, err := readMarkers(filepath.Join(root, owner))
+			m, err := readRecords(filepath.Join(root, owner), groups)
 			errs = append(errs, err)
 			markers = append(markers, m...)
 			gone = append(gone, func() {
@@ -171,7 +197,7 @@ func SweepRunning(root string) (int, error) {
 			})
 		case e.IsDir() && !names[name+".lock"]:
 			// A sweeper died between removing the lock and the directory.
-			m, err := readMarkers(filepath.Join(root, name))
+			m, err := readRecords(filepath.Join(root, name), groups)
 			errs = append(errs, err)
 			markers = append(markers, m...)
 			gone = append(gone, func() { errs = append(errs, removeOwner(filepath.Join(root, name))) })
@@ -179,7 +205,7 @@ func SweepRunning(root string) (int, error) {
 	}
 	killed := 0
 	if len(markers) > 0 {
-		killed = KillMarked(markers...)
+		killed = sweepLeft(2*time.Second, groups, markers)
 	}
 	// Records go only after their processes: a sweep cut short is
 	// repeated by the next start.
@@ -204,7 +230,11 @@ func takeLock(path string) (*os.File, bool) {
 }
 
 // readMarkers reads the markers recorded in an owner's directory.
-func readMarkers(dir string) ([]string, error) {
+func readMarkers(dir string) ([]string, error) { return readRecords(dir, map[int]string{}) }
+
+// readRecords reads the markers recorded in an owner's directory, and
+// adds the recorded process groups to groups.
+func readRecords(dir string, groups map[int]string) ([]string, error) {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -218,8 +248,15 @@ func readMarkers(dir string) ([]string, error) {
 		if err != nil {
 			continue
 		}
-		if m := string(b); strings.HasPrefix(m, MarkerVar+"=") {
-			out = append(out, m)
+		m, group, _ := strings.Cut(string(b), "\n")
+		if !strings.HasPrefix(m, MarkerVar+"=") {
+			continue
+		}
+		out = append(out, m)
+		if pg, start, ok := strings.Cut(group, " "); ok {
+			if n, err := strconv.Atoi(pg); err == nil && n > 1 && start != "" {
+				groups[n] = start
+			}
 		}
 	}
 	return out, nil

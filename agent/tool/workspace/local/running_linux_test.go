@@ -85,7 +85,7 @@ func TestSweepRunningKillsOnlyWhatDeadAgentsLeft(t *testing.T) {
 	if n, err := SweepRunning(root); n != 0 || err != nil {
 		t.Errorf("second sweep killed %d (%v)", n, err)
 	}
-	removeLive()
+	removeLive.Remove()
 	if err := live.Close(); err != nil {
 		t.Fatal(err)
 	}

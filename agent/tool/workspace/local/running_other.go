@@ -11,8 +11,17 @@ type Running struct{}
 // OpenRunning returns an empty registry.
 func OpenRunning(string) (*Running, error) { return &Running{}, nil }
 
+// RunningEntry is the record of one running command: nothing here.
+type RunningEntry struct{}
+
 // Add records nothing.
-func (*Running) Add(string) (func(), error) { return func() {}, nil }
+func (*Running) Add(string) (*RunningEntry, error) { return &RunningEntry{}, nil }
+
+// SetGroup records nothing.
+func (*RunningEntry) SetGroup(int) {}
+
+// Remove does nothing.
+func (*RunningEntry) Remove() {}
 
 // Close does nothing.
 func (*Running) Close() error { return nil }

@@ -1,0 +1,209 @@
+package local
+
+// This file is the reaper: the process each local command runs under.
+// The agent starts this executable again (/proc/self/exe) as the leader
+// of the command's process group; it makes itself a child subreaper
+// (PR_SET_CHILD_SUBREAPER), so every process the command starts stays
+// its descendant whatever it does (setsid, a double fork, `env -i`): an
+// orphan re-parents to the reaper, not to init. It starts the command,
+// and when the command's shell exits, or the agent asks (SIGTERM), or
+// the agent dies (the pipe from it reaches EOF), it kills all its
+// descendants — SIGTERM, then SIGKILL after the grace — reaps them, and
+// exits with the shell's status. Being the parent of all of them, it may
+// wait for any child (wait4(-1)): nothing else in it waits.
+//
+// Why a process of its own rather than the agent as the subreaper: the
+// agent is dead when its commands must be killed most (kill -9, OOM),
+// and what re-parents to a dead subreaper goes to init, out of reach;
+// orphans re-parented to a live agent could not be told apart between
+// two commands running at once, nor reaped without stealing the exit
+// status os/exec waits for.
+
+import (
+	"os"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// reaperArg is argv[0] of the reaper (the name the watchdog had, which
+// ps shows).
+const reaperArg = "acp-agent-watchdog"
+
+// reaperClean is what the reaper writes on its status pipe once every
+// descendant is reaped: the agent then has nothing left to sweep.
+const reaperClean = "clean\n"
+
+// Fds the reaper gets from the agent: the read end of a pipe whose write
+// end the agent holds while the command runs, and the write end of the
+// status pipe.
+const (
+	reaperAgentFD  = 3
+	reaperStatusFD = 4
+)
+
+func init() {
+	// The agent starts this executable as the reaper of a command: serve
+	// it before anything else runs (every binary that can run a local
+	// command imports this package, test binaries too).
+	if len(os.Args) > 0 && os.Args[0] == reaperArg {
+		os.Exit(runReaper(os.Args[1:]))
+	}
+}
+
+// reaperArgs is the argv of the reaper running argv (path first) for the
+// command marked marker, with grace between SIGTERM and SIGKILL.
+func reaperArgs(marker string, grace time.Duration, path string, argv []string) []string {
+	return append([]string{reaperArg, marker, strconv.FormatInt(int64(grace), 10), path}, argv...)
+}
+
+// runReaper serves the reaper's argv (after argv[0]): marker (for ps and
+// the tests only), grace in nanoseconds, path, argv. It returns the exit
+// status, or does not return when it mirrors a signal.
+func runReaper(args []string) int {
+	if len(args) < 4 {
+		os.Stderr.WriteString("acp-agent watchdog: started without a command\n")
+		return 126
+	}
+	grace, err := strconv.ParseInt(args[1], 10, 64)
+	if err != nil || grace <= 0 {
+		grace = int64(DefaultKillGrace)
+	}
+	path, argv := args[2], args[3:]
+	syscall.CloseOnExec(reaperAgentFD)
+	syscall.CloseOnExec(reaperStatusFD)
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		os.Stderr.WriteString("acp-agent watchdog: become a subreaper: " + err.Error() + "\n")
+		return 126
+	}
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+
+	// Pdeathsig fires when the forking thread ends: keep it for good.
+	runtime.LockOSThread()
+	shell, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
+		Env:   os.Environ(),
+		Files: []uintptr{0, 1, 2},
+		// A reaper killed outright takes its shell with it.
+		Sys: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
+	})
+	if err != nil {
+		os.Stderr.WriteString("acp-agent: " + path + ": " + err.Error() + "\n")
+		return 127
+	}
+
+	// Every child is waited for here; the shell's status is kept.
+	type reaped struct {
+		pid int
+		ws  syscall.WaitStatus
+	}
+	reapedc := make(chan reaped, 64)
+	noChildren := make(chan struct{})
+	go func() {
+		for {
+			var ws syscall.WaitStatus
+			pid, err := syscall.Wait4(-1, &ws, 0, nil)
+			if err == syscall.EINTR {
+				continue
+			}
+			if err != nil {
+				close(noChildren) // ECHILD: no descendant is left
+				return
+			}
+			reapedc <- reaped{pid, ws}
+		}
+	}()
+	agentGone := make(chan struct{})
+	go func() {
+		f := os.NewFile(reaperAgentFD, "agent")
+		var b [64]byte
+		for {
+			if _, err := f.Read(b[:]); err != nil {
+				close(agentGone)
+				return
+			}
+		}
+	}()
+
+	var status syscall.WaitStatus
+	shellDone := false
+	var graceEnd <-chan time.Time
+	killing := false
+	var tick <-chan time.Time
+	// stop sends sig to every descendant.
+	stop := func(sig syscall.Signal) {
+		for _, pid := range descendants(os.Getpid()) {
+			_ = syscall.Kill(pid, sig)
+		}
+	}
+	startKilling := func() {
+		if killing {
+			return
+		}
+		killing = true
+		stop(syscall.SIGKILL)
+		// A process forked between the scan and the kill re-parents here
+		// alive once its parent dies: look again until none is left.
+		t := time.NewTicker(10 * time.Millisecond)
+		tick = t.C
+	}
+	startGrace := func() {
+		if graceEnd != nil || killing {
+			return
+		}
+		stop(syscall.SIGTERM)
+		graceEnd = time.After(time.Duration(grace))
+	}
+	for done := false; !done; {
+		select {
+		case r := <-reapedc:
+			if r.pid == shell {
+				status, shellDone = r.ws, true
+				startGrace() // what the shell left behind
+			}
+		case <-noChildren:
+			done = true
+		case <-term:
+			startGrace()
+		case <-graceEnd:
+			startKilling()
+		case <-agentGone:
+			agentGone = nil
+			startKilling()
+		case <-tick:
+			stop(syscall.SIGKILL)
+		}
+	}
+	for len(reapedc) > 0 {
+		if r := <-reapedc; r.pid == shell {
+			status, shellDone = r.ws, true
+		}
+	}
+	_, _ = os.NewFile(reaperStatusFD, "status").WriteString(reaperClean)
+	if !shellDone {
+		return 126
+	}
+	if status.Signaled() {
+		// The agent reads the shell's signal from this process's status.
+		raiseDefault(status.Signal())
+		return 128 + int(status.Signal()) // a signal whose default is to go on
+	}
+	return status.ExitStatus()
+}
+
+// raiseDefault dies of sig with its default action, as the shell did:
+// Go's own handlers are replaced by SIG_DFL first (the runtime would
+// print a stack for some), and no core is written.
+func raiseDefault(sig syscall.Signal) {
+	_ = unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{})
+	var dfl [4]uint64 // struct sigaction all zero: SIG_DFL, no flags, empty mask
+	_, _, _ = unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(&dfl)), 0, 8, 0, 0)
+	set := uint64(1) << (uint(sig) - 1)
+	_, _, _ = unix.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_UNBLOCK, uintptr(unsafe.Pointer(&set)), 0, 8, 0, 0)
+	_ = unix.Tgkill(os.Getpid(), unix.Gettid(), sig)
+}
