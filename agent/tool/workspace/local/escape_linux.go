@@ -178,7 +178,7 @@ func useReaper(ec *exec.Cmd, marker string, grace time.Duration) *reaper {
 		return nil
 	}
 	ec.Args = reaperArgs(marker, grace, ec.Path, ec.Args)
-	ec.Path = "/proc/self/exe" // this executable, even once replaced on disk
+	ec.Path = "/proc/self/exe"         // this executable, even once replaced on disk
 	ec.ExtraFiles = []*os.File{ar, sw} // fds 3 and 4
 	if ec.SysProcAttr != nil {
 		// The reaper outlives the agent long enough to kill everything

@@ -22,5 +22,5 @@ func KillMarked(...string) int { return 0 }
 type reaper struct{}
 
 func useReaper(*exec.Cmd, string, time.Duration) *reaper { return nil }
-func (*reaper) started()                                {}
-func (*reaper) finish() bool                            { return false }
+func (*reaper) started()                                 {}
+func (*reaper) finish() bool                             { return false }
