@@ -16,16 +16,16 @@ import (
 	"github.com/acp-agent/acp-agent/internal/proctest"
 )
 
-// The binary is SIGKILLed while a command's `sleep 30` runs (with a
-// setsid escapee beside it): nothing of the command's group, nor the
-// escapee, is left.
+// The binary is SIGKILLed while a command's `sleep 30` runs (with setsid
+// escapees beside it, one without the marker: `setsid env -i`): nothing
+// of the command's group, nor the escapees, is left.
 func TestKilledBinaryLeavesNoCommandProcesses(t *testing.T) {
 	dir := t.TempDir()
 	data, cwd := filepath.Join(dir, "data"), filepath.Join(dir, "cwd")
 	if err := os.MkdirAll(cwd, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	command := "setsid sleep 60 & echo $! > esc; echo $$ > pg.tmp; mv pg.tmp pg; sleep 30; true"
+	command := "setsid sleep 60 & echo $! > esc; setsid env -i sleep 1000 & echo $! > bare; echo $$ > pg.tmp; mv pg.tmp pg; sleep 30; true"
 	args, _ := json.Marshal(map[string]string{"command": command})
 	script := filepath.Join(dir, "script.yaml")
 	yaml := fmt.Sprintf("model:\n  main:\n    - tool_calls:\n        - id: call-1\n          name: bash\n          arguments: '%s'\n    - text: done\n", args)
@@ -46,7 +46,11 @@ func TestKilledBinaryLeavesNoCommandProcesses(t *testing.T) {
 		var res map[string]any
 		_ = p.conn.Call(ctx, "session/prompt", map[string]any{"sessionId": created.SessionID, "prompt": []any{map[string]any{"type": "text", "text": "go"}}}, &res)
 	}()
-	pgid, esc := waitPID(t, filepath.Join(cwd, "pg"), p), waitPID(t, filepath.Join(cwd, "esc"), p)
+	shell, esc, bare := waitPID(t, filepath.Join(cwd, "pg"), p), waitPID(t, filepath.Join(cwd, "esc"), p), waitPID(t, filepath.Join(cwd, "bare"), p)
+	pgid, ok := proctest.GroupOf(shell)
+	if !ok {
+		t.Fatal("the command's shell is not running")
+	}
 	if live, _ := proctest.LiveGroupMembers(pgid); len(live) == 0 {
 		t.Fatal("the command's group is not running")
 	}
@@ -56,8 +60,10 @@ func TestKilledBinaryLeavesNoCommandProcesses(t *testing.T) {
 	var left []int
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		left, _ = proctest.LiveGroupMembers(pgid)
-		if !proctest.Gone(esc) {
-			left = append(left, esc)
+		for _, pid := range []int{esc, bare} {
+			if !proctest.Gone(pid) {
+				left = append(left, pid)
+			}
 		}
 		if len(left) == 0 || time.Now().After(deadline) {
 			break
@@ -69,7 +75,7 @@ func TestKilledBinaryLeavesNoCommandProcesses(t *testing.T) {
 		}
 		t.Fatalf("processes %v outlived the killed binary", left)
 	}
-	t.Logf("the command's group and its setsid escapee were gone %v after SIGKILL", time.Since(killed).Round(time.Millisecond))
+	t.Logf("the command's group and its setsid escapees were gone %v after SIGKILL", time.Since(killed).Round(time.Millisecond))
 }
 
 // waitPID waits (bounded) for a command to write its pid file.
@@ -88,17 +94,19 @@ func waitPID(t *testing.T, path string, p *proc) int {
 	return 0
 }
 
-// The binary is SIGKILLed while a command's `sleep 30` runs, after its
-// watchdog was killed too (nothing of the command's own is left to stop
-// it). The next agent to start on the data dir kills the sleep at once,
-// with no session/load of the session that ran it.
+// The binary is SIGKILLed while a command's `sleep 30` runs, and its
+// watchdog (the command's reaper) is killed too (nothing of the
+// command's own is left to stop it). The next agent to start on the data
+// dir kills the sleep at once, and the `env -i sleep 31` beside it in
+// the command's group (no marker: the group kill), with no session/load
+// of the session that ran it.
 func TestKilledAgentsCommandKilledAtNextStart(t *testing.T) {
 	dir := t.TempDir()
 	data, cwd := filepath.Join(dir, "data"), filepath.Join(dir, "cwd")
 	if err := os.MkdirAll(cwd, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	command := "sleep 30 & echo $! > sl.tmp; mv sl.tmp sl; wait; true"
+	command := "sleep 30 & echo $! > sl.tmp; env -i sleep 31 & echo $! > bare.tmp; mv bare.tmp bare; mv sl.tmp sl; wait; true"
 	args, _ := json.Marshal(map[string]string{"command": command})
 	script := filepath.Join(dir, "script.yaml")
 	yaml := fmt.Sprintf("model:\n  main:\n    - tool_calls:\n        - id: call-1\n          name: bash\n          arguments: '%s'\n    - text: done\n", args)
@@ -119,29 +127,36 @@ func TestKilledAgentsCommandKilledAtNextStart(t *testing.T) {
 		var res map[string]any
 		_ = p.conn.Call(ctx, "session/prompt", map[string]any{"sessionId": created.SessionID, "prompt": []any{map[string]any{"type": "text", "text": "go"}}}, &res)
 	}()
-	sleepPID := waitPID(t, filepath.Join(cwd, "sl"), p)
-	t.Cleanup(func() { _ = syscall.Kill(sleepPID, syscall.SIGKILL) })
+	sleepPID, barePID := waitPID(t, filepath.Join(cwd, "sl"), p), waitPID(t, filepath.Join(cwd, "bare"), p)
+	t.Cleanup(func() {
+		_ = syscall.Kill(sleepPID, syscall.SIGKILL)
+		_ = syscall.Kill(barePID, syscall.SIGKILL)
+	})
 
+	// The watchdog is stopped first so that the agent does not see its
+	// command end, then both die.
 	marker := "ACP_AGENT_COMMAND=" + created.SessionID + "/call-1"
 	dog := waitWatchdog(t, marker)
+	_ = syscall.Kill(dog, syscall.SIGSTOP)
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	_ = p.cmd.Wait()
 	_ = syscall.Kill(dog, syscall.SIGKILL)
 	for deadline := time.Now().Add(10 * time.Second); !proctest.Gone(dog); time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the watchdog survived SIGKILL")
 		}
 	}
-	_ = p.cmd.Process.Signal(syscall.SIGKILL)
-	_ = p.cmd.Wait()
-	if proctest.Gone(sleepPID) {
-		t.Fatal("the sleep ended with the agent: nothing is left for the next start to kill")
+	if proctest.Gone(sleepPID) || proctest.Gone(barePID) {
+		t.Fatal("the sleeps ended with the agent: nothing is left for the next start to kill")
 	}
 
 	p2 := startProc(t, "--data-dir", data, "--model", "script:"+script)
 	p2.call(t, "initialize", map[string]any{"protocolVersion": 1}, &init)
 	started := time.Now()
-	for deadline := started.Add(10 * time.Second); !proctest.Gone(sleepPID); time.Sleep(5 * time.Millisecond) {
+	for deadline := started.Add(10 * time.Second); !proctest.Gone(sleepPID) || !proctest.Gone(barePID); time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("the killed agent's sleep still runs after the next agent started\nstderr:\n%s", p2.stderr)
+			t.Fatalf("the killed agent's sleeps (marked %v, bare %v) still run after the next agent started\nstderr:\n%s",
+				!proctest.Gone(sleepPID), !proctest.Gone(barePID), p2.stderr)
 		}
 	}
 	if code, verdict := p2.finish(t); code != 0 || verdict != nil {

@@ -2,14 +2,18 @@ package local
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/acp-agent/acp-agent/agent/tool/workspace"
+	"github.com/acp-agent/acp-agent/internal/proctest"
 )
 
 // startMarked starts `setsid sleep 60` carrying marker, and returns a
@@ -24,12 +28,87 @@ func startMarked(t *testing.T, marker string) (*exec.Cmd, chan struct{}) {
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
 	t.Cleanup(func() { _ = cmd.Process.Kill(); <-exited })
-	for deadline := time.Now().Add(10 * time.Second); len(markedPIDs(marker)) == 0; time.Sleep(5 * time.Millisecond) {
+	waitExeced(t, cmd.Process.Pid, "sleep", marker)
+	return cmd, exited
+}
+
+// waitExeced waits (bounded) for the event a sweep needs: pid has become
+// comm with marker in its environment. In the middle of an exec (setsid
+// becoming sleep) /proc shows no environment.
+func waitExeced(t *testing.T, pid int, comm, marker string) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(time.Millisecond) {
+		c, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+		env, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		if strings.TrimSpace(string(c)) == comm && (marker == "" || strings.Contains(string(env), marker)) {
+			return
+		}
 		if time.Now().After(deadline) {
-			t.Fatal("the marked process never showed up in /proc")
+			t.Fatalf("process %d never became %s", pid, comm)
 		}
 	}
-	return cmd, exited
+}
+
+// TestSweepRunningKillsRecordedGroups: a dead agent's recorded process
+// group is killed whole, members without the marker too (`env -i`),
+// while the group is still the one recorded; a record whose group id
+// now names another group (its leader started at another time, no member
+// carries the marker) is left alone.
+func TestSweepRunningKillsRecordedGroups(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "running")
+	dead, err := OpenRunning(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := func(marker string) (*exec.Cmd, int, chan struct{}) {
+		dir := t.TempDir()
+		// The leader carries the marker (as the reaper does); its child
+		// in the group does not.
+		cmd := exec.Command("sh", "-c", "env -i sleep 60 & echo $! > "+filepath.Join(dir, "pid")+"; wait")
+		cmd.Env = append(os.Environ(), marker)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(exited) }()
+		waitFile(t, filepath.Join(dir, "pid"))
+		bare := readPID(t, filepath.Join(dir, "pid"))
+		t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); <-exited })
+		waitExeced(t, bare, "sleep", "")
+		return cmd, bare, exited
+	}
+	mDead := NewMarker()
+	rec, err := dead.Add(mDead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leader, bare, _ := start(mDead)
+	rec.SetGroup(leader.Process.Pid)
+
+	// Another group recorded under a marker nothing carries, with a
+	// start time that is not its leader's.
+	other, otherBare, _ := start(NewMarker())
+	if err := writeRecord(filepath.Join(dead.dir, "99"), NewMarker()+"\n"+strconv.Itoa(other.Process.Pid)+" 1", os.O_EXCL); err != nil {
+		t.Fatal(err)
+	}
+	dead.lock.Close() // the agent dies
+
+	killed, err := SweepRunning(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); !proctest.Gone(bare) || !proctest.Gone(leader.Process.Pid); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the recorded group still runs after the sweep (leader gone %v, bare member gone %v)", proctest.Gone(leader.Process.Pid), proctest.Gone(bare))
+		}
+	}
+	if killed < 2 {
+		t.Errorf("killed %d, want the leader and its bare child", killed)
+	}
+	if proctest.Gone(other.Process.Pid) || proctest.Gone(otherBare) {
+		t.Error("a group whose id was recorded with another start time was killed")
+	}
 }
 
 // TestSweepRunningKillsOnlyWhatDeadAgentsLeft: the markers recorded by an
