@@ -443,6 +443,14 @@ func (a *App) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 	// Setup: kill what the commands of agents that died left running
 	// (their sessions may never be loaded again).
 	a.sweepLeftovers()
+	// Orphans (an MCP server's helper, a command whose reaper was killed)
+	// re-parent to this process, are reaped, and are killed when it ends
+	// (deferred: after the shutdown stopped the commands).
+	if stop, err := local.AdoptOrphans(); err != nil {
+		a.Log.Debug("orphans are left to init", "err", err)
+	} else {
+		defer stop()
+	}
 
 	var g run.Group
 	{
