@@ -10,12 +10,15 @@
 // blocking on them, refuses binary files, and caps what one read may
 // load. Commands kills the whole process group on timeout or
 // cancellation (SIGTERM, then SIGKILL after a short grace), also stops
-// background processes the command left in its group and, on Linux,
-// every process carrying the command's marker (setsid escapees); a
-// watchdog process kills them all if the agent dies. Running, a durable
-// registry of the markers of running commands (one flocked part per
-// agent process), lets the next agent to start kill what a dead one left
-// (SweepRunning) even when its watchdog died with it. It keeps only the
+// background processes the command left in its group and, on Linux, runs
+// each command under a reaper (this executable again, a child subreaper)
+// that kills every descendant when the command ends or the agent dies,
+// with every process carrying the command's marker killed behind it.
+// AdoptOrphans makes the agent a subreaper too, reaping only the zombies
+// os/exec does not wait for. Running, a durable registry of the markers
+// and process groups of running commands (one flocked part per agent
+// process), lets the next agent to start kill what a dead one left
+// (SweepRunning) even when its reaper died with it. It keeps only the
 // tail of the output, and returns only after the shell is reaped and its
 // goroutines have ended.
 //
@@ -23,6 +26,6 @@
 // network).
 //
 // Layering: local imports agent/tool/workspace, agent/tool, agent/session,
-// its sandbox package
-// and the standard library only; never acp, subagent, persistence or app.
+// its sandbox package, golang.org/x/sys/unix and the standard library
+// only; never acp, subagent, persistence or app.
 package local

@@ -2,7 +2,7 @@ package local
 
 // This file keeps a durable registry of the markers of the commands
 // running now, so that an agent starting after one that died (SIGKILL,
-// OOM, its watchdog killed too) kills what that one's commands left
+// OOM, its reaper killed too) kills what that one's commands left
 // without reading any session log and without waiting for the session
 // to be loaded again (it may never be).
 //
