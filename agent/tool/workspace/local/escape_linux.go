@@ -1,7 +1,7 @@
 package local
 
 // This file keeps a command's processes from outliving it on Linux. The
-// command runs under a reaper (reaper_linux.go), a subreaper that kills
+// command runs under a reaper (package reaper), a subreaper that kills
 // and reaps every descendant when the command ends or the agent dies.
 // Behind it, for a reaper that was itself killed: every process of a
 // command carries a marker in its environment (inherited through fork
@@ -16,9 +16,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
+
+	"github.com/acp-agent/acp-agent/agent/tool/workspace/local/reaper"
 )
 
 // sysProcAttr puts the command in its own process group and kills the
@@ -153,8 +154,8 @@ func sweepLeft(bound time.Duration, groups map[int]string, markers []string) int
 // processes it killed.
 func KillMarked(markers ...string) int { return sweepMarked(2*time.Second, markers...) }
 
-// reaper is the agent's end of a command's reaper (reaper_linux.go).
-type reaper struct {
+// commandReaper is the agent's end of a command's reaper (package reaper).
+type commandReaper struct {
 	agent  *os.File   // held while the command runs: EOF tells the reaper the agent died
 	status *os.File   // the reaper writes reaperClean here once it has reaped everything
 	child  []*os.File // the reaper's ends, closed here once it started
@@ -163,7 +164,7 @@ type reaper struct {
 // useReaper makes ec run under a reaper (this executable again, as the
 // group leader in ec's place). It returns nil, leaving ec as it is, when
 // it cannot: Pdeathsig and the sweeps then remain.
-func useReaper(ec *exec.Cmd, marker string, grace time.Duration) *reaper {
+func useReaper(ec *exec.Cmd, marker string, grace time.Duration) *commandReaper {
 	if ec.Err != nil || ec.Path == "" || len(ec.ExtraFiles) > 0 {
 		return nil
 	}
@@ -177,7 +178,7 @@ func useReaper(ec *exec.Cmd, marker string, grace time.Duration) *reaper {
 		aw.Close()
 		return nil
 	}
-	ec.Args = reaperArgs(marker, grace, ec.Path, ec.Args)
+	ec.Args = reaper.Args(marker, grace, ec.Path, ec.Args)
 	ec.Path = "/proc/self/exe"         // this executable, even once replaced on disk
 	ec.ExtraFiles = []*os.File{ar, sw} // fds 3 and 4
 	if ec.SysProcAttr != nil {
@@ -185,11 +186,11 @@ func useReaper(ec *exec.Cmd, marker string, grace time.Duration) *reaper {
 		// (it sees the pipe's EOF); Pdeathsig would kill it first.
 		ec.SysProcAttr.Pdeathsig = 0
 	}
-	return &reaper{agent: aw, status: sr, child: []*os.File{ar, sw}}
+	return &commandReaper{agent: aw, status: sr, child: []*os.File{ar, sw}}
 }
 
 // started closes the reaper's ends in the agent once Start returned.
-func (r *reaper) started() {
+func (r *commandReaper) started() {
 	if r == nil {
 		return
 	}
@@ -201,61 +202,24 @@ func (r *reaper) started() {
 
 // finish reports, once the reaper was waited for, whether it reaped every
 // descendant of the command; it closes the pipes.
-func (r *reaper) finish() bool {
+func (r *commandReaper) finish() bool {
 	if r == nil {
 		return false
 	}
 	r.started()
 	r.agent.Close()
-	b := make([]byte, len(reaperClean))
+	b := make([]byte, len(reaper.Clean))
 	n, _ := io.ReadFull(r.status, b)
 	r.status.Close()
-	return string(b[:n]) == reaperClean
+	return string(b[:n]) == reaper.Clean
 }
 
-// descendants lists the processes below root (children, theirs, and so
-// on), reading the parent of every process in /proc.
-func descendants(root int) []int {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	children := map[int][]int{}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if f, ok := procStat(e.Name()); ok && len(f) > 1 {
-			if ppid, err := strconv.Atoi(f[1]); err == nil {
-				children[ppid] = append(children[ppid], pid)
-			}
-		}
-	}
-	var out []int
-	for queue := children[root]; len(queue) > 0; {
-		pid := queue[0]
-		queue = queue[1:]
-		out = append(out, pid)
-		queue = append(queue, children[pid]...)
-	}
-	return out
-}
+// descendants lists the processes below root (reaper.Descendants).
+func descendants(root int) []int { return reaper.Descendants(root) }
 
 // procStat reads the fields of /proc/<pid>/stat after the parenthesised
-// command: state ppid pgrp session ... (starttime is the 20th).
-func procStat(pid string) ([]string, bool) {
-	data, err := os.ReadFile(filepath.Join("/proc", pid, "stat"))
-	if err != nil {
-		return nil, false
-	}
-	i := bytes.LastIndexByte(data, ')')
-	if i < 0 {
-		return nil, false
-	}
-	f := strings.Fields(string(data[i+1:]))
-	return f, len(f) > 0
-}
+// command (reaper.Stat).
+func procStat(pid string) ([]string, bool) { return reaper.Stat(pid) }
 
 // procState reads the state letter of /proc/<pid>/stat.
 func procState(pid string) (string, bool) {

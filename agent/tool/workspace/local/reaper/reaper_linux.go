@@ -1,4 +1,4 @@
-package local
+package reaper
 
 // This file is the reaper: the process each local command runs under.
 // The agent starts this executable again (/proc/self/exe) as the leader
@@ -24,6 +24,7 @@ import (
 	"os/signal"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 	"unsafe"
@@ -31,35 +32,38 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// reaperArg is argv[0] of the reaper (the name the watchdog had, which
-// ps shows).
-const reaperArg = "acp-agent-watchdog"
+// Arg is argv[0] of the reaper (the name the watchdog had, which ps
+// shows).
+const Arg = "acp-agent-watchdog"
 
-// reaperClean is what the reaper writes on its status pipe once every
+// Clean is what the reaper writes on its status pipe once every
 // descendant is reaped: the agent then has nothing left to sweep.
-const reaperClean = "clean\n"
+const Clean = "clean\n"
 
 // Fds the reaper gets from the agent: the read end of a pipe whose write
-// end the agent holds while the command runs, and the write end of the
-// status pipe.
+// end the agent holds while the command runs (ExtraFiles[0]), and the
+// write end of the status pipe (ExtraFiles[1]).
 const (
 	reaperAgentFD  = 3
 	reaperStatusFD = 4
 )
 
+// defaultGrace is the grace when the argv gives none.
+const defaultGrace = 2 * time.Second
+
 func init() {
 	// The agent starts this executable as the reaper of a command: serve
-	// it before anything else runs (every binary that can run a local
-	// command imports this package, test binaries too).
-	if len(os.Args) > 0 && os.Args[0] == reaperArg {
+	// it before anything else runs. This package imports almost nothing,
+	// so its init runs before the heavy ones of the rest of the binary.
+	if len(os.Args) > 0 && os.Args[0] == Arg {
 		os.Exit(runReaper(os.Args[1:]))
 	}
 }
 
-// reaperArgs is the argv of the reaper running argv (path first) for the
+// Args is the argv of the reaper running argv (path first) for the
 // command marked marker, with grace between SIGTERM and SIGKILL.
-func reaperArgs(marker string, grace time.Duration, path string, argv []string) []string {
-	return append([]string{reaperArg, marker, strconv.FormatInt(int64(grace), 10), path}, argv...)
+func Args(marker string, grace time.Duration, path string, argv []string) []string {
+	return append([]string{Arg, marker, strconv.FormatInt(int64(grace), 10), path}, argv...)
 }
 
 // runReaper serves the reaper's argv (after argv[0]): marker (for ps and
@@ -72,7 +76,7 @@ func runReaper(args []string) int {
 	}
 	grace, err := strconv.ParseInt(args[1], 10, 64)
 	if err != nil || grace <= 0 {
-		grace = int64(DefaultKillGrace)
+		grace = int64(defaultGrace)
 	}
 	path, argv := args[2], args[3:]
 	syscall.CloseOnExec(reaperAgentFD)
@@ -137,7 +141,7 @@ func runReaper(args []string) int {
 	var tick <-chan time.Time
 	// stop sends sig to every descendant.
 	stop := func(sig syscall.Signal) {
-		for _, pid := range descendants(os.Getpid()) {
+		for _, pid := range Descendants(os.Getpid()) {
 			_ = syscall.Kill(pid, sig)
 		}
 	}
@@ -164,7 +168,9 @@ func runReaper(args []string) int {
 		case r := <-reapedc:
 			if r.pid == shell {
 				status, shellDone = r.ws, true
-				startGrace() // what the shell left behind
+				if hasChildren() {
+					startGrace() // what the shell left behind
+				}
 			}
 		case <-noChildren:
 			done = true
@@ -184,7 +190,7 @@ func runReaper(args []string) int {
 			status, shellDone = r.ws, true
 		}
 	}
-	_, _ = os.NewFile(reaperStatusFD, "status").WriteString(reaperClean)
+	_, _ = os.NewFile(reaperStatusFD, "status").WriteString(Clean)
 	if !shellDone {
 		return 126
 	}
@@ -206,4 +212,107 @@ func raiseDefault(sig syscall.Signal) {
 	set := uint64(1) << (uint(sig) - 1)
 	_, _, _ = unix.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_UNBLOCK, uintptr(unsafe.Pointer(&set)), 0, 8, 0, 0)
 	_ = unix.Tgkill(os.Getpid(), unix.Gettid(), sig)
+}
+
+// hasChildren reports whether this process has a child, exited or not.
+// A subreaper without children has no descendant at all: each one's
+// chain of parents ends at a child of it.
+func hasChildren() bool {
+	var info unix.Siginfo
+	return unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil) != unix.ECHILD
+}
+
+// Descendants lists the processes below root (children, theirs, and so
+// on), reading /proc/<pid>/task/<tid>/children, or the parent of every
+// process in /proc where the kernel has no children files.
+func Descendants(root int) []int {
+	if out, ok := walkChildren(root); ok {
+		return out
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	children := map[int][]int{}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if f, ok := Stat(e.Name()); ok && len(f) > 1 {
+			if ppid, err := strconv.Atoi(f[1]); err == nil {
+				children[ppid] = append(children[ppid], pid)
+			}
+		}
+	}
+	var out []int
+	for queue := children[root]; len(queue) > 0; {
+		pid := queue[0]
+		queue = queue[1:]
+		out = append(out, pid)
+		queue = append(queue, children[pid]...)
+	}
+	return out
+}
+
+// walkChildren walks the children files from root; ok is false when
+// root's cannot be read (no CONFIG_PROC_CHILDREN, or root is gone).
+func walkChildren(root int) (out []int, ok bool) {
+	kids, ok := childrenOf(root)
+	if !ok {
+		return nil, false
+	}
+	seen := map[int]bool{root: true}
+	for queue := kids; len(queue) > 0; {
+		pid := queue[0]
+		queue = queue[1:]
+		if seen[pid] {
+			continue
+		}
+		seen[pid] = true
+		out = append(out, pid)
+		more, _ := childrenOf(pid) // gone meanwhile: its children re-parent and are seen next time
+		queue = append(queue, more...)
+	}
+	return out, true
+}
+
+// childrenOf reads the children of every thread of pid.
+func childrenOf(pid int) ([]int, bool) {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, false
+	}
+	var out []int
+	read := false
+	for _, t := range tasks {
+		b, err := os.ReadFile(dir + "/" + t.Name() + "/children")
+		if err != nil {
+			continue
+		}
+		read = true
+		for _, f := range strings.Fields(string(b)) {
+			if n, err := strconv.Atoi(f); err == nil {
+				out = append(out, n)
+			}
+		}
+	}
+	return out, read
+}
+
+// Stat reads the fields of /proc/<pid>/stat after the parenthesised
+// command: state ppid pgrp session ... (starttime is the 20th).
+func Stat(pid string) ([]string, bool) {
+	data, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return nil, false
+	}
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return nil, false
+	}
+	f := strings.Fields(s[i+1:])
+	return f, len(f) > 0
 }
