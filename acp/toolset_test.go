@@ -198,7 +198,7 @@ model:
     - tool_calls:
         - id: call-sleep
           name: bash
-          arguments: '{"command": "sleep 1000 & echo $$ > cmd.pid; wait"}'
+          arguments: '{"command": "sleep 1000 & read -r _ _ _ _ pg _ < /proc/$$/stat; echo $pg > cmd.pid; wait"}'
     - text: done
 `
 	c := newWSClient(false, false, "allow-once")

@@ -76,7 +76,7 @@ const (
 	commandScript = `model:
   main:
     - tool_calls:
-        - {id: call_sleep, name: bash, arguments: '{"command": "echo $$ > cmd.pid; sleep 60", "description": "Sleep"}'}
+        - {id: call_sleep, name: bash, arguments: '{"command": "read -r _ _ _ _ pg _ < /proc/$$/stat; echo $pg > cmd.pid; sleep 60", "description": "Sleep"}'}
     - text: SLEPT
 `
 )
