@@ -100,7 +100,10 @@ func (g Git) run(ctx context.Context, dir string, env []string, args ...string) 
 	if path == "" {
 		path = "git"
 	}
-	cmd := exec.CommandContext(ctx, path, args...)
+	// The repository's config must not run code through the agent: no
+	// fsmonitor, no hooks (post-checkout runs on worktree add), as the
+	// environment probe does (agent/prompt/env.go).
+	cmd := exec.CommandContext(ctx, path, append([]string{"-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null"}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C"), append(g.Env, env...)...)
 	var stdout, stderr bytes.Buffer

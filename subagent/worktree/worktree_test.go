@@ -357,3 +357,42 @@ func BenchmarkCreateChangesRemove(b *testing.B) {
 		}
 	}
 }
+
+// TestRunsNoPlantedCode: a repository whose config names an fsmonitor
+// and which holds a post-checkout hook (as a command the agent ran may
+// have left them) has neither run by the worktree's git commands
+// (worktree add checks out, status reads). Control: plain git worktree
+// add and git status run both, so git obeys what was planted.
+func TestRunsNoPlantedCode(t *testing.T) {
+	ctx := context.Background()
+	dir := repo(t)
+	ran := filepath.Join(t.TempDir(), "ran")
+	for _, p := range []string{".git/hooks/post-checkout", ".git/planted-fsmonitor"} {
+		script := "#!/bin/sh\necho " + filepath.Base(p) + " >> " + ran + "\n"
+		if err := os.WriteFile(filepath.Join(dir, p), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git(t, dir, "config", "core.fsmonitor", filepath.Join(dir, ".git", "planted-fsmonitor"))
+	g := newGit()
+	wt, err := g.Create(ctx, dir, "child-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Changes(ctx, wt); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Remove(ctx, wt); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(ran); err == nil {
+		t.Fatalf("the worktree's git ran planted code:\n%s", b)
+	}
+
+	git(t, dir, "worktree", "add", "--quiet", filepath.Join(t.TempDir(), "control"))
+	git(t, dir, "status", "--porcelain")
+	b, _ := os.ReadFile(ran)
+	if !strings.Contains(string(b), "post-checkout") || !strings.Contains(string(b), "planted-fsmonitor") {
+		t.Fatalf("control: plain git ran %q, want both the hook and the fsmonitor: the test proves nothing", b)
+	}
+}
