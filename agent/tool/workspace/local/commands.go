@@ -156,8 +156,9 @@ func (c Commands) Run(ctx context.Context, cmd workspace.Command, _ func(session
 	ec.Stdout, ec.Stderr = pw, pw // *os.File: exec starts no copying goroutine
 	ec.SysProcAttr = sysProcAttr()
 	var sandboxed string
+	var guard *sandbox.Guard
 	if c.Sandbox != nil && !cmd.Unsandboxed {
-		if err := c.Sandbox.Prepare(ec); err != nil {
+		if guard, err = c.Sandbox.Prepare(ec); err != nil {
 			pr.Close()
 			pw.Close()
 			dog.dismiss()
@@ -196,6 +197,15 @@ func (c Commands) Run(ctx context.Context, cmd workspace.Command, _ func(session
 	stopGroup(pgid, grace, nil)
 	sweepMarked(grace, marker)
 	dog.dismiss()
+	// Nothing of the command is left to write: move aside the protected
+	// paths it created.
+	moved, gerr := guard.Check()
+	for _, m := range moved {
+		res.Quarantined = append(res.Quarantined, workspace.MovedPath{Path: m.Path, To: m.To})
+	}
+	if gerr != nil {
+		res.GuardError = gerr.Error()
+	}
 	select {
 	case <-readDone:
 	case <-time.After(drainGrace):

@@ -62,7 +62,7 @@ func TestNoUnixSocketOutside(t *testing.T) {
 		cmd.Dir = l.cwd
 		cmd.Env = append(os.Environ(), connectEnv+"="+sock)
 		if sb != nil {
-			if err := sb.Prepare(cmd); err != nil {
+			if _, err := sb.Prepare(cmd); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -109,23 +109,36 @@ func newLayout(t *testing.T) layout {
 
 func run(t *testing.T, sb *sandbox.Sandbox, cwd, script string) (string, int) {
 	t.Helper()
+	out, code, _ := runGuarded(t, sb, cwd, script)
+	return out, code
+}
+
+// runGuarded runs script in the sandbox and then the guard's check,
+// returning what it moved aside.
+func runGuarded(t *testing.T, sb *sandbox.Sandbox, cwd, script string) (string, int, []sandbox.Moved) {
+	t.Helper()
 	cmd := exec.Command("bash", "-c", script)
 	cmd.Dir = cwd
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := sb.Prepare(cmd); err != nil {
+	g, err := sb.Prepare(cmd)
+	if err != nil {
 		t.Fatalf("Prepare: %v", err)
 	}
 	out, err := cmd.CombinedOutput()
+	code := 0
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
-		return string(out), 0
 	case errors.As(err, &ee):
-		return string(out), ee.ExitCode()
+		code = ee.ExitCode()
 	default:
 		t.Fatalf("run %q: %v", script, err)
-		return "", -1
 	}
+	moved, err := g.Check()
+	if err != nil {
+		t.Fatalf("guard check after %q: %v", script, err)
+	}
+	return string(out), code, moved
 }
 
 func TestSandboxedFiles(t *testing.T) {
@@ -237,7 +250,7 @@ func TestSandboxRefusedWithoutKernelSupport(t *testing.T) {
 			sb := sandbox.New(tt.policy, sandbox.Options{Probe: func() sandbox.Support { return tt.support }})
 			cmd := exec.Command("bash", "-c", "true")
 			cmd.Dir = t.TempDir()
-			err := sb.Prepare(cmd)
+			_, err := sb.Prepare(cmd)
 			if !errors.Is(err, sandbox.ErrUnavailable) || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("Prepare = %v, want ErrUnavailable saying %q", err, tt.want)
 			}
@@ -335,7 +348,7 @@ func BenchmarkStart(b *testing.B) {
 				cmd := exec.Command("bash", "-c", "true")
 				cmd.Dir = dir
 				if tc.sb != nil {
-					if err := tc.sb.Prepare(cmd); err != nil {
+					if _, err := tc.sb.Prepare(cmd); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -344,5 +357,137 @@ func BenchmarkStart(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// requireMountNS skips, saying why, where the sandbox cannot keep
+// protected paths.
+func requireMountNS(t *testing.T) {
+	t.Helper()
+	if s := requireLandlock(t); !s.MountNS {
+		t.Skip("this kernel allows no unprivileged mount namespace: the sandbox cannot keep protected paths here (accept-edits asks before sandboxed commands instead)")
+	}
+}
+
+// TestNewProtectedPathsMovedAside: a protected path that did not exist
+// when a sandboxed command started, and that the command creates (git
+// init, an editor's task file, the agent's project settings, a nested
+// repository, a .git file or symlink pointing at a planted git
+// directory, a configured protected file), is moved aside once the
+// command is over, with nothing left at its name; ordinary files the
+// command wrote stay, and so does a protected path that existed before
+// and was only renamed with its parent.
+func TestNewProtectedPathsMovedAside(t *testing.T) {
+	requireMountNS(t)
+	gitPath, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git is not installed")
+	}
+	tests := []struct {
+		name   string
+		setup  []string // directories made before the command, under the cwd
+		script string
+		moved  []string // paths under the cwd moved aside
+		kept   []string // paths under the cwd that must still be there
+	}{
+		{name: "git init", script: gitPath + " init --quiet && " + gitPath + " config core.fsmonitor /tmp/evil && touch made.txt",
+			moved: []string{".git"}, kept: []string{"made.txt"}},
+		{name: "a new .vscode/tasks.json", script: "mkdir .vscode && echo '{}' > .vscode/tasks.json",
+			moved: []string{".vscode"}},
+		{name: "the agent's project settings", script: "mkdir .acp-agent && echo '{\"allow\":[\"bash\"]}' > .acp-agent/settings.json",
+			moved: []string{".acp-agent"}},
+		{name: "zed and idea", script: "mkdir .zed .idea && touch .zed/tasks.json .idea/workspace.xml",
+			moved: []string{".idea", ".zed"}}, // in walk order
+		{name: "a nested repository", setup: []string{"sub/x"}, script: "cd sub/x && " + gitPath + " init --quiet",
+			moved: []string{"sub/x/.git"}},
+		{name: "a .git file pointing elsewhere", script: "echo 'gitdir: /tmp/planted' > .git", moved: []string{".git"}},
+		{name: "a .git symlink", script: "ln -s /tmp/planted .git", moved: []string{".git"}},
+		{name: "a repository created by a rename", script: "mkdir g && mv g .git", moved: []string{".git"}},
+		{name: "an existing .git renamed with its parent", setup: []string{"old/.git"}, script: "mv old new",
+			kept: []string{"new/.git"}},
+		{name: "a configured protected file", setup: []string{"own"}, script: "echo '{}' > own/settings.json",
+			moved: []string{"own/settings.json"}},
+		{name: "ordinary writes", script: "mkdir -p src/git && touch src/.gitignore .gitattributes", kept: []string{"src/git", "src/.gitignore", ".gitattributes"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := newLayout(t)
+			for _, d := range tt.setup {
+				if err := os.MkdirAll(filepath.Join(l.cwd, d), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			own := filepath.Join(l.cwd, "own", "settings.json")
+			sb := sandbox.New(sandbox.Policy{TempDir: l.tmp, Protected: []string{own}}, sandbox.Options{})
+			out, code, moved := runGuarded(t, sb, l.cwd, tt.script)
+			if code != 0 {
+				t.Fatalf("exit %d:\n%s", code, out)
+			}
+			var got []string
+			for _, m := range moved {
+				rel, _ := filepath.Rel(l.cwd, m.Path)
+				got = append(got, rel)
+				if m.To != m.Path+sandbox.QuarantineSuffix {
+					t.Errorf("%s moved to %s, want %s", m.Path, m.To, m.Path+sandbox.QuarantineSuffix)
+				}
+				if _, err := os.Lstat(m.To); err != nil {
+					t.Errorf("nothing at the quarantine name: %v", err)
+				}
+			}
+			if strings.Join(got, ",") != strings.Join(tt.moved, ",") {
+				t.Errorf("moved %q, want %q", got, tt.moved)
+			}
+			for _, p := range tt.moved {
+				if _, err := os.Lstat(filepath.Join(l.cwd, p)); err == nil {
+					t.Errorf("%s is still there", p)
+				}
+			}
+			for _, p := range tt.kept {
+				if _, err := os.Lstat(filepath.Join(l.cwd, p)); err != nil {
+					t.Errorf("%s was not kept: %v", p, err)
+				}
+			}
+		})
+	}
+}
+
+// TestQuarantineNameTaken: a second git init finds the first
+// quarantine name taken and uses the next one, leaving the first alone.
+func TestQuarantineNameTaken(t *testing.T) {
+	requireMountNS(t)
+	l := newLayout(t)
+	sb := sandbox.New(sandbox.Policy{TempDir: l.tmp}, sandbox.Options{})
+	var tos []string
+	for i := range 2 {
+		_, code, moved := runGuarded(t, sb, l.cwd, fmt.Sprintf("mkdir .vscode && echo %d > .vscode/tasks.json", i))
+		if code != 0 || len(moved) != 1 {
+			t.Fatalf("run %d: exit %d, moved %v", i, code, moved)
+		}
+		tos = append(tos, moved[0].To)
+	}
+	want := filepath.Join(l.cwd, ".vscode"+sandbox.QuarantineSuffix)
+	if tos[0] != want || tos[1] != want+"-2" {
+		t.Fatalf("moved to %q, want %s and its -2", tos, want)
+	}
+	for i, to := range tos {
+		if b, _ := os.ReadFile(filepath.Join(to, "tasks.json")); string(b) != fmt.Sprintf("%d\n", i) {
+			t.Errorf("%s holds %q", to, b)
+		}
+	}
+}
+
+// TestTempDirNotGuarded: the temp dir is shared with every program of
+// the user, so a repository made there is not taken for the command's
+// and is left where it is (existing ones there are still read-only).
+func TestTempDirNotGuarded(t *testing.T) {
+	requireMountNS(t)
+	l := newLayout(t)
+	sb := sandbox.New(sandbox.Policy{TempDir: l.tmp}, sandbox.Options{})
+	_, code, moved := runGuarded(t, sb, l.cwd, "mkdir -p "+l.tmp+"/r/.git && touch "+l.tmp+"/r/.git/config")
+	if code != 0 || len(moved) != 0 {
+		t.Fatalf("exit %d, moved %v", code, moved)
+	}
+	if _, err := os.Stat(filepath.Join(l.tmp, "r", ".git", "config")); err != nil {
+		t.Fatal(err)
 	}
 }
