@@ -491,3 +491,55 @@ func TestTempDirNotGuarded(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// BenchmarkGuard measures what keeping the protected paths costs per
+// command in a project of n entries (a .git every 100 directories):
+// Prepare's walk that finds the paths to bind read-only, and the guard's
+// second walk once the command is over.
+func BenchmarkGuard(b *testing.B) {
+	if s := sandbox.ProbeKernel(); s.ABI < 1 || !s.MountNS {
+		b.Skip("this kernel cannot keep protected paths")
+	}
+	for _, n := range []int{10_000, 100_000} {
+		dir := b.TempDir()
+		for d := 0; d < n/10; d++ {
+			sub := filepath.Join(dir, fmt.Sprintf("d%03d", d/100), fmt.Sprintf("e%03d", d%100))
+			if err := os.MkdirAll(sub, 0o755); err != nil {
+				b.Fatal(err)
+			}
+			if d%100 == 0 {
+				if err := os.Mkdir(filepath.Join(sub, ".git"), 0o755); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for f := 0; f < 9; f++ {
+				if err := os.WriteFile(filepath.Join(sub, fmt.Sprintf("f%d", f)), nil, 0o644); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		sb := sandbox.New(sandbox.Policy{TempDir: b.TempDir()}, sandbox.Options{})
+		prepare := func() *sandbox.Guard {
+			cmd := exec.Command("true")
+			cmd.Dir = dir
+			g, err := sb.Prepare(cmd)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return g
+		}
+		b.Run(fmt.Sprintf("prepare/%d", n), func(b *testing.B) {
+			for b.Loop() {
+				prepare()
+			}
+		})
+		g := prepare()
+		b.Run(fmt.Sprintf("check/%d", n), func(b *testing.B) {
+			for b.Loop() {
+				if moved, err := g.Check(); err != nil || len(moved) != 0 {
+					b.Fatal(moved, err)
+				}
+			}
+		})
+	}
+}
