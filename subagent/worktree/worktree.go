@@ -264,10 +264,10 @@ func (g Git) Changes(ctx context.Context, wt Worktree) (Changes, error) {
 	if _, err := g.run(ctx, wt.Path, env, "add", "--all", "."); err != nil {
 		return Changes{}, err
 	}
-	if ch.Stat, err = g.run(ctx, wt.Path, env, "diff", "--cached", "--stat=100", "--no-color", wt.Base); err != nil {
+	if ch.Stat, err = g.run(ctx, wt.Path, env, "diff", "--cached", "--no-textconv", "--no-ext-diff", "--stat=100", "--no-color", wt.Base); err != nil {
 		return Changes{}, err
 	}
-	if ch.Summary, err = g.run(ctx, wt.Path, env, "diff", "--cached", "--shortstat", "--no-color", wt.Base); err != nil {
+	if ch.Summary, err = g.run(ctx, wt.Path, env, "diff", "--cached", "--no-textconv", "--no-ext-diff", "--shortstat", "--no-color", wt.Base); err != nil {
 		return Changes{}, err
 	}
 	ch.Summary = strings.TrimSpace(ch.Summary)

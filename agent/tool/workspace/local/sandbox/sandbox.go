@@ -130,7 +130,7 @@ func (s *Sandbox) Describe(cwd string) string {
 	b.WriteString(strings.Join(s.writable(cwd), ", "))
 	s.init()
 	if s.support.MountNS {
-		b.WriteString(" (.git, .acp-agent, .vscode, .zed and .idea there read-only)")
+		b.WriteString(" (.git, .acp-agent, .vscode, .zed and .idea there read-only, and moved aside when the command creates them)")
 	} else {
 		b.WriteString(" (.git and the editors' task files there are writable: this kernel allows no mount namespace)")
 	}

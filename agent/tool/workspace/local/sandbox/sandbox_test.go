@@ -267,7 +267,7 @@ func TestDescribe(t *testing.T) {
 		want    string
 	}{
 		{sandbox.Support{ABI: 7, NetNS: true, MountNS: true},
-			"sandboxed: writes only under /work/p, /tmp, /cache, /work/p/build (.git, .acp-agent, .vscode, .zed and .idea there read-only); no network; no UNIX sockets"},
+			"sandboxed: writes only under /work/p, /tmp, /cache, /work/p/build (.git, .acp-agent, .vscode, .zed and .idea there read-only, and moved aside when the command creates them); no network; no UNIX sockets"},
 		{sandbox.Support{ABI: 7, NetNS: true},
 			"sandboxed: writes only under /work/p, /tmp, /cache, /work/p/build (.git and the editors' task files there are writable: this kernel allows no mount namespace); no network; no UNIX sockets"},
 		{sandbox.Support{ABI: 7},
