@@ -187,15 +187,16 @@ func keepsNote() string {
 // TestSandboxedCommandCreatesProtectedPaths: in accept-edits, a
 // sandboxed command runs unasked; one that creates a repository and an
 // editor's task file in a project that had neither (where the
-// read-only binds cannot reach) finds both moved aside when it is over,
-// and the result the person and the model see names each path and where
-// it went; the rest of what it wrote stays.
+// read-only binds cannot reach) finds both moved aside (as they appear,
+// or when it is over), and the result the person and the model see
+// names each path and where it went; the rest of what it wrote stays.
 func TestSandboxedCommandCreatesProtectedPaths(t *testing.T) {
 	if s := sandbox.ProbeKernel(); s.ABI < 1 || !s.KeepsProtected() {
 		t.Skip("this kernel lacks Landlock or an unprivileged mount namespace: the sandbox keeps no protected paths here, and accept-edits asks before sandboxed commands instead")
 	}
 	ctx := ctxFor(t)
-	args := `{"command":"git init --quiet && git config core.fsmonitor /tmp/payload && mkdir .vscode && echo {} > .vscode/tasks.json && touch made.txt"}`
+	// ";", not "&&": the agent may move .git aside while git init runs.
+	args := `{"command":"git init --quiet; git config core.fsmonitor /tmp/payload; mkdir .vscode; echo {} > .vscode/tasks.json; touch made.txt"}`
 	script := "model:\n  main:\n    - tool_calls:\n        - id: call-1\n          name: bash\n          arguments: '" + args + "'\n    - text: done\n"
 	c := newWSClient(false, true, "allow-once")
 	e := startWS(t, loadScript(t, script), c, func(cfg *app.Config, _ workspace.Resolver) {

@@ -166,7 +166,10 @@ func (c Commands) Run(ctx context.Context, cmd workspace.Command, _ func(session
 		}
 		sandboxed = c.Sandbox.Describe(cmd.Cwd)
 	}
+	// Watched from before the start, so nothing it creates is missed.
+	unwatch := guard.Watch()
 	if err := ec.Start(); err != nil {
+		unwatch()
 		pr.Close()
 		pw.Close()
 		dog.dismiss()
@@ -198,7 +201,8 @@ func (c Commands) Run(ctx context.Context, cmd workspace.Command, _ func(session
 	sweepMarked(grace, marker)
 	dog.dismiss()
 	// Nothing of the command is left to write: move aside the protected
-	// paths it created.
+	// paths it created (those at the top were moved as they appeared).
+	unwatch()
 	moved, gerr := guard.Check()
 	for _, m := range moved {
 		res.Quarantined = append(res.Quarantined, workspace.MovedPath{Path: m.Path, To: m.To})

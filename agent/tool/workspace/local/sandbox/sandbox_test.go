@@ -543,3 +543,49 @@ func BenchmarkGuard(b *testing.B) {
 		})
 	}
 }
+
+// TestWatchMovesAsideWhileRunning: a protected path created at the top
+// of the cwd (by mkdir or by a rename) is moved aside while the command
+// still runs, so an editor watching the folder does not find it for the
+// length of a long command; the command sees it go. The script waits for
+// that (bounded, so a broken watch fails instead of hanging).
+func TestWatchMovesAsideWhileRunning(t *testing.T) {
+	requireMountNS(t)
+	for _, script := range []string{
+		"mkdir .vscode && echo '{}' > .vscode/tasks.json",
+		"mkdir g && mv g .git",
+	} {
+		t.Run(script, func(t *testing.T) {
+			l := newLayout(t)
+			sb := sandbox.New(sandbox.Policy{TempDir: l.tmp}, sandbox.Options{})
+			name := ".vscode"
+			if strings.HasSuffix(script, ".git") {
+				name = ".git"
+			}
+			wait := script + "; for i in $(seq 3000); do [ -e " + name + " ] || { echo gone; exit 0; }; sleep 0.01; done; echo still there"
+			cmd := exec.Command("bash", "-c", wait)
+			cmd.Dir = l.cwd
+			g, err := sb.Prepare(cmd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out strings.Builder
+			cmd.Stdout, cmd.Stderr = &out, &out
+			stop := g.Watch()
+			if err := cmd.Start(); err != nil {
+				stop()
+				t.Fatal(err)
+			}
+			err = cmd.Wait()
+			stop()
+			// The write into .vscode may already find it gone.
+			if err != nil || !strings.HasSuffix(strings.TrimSpace(out.String()), "gone") {
+				t.Fatalf("the command saw %q (%v), want the path gone while it ran", out.String(), err)
+			}
+			moved, err := g.Check()
+			if err != nil || len(moved) != 1 || moved[0].Path != filepath.Join(l.cwd, name) {
+				t.Fatalf("moved %v, %v", moved, err)
+			}
+		})
+	}
+}
