@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -236,7 +237,7 @@ func TestSandboxedCommandCreatesProtectedPaths(t *testing.T) {
 		if _, err := os.Stat(p + sandbox.QuarantineSuffix); err != nil {
 			t.Errorf("%s was not moved aside: %v", name, err)
 		}
-		if want := p + " to " + p + sandbox.QuarantineSuffix; !strings.Contains(text.String(), want) {
+		if want := strconv.Quote(p) + " to " + strconv.Quote(p+sandbox.QuarantineSuffix); !strings.Contains(text.String(), want) {
 			t.Errorf("the result does not say %q:\n%s", want, text.String())
 		}
 		if !strings.Contains(string(raw), `"to":"`+p+sandbox.QuarantineSuffix+`"`) {

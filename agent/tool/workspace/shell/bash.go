@@ -63,7 +63,7 @@ type Output struct {
 	TerminalID string `json:"terminalId,omitempty"`
 	Sandbox    string `json:"sandbox,omitempty"`
 	// Quarantined are the protected paths the sandboxed command created,
-	// moved aside after it.
+	// moved aside as they appeared or when it was over.
 	Quarantined []workspace.MovedPath `json:"quarantined,omitempty"`
 	GuardError  string                `json:"guardError,omitempty"`
 }
@@ -192,7 +192,8 @@ func render(res workspace.CommandResult, timeout time.Duration) string {
 	if len(res.Quarantined) > 0 {
 		b.WriteString("\n[The command created protected paths, which a sandboxed command may not write (git and the editors run what they hold, outside the sandbox), so they were moved aside:")
 		for _, m := range res.Quarantined {
-			fmt.Fprintf(&b, " %s to %s;", m.Path, m.To)
+			// Quoted: a created name can hold a newline or a bracket.
+			fmt.Fprintf(&b, " %q to %q;", m.Path, m.To)
 		}
 		b.WriteString(" to create such a path, run the command again with \"sandbox\": false, which asks the user.]")
 	}
