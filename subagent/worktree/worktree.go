@@ -25,6 +25,7 @@ import (
 	"strings"
 
 	"github.com/acp-agent/acp-agent/internal/errcode"
+	"github.com/acp-agent/acp-agent/internal/ownpaths"
 )
 
 // Code is a stable failure code of this package.
@@ -203,7 +204,12 @@ func ensureIgnored(root string) (undo func(), err error) {
 	dir := root
 	for _, part := range strings.Split(Dir, "/") {
 		dir = filepath.Join(dir, part)
-		if err := os.Mkdir(dir, 0o755); err == nil {
+		// Claimed, so a sandboxed command running meanwhile does not
+		// get .acp-agent/ taken for its own and moved aside.
+		end := ownpaths.Begin(dir)
+		err := os.Mkdir(dir, 0o755)
+		end(err == nil)
+		if err == nil {
 			created = append(created, dir)
 		} else if !errors.Is(err, os.ErrExist) {
 			undo()

@@ -15,6 +15,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/acp-agent/acp-agent/internal/ownpaths"
 )
 
 // QuarantineSuffix is added to the name of a protected path a sandboxed
@@ -104,6 +106,9 @@ func (g *Guard) look() error {
 	for _, p := range after {
 		if id, ok := idOf(p); ok && g.before[id] {
 			continue
+		}
+		if ownpaths.Claimed(p) {
+			continue // the agent's own (a subagent's worktree folder)
 		}
 		to, err := quarantine(g.roots, p)
 		if err != nil {

@@ -10,8 +10,10 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/acp-agent/acp-agent/agent/tool/workspace/local/sandbox"
+	"github.com/acp-agent/acp-agent/internal/ownpaths"
 )
 
 func TestMain(m *testing.M) {
@@ -585,6 +587,70 @@ func TestWatchMovesAsideWhileRunning(t *testing.T) {
 			moved, err := g.Check()
 			if err != nil || len(moved) != 1 || moved[0].Path != filepath.Join(l.cwd, name) {
 				t.Fatalf("moved %v, %v", moved, err)
+			}
+		})
+	}
+}
+
+// TestAgentsOwnPathsKept: a protected path the agent itself creates while
+// a sandboxed command runs (a subagent's worktree folder, .acp-agent/,
+// claimed through internal/ownpaths) is not taken for the command's; the
+// same folder made unclaimed is moved aside, so the claim is what keeps it.
+func TestAgentsOwnPathsKept(t *testing.T) {
+	requireMountNS(t)
+	for _, claimed := range []bool{true, false} {
+		t.Run(fmt.Sprintf("claimed=%v", claimed), func(t *testing.T) {
+			l := newLayout(t)
+			sb := sandbox.New(sandbox.Policy{TempDir: l.tmp}, sandbox.Options{})
+			script := "touch started; for i in $(seq 3000); do [ -e agent-done ] && exit 0; sleep 0.01; done; exit 9"
+			cmd := exec.Command("bash", "-c", script)
+			cmd.Dir = l.cwd
+			g, err := sb.Prepare(cmd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stop := g.Watch()
+			if err := cmd.Start(); err != nil {
+				stop()
+				t.Fatal(err)
+			}
+			for i := 0; ; i++ {
+				if _, err := os.Stat(filepath.Join(l.cwd, "started")); err == nil {
+					break
+				}
+				if i > 3000 {
+					t.Fatal("the command did not start")
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			dir := filepath.Join(l.cwd, ".acp-agent")
+			end := func(bool) {}
+			if claimed {
+				end = ownpaths.Begin(dir)
+			}
+			mkErr := os.Mkdir(dir, 0o755)
+			end(mkErr == nil)
+			if mkErr != nil {
+				t.Fatal(mkErr)
+			}
+			if err := os.WriteFile(filepath.Join(l.cwd, "agent-done"), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			err = cmd.Wait()
+			stop()
+			if err != nil {
+				t.Fatalf("command: %v", err)
+			}
+			moved, err := g.Check()
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, statErr := os.Stat(dir)
+			if claimed && (len(moved) != 0 || statErr != nil) {
+				t.Fatalf("the agent's own .acp-agent was moved aside: %v (%v)", moved, statErr)
+			}
+			if !claimed && (len(moved) != 1 || statErr == nil) {
+				t.Fatalf("an unclaimed .acp-agent was kept: moved %v", moved)
 			}
 		})
 	}
