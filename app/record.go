@@ -55,6 +55,8 @@ type execRecorder struct {
 	dir string
 	rec *recording.Recorder
 	cwd string
+	// keep, when set, selects the sessions recorded (serving: one tree).
+	keep func(sessionID string) bool
 
 	mu      sync.Mutex
 	calls   map[string]string      // tool name by session id + call id (searches)
@@ -89,7 +91,7 @@ func newExecRecorder(dir, cwd string, env *Env) (*execRecorder, func(*Config) er
 	}
 	r := &execRecorder{dir: abs, cwd: cwd, calls: map[string]string{}, notices: map[string]int{}, turns: map[string]*turnState{}, after: map[string][]afterTurn{}}
 	prepare := func(cfg *Config) error {
-		r.rec = recording.New(recording.Options{Cwd: cwd, Secrets: secretValues(cfg.APIKeyEnv, env.Getenv, os.Environ())})
+		r.rec = recording.New(recording.Options{Cwd: r.cwd, Secrets: secretValues(cfg.APIKeyEnv, env.Getenv, os.Environ()), Keep: r.keep})
 		prev := cfg.WrapModel
 		cfg.WrapModel = func(m model.Model) model.Model {
 			if prev != nil {
@@ -198,7 +200,10 @@ var searchTools = map[string]bool{"glob": true, "grep": true}
 // arguments name, so the model-boundary recorder cannot see them).
 // Commands (bash) read what they like: their files are not known.
 func (r *execRecorder) noteSearch(s *session.Session, ev session.Event) {
-	if s.Header().Cwd != r.cwd {
+	r.mu.Lock()
+	cwd := r.cwd
+	r.mu.Unlock()
+	if cwd == "" || s.Header().Cwd != cwd || r.keep != nil && !r.keep(s.ID()) {
 		return
 	}
 	switch ev.Type {
