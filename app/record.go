@@ -5,6 +5,8 @@ package app
 // scenario directory written when the run is over.
 
 import (
+	"cmp"
+	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
@@ -136,16 +138,43 @@ func (r *execRecorder) write(a *App, o execOptions, prompt string, res headless.
 		s.Settled = r.settlementNotices(res.SessionID)
 		s.Fences = r.fences(res.SessionID)
 	}
+	var mcpNotes []string
+	if o.mcpConfig != "" {
+		if raw, err := loadMCPConfig(o.mcpConfig); err == nil {
+			s.MCPServers, mcpNotes = httpMCPNames(raw)
+		}
+	}
 	if err := r.rec.Write(r.dir, s); err != nil {
 		return fmt.Errorf("--record: %w", err)
 	}
-	for _, n := range r.rec.Notes() {
+	for _, n := range append(mcpNotes, r.rec.Notes()...) {
 		fmt.Fprintf(stderr, "acp-agent: --record: %s\n", n)
 	}
-	if o.mcpConfig != "" {
-		fmt.Fprintln(stderr, "acp-agent: --record: the --mcp-config servers are not part of the scenario: a replay offers no MCP tools, so calls to them fail there")
+	if len(s.MCPServers) > 0 {
+		fmt.Fprintf(stderr, "acp-agent: --record: the replay serves the demo MCP server (tools echo, add, fail, image, wait) under the names %s: calls to other tools of those servers fail there\n", strings.Join(s.MCPServers, ", "))
 	}
 	return nil
+}
+
+// httpMCPNames returns the names of the HTTP servers of an mcpServers
+// array (a replay serves the demo server under each) and a note for
+// each other one.
+func httpMCPNames(raw json.RawMessage) (names, notes []string) {
+	var servers []struct {
+		Name string `json:"name"`
+		Type string `json:"type"`
+	}
+	if json.Unmarshal(raw, &servers) != nil {
+		return nil, nil
+	}
+	for _, sv := range servers {
+		if sv.Type == "http" {
+			names = append(names, sv.Name)
+		} else {
+			notes = append(notes, fmt.Sprintf("MCP server %q (%s): a replay serves only HTTP demo servers; its tools are not offered there", sv.Name, cmp.Or(sv.Type, "stdio")))
+		}
+	}
+	return names, notes
 }
 
 // observe counts, from now on, the subagent settlement notices each

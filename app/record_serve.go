@@ -174,10 +174,7 @@ func (r *serveRecorder) fromClient(line []byte) {
 			Type string `json:"type"`
 			Text string `json:"text"`
 		} `json:"prompt"`
-		MCPServers []struct {
-			Name string `json:"name"`
-			Type string `json:"type"`
-		} `json:"mcpServers"`
+		MCPServers         json.RawMessage `json:"mcpServers"`
 		ClientCapabilities struct {
 			FS struct {
 				Read  bool `json:"readTextFile"`
@@ -204,13 +201,9 @@ func (r *serveRecorder) fromClient(line []byte) {
 			return
 		}
 		r.newSent = true
-		var names []string
-		for _, s := range p.MCPServers {
-			if s.Type == "http" {
-				names = append(names, s.Name)
-			} else {
-				r.noteLocked(fmt.Sprintf("MCP server %q (%s): a replay serves only HTTP demo servers; its tools are not offered there", s.Name, s.Type))
-			}
+		names, notes := httpMCPNames(p.MCPServers)
+		for _, n := range notes {
+			r.noteLocked(n)
 		}
 		r.newReqs[m.id()] = names
 		r.setCwd(p.Cwd)
