@@ -350,7 +350,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 			return reportError(stderr, usageErrorf("unknown command %q%s", rest[0], suggest(rest[0], root.cmd.Sub)))
 		}
 		if recordSet {
-			return reportError(stderr, usageErrorf("--record records a served connection; for a command, put it after the command's name (acp-agent exec --record DIR)"))
+			return reportError(stderr, usageErrorf("--record before a command: it records a served connection (acp-agent --record DIR); exec takes its own after its name (acp-agent exec --record DIR)"))
 		}
 		if err := flags.validate(); err != nil {
 			return reportError(stderr, err)
