@@ -246,6 +246,11 @@ func TestServeRecordReplayRoundTrip(t *testing.T) {
 		}
 	}
 
+	// The scenario was renamed into place: no temporary file is left.
+	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 1 || entries[0].Name() != "scenario.yaml" {
+		t.Fatalf("the recording directory holds %v (%v), want scenario.yaml only", entries, err)
+	}
+
 	// No key and no Authorization header anywhere in the recording.
 	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
