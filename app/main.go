@@ -434,7 +434,14 @@ func serve(ctx context.Context, env *Env, record string) error {
 		in, out = rec.tapIn(in), rec.tapOut(out)
 		err = a.Run(ctx, in, out)
 		stop()
-		return errors.Join(err, rec.write(env.Stderr), a.Close())
+		werr := rec.write(env.Stderr)
+		cerr := a.Close()
+		if werr != nil {
+			// A recording that could not be written fails the run, even
+			// one a signal ended (which alone exits 0).
+			return errors.Join(werr, cerr)
+		}
+		return errors.Join(err, cerr)
 	}
 	err = a.Run(ctx, in, out)
 	return errors.Join(err, a.Close())
