@@ -327,3 +327,32 @@ func TestServeRecordReplayRoundTrip(t *testing.T) {
 		t.Errorf("the replay's wire\n %q\ndiffers from the served one\n %q", got, served)
 	}
 }
+
+// TestServeRecordRefusals: --record DIR that is a file is a usage error
+// before anything is served; a connection that created no session
+// writes nothing and says so.
+func TestServeRecordRefusals(t *testing.T) {
+	_, _, dir, vars := recordDirs(t, nil)
+	file := filepath.Join(filepath.Dir(dir), "a-file")
+	if err := os.WriteFile(file, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, dir string
+		code      int
+		stderr    string
+	}{
+		{name: "a file", dir: file, code: app.ExitUsage, stderr: "not a directory"},
+		{name: "no session", dir: dir, code: app.ExitOK, stderr: "no session was created on the connection"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := cli(t, vars, "--record", tc.dir)
+			if code != tc.code || out != "" || !strings.Contains(errOut, tc.stderr) {
+				t.Fatalf("exit %d, stdout %q, want %d and %q on stderr\n%s", code, out, tc.code, tc.stderr, errOut)
+			}
+			if _, err := os.Stat(dir); !os.IsNotExist(err) {
+				t.Errorf("%s was created (%v)", dir, err)
+			}
+		})
+	}
+}
