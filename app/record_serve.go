@@ -221,12 +221,10 @@ func (r *serveRecorder) fromClient(line []byte) {
 				r.noteLocked("a prompt's " + b.Type + " content is not recorded (the scenario's prompts are text)")
 			}
 		}
-		r.execRecorder.mu.Lock()
-		ended := r.turn(r.root).ended
-		r.execRecorder.mu.Unlock()
-		if ended > r.answered {
+		if ended := r.turnsBefore(); ended > r.answered {
 			// Turns of its own (a settlement notice's) ran since the
-			// last prompt: the replay waits for them too.
+			// last prompt, or one runs or is queued now (the prompt is
+			// queued after it): the replay waits for them too.
 			r.steps = append(r.steps, serveStep{step: recording.Step{Op: recording.OpWait, Wait: recording.Wait{TurnEnded: ended, Idle: true}}})
 			r.answered = ended
 		}
@@ -255,6 +253,26 @@ func (r *serveRecorder) fromClient(line []byte) {
 			r.noteLocked(m.Method + ": a model or option change is not recorded (the replay runs one scripted model)")
 		}
 	}
+}
+
+// turnsBefore is the number of the root's turns that end before a prompt
+// sent now starts: the ended ones, and one open or about to start (a
+// settlement notice that came between turns) when no prompt of the
+// root is waiting for it.
+func (r *serveRecorder) turnsBefore() int {
+	r.execRecorder.mu.Lock()
+	defer r.execRecorder.mu.Unlock()
+	ts := r.turn(r.root)
+	pending := ts.open
+	for _, at := range r.after[r.root] {
+		if at.ended == ts.ended {
+			pending = true
+		}
+	}
+	if pending && len(r.prompts) == 0 {
+		return ts.ended + 1
+	}
+	return ts.ended
 }
 
 // answer notes the client's answer to a permission question of the

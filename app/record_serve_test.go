@@ -30,8 +30,9 @@ func (hangingModel) Stream(ctx context.Context, _ model.Request) iter.Seq2[sessi
 // client's next frame is a plain prompt; one the client cancelled while
 // its model call ran is sent in the background, the cancel waits for that
 // call and the answer is awaited; permission answers go to the prompt
-// they came after; a mode change is a set_mode step; frames of other
-// sessions are left out.
+// they came after; a mode change is a set_mode step; turns of the
+// session's own (a settlement notice's) ended or running when a prompt
+// comes are waited for; frames of other sessions are left out.
 func TestServeRecorderSteps(t *testing.T) {
 	type frame struct {
 		agent bool // written by the agent, else sent by the client
@@ -39,6 +40,9 @@ func TestServeRecorderSteps(t *testing.T) {
 		// inFlight, when set, starts a model call of the root before the
 		// frame and ends it after.
 		inFlight bool
+		// turn, when set, is the root's turn state the observer saw
+		// before the frame.
+		turn *turnState
 	}
 	call := func(n int) *int { return &n }
 	const newSession = `{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/w","mcpServers":[]}}`
@@ -86,6 +90,27 @@ func TestServeRecorderSteps(t *testing.T) {
 			},
 		},
 		{
+			name: "a notice's turn running when the next prompt comes",
+			frames: []frame{
+				{line: newSession}, {agent: true, line: created},
+				{line: `{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"S","prompt":[{"type":"text","text":"one"}]}}`},
+				{agent: true, line: `{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}`},
+				{turn: &turnState{open: true, ended: 1}, line: `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"S","prompt":[{"type":"text","text":"two"}]}}`},
+				{agent: true, line: `{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}`},
+				{turn: &turnState{ended: 3}, line: `{"jsonrpc":"2.0","id":4,"method":"session/prompt","params":{"sessionId":"S","prompt":[{"type":"text","text":"three"}]}}`},
+				{agent: true, line: `{"jsonrpc":"2.0","id":4,"result":{"stopReason":"end_turn"}}`},
+				{turn: &turnState{ended: 5}, line: `{"jsonrpc":"2.0","id":5,"method":"session/prompt","params":{"sessionId":"S","prompt":[{"type":"text","text":"four"}]}}`},
+			},
+			want: []recording.Step{
+				{Op: recording.OpPrompt, Text: "one"},
+				{Op: recording.OpWait, Wait: recording.Wait{TurnEnded: 2, Idle: true}},
+				{Op: recording.OpPrompt, Text: "two"},
+				{Op: recording.OpPrompt, Text: "three"},
+				{Op: recording.OpWait, Wait: recording.Wait{TurnEnded: 5, Idle: true}},
+				{Op: recording.OpPrompt, Text: "four", Background: true},
+			},
+		},
+		{
 			name: "frames of another session",
 			frames: []frame{
 				{line: newSession}, {agent: true, line: created},
@@ -119,6 +144,11 @@ func TestServeRecorderSteps(t *testing.T) {
 						t.Fatalf("the model call did not start: %v", err)
 					}
 					stop = func() { cancel(); next(); done() }
+				}
+				if f.turn != nil {
+					r.execRecorder.mu.Lock()
+					*r.turn("S") = *f.turn
+					r.execRecorder.mu.Unlock()
 				}
 				if f.agent {
 					r.fromAgent([]byte(f.line))

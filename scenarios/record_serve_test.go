@@ -3,8 +3,9 @@ package scenarios_test
 // The served round trip of issue 31: "acp-agent --record DIR" serving an
 // editor's connection (a jsonrpc2 client over pipes) against a fake
 // OpenAI-compatible provider on 127.0.0.1 and the demo MCP server, four
-// prompts in one session (a foreground child, an MCP tool, a manual
-// compaction, a prompt after it); then "scenario test --dir" replays the
+// prompts in one session (a foreground and a background child whose
+// notice starts a turn of its own, an MCP tool, a manual compaction, a
+// prompt after it); then "scenario test --dir" replays the
 // directory keyless, and its session logs and wire say what the served
 // connection's did.
 
@@ -38,6 +39,27 @@ type editor struct {
 	mu      sync.Mutex
 	updates []json.RawMessage
 	asked   int
+	changed chan struct{} // closed and replaced on every update
+}
+
+// waitText waits until the agent sent a text chunk containing text.
+func (e *editor) waitText(t *testing.T, text string) {
+	t.Helper()
+	for {
+		e.mu.Lock()
+		seen := false
+		for _, u := range e.updates {
+			if bytes.Contains(u, []byte(`"agent_message_chunk"`)) && bytes.Contains(u, []byte(text)) {
+				seen = true
+			}
+		}
+		ch := e.changed
+		e.mu.Unlock()
+		if seen {
+			return
+		}
+		<-ch
+	}
 }
 
 type pipeRWC struct {
@@ -53,6 +75,8 @@ func (e *editor) handle(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Reque
 	case req.Method == "session/update" && req.Params != nil:
 		e.mu.Lock()
 		e.updates = append(e.updates, append(json.RawMessage(nil), *req.Params...))
+		close(e.changed)
+		e.changed = make(chan struct{})
 		e.mu.Unlock()
 		return nil, nil
 	case req.Method == "session/request_permission":
@@ -182,8 +206,10 @@ func TestServeRecordReplayRoundTrip(t *testing.T) {
 			{calls: []providerCall{
 				{"call_read", "read", `{"path": "notes.txt"}`},
 				{"call_fg", "subagent", `{"description": "Count the notes", "prompt": "FG-CHILD: count the lines of notes.txt", "run_in_background": false}`},
+				{"call_bg", "subagent", `{"description": "Background helper", "prompt": "BG-CHILD: list the files", "run_in_background": true}`},
 			}},
 			{text: "There are two notes. ROOT_DONE"},
+			{text: "The helper is done. NOTED"},
 			{calls: []providerCall{{"call_echo", "mcp__demo__echo", `{"text": "hello"}`}}},
 			{text: "The echo said hello. ECHO_DONE"},
 		},
@@ -191,11 +217,20 @@ func TestServeRecordReplayRoundTrip(t *testing.T) {
 			{calls: []providerCall{{"call_child_read", "read", `{"path": "notes.txt"}`}}},
 			{text: "2 lines. CHILD_OK"},
 		},
+		"BG-CHILD:": {
+			{calls: []providerCall{{"call_ls", "glob", `{"pattern": "*"}`}}},
+			{text: "BG_DONE"},
+		},
 		"SUMMARY:": {
 			{text: "Still two notes. AFTER_COMPACT"},
 		},
 	})
 	p.summary = summary
+	// The background child's first reply waits until the root's first
+	// turn was answered, so its notice starts a turn of its own.
+	answered := make(chan struct{})
+	p.gates = map[gateKey]chan struct{}{{"BG-CHILD:", 0}: answered}
+	p.opens = map[gateKey]chan struct{}{{"ROOT:", 1}: answered}
 
 	// Serve one editor connection with --record, in process, as the
 	// binary does (app.Main over pipes).
@@ -210,7 +245,7 @@ func TestServeRecordReplayRoundTrip(t *testing.T) {
 		fromAgentW.Close()
 		exited <- code
 	}()
-	ed := &editor{}
+	ed := &editor{changed: make(chan struct{})}
 	ed.conn = jsonrpc2.NewConn(context.Background(), jsonrpc2.NewPlainObjectStream(pipeRWC{fromAgentR, toAgentW, toAgentW.Close}), jsonrpc2.HandlerWithError(ed.handle))
 	ed.call(t, "initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{"fs": map[string]any{"readTextFile": false, "writeTextFile": false}, "terminal": false}})
 	var created struct {
@@ -222,7 +257,12 @@ func TestServeRecordReplayRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	prompts := []string{"ROOT: review notes.txt with a helper", "Echo hello with the demo tool.", "/compact keep the count", "SUMMARY: and now?"}
-	for _, text := range prompts {
+	for i, text := range prompts {
+		if i == 1 {
+			// The editor's person reads the notice's turn before
+			// typing on (the prompt would queue after it anyway).
+			ed.waitText(t, "NOTED")
+		}
 		var res struct {
 			StopReason string `json:"stopReason"`
 		}
@@ -240,7 +280,7 @@ func TestServeRecordReplayRoundTrip(t *testing.T) {
 	ed.mu.Lock()
 	served := wireOf(t, ed.updates, created.SessionID)
 	ed.mu.Unlock()
-	for _, want := range []string{"text:There are two notes. ROOT_DONE", "done:call_echo:completed", "done:compaction-ID:completed", "Still two notes. AFTER_COMPACT"} {
+	for _, want := range []string{"text:There are two notes. ROOT_DONE", "The helper is done. NOTED", "done:call_echo:completed", "done:compaction-ID:completed", "Still two notes. AFTER_COMPACT"} {
 		if !strings.Contains(strings.Join(served, "\n"), want) {
 			t.Fatalf("the served wire lacks %q: %q\nstderr: %s", want, served, stderr.String())
 		}
@@ -274,7 +314,7 @@ func TestServeRecordReplayRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"--record (serving)", "mcp_servers:", "name: demo", "main/compact:", "SUMMARY: two notes", "Count the notes:", "mcp__demo__echo",
+	for _, want := range []string{"--record (serving)", "mcp_servers:", "name: demo", "main/compact:", "SUMMARY: two notes", "Count the notes:", "Background helper:", "fences:", "turn_ended: 2", "child_settled: 1", "mcp__demo__echo",
 		"text: 'ROOT: review notes.txt with a helper'", "text: /compact keep the count", "context_window: 16000", "notes.txt: |"} {
 		if !strings.Contains(string(script), want) {
 			t.Errorf("scenario.yaml lacks %q:\n%s", want, script)
@@ -299,7 +339,7 @@ func TestServeRecordReplayRoundTrip(t *testing.T) {
 	if bytes.Contains(transcript, []byte("SCRIPT_MISMATCH")) || bytes.Contains(transcript, []byte("no reply")) || bytes.Contains(transcript, []byte("not recorded")) {
 		t.Errorf("the replay asked for a reply the recording lacks:\n%s", transcript)
 	}
-	for _, want := range []string{"compaction (manual) completed", "turn 4 ended: completed"} {
+	for _, want := range []string{"compaction (manual) completed", "agent: BG_DONE", "turn 5 ended: completed"} {
 		if !strings.Contains(string(transcript), want) {
 			t.Errorf("replay transcript lacks %q:\n%s", want, transcript)
 		}
@@ -309,8 +349,8 @@ func TestServeRecordReplayRoundTrip(t *testing.T) {
 	recorded, _ := filepath.Glob(filepath.Join(vars[app.EnvDataDir], "sessions", "*.jsonl"))
 	nested, _ := filepath.Glob(filepath.Join(vars[app.EnvDataDir], "sessions", "*", "*.jsonl"))
 	recorded = append(recorded, nested...)
-	if len(recorded) != 2 {
-		t.Fatalf("recorded session files %q, want root and child", recorded)
+	if len(recorded) != 3 {
+		t.Fatalf("recorded session files %q, want root and two children", recorded)
 	}
 	if got, want := assistantTurns(t, []string{filepath.Join(dir, scenarios.GoldenDir, "sessions.golden")}), assistantTurns(t, recorded); !slices.Equal(got, want) {
 		t.Errorf("replayed assistant messages\n %q\ndiffer from the recorded ones\n %q", got, want)
