@@ -307,9 +307,16 @@ func (r *serveRecorder) answer(m rpcMessage) {
 	}
 }
 
+// updateMethod marks the agent's session/update notifications, which say
+// nothing the recording needs.
+var updateMethod = []byte(`"method":"session/update"`)
+
 // fromAgent notes the server's answers (session ids, prompts' ends) and
 // permission questions.
 func (r *serveRecorder) fromAgent(line []byte) {
+	if bytes.Contains(line, updateMethod) {
+		return // most lines; a differently spaced one is decoded below
+	}
 	var m rpcMessage
 	if json.Unmarshal(line, &m) != nil {
 		return

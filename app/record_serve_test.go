@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"io"
 	"iter"
 	"path/filepath"
 	"reflect"
@@ -163,5 +164,24 @@ func TestServeRecorderSteps(t *testing.T) {
 				t.Errorf("steps\n %+v\nwant\n %+v", got, tc.want)
 			}
 		})
+	}
+}
+
+// BenchmarkServeRecorderTap is the cost --record adds to each line the
+// agent writes (a typical session/update: decoded once, nothing kept).
+func BenchmarkServeRecorderTap(b *testing.B) {
+	env := &Env{Getenv: func(string) string { return "" }}
+	r, _, err := newServeRecorder(filepath.Join(b.TempDir(), "rec"), env)
+	if err != nil {
+		b.Fatal(err)
+	}
+	line := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"aab13600-854b-48eb-9055-6a5e5e4bd1f1","update":{"content":{"text":"There are two notes in the file, and both are done.","type":"text"},"sessionUpdate":"agent_message_chunk"}}}` + "\n")
+	w := r.tapOut(io.Discard)
+	b.SetBytes(int64(len(line)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := w.Write(line); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
