@@ -105,20 +105,26 @@ func (r *serveRecorder) tapOut(out io.Writer) io.Writer {
 }
 
 // lineTap calls line on every complete line read from r or written to w.
+// mu orders the writes of concurrent writers with their lines.
 type lineTap struct {
 	r    io.Reader
 	w    io.Writer
 	line func([]byte)
+	mu   sync.Mutex
 	buf  []byte
 }
 
 func (t *lineTap) Read(p []byte) (int, error) {
 	n, err := t.r.Read(p)
+	t.mu.Lock()
 	t.feed(p[:n])
+	t.mu.Unlock()
 	return n, err
 }
 
 func (t *lineTap) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	t.feed(p)
 	return t.w.Write(p)
 }
