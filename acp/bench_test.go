@@ -131,8 +131,10 @@ const globScript = "model:\n  main:\n" +
 // `glob` returns 500 paths (the tool call, its 500-line result shown to
 // the client, and the closing answer), a fresh session per iteration
 // (created outside the timing). With fsync=true the log reaches the disk,
-// as in the binary; cmd/acp-agent's BenchmarkBinaryGlobTurn500 is the
-// same turn through the built binary.
+// as in the binary; commits/turn counts the log's commits (each an fsync
+// with fsync=true, a write without). cmd/acp-agent's
+// BenchmarkBinaryGlobTurn500 is the same turn through the built binary,
+// and toolset's BenchmarkGlob500 the tool alone.
 //
 //	go test ./acp -run '^$' -bench BenchmarkGlobTurn500 -benchmem -count 3
 func BenchmarkGlobTurn500(b *testing.B) {
@@ -169,7 +171,7 @@ func BenchmarkGlobTurn500(b *testing.B) {
 				}
 			}
 			b.StopTimer()
-			b.ReportMetric(float64(turnFsyncs)/float64(b.N), "fsyncs/turn")
+			b.ReportMetric(float64(turnFsyncs)/float64(b.N), "commits/turn")
 			if n := globPathsShown(e.rec.snapshot("")); n != 500 {
 				b.Fatalf("the last turn showed %d paths, want 500", n)
 			}

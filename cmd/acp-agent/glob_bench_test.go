@@ -3,12 +3,15 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/sourcegraph/jsonrpc2"
 
@@ -25,7 +28,9 @@ const globScript = "model:\n  main:\n" +
 // its stdio (a jsonrpc2 client), session/prompt to its end_turn response
 // for a scripted turn whose one `glob` returns 500 paths, a fresh session
 // per iteration (created outside the timing): the same turn as acp's
-// in-process BenchmarkGlobTurn500 with fsync=true.
+// in-process BenchmarkGlobTurn500 with fsync=true. agent-cpu-ns/turn is
+// the agent process's CPU time in those prompts (from /proc, in clock
+// ticks: a mean over many turns), which tells its work from its waits.
 //
 //	go test ./cmd/acp-agent -run '^$' -bench BenchmarkBinaryGlobTurn500 -benchmem -count 3
 func BenchmarkBinaryGlobTurn500(b *testing.B) {
@@ -88,6 +93,7 @@ func BenchmarkBinaryGlobTurn500(b *testing.B) {
 		}
 	}
 	call("initialize", map[string]any{"protocolVersion": 1}, &struct{}{})
+	var cpu time.Duration // the agent's CPU time in the timed prompts
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
@@ -99,16 +105,21 @@ func BenchmarkBinaryGlobTurn500(b *testing.B) {
 		mu.Lock()
 		shown = 0
 		mu.Unlock()
+		before := cpuTime(b, cmd.Process.Pid)
 		b.StartTimer()
 		var res struct {
 			StopReason string `json:"stopReason"`
 		}
 		call("session/prompt", map[string]any{"sessionId": created.SessionID, "prompt": []any{map[string]any{"type": "text", "text": "list the Go files"}}}, &res)
+		b.StopTimer()
+		cpu += cpuTime(b, cmd.Process.Pid) - before
+		b.StartTimer()
 		if res.StopReason != "end_turn" {
 			b.Fatalf("stopReason = %q", res.StopReason)
 		}
 	}
 	b.StopTimer()
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "agent-cpu-ns/turn")
 	// jsonrpc2 handles notifications in order before the response.
 	mu.Lock()
 	n := shown
@@ -121,4 +132,29 @@ func BenchmarkBinaryGlobTurn500(b *testing.B) {
 	if err := cmd.Wait(); err != nil {
 		b.Fatalf("acp-agent: %v\nstderr:\n%s", err, stderr.String())
 	}
+}
+
+// cpuTime is the user and system CPU time of process pid so far, from
+// /proc/<pid>/stat (utime and stime, in clock ticks of 10 ms: USER_HZ is
+// 100 on Linux).
+func cpuTime(b *testing.B, pid int) time.Duration {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := string(data)
+	// After the parenthesised command: state is field 3, utime 14, stime 15.
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		b.Fatalf("/proc/%d/stat: %q", pid, s)
+	}
+	var ticks int64
+	for _, v := range f[11:13] {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			b.Fatalf("/proc/%d/stat: %v", pid, err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond
 }
