@@ -256,6 +256,7 @@ func (d *Delegation) Execute(ctx context.Context, inv tool.Invocation) (tool.Res
 				rep.sendFinal(text, stop)
 				return text
 			},
+			OnReplaced: rep.handover,
 		})
 		if err != nil {
 			rep.stop()
