@@ -66,6 +66,11 @@ func (r *Runtime) SettleLeftWorktrees(ctx context.Context, root session.Header, 
 			continue
 		}
 		o := r.cont.settleTree(ctx, row.ID, row.Worktree)
+		if ctx.Err() != nil {
+			// A load cancelled mid-way: what git could not finish is not
+			// recorded, so the next load settles it.
+			break
+		}
 		if o == nil {
 			continue
 		}
