@@ -274,6 +274,9 @@ func New(cfg Config) (*App, error) {
 		LocalCommands:   cmds.For(settings.Sandbox{}),
 		SandboxCommands: cmds.For,
 		KillLeftover:    killLeftover,
+		// A root loaded from storage settles the worktrees of foreground
+		// children a killed process left (subagent/leftover.go).
+		SettleWorktrees: a.Subagents.SettleLeftWorktrees,
 		Logger:          a.Log,
 		PanicOnBug:      hooks.PanicOnBug,
 
