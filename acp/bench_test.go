@@ -12,6 +12,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/acp-agent/acp-agent/app"
+	"github.com/acp-agent/acp-agent/internal/benchtree"
 	"github.com/acp-agent/acp-agent/persistence"
 )
 
@@ -116,4 +117,80 @@ func BenchmarkStreamedAnswer1MB(b *testing.B) {
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(fsyncs.Load())/float64(b.N), "fsyncs/answer")
+}
+
+// globScript is a model turn of one `glob` call and a closing answer,
+// for a fresh session (the script's replies are indexed by the session's
+// steps).
+const globScript = "model:\n  main:\n" +
+	"    - tool_calls:\n        - id: call_glob\n          name: glob\n          arguments: '{\"pattern\": \"" + benchtree.GlobPattern + "\"}'\n" +
+	"    - text: done\n"
+
+// BenchmarkGlobTurn500 measures, in process over the real ACP connection,
+// session/prompt to its end_turn response for a scripted turn whose one
+// `glob` returns 500 paths (the tool call, its 500-line result shown to
+// the client, and the closing answer), a fresh session per iteration
+// (created outside the timing). With fsync=true the log reaches the disk,
+// as in the binary; commits/turn counts the log's commits (each an fsync
+// with fsync=true, a write without). cmd/acp-agent's
+// BenchmarkBinaryGlobTurn500 is the same turn through the built binary,
+// and toolset's BenchmarkGlob500 the tool alone.
+//
+//	go test ./acp -run '^$' -bench BenchmarkGlobTurn500 -benchmem -count 3
+func BenchmarkGlobTurn500(b *testing.B) {
+	for _, fsync := range []bool{false, true} {
+		b.Run(fmt.Sprintf("fsync=%v", fsync), func(b *testing.B) {
+			ctx := context.Background()
+			var fsyncs atomic.Int64
+			e := startCfg(b, b.TempDir(), loadScript(b, globScript), func(cfg *app.Config) {
+				cfg.Testing.NoSync = !fsync
+				cfg.Testing.StorageFault = func(p persistence.FaultPoint) {
+					if p == persistence.FaultFsync {
+						fsyncs.Add(1)
+					}
+				}
+			})
+			e.initialize(ctx)
+			cwd := tempCwd(b)
+			if _, err := benchtree.Paths(cwd, 500); err != nil {
+				b.Fatal(err)
+			}
+			var turnFsyncs int64
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				b.StopTimer()
+				id := e.newSession(ctx, cwd)
+				e.rec.reset()
+				before := fsyncs.Load()
+				b.StartTimer()
+				r, err := e.prompt(ctx, id, "list the Go files")
+				turnFsyncs += fsyncs.Load() - before
+				if err != nil || r.StopReason != acpsdk.StopReasonEndTurn {
+					b.Fatalf("prompt = %v, %v", r, err)
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(turnFsyncs)/float64(b.N), "commits/turn")
+			if n := globPathsShown(e.rec.snapshot("")); n != 500 {
+				b.Fatalf("the last turn showed %d paths, want 500", n)
+			}
+		})
+	}
+}
+
+// globPathsShown counts the lines of the completed glob call's text.
+func globPathsShown(ns []acpsdk.SessionNotification) int {
+	for _, n := range ns {
+		u := n.Update.ToolCallUpdate
+		if u == nil || u.Status == nil || *u.Status != acpsdk.ToolCallStatusCompleted {
+			continue
+		}
+		for _, c := range u.Content {
+			if c.Content != nil && c.Content.Content.Text != nil {
+				return strings.Count(c.Content.Content.Text.Text, "\n") + 1
+			}
+		}
+	}
+	return 0
 }

@@ -6,6 +6,7 @@ package acp_test
 // default child is asked, while the root writes without a question.
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -246,4 +247,121 @@ func countForbidden(events []session.Event) int {
 		}
 	}
 	return n
+}
+
+// A project definition asking for a broader mode than the session's (or
+// any mode but plan under a plan root) runs in the session's mode: the
+// delegation result the parent's model reads, and the prompt the child's
+// model reads, both say so, with the raw output's permissionMode
+// {asked, runs}. A mode no broader than the root's applies as asked and
+// nothing is said.
+func TestCappedChildModeIsSaid(t *testing.T) {
+	tests := []struct {
+		name       string
+		rootMode   string
+		def        string // permissionMode of the project definition
+		background bool
+		wantRuns   string // "" when not capped
+		why        string
+	}{
+		{"project widens default, foreground", "default", "accept-edits", false, "default", "a definition from the project may not widen the session's mode (default)"},
+		{"project widens default, background", "default", "accept-edits", true, "default", "a definition from the project may not widen the session's mode (default)"},
+		{"plan root keeps the child in plan", "plan", "default", false, "plan", "the session is in plan mode, which keeps every subagent read-only"},
+		{"narrower applies as asked", "accept-edits", "plan", false, "", ""},
+		{"equal applies as asked", "default", "default", true, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := ctxFor(t)
+			script := fmt.Sprintf(`
+model:
+  main:
+    - tool_calls:
+        - id: call-start
+          name: subagent
+          arguments: '{"description": "Kid", "prompt": "Do it.", "agent": "kid", "run_in_background": %v}'
+    - text: DONE
+    - text: NOTED
+  Kid:
+    - text: KID DONE
+`, tt.background)
+			c := newWSClient(false, false, "allow-once")
+			e := startWS(t, loadScript(t, script), c)
+			cwd := tempCwd(t)
+			def := filepath.Join(cwd, ".acp-agent", "agents", "kid.md")
+			if err := os.MkdirAll(filepath.Dir(def), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(def, []byte("---\ndescription: A kid\npermissionMode: "+tt.def+"\n---\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			id := e.newSession(ctx, cwd)
+			if _, err := e.cs.SetSessionMode(ctx, acpsdk.SetSessionModeRequest{SessionId: acpsdk.SessionId(id), ModeId: acpsdk.SessionModeId(tt.rootMode)}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.prompt(ctx, id, "delegate"); err != nil {
+				t.Fatal(err)
+			}
+			child := findChild(t, e.env, id)
+			awaitSettled(ctx, t, e.env, child)
+
+			sess, ok := e.app.Sessions.Get(id)
+			if !ok {
+				t.Fatal("root session not live")
+			}
+			events, err := sess.Events()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var result *session.ToolResultData
+			for _, ev := range events {
+				if ev.Type == session.TypeToolResult {
+					d, err := session.DecodeData[session.ToolResultData](ev)
+					if err != nil {
+						t.Fatal(err)
+					}
+					result = &d
+					break
+				}
+			}
+			if result == nil {
+				t.Fatal("no delegation result in the root's log")
+			}
+			var parentSays string
+			for _, b := range result.Message.Content {
+				parentSays += session.JoinText(b.Content, "\n")
+			}
+			snap, err := e.app.Persist.Inspect(ctx, child)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var childReads string
+			for _, ev := range snap.Events {
+				if ev.Type == session.TypeUserMessage {
+					if m, err := session.DecodeData[session.Message](ev); err == nil {
+						childReads += session.JoinText(m.Content, "\n")
+					}
+				}
+			}
+			raw, _ := result.Raw.(map[string]any)
+			if tt.wantRuns == "" {
+				if strings.Contains(parentSays, "Note:") || strings.Contains(childReads, "Note:") || raw["permissionMode"] != nil {
+					t.Fatalf("an uncapped mode was reported:\nparent: %s\nchild: %s\nraw: %v", parentSays, childReads, raw)
+				}
+				return
+			}
+			wantParent := fmt.Sprintf(`Note: subagent "Kid" (agent kid) runs in %s mode, although its agent definition asks for %s: %s.`, tt.wantRuns, tt.def, tt.why)
+			if !strings.Contains(parentSays, wantParent) {
+				t.Errorf("the delegation result does not say the mode is capped:\n%s\nwant %s", parentSays, wantParent)
+			}
+			wantChild := fmt.Sprintf("Note: you run in %s mode, although your agent definition (kid) asks for %s: %s.", tt.wantRuns, tt.def, tt.why)
+			if !strings.Contains(childReads, wantChild) || !strings.Contains(childReads, "Do it.") {
+				t.Errorf("the child's prompt does not say its mode is capped:\n%s", childReads)
+			}
+			pm, _ := raw["permissionMode"].(map[string]any)
+			if pm["asked"] != tt.def || pm["runs"] != tt.wantRuns {
+				t.Errorf("raw permissionMode = %v", raw["permissionMode"])
+			}
+		})
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
@@ -243,7 +244,10 @@ func seedTurns(t *testing.T, dir, cwd string, n int) string {
 // holds more events than one replay batch, so the replay reads back from
 // the file whenever its first batch was read.
 func TestLoadWhoseReplayCannotBeReadBackFails(t *testing.T) {
-	ctx := ctxFor(t)
+	// Two replays of 6,000 events under -race take over 20 s on a loaded
+	// machine; the deadline only guards against a hang.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
 	dir := t.TempDir()
 	cwd := tempCwd(t)
 	const turns = 2000 // 6,000 events, past one replay batch (4,096)

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -176,5 +177,138 @@ func TestLiveDigestOfDelegations(t *testing.T) {
 		if text, status, _ := lastCallText(replay, c.call); text != c.want || status != acpsdk.ToolCallStatusCompleted {
 			t.Errorf("replay of %s: %s %q, want %q", c.call, status, text, c.want)
 		}
+	}
+}
+
+// argsModel replaces CHILD in the arguments of every tool call with the
+// id set once the child exists (a script cannot know it).
+type argsModel struct {
+	model.Model
+	mu sync.Mutex
+	id string
+}
+
+func (m *argsModel) set(id string) { m.mu.Lock(); m.id = id; m.mu.Unlock() }
+
+func (m *argsModel) Stream(ctx context.Context, req model.Request) iter.Seq2[session.Chunk, error] {
+	m.mu.Lock()
+	id := m.id
+	m.mu.Unlock()
+	return func(yield func(session.Chunk, error) bool) {
+		for c, err := range m.Model.Stream(ctx, req) {
+			if id != "" {
+				c.Arguments = strings.ReplaceAll(c.Arguments, "CHILD", id)
+			}
+			if !yield(c, err) {
+				return
+			}
+		}
+	}
+}
+
+const rewatchScript = `
+model:
+  main:
+    - tool_calls:
+        - id: call-bg
+          name: subagent
+          arguments: '{"description": "Back", "prompt": "Work."}'
+    - text: STARTED
+    - tool_calls:
+        - id: call-msg
+          name: send_message
+          arguments: '{"subagent_id": "CHILD", "message": "More."}'
+    - text: SENT
+    - text: NOTED
+  Back:
+    - tool_calls:
+        - id: b-1
+          name: read
+          arguments: '{"path": "back.txt"}'
+    - text: FIRST_DONE
+    - tool_calls:
+        - id: b-2
+          name: read
+          arguments: '{"path": "more.txt"}'
+    - text: SECOND_DONE
+`
+
+// A send_message to a child still resident (it is working on its first
+// message) gets a digest of its own: from that message on, the child's
+// work shows on the send_message call, whose final digest the settlement
+// notice carries (so a replay shows it there too); the start's call keeps
+// what it showed, closed with a line saying where the work goes on.
+func TestResidentChildMessagedAgainGetsAFreshDigest(t *testing.T) {
+	ctx := ctxFor(t)
+	dir := t.TempDir()
+	ticks := make(chan time.Time)
+	ids := &argsModel{Model: loadScript(t, rewatchScript)}
+	// The child's second model call (its first message's answer) waits,
+	// so it is resident and working when the second message comes.
+	gate := &keyGate{Model: ids, key: "Back", call: 1, entered: make(chan struct{}, 1), release: make(chan struct{})}
+	withTicks := func(c *app.Config) {
+		c.Testing = &testhooks.Hooks{Model: c.Testing.Model, NoSync: true, PanicOnBug: true,
+			DigestTicks: func() (<-chan time.Time, func()) { return ticks, func() {} }}
+	}
+	e := startCfg(t, dir, gate, withTicks)
+	e.initialize(ctx)
+	cwd := tempCwd(t)
+	for _, f := range []string{"back.txt", "more.txt"} {
+		if err := os.WriteFile(filepath.Join(cwd, f), []byte("text\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	id := e.newSession(ctx, cwd)
+	if r, err := e.prompt(ctx, id, "delegate"); err != nil || r.StopReason != acpsdk.StopReasonEndTurn {
+		t.Fatalf("prompt: %+v, %v", r, err)
+	}
+	select {
+	case <-gate.entered:
+	case <-ctx.Done():
+		t.Fatal("the child never made its second model call")
+	}
+	child := findChild(t, e, id)
+	ids.set(child)
+	if r, err := e.prompt(ctx, id, "tell it more"); err != nil || r.StopReason != acpsdk.StopReasonEndTurn {
+		t.Fatalf("second prompt: %+v, %v", r, err)
+	}
+	wantStart := "turn 1\nread · read back.txt · completed\ncontinued: a later message to this subagent shows its work from there"
+	if err := e.rec.await(ctx, func(ns []acpsdk.SessionNotification) bool {
+		text, status, _ := lastCallText(ns, "call-bg")
+		return text == wantStart && status == acpsdk.ToolCallStatusCompleted
+	}); err != nil {
+		text, status, _ := lastCallText(e.rec.snapshot(id), "call-bg")
+		t.Fatalf("the start's digest after the second message: %s %q, want %q", status, text, wantStart)
+	}
+	close(gate.release)
+	wantMsg := "turn 2\nread · read more.txt · completed\n> SECOND_DONE\noutcome: completed"
+	if err := e.rec.await(ctx, func(ns []acpsdk.SessionNotification) bool {
+		text, status, _ := lastCallText(ns, "call-msg")
+		return text == wantMsg && status == acpsdk.ToolCallStatusCompleted
+	}); err != nil {
+		text, status, _ := lastCallText(e.rec.snapshot(id), "call-msg")
+		t.Fatalf("the message's digest: %s %q, want %q", status, text, wantMsg)
+	}
+	if text, _, _ := lastCallText(e.rec.snapshot(id), "call-bg"); text != wantStart {
+		t.Errorf("the start's call changed after the handover: %q", text)
+	}
+	poll(ctx, t, "the parent reads the notice", func() bool {
+		for _, l := range transcript(e.rec.snapshot(id)) {
+			if strings.Contains(l, "NOTED") {
+				return true
+			}
+		}
+		return false
+	})
+	e.stop()
+
+	// The replay shows the final digest on the message's call.
+	e2 := startCfg(t, dir, loadScript(t, rewatchScript), withTicks)
+	e2.initialize(ctx)
+	if _, err := e2.cs.LoadSession(ctx, acpsdk.LoadSessionRequest{SessionId: acpsdk.SessionId(id), Cwd: cwd, McpServers: []acpsdk.McpServer{}}); err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	if text, status, _ := lastCallText(e2.rec.snapshot(id), "call-msg"); text != wantMsg || status != acpsdk.ToolCallStatusCompleted {
+		t.Errorf("replay of call-msg: %s %q, want %q", status, text, wantMsg)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/delegation"
 	"github.com/acp-agent/acp-agent/agent/session"
 	mcptool "github.com/acp-agent/acp-agent/agent/tool/mcp"
 )
@@ -352,7 +353,30 @@ func (s *Server) loadLocked(ctx context.Context, id, cwd string, servers []acpsd
 	}
 	s.log.Info("session loaded", "session_id", id, "events", len(events), "replay", replay)
 	b, err = s.settleDangling(ctx, b, nil)
+	s.settleWorktrees(ctx, b, err, events)
 	return b, notices, err
+}
+
+// settleWorktrees settles, through Options.SettleWorktrees, the worktrees
+// of b's foreground children that a killed process left, and records
+// each outcome in b's log durably: the emitter shows it, and a later
+// load finds it and does nothing more. A failure to record is logged (the
+// load itself succeeded; the next load settles again: the worktree is
+// then gone or still changed).
+func (s *Server) settleWorktrees(ctx context.Context, b *bound, err error, events []session.Event) {
+	if err != nil || s.opts.SettleWorktrees == nil || b == nil || b.sess == nil || b.readOnly {
+		return
+	}
+	for _, rec := range s.opts.SettleWorktrees(ctx, b.sess.Header(), events) {
+		ev, aerr := b.sess.Append(delegation.TypeWorktreeSettled, rec, session.Ignorable())
+		if aerr == nil {
+			aerr = s.makeDurable(ctx, b.id, ev.Seq)
+		}
+		if aerr != nil {
+			s.log.Warn("record a settled worktree of a child", "session_id", b.id, "child", rec.ChildSessionID, "err", aerr)
+			return
+		}
+	}
 }
 
 // loadValidPart binds, read-only, the valid part of a session (top-level

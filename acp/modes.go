@@ -118,6 +118,26 @@ func (s *Server) modeOf(b *bound) string {
 	return mode
 }
 
+// RootMode returns the permission mode in force now for the root session
+// of session id (a child's root is found through its parents): the mode a
+// child's definition is bounded by (policy.ChildMode). A root not bound
+// to this connection decides in default mode, so that is its mode here.
+func (s *Server) RootMode(ctx context.Context, id string) (string, error) {
+	h, err := s.header(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	root, err := s.rootOf(ctx, h)
+	if err != nil {
+		return "", err
+	}
+	b := s.boundSession(root.ID)
+	if b == nil || b.readOnly {
+		return ModeDefault, nil
+	}
+	return s.modeOf(b), nil
+}
+
 // modeFromLog returns the last recorded mode, or ModeDefault.
 func modeFromLog(events []session.Event) string {
 	for i := len(events) - 1; i >= 0; i-- {

@@ -18,6 +18,11 @@ import (
 // delayMs, status}.
 const MetaNotice = "acp-agent/notice"
 
+// noticeWorktree is the kind of the notice of a child's worktree settled
+// at load (delegation.TypeWorktreeSettled): recorded, so shown on replay
+// too.
+const noticeWorktree = "worktree"
+
 func noticeUpdate(n model.Notice) []acpsdk.SessionUpdate {
 	if n.Message == "" {
 		return nil

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -182,4 +183,68 @@ func keepsNote() string {
 		return "this kernel lets the sandbox keep protected paths read-only: accept-edits runs sandboxed commands unasked"
 	}
 	return "this kernel does not let the sandbox keep protected paths read-only: accept-edits asks before sandboxed commands"
+}
+
+// TestSandboxedCommandCreatesProtectedPaths: in accept-edits, a
+// sandboxed command runs unasked; one that creates a repository and an
+// editor's task file in a project that had neither (where the
+// read-only binds cannot reach) finds both moved aside (as they appear,
+// or when it is over), and the result the person and the model see
+// names each path and where it went; the rest of what it wrote stays.
+func TestSandboxedCommandCreatesProtectedPaths(t *testing.T) {
+	if s := sandbox.ProbeKernel(); s.ABI < 1 || !s.KeepsProtected() {
+		t.Skip("this kernel lacks Landlock or an unprivileged mount namespace: the sandbox keeps no protected paths here, and accept-edits asks before sandboxed commands instead")
+	}
+	ctx := ctxFor(t)
+	// ";", not "&&": the agent may move .git aside while git init runs.
+	args := `{"command":"git init --quiet; git config core.fsmonitor /tmp/payload; mkdir .vscode; echo {} > .vscode/tasks.json; touch made.txt"}`
+	script := "model:\n  main:\n    - tool_calls:\n        - id: call-1\n          name: bash\n          arguments: '" + args + "'\n    - text: done\n"
+	c := newWSClient(false, true, "allow-once")
+	e := startWS(t, loadScript(t, script), c, func(cfg *app.Config, _ workspace.Resolver) {
+		cfg.Sandbox = &sandbox.Policy{TempDir: t.TempDir()}
+	})
+	cwd := tempCwd(t)
+	r, err := e.cs.NewSession(ctx, acpsdk.NewSessionRequest{Cwd: cwd, McpServers: []acpsdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := string(r.SessionId)
+	if _, err := e.cs.SetSessionMode(ctx, acpsdk.SetSessionModeRequest{SessionId: r.SessionId, ModeId: "accept-edits"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.prompt(ctx, id, "go"); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(c.requests()); n != 0 {
+		t.Errorf("asked %d times, want none", n)
+	}
+	u := toolResults(e.rec.snapshot(id))["call-1"]
+	if u == nil || *u.Status != acpsdk.ToolCallStatusCompleted {
+		t.Fatalf("call-1 = %+v", u)
+	}
+	var text strings.Builder
+	for _, cc := range u.Content {
+		if cc.Content != nil && cc.Content.Content.Text != nil {
+			text.WriteString(cc.Content.Content.Text.Text)
+		}
+	}
+	raw, _ := json.Marshal(u.RawOutput)
+	for _, name := range []string{".git", ".vscode"} {
+		p := filepath.Join(cwd, name)
+		if _, err := os.Lstat(p); err == nil {
+			t.Errorf("%s is still there", name)
+		}
+		if _, err := os.Stat(p + sandbox.QuarantineSuffix); err != nil {
+			t.Errorf("%s was not moved aside: %v", name, err)
+		}
+		if want := strconv.Quote(p) + " to " + strconv.Quote(p+sandbox.QuarantineSuffix); !strings.Contains(text.String(), want) {
+			t.Errorf("the result does not say %q:\n%s", want, text.String())
+		}
+		if !strings.Contains(string(raw), `"to":"`+p+sandbox.QuarantineSuffix+`"`) {
+			t.Errorf("the raw output does not list %s: %s", name, raw)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(cwd, "made.txt")); err != nil {
+		t.Errorf("the command's ordinary file is gone: %v", err)
+	}
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/budget"
+	"github.com/acp-agent/acp-agent/agent/delegation"
 	"github.com/acp-agent/acp-agent/agent/policy"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/agent/settings"
@@ -116,6 +117,12 @@ type Options struct {
 	// markers (local.KillMarked) and returns how many: a session loaded
 	// from storage kills what its last turn's commands left.
 	KillLeftover func(markers ...string) int
+	// SettleWorktrees, when set, settles the worktrees of foreground
+	// children whose call a killed process left unfinished, below a root
+	// session just loaded from storage (events: its log as loaded), and
+	// returns what it did; each record is appended to the root's log
+	// (delegation.TypeWorktreeSettled) and shown to the person.
+	SettleWorktrees func(ctx context.Context, root session.Header, events []session.Event) []delegation.WorktreeSettled
 	// ModelError, when non-nil, rejects every prompt with this error (for
 	// example: no model configured). Sessions can still be created/loaded.
 	ModelError error

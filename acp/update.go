@@ -209,6 +209,13 @@ func (t *translator) event(ev session.Event, replay bool) []acpsdk.SessionUpdate
 	case TypeChildPermission:
 		return childPermissionUpdate(ev)
 
+	case delegation.TypeWorktreeSettled:
+		d, err := session.DecodeData[delegation.WorktreeSettled](ev)
+		if err != nil {
+			return nil
+		}
+		return noticeUpdate(model.Notice{Kind: noticeWorktree, Message: d.Message})
+
 	case session.TypeContextWindow:
 		// Folded above: the usage is shown against the learned size at
 		// once (a refused request's estimate, until the next response).

@@ -8,12 +8,15 @@ package app
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
 
+	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/agentdef"
+	"github.com/acp-agent/acp-agent/agent/policy"
 	"github.com/acp-agent/acp-agent/agent/prompt"
 	"github.com/acp-agent/acp-agent/agent/settings"
 	"github.com/acp-agent/acp-agent/agent/tool"
@@ -66,10 +69,24 @@ func (a *App) withDefinitions(tools []tool.Tool, cwd string) []tool.Tool {
 	for i, t := range tools {
 		out[i] = t
 		if t.Spec().Name == subagent.SubagentToolName {
-			out[i] = subagent.NewSubagentToolWith(a.Subagents, &subagent.AgentChoices{Set: set, Check: a.checkDefinition(cwd)})
+			out[i] = subagent.NewSubagentToolWith(a.Subagents, &subagent.AgentChoices{Set: set, Check: a.checkDefinition(cwd), RootMode: a.rootMode})
 		}
 	}
 	return out
+}
+
+// rootMode is the permission mode in force for caller's root session
+// ("" when it cannot be told: a capped mode is then not reported).
+func (a *App) rootMode(ctx context.Context, caller *agent.Agent) policy.Mode {
+	if a.Server == nil {
+		return ""
+	}
+	m, err := a.Server.RootMode(ctx, caller.SessionID())
+	if err != nil {
+		a.Log.Warn("tell the root session's mode for a delegation", "session_id", caller.SessionID(), "err", err)
+		return ""
+	}
+	return policy.Mode(m)
 }
 
 // sessionTools is the tool registry of a top-level session in cwd.

@@ -274,6 +274,9 @@ func New(cfg Config) (*App, error) {
 		LocalCommands:   cmds.For(settings.Sandbox{}),
 		SandboxCommands: cmds.For,
 		KillLeftover:    killLeftover,
+		// A root loaded from storage settles the worktrees of foreground
+		// children a killed process left (subagent/leftover.go).
+		SettleWorktrees: a.Subagents.SettleLeftWorktrees,
 		Logger:          a.Log,
 		PanicOnBug:      hooks.PanicOnBug,
 
@@ -331,6 +334,10 @@ func (a *App) agentOptions(s *session.Session, tools *tool.Registry) agent.Optio
 	// The system prompt is assembled once per session and recorded; its
 	// environment probe starts with the agent.
 	system, prepare := a.systemPrompt(s, false, "", a.Tools.Get)
+	if started := a.Config.hooks().PrepareStarted; started != nil && prepare != nil {
+		probe := prepare
+		prepare = func(ctx context.Context) { started(id); probe(ctx) }
+	}
 	return agent.Options{
 		Model:         a.Model,
 		Route:         a.defaultRoute(),

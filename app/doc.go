@@ -40,7 +40,11 @@
 // agent/model/recording wrapper (secret values from the key variables and
 // every variable named like a secret), observes the store for settlement
 // notices (the replay's wait step and fences), and writes the scenario
-// when the run is over.
+// when the run is over. record_serve.go is serving's --record: the same
+// wrapper and observer, limited to the first session the editor creates
+// and its subagents, plus taps on stdin and stdout that read each
+// JSON-RPC line (before the server, or the editor, sees it) into the
+// scenario's client steps; the scenario is written when serving stops.
 //
 // agents.go wires the subagent catalog into acp.SubagentsListExtension
 // (the protocol side lives in acp) and defines the "agents" command;

@@ -183,6 +183,10 @@ func execPrompt(env *Env, args []string) (string, error) {
 	return text, nil
 }
 
+// stderrIsTerminal decides whether exec shows progress on stderr (tests
+// replace it: a buffer is no terminal).
+var stderrIsTerminal = isTerminal
+
 // isTerminal reports whether f is a terminal (a character device).
 func isTerminal(f any) bool {
 	file, ok := f.(*os.File)
@@ -311,7 +315,7 @@ func runExec(ctx context.Context, env *Env, o execOptions, args []string) error 
 	res, err := a.exec(ctx, headless.Options{
 		Prompt: text, Cwd: cwd, Resume: o.resume, MCPServers: servers,
 		Mode: o.mode, Ask: o.ask, Output: o.output,
-		Stdout: env.Stdout, Stderr: env.Stderr, Progress: isTerminal(env.Stderr),
+		Stdout: env.Stdout, Stderr: env.Stderr, Progress: stderrIsTerminal(env.Stderr),
 		Cancel: cancel,
 	}, o.waitChildren)
 	var recErr error

@@ -561,3 +561,46 @@ func TestExecRecord(t *testing.T) {
 		t.Fatalf("--record with --resume: exit %d, want 2\n%s", code, errOut)
 	}
 }
+
+// TestExecProgressOnATerminal: with stderr a terminal, exec narrates on
+// it (the session, each tool call, the text before it) while stdout
+// carries the answer alone; without one, stderr stays empty.
+func TestExecProgressOnATerminal(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		terminal bool
+		want     []string
+	}{
+		{name: "terminal", terminal: true, want: []string{"· session ", "· Looking at the file.", "· tool: read notes.txt"}},
+		{name: "no terminal", terminal: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer app.SetStderrTerminal(tc.terminal)()
+			e := newExecEnv(t)
+			if err := os.WriteFile(filepath.Join(e.cwd, "notes.txt"), []byte("one note\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			p := newFakeProvider(t,
+				reply{text: "Looking at the file.", toolName: "read", toolArgs: `{"path": "notes.txt"}`},
+				reply{text: "One note."})
+			code, out, errOut := e.run(p, "", "Read notes.txt")
+			if code != app.ExitOK || out != "One note.\n" {
+				t.Fatalf("exit %d, stdout %q, want 0 and the answer alone\nstderr: %s", code, out, errOut)
+			}
+			if len(tc.want) == 0 && errOut != "" {
+				t.Errorf("stderr without a terminal: %q", errOut)
+			}
+			last := -1
+			for _, w := range tc.want {
+				i := strings.Index(errOut, w)
+				if i <= last {
+					t.Errorf("stderr lacks %q after the earlier progress lines:\n%s", w, errOut)
+				}
+				last = i
+			}
+			if strings.Contains(errOut, "One note.") {
+				t.Errorf("the answer went to stderr too:\n%s", errOut)
+			}
+		})
+	}
+}

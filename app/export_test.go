@@ -9,3 +9,11 @@ func SetExecSignals(notify, stop func(chan<- os.Signal), exit func(int)) (restor
 	notifySignals, stopSignals, exitNow = notify, stop, exit
 	return func() { notifySignals, stopSignals, exitNow = oldNotify, oldStop, oldExit }
 }
+
+// SetStderrTerminal makes exec take its stderr for a terminal (or not)
+// for a test; the returned func restores the real check.
+func SetStderrTerminal(terminal bool) (restore func()) {
+	old := stderrIsTerminal
+	stderrIsTerminal = func(any) bool { return terminal }
+	return func() { stderrIsTerminal = old }
+}

@@ -315,6 +315,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	fs.Usage = func() {}
 	flags.register(fs)
 	showVersion := fs.Bool("version", false, "print the version and exit")
+	record := registerRecord(fs, getenv(EnvRecord))
 	err := checkKnownFlags(fs, args, false)
 	if err == nil {
 		err = fs.Parse(args)
@@ -330,9 +331,13 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	case envErr != nil:
 		return reportError(stderr, envErr)
 	}
+	recordSet := false
 	fs.Visit(func(f *flag.Flag) {
-		if f.Name == CommonLogLevel {
+		switch f.Name {
+		case CommonLogLevel:
 			flags.logLevelSet = true
+		case recordFlag:
+			recordSet = true
 		}
 	})
 	level, err := flags.level()
@@ -343,6 +348,9 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		c, ok := root.child(rest[0])
 		if !ok {
 			return reportError(stderr, usageErrorf("unknown command %q%s", rest[0], suggest(rest[0], root.cmd.Sub)))
+		}
+		if recordSet {
+			return reportError(stderr, usageErrorf("--record before a command: it records a served connection (acp-agent --record DIR); exec takes its own after its name (acp-agent exec --record DIR)"))
 		}
 		if err := flags.validate(); err != nil {
 			return reportError(stderr, err)
@@ -355,7 +363,14 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	}
 	env.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	slog.SetDefault(env.Logger)
-	return reportError(stderr, serve(ctx, env))
+	return reportError(stderr, serve(ctx, env, *record))
+}
+
+// recordFlag is serving's --record.
+const recordFlag = "record"
+
+func registerRecord(fs *flag.FlagSet, def string) *string {
+	return fs.String(recordFlag, def, "record the editor's first session (with its subagents) as a keyless scenario in `DIR`, written when the agent stops: the client's steps, every model reply, the files it read; secrets redacted; for acp-agent scenario test --dir (env "+EnvRecord+")")
 }
 
 // reportError prints err (if any) for people and maps it to an exit code.
@@ -390,18 +405,45 @@ func prefixed(sep, s string) string {
 	return sep + s
 }
 
-// serve runs the ACP agent on stdin/stdout.
-func serve(ctx context.Context, env *Env) error {
+// serve runs the ACP agent on stdin/stdout; with record, it records the
+// connection's first session into that directory (record_serve.go).
+func serve(ctx context.Context, env *Env, record string) error {
 	paceGC(env.Getenv)
 	cfg, err := serveConfig(env)
 	if err != nil {
 		return err
 	}
+	var rec *serveRecorder
+	if record != "" {
+		var prepare func(*Config) error
+		if rec, prepare, err = newServeRecorder(record, env); err != nil {
+			return err
+		}
+		if err := prepare(&cfg); err != nil {
+			return err
+		}
+	}
 	a, err := New(cfg)
 	if err != nil {
 		return asUsage(err)
 	}
-	err = a.Run(ctx, env.Stdin, env.Stdout)
+	in, out := env.Stdin, env.Stdout
+	if rec != nil {
+		rec.a = a
+		stop := rec.observe(a)
+		in, out = rec.tapIn(in), rec.tapOut(out)
+		err = a.Run(ctx, in, out)
+		stop()
+		werr := rec.write(env.Stderr)
+		cerr := a.Close()
+		if werr != nil {
+			// A recording that could not be written fails the run, even
+			// one a signal ended (which alone exits 0).
+			return errors.Join(werr, cerr)
+		}
+		return errors.Join(err, cerr)
+	}
+	err = a.Run(ctx, in, out)
 	return errors.Join(err, a.Close())
 }
 
@@ -478,6 +520,7 @@ Commands:
 	fs := flag.NewFlagSet("acp-agent", flag.ContinueOnError)
 	(&Flags{}).register(fs)
 	fs.Bool("version", false, "print the version and exit")
+	registerRecord(fs, "")
 	writeFlags(&b, fs)
 	b.WriteString("\nThese flags go before a command too (acp-agent --data-dir DIR sessions).\n\nEnvironment (a flag wins over its variable):\n")
 	for _, e := range [][2]string{
@@ -490,6 +533,7 @@ Commands:
 		{EnvContextWindow, "default for --context-window"},
 		{EnvCompactThreshold, "default for --compact-threshold"},
 		{EnvIdleTimeout, "default for --idle-timeout"},
+		{EnvRecord, "default for --record (serving only)"},
 		{"ANTHROPIC_API_KEY", "API key of the anthropic/ provider"},
 		{"DEEPSEEK_API_KEY", "API key of the deepseek/ provider"},
 		{"OPENAI_API_KEY", "API key of the openai/ provider"},

@@ -5,6 +5,8 @@ package app
 // scenario directory written when the run is over.
 
 import (
+	"cmp"
+	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
@@ -55,6 +57,8 @@ type execRecorder struct {
 	dir string
 	rec *recording.Recorder
 	cwd string
+	// keep, when set, selects the sessions recorded (serving: one tree).
+	keep func(sessionID string) bool
 
 	mu      sync.Mutex
 	calls   map[string]string      // tool name by session id + call id (searches)
@@ -89,7 +93,7 @@ func newExecRecorder(dir, cwd string, env *Env) (*execRecorder, func(*Config) er
 	}
 	r := &execRecorder{dir: abs, cwd: cwd, calls: map[string]string{}, notices: map[string]int{}, turns: map[string]*turnState{}, after: map[string][]afterTurn{}}
 	prepare := func(cfg *Config) error {
-		r.rec = recording.New(recording.Options{Cwd: cwd, Secrets: secretValues(cfg.APIKeyEnv, env.Getenv, os.Environ())})
+		r.rec = recording.New(recording.Options{Cwd: r.cwd, Secrets: secretValues(cfg.APIKeyEnv, env.Getenv, os.Environ()), Keep: r.keep})
 		prev := cfg.WrapModel
 		cfg.WrapModel = func(m model.Model) model.Model {
 			if prev != nil {
@@ -134,16 +138,43 @@ func (r *execRecorder) write(a *App, o execOptions, prompt string, res headless.
 		s.Settled = r.settlementNotices(res.SessionID)
 		s.Fences = r.fences(res.SessionID)
 	}
+	var mcpNotes []string
+	if o.mcpConfig != "" {
+		if raw, err := loadMCPConfig(o.mcpConfig); err == nil {
+			s.MCPServers, mcpNotes = httpMCPNames(raw)
+		}
+	}
 	if err := r.rec.Write(r.dir, s); err != nil {
 		return fmt.Errorf("--record: %w", err)
 	}
-	for _, n := range r.rec.Notes() {
+	for _, n := range append(mcpNotes, r.rec.Notes()...) {
 		fmt.Fprintf(stderr, "acp-agent: --record: %s\n", n)
 	}
-	if o.mcpConfig != "" {
-		fmt.Fprintln(stderr, "acp-agent: --record: the --mcp-config servers are not part of the scenario: a replay offers no MCP tools, so calls to them fail there")
+	if len(s.MCPServers) > 0 {
+		fmt.Fprintf(stderr, "acp-agent: --record: the replay serves the demo MCP server (tools echo, add, fail, image, wait) under the names %s: calls to other tools of those servers fail there\n", strings.Join(s.MCPServers, ", "))
 	}
 	return nil
+}
+
+// httpMCPNames returns the names of the HTTP servers of an mcpServers
+// array (a replay serves the demo server under each) and a note for
+// each other one.
+func httpMCPNames(raw json.RawMessage) (names, notes []string) {
+	var servers []struct {
+		Name string `json:"name"`
+		Type string `json:"type"`
+	}
+	if json.Unmarshal(raw, &servers) != nil {
+		return nil, nil
+	}
+	for _, sv := range servers {
+		if sv.Type == "http" {
+			names = append(names, sv.Name)
+		} else {
+			notes = append(notes, fmt.Sprintf("MCP server %q (%s): a replay serves only HTTP demo servers; its tools are not offered there", sv.Name, cmp.Or(sv.Type, "stdio")))
+		}
+	}
+	return names, notes
 }
 
 // observe counts, from now on, the subagent settlement notices each
@@ -198,7 +229,10 @@ var searchTools = map[string]bool{"glob": true, "grep": true}
 // arguments name, so the model-boundary recorder cannot see them).
 // Commands (bash) read what they like: their files are not known.
 func (r *execRecorder) noteSearch(s *session.Session, ev session.Event) {
-	if s.Header().Cwd != r.cwd {
+	r.mu.Lock()
+	cwd := r.cwd
+	r.mu.Unlock()
+	if cwd == "" || s.Header().Cwd != cwd || r.keep != nil && !r.keep(s.ID()) {
 		return
 	}
 	switch ev.Type {

@@ -204,6 +204,12 @@ func (d durableStore) Load(ctx context.Context, id string) (session.Header, []se
 
 func (d durableStore) Release(id string) error { return d.p.Release(id) }
 
+var _ subagent.HeldChecker = durableStore{}
+
+// HeldElsewhere tells whether another process holds session id for
+// writing (the lock of its log).
+func (d durableStore) HeldElsewhere(id string) (bool, error) { return d.p.HeldElsewhere(id) }
+
 var _ subagent.ProblemChecker = durableStore{}
 
 // Problem says why a stored child's log has no readable header (the

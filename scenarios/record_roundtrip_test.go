@@ -53,6 +53,9 @@ type keyedProvider struct {
 	// closed; opens closes a channel once a reply was served.
 	gates map[gateKey]chan struct{}
 	opens map[gateKey]chan struct{}
+	// summary, when set, answers a request offering no tools (a
+	// compaction's summary request).
+	summary string
 
 	mu    sync.Mutex
 	auths []string
@@ -74,6 +77,7 @@ func (p *keyedProvider) serve(w http.ResponseWriter, r *http.Request) {
 			Role    string          `json:"role"`
 			Content json.RawMessage `json:"content"`
 		} `json:"messages"`
+		Tools []json.RawMessage `json:"tools"`
 	}
 	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
@@ -94,6 +98,9 @@ func (p *keyedProvider) serve(w http.ResponseWriter, r *http.Request) {
 		if strings.Contains(first, marker) {
 			replies, key.marker = list, marker
 		}
+	}
+	if len(body.Tools) == 0 && p.summary != "" {
+		replies, assistants = []providerReply{{text: p.summary}}, 0
 	}
 	if g, ok := p.gates[key]; ok {
 		select {

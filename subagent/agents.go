@@ -6,10 +6,12 @@ package subagent
 // start already has, and is recorded in the child's log (definition.go).
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/agentdef"
 	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/policy"
@@ -44,6 +46,49 @@ type AgentChoices struct {
 	// Listed caps the agents the description lists (0:
 	// DefaultListedAgents).
 	Listed int
+	// RootMode, when set, returns the current permission mode of the
+	// caller's root session (the mode policy.ChildMode bounds a child's
+	// by), so a definition's mode that is capped can be said (capNotes).
+	RootMode func(ctx context.Context, caller *agent.Agent) policy.Mode
+}
+
+// capNotes returns what the parent and the child are told when the
+// permission mode opts' definition asks for is not the one the child
+// runs in (policy.ChildMode, with the root's mode now): both "" when it
+// is not capped, or the root's mode is not known.
+func (c *AgentChoices) capNotes(ctx context.Context, caller *agent.Agent, label string, opts childOptions) (parent, child string, capped *ModeCap) {
+	if c == nil || c.RootMode == nil || opts.permissionMode == "" || opts.definition == nil {
+		return "", "", nil
+	}
+	root := c.RootMode(ctx, caller)
+	if root == "" {
+		return "", "", nil
+	}
+	asked := policy.Mode(opts.permissionMode)
+	runs := policy.ChildMode(root, asked, opts.permissionScope)
+	if runs == asked {
+		return "", "", nil
+	}
+	var why string
+	switch {
+	case root == policy.ModePlan:
+		why = "the session is in plan mode, which keeps every subagent read-only"
+	case !policy.Known(asked):
+		why = fmt.Sprintf("%q is not a permission mode this agent knows", asked)
+	default:
+		why = fmt.Sprintf("a definition from the project may not widen the session's mode (%s)", root)
+	}
+	name := opts.definition.Name
+	parent = fmt.Sprintf("Note: subagent %q (agent %s) runs in %s mode, although its agent definition asks for %s: %s.", label, name, runs, asked, why)
+	child = fmt.Sprintf("Note: you run in %s mode, although your agent definition (%s) asks for %s: %s. Your permission requests are decided in %s mode.", runs, name, asked, why, runs)
+	return parent, child, &ModeCap{Asked: string(asked), Runs: string(runs)}
+}
+
+// ModeCap is a delegation result's account of a capped permission mode
+// (raw output key "permissionMode").
+type ModeCap struct {
+	Asked string `json:"asked"`
+	Runs  string `json:"runs"`
 }
 
 func (c *AgentChoices) offered() bool { return c != nil && c.Set.Len() > 0 }

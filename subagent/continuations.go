@@ -63,10 +63,36 @@ type activation struct {
 	// slotRoot is the root session whose background slot act holds ("":
 	// none).
 	slotRoot string
-	// unwatch ends the start's OnUpdate subscription and onSettled is its
-	// OnSettled (first activation only; both nil once called).
-	unwatch   func()
-	onSettled func(stop string, wt *WorktreeOutcome) string
+	// unwatch ends the watch's OnUpdate subscription, onSettled is its
+	// OnSettled and onReplaced its OnReplaced: the start's, or the latest
+	// watched message's (rewatch); all nil once called.
+	unwatch    func()
+	onSettled  func(stop string, wt *WorktreeOutcome) string
+	onReplaced func()
+}
+
+// rewatch hands act's watch to w: the current one ends (its OnReplaced
+// is called) and w gets the updates from here on. Caller holds act's
+// child lock, which keeps settlement out.
+func (act *activation) rewatch(w *Watch) {
+	replaced := act.onReplaced
+	act.unwatchAll()
+	act.onSettled, act.onReplaced = w.OnSettled, w.OnReplaced
+	if w.OnUpdate != nil {
+		child := act.agent
+		act.unwatch = child.Subscribe(func(u agent.Update) { w.OnUpdate(child, u) })
+	}
+	if replaced != nil {
+		replaced()
+	}
+}
+
+// unwatchAll drops act's watch without calling it.
+func (act *activation) unwatchAll() {
+	if act.unwatch != nil {
+		act.unwatch()
+	}
+	act.unwatch, act.onSettled, act.onReplaced = nil, nil, nil
 }
 
 // settled ends the start's watch and runs its OnSettled, returning the
@@ -77,7 +103,7 @@ func (act *activation) settled(stop string, wt *WorktreeOutcome) string {
 		act.unwatch = nil
 	}
 	fn := act.onSettled
-	act.onSettled = nil
+	act.onSettled, act.onReplaced = nil, nil
 	if fn == nil {
 		return ""
 	}

@@ -430,6 +430,26 @@ func (r *digestReporter) finish(stop string, wt *WorktreeOutcome) string {
 	return r.d.settle(stop, wt)
 }
 
+// textHandedOver ends the digest of a call whose child a later message
+// took over (digestReporter.handover).
+const textHandedOver = "continued: a later message to this subagent shows its work from there"
+
+// handover closes this call's digest when a later send_message to the
+// still-resident child takes the child's digest over: the call keeps its
+// last state, with a line saying where the work goes on (unless Sync: it
+// never showed intermediate states).
+func (r *digestReporter) handover() {
+	r.stop()
+	r.mu.Lock()
+	r.d.outcome = textHandedOver
+	text, report := r.d.render(), r.report
+	r.mu.Unlock()
+	if r.opts.Sync || report == nil {
+		return
+	}
+	report(tool.Progress{Text: text, Meta: r.meta, Status: "completed"})
+}
+
 // sendFinal sends the final digest with a closing status (unless Sync:
 // the settlement notice carries it then, at a point of the parent's
 // stream that does not depend on scheduling).

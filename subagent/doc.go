@@ -24,7 +24,8 @@
 //     lifecycle listeners (OnLifecycle, contained) and the start-edge
 //     publishers (OnPublish, which can fail a continuable start).
 //   - worktree isolation (isolation.go, over the git runner of package
-//     subagent/worktree, injected as Options.Worktrees) and the limit of
+//     subagent/worktree, injected as Options.Worktrees; leftover.go
+//     settles at load what a killed foreground call left) and the limit of
 //     background children per root session with its queue (queue.go),
 //   - the delegation tool filter (toolfilter.go, ChildTools: the composition
 //     root's child factory applies it),

@@ -88,6 +88,10 @@ type ContinuableSpec struct {
 	// settles (or is rolled back: stop aborted), before the settlement
 	// notice is sent; what it returns goes with the notice as its digest.
 	OnSettled func(stop string, wt *WorktreeOutcome) (digest string)
+	// OnReplaced, when set, is called instead of OnSettled when a later
+	// watched message (FollowupWatched) takes the watch over while the
+	// child is still resident; OnUpdate ends then too.
+	OnReplaced func()
 	// PermissionMode is the session mode the child's permission decisions
 	// use ("" follows the root session's) and PermissionScope who wrote
 	// the definition it comes from (policy.GrantProject, GrantUser): both
@@ -282,7 +286,7 @@ func (s *Service) StartContinuable(ctx context.Context, spec ContinuableSpec) (c
 		return "", "", err
 	}
 	act.agent = child
-	act.onSettled = spec.OnSettled
+	act.onSettled, act.onReplaced = spec.OnSettled, spec.OnReplaced
 	if spec.OnUpdate != nil {
 		act.unwatch = child.Subscribe(func(u agent.Update) { spec.OnUpdate(child, u) })
 	}
@@ -428,15 +432,20 @@ func (s *Service) FollowupFrom(ctx context.Context, parent *agent.Agent, childID
 
 // Watch observes one activation of a continuable child: OnUpdate gets
 // every update of the child until it settles, OnSettled (see
-// ContinuableSpec) is called once when it does.
+// ContinuableSpec) is called once when it does, unless a later watched
+// message takes the watch over first: OnReplaced is called then.
 type Watch struct {
-	OnUpdate  func(child *agent.Agent, u agent.Update)
-	OnSettled func(stop string, wt *WorktreeOutcome) (digest string)
+	OnUpdate   func(child *agent.Agent, u agent.Update)
+	OnSettled  func(stop string, wt *WorktreeOutcome) (digest string)
+	OnReplaced func()
 }
 
-// FollowupWatched is Followup that watches the activation it resumes: a
-// child resumed from disk (cold) by this message. A child still resident
-// keeps the watch it has (watched is false); w is then never called.
+// FollowupWatched is Followup that watches the child's activation from
+// this message on: one resumed from disk (cold) by it, or one still
+// resident, whose earlier watch (its start's, or an earlier message's)
+// this one replaces (its OnReplaced is called), so each message's call
+// shows the child's work since that message. watched is false when the
+// message was not delivered to a watched activation.
 func (s *Service) FollowupWatched(ctx context.Context, parent *agent.Agent, childID string, content []session.Block, w *Watch) (id string, watched bool, err error) {
 	if parent == nil {
 		return "", false, NewError(CodeInvalidRequest, "a follow-up needs a parent agent")
@@ -462,8 +471,16 @@ func (s *Service) followup(ctx context.Context, parent *agent.Agent, childID str
 	unlock := s.cont.lockChild(childID)
 	defer unlock()
 	if act, _ := s.cont.lookup(childID); act != nil {
+		// The child lock keeps settlement (which runs the watch) out
+		// while the watch changes hands.
+		if w != nil {
+			act.rewatch(w)
+		}
 		id, err := s.cont.submit(ctx, act, parent, msg)
-		return id, false, err
+		if err != nil && w != nil {
+			act.unwatchAll()
+		}
+		return id, err == nil && w != nil, err
 	}
 	act, err := s.resume(ctx, parent, childID)
 	if err != nil {
@@ -473,7 +490,7 @@ func (s *Service) followup(ctx context.Context, parent *agent.Agent, childID str
 	// activation cannot settle before its message is submitted).
 	if w != nil {
 		watched = true
-		act.onSettled = w.OnSettled
+		act.onSettled, act.onReplaced = w.OnSettled, w.OnReplaced
 		if w.OnUpdate != nil {
 			child := act.agent
 			act.unwatch = child.Subscribe(func(u agent.Update) { w.OnUpdate(child, u) })

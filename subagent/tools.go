@@ -218,6 +218,21 @@ func (d *Delegation) Execute(ctx context.Context, inv tool.Invocation) (tool.Res
 		background = *args.RunInBackground
 	}
 	prompt := []session.Block{session.Text(args.Prompt)}
+	// A definition's mode the session's caps is said to both models.
+	capParent, capChild, capped := d.cfg.Agents.capNotes(ctx, caller, args.Description, opts)
+	if capChild != "" {
+		prompt = append([]session.Block{session.Text(capChild)}, prompt...)
+	}
+	withCap := func(res tool.Result) tool.Result {
+		if capped == nil {
+			return res
+		}
+		res.Content = append(res.Content, session.Text(capParent))
+		if raw, ok := res.Raw.(map[string]any); ok {
+			raw["permissionMode"] = capped
+		}
+		return res
+	}
 	if d.cfg.Background && background {
 		var onQueued func(position, running int)
 		if inv.Progress != nil {
@@ -241,6 +256,7 @@ func (d *Delegation) Execute(ctx context.Context, inv tool.Invocation) (tool.Res
 				rep.sendFinal(text, stop)
 				return text
 			},
+			OnReplaced: rep.handover,
 		})
 		if err != nil {
 			rep.stop()
@@ -255,9 +271,13 @@ func (d *Delegation) Execute(ctx context.Context, inv tool.Invocation) (tool.Res
 		rep.setReport(func(p tool.Progress) { caller.ReportProgress(callID, p) })
 		res := tool.TextResult("started subagent "+childID, delegation.ContinuableResult(childID))
 		res.Display = childDisplay(childID, ModeContinuable, depth)
-		return res, nil
+		return withCap(res), nil
 	}
-	return d.foreground(ctx, inv, caller, args.Description, prompt, opts, iso)
+	res, err := d.foreground(ctx, inv, caller, args.Description, prompt, opts, iso)
+	if err != nil {
+		return res, err
+	}
+	return withCap(res), nil
 }
 
 func (d *Delegation) foreground(ctx context.Context, inv tool.Invocation, caller *agent.Agent, label string, prompt []session.Block, opts childOptions, iso Isolation) (tool.Result, error) {

@@ -81,8 +81,10 @@ func (t *SendMessage) Execute(ctx context.Context, inv tool.Invocation) (tool.Re
 	if err := json.Unmarshal(inv.Arguments, &args); err != nil {
 		return tool.Result{}, &tool.Error{Code: tool.CodeInvalidArgs, Message: "invalid arguments: " + err.Error()}
 	}
-	// A child resumed from disk by this message shows its digest on this
-	// call, as a start does on its delegation's (digest.go).
+	// The child's work from this message on shows as this call's digest,
+	// as a start's does on its delegation's (digest.go): whether this
+	// message resumes it from disk or finds it resident (the earlier
+	// call's digest then closes, saying this one goes on).
 	depth := caller.Session().Header().DelegationDepth + 1
 	rep := newDigestReporter(t.svc.digest, false, childLinkMeta(args.SubagentID, ModeContinuable, depth), inv.Progress)
 	id, watched, err := t.svc.FollowupWatched(ctx, caller, args.SubagentID, []session.Block{session.Text(args.Message)}, &Watch{
@@ -92,6 +94,7 @@ func (t *SendMessage) Execute(ctx context.Context, inv tool.Invocation) (tool.Re
 			rep.sendFinal(text, stop)
 			return text
 		},
+		OnReplaced: rep.handover,
 	})
 	if err != nil {
 		rep.stop()

@@ -1,7 +1,8 @@
 // Package delegation owns the names that the subagent runtime writes and
 // that other packages read back: the delegation tool names, the _meta key
 // that links a tool call to its child session, the child modes, and the
-// keys of a delegation's structured result. The subagent runtime (which
+// keys of a delegation's structured result, and the record of a worktree
+// settled at a later load (TypeWorktreeSettled). The subagent runtime (which
 // writes them), the ACP adapter and the transcript renderer (which read
 // them) import this one leaf instead of repeating the strings, so the
 // adapter never needs to import the runtime.
@@ -85,4 +86,28 @@ func ResultChild(raw any) (childID, mode string, ok bool) {
 		mode = ModeOneShot
 	}
 	return childID, mode, childID != ""
+}
+
+// TypeWorktreeSettled is the root-session log event (ignorable) recording
+// that the worktree of a one-shot child whose call never returned (the
+// agent was killed while it ran) was settled when the session was next
+// loaded: removed when untouched, kept and reported otherwise. The
+// subagent runtime writes what it did; the adapter shows Message to the
+// person, live and on replay; it also marks the child settled, so a later
+// load does nothing more.
+const TypeWorktreeSettled = "subagent/worktree"
+
+// WorktreeSettled is the payload of a TypeWorktreeSettled event.
+type WorktreeSettled struct {
+	ChildSessionID string `json:"childSessionId"`
+	Path           string `json:"path"`
+	Branch         string `json:"branch"`
+	// Kept is true when the worktree (or its branch) stays.
+	Kept     bool   `json:"kept"`
+	Summary  string `json:"summary,omitempty"`
+	Diffstat string `json:"diffstat,omitempty"`
+	// Error says why git could not tell what it holds (it is then kept).
+	Error string `json:"error,omitempty"`
+	// Message is the text shown to the person.
+	Message string `json:"message"`
 }

@@ -97,6 +97,15 @@ func Probe(ctx context.Context, cwd string, o ProbeOptions) Env {
 	return e
 }
 
+// safeGitArgs are the options the agent puts before every git command it
+// runs itself: they turn off what a repository's config can make git
+// execute on a read (core.fsmonitor, run by status and diff) and the
+// hooks (a hook runs on checkout, worktree add, commit). The config of a
+// repository is not the user's word: a command the agent ran, sandboxed
+// or not, may have written it (docs/boundary.md). Options given with -c
+// take precedence over every config file.
+var safeGitArgs = []string{"-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null"}
+
 // gitWaitDelay is how long git runs on after its context ends before its
 // output pipes are closed regardless: a killed git's children (hooks, a
 // pager, an fsmonitor) could otherwise hold them open, and Output would
@@ -108,7 +117,7 @@ const gitWaitDelay = 50 * time.Millisecond
 // kill reaches the children of git too, and WaitDelay stops the wait for
 // pipes that something outside the group still holds.
 func git(ctx context.Context, dir string, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir, "--no-optional-locks"}, args...)...)
+	cmd := exec.CommandContext(ctx, "git", append(append([]string{"-C", dir, "--no-optional-locks"}, safeGitArgs...), args...)...)
 	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error {

@@ -3,6 +3,7 @@ package prompt
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -116,5 +117,46 @@ func TestPending(t *testing.T) {
 				t.Fatal("Start did not return after its context ended")
 			}
 		})
+	}
+}
+
+// TestProbe_RunsNoPlantedCode: a repository whose config names an
+// fsmonitor (as a command the agent ran may have left it) does not have
+// it run by the probe's git, which still answers (the untracked file
+// shows as dirty). Control: plain git status in the same repository runs
+// the fsmonitor, so the planted config is one git obeys.
+func TestProbe_RunsNoPlantedCode(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	t.Setenv("HOME", t.TempDir())
+	root := t.TempDir()
+	gitCmd := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command("git", append([]string{"-C", root}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	gitCmd("init", "--quiet", "--initial-branch=main")
+	write(t, filepath.Join(root, "untracked.txt"), "x\n")
+	ran := filepath.Join(t.TempDir(), "ran")
+	monitor := filepath.Join(root, ".git", "planted-fsmonitor")
+	if err := os.WriteFile(monitor, []byte("#!/bin/sh\necho ran >> "+ran+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	gitCmd("config", "core.fsmonitor", monitor)
+
+	e := Probe(t.Context(), root, ProbeOptions{Now: start})
+	if e.GitRoot != root || e.Branch != "main" || !e.Dirty {
+		t.Errorf("probe got root %q branch %q dirty %v, want %q main dirty", e.GitRoot, e.Branch, e.Dirty, root)
+	}
+	if _, err := os.Stat(ran); err == nil {
+		t.Fatal("the probe's git ran the planted fsmonitor")
+	}
+
+	gitCmd("status", "--porcelain")
+	if _, err := os.Stat(ran); err != nil {
+		t.Fatalf("control: plain git status did not run the planted fsmonitor (%v): the test proves nothing", err)
 	}
 }

@@ -74,6 +74,7 @@ func TestCLIHelpAndUsageErrors(t *testing.T) {
 		// Usage errors: exit 2, stderr only, naming the help to read.
 		{name: "usage-unknown-flag", args: []string{"--no-such-flag"}, want: 2},
 		{name: "usage-unknown-command", args: []string{"frobnicate"}, want: 2},
+		{name: "usage-record-before-command", args: []string{"--record", "x", "sessions"}, want: 2},
 		{name: "usage-unknown-flag-after-command", args: []string{"agents", "x", "--recursive"}, want: 2},
 		{name: "usage-flag-of-another-command", args: []string{"scenario", "run", "--cwd", "x", "y"}, want: 2},
 		{name: "usage-bad-log-level", args: []string{"--log-level", "loud"}, want: 2},

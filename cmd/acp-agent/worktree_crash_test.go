@@ -131,3 +131,237 @@ func TestMaxBackgroundUsageError(t *testing.T) {
 		t.Fatalf("got:\n%s", out)
 	}
 }
+
+// The binary is SIGKILLed while a foreground child isolated in a worktree
+// runs a command: its call never returns, so nothing settled the
+// worktree. The next process settles it when the parent is loaded, by the
+// rule a return follows: untouched, it is removed with its branch;
+// changed, it is kept, and the load shows where, on which branch and what
+// changed. The root's log records it once: a third process's load does
+// nothing more.
+func TestKilledForegroundWorktreeIsSettledAtLoad(t *testing.T) {
+	tests := []struct {
+		name string
+		work string // what the child's command does before it sleeps
+		// after, when set, runs between the kill and the load: it damages
+		// the worktree or holds the child's log as a live agent would; the
+		// returned release (may be nil) runs before a load that settles.
+		after   func(t *testing.T, worktree, childLog string) (release func())
+		kept    bool
+		notice  []string
+		listing string
+	}{
+		{"untouched", "true", nil, false,
+			[]string{"did not return: the agent stopped while it ran.", "Its worktree made no changes and was removed (branch acp-agent/"},
+			"worktree removed with its branch acp-agent/"},
+		{"changed", "echo new > new.txt", nil, true,
+			[]string{"did not return: the agent stopped while it ran.", "Its worktree is kept at ", "1 file changed, 1 insertion(+)", "new.txt | 1 +"},
+			"1 file changed, 1 insertion(+)"},
+		// Its .git file gone, git would answer for the repository (clean):
+		// it is kept, with the reason, and nothing is removed.
+		{"broken worktree", "echo new > new.txt", func(t *testing.T, worktree, _ string) func() {
+			if err := os.Remove(filepath.Join(worktree, ".git")); err != nil {
+				t.Fatal(err)
+			}
+			return nil
+		}, true, []string{"Its worktree is kept at ", "git could not tell whether it changed", "is not a git worktree any more"}, "changes unknown"},
+		// While another process holds the child's log, a load leaves the
+		// worktree alone; once it is released, the next load settles it.
+		{"held by a live agent", "true", func(t *testing.T, _, childLog string) func() {
+			f, err := os.Open(childLog)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+				t.Fatal(err)
+			}
+			return func() { f.Close() }
+		}, false, []string{"Its worktree made no changes and was removed"}, "worktree removed with its branch acp-agent/"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			data, cwd := filepath.Join(dir, "data"), filepath.Join(dir, "repo")
+			if err := os.MkdirAll(cwd, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			cwd, _ = filepath.EvalSymlinks(cwd)
+			if err := os.WriteFile(filepath.Join(cwd, "a.txt"), []byte("a\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			gitIn(t, cwd, "init", "--quiet")
+			gitIn(t, cwd, "add", "a.txt")
+			gitIn(t, cwd, "commit", "--quiet", "-m", "first")
+			pidFile := filepath.Join(dir, "pid")
+			script := fmt.Sprintf(`model:
+  main:
+    - tool_calls: [{id: call_fg, name: subagent, arguments: '{"description": "Iso", "prompt": "work", "isolation": "worktree", "run_in_background": false}'}]
+    - text: UNREACHED
+  Iso:
+    - tool_calls: [{id: call_sleep, name: bash, arguments: '{"command": "%s; echo $$ > %s; sleep 30"}'}]
+    - text: DONE
+`, tt.work, pidFile)
+			p := startProc(t, "--data-dir", data, "--model", "script:"+writeScript(t, dir, script))
+			p.answerPermissions("allow-once")
+			parent := p.newSession(t, cwd)
+			_ = p.promptAsync(parent, "go")
+			awaitPIDFile(t, pidFile)
+			child := onlyWorktree(t, cwd)
+			worktree := filepath.Join(cwd, ".acp-agent", "worktrees", child)
+			branch := "acp-agent/" + child
+			_ = p.cmd.Process.Signal(syscall.SIGKILL)
+			_ = p.cmd.Wait()
+			if _, err := os.Stat(worktree); err != nil {
+				t.Fatalf("the worktree did not survive the kill: %v", err)
+			}
+
+			// The next process settles it when the parent is loaded.
+			load := func(t *testing.T) *proc {
+				p := startProc(t, "--data-dir", data, "--model", "script:"+writeScript(t, t.TempDir(), "model:\n  main: []\n"))
+				var init, loaded map[string]any
+				p.call(t, "initialize", map[string]any{"protocolVersion": 1}, &init)
+				p.call(t, "session/load", map[string]any{"sessionId": parent, "cwd": cwd, "mcpServers": []any{}}, &loaded)
+				return p
+			}
+			if tt.after != nil {
+				if release := tt.after(t, worktree, filepath.Join(data, "sessions", child+".jsonl")); release != nil {
+					p := load(t)
+					p.stdin.Close()
+					p.waitExit(t, exitBound)
+					if n := settledRecords(t, data, parent); n != 0 {
+						t.Fatalf("a load settled the worktree of a child held elsewhere (%d records)", n)
+					}
+					if _, err := os.Stat(worktree); err != nil {
+						t.Fatalf("a load removed the worktree of a child held elsewhere: %v", err)
+					}
+					release()
+				}
+			}
+			p2 := load(t)
+			var shown string
+			p2.awaitUpdate(t, func(u update) bool {
+				if u.Kind == "agent_thought_chunk" && strings.Contains(u.Text(), "Subagent "+child) {
+					shown = u.Text()
+					return true
+				}
+				return false
+			})
+			for _, want := range append(tt.notice, worktree, branch) {
+				if tt.kept || want != worktree {
+					if !strings.Contains(shown, want) {
+						t.Errorf("the load's notice lacks %q:\n%s", want, shown)
+					}
+				}
+			}
+			p2.stdin.Close()
+			p2.waitExit(t, exitBound)
+			_, err := os.Stat(worktree)
+			branches := gitIn(t, cwd, "branch", "--list", "acp-agent/*")
+			if tt.kept {
+				if err != nil || branches == "" {
+					t.Fatalf("the changed worktree was not kept: %v, branches %q", err, branches)
+				}
+				if b, err := os.ReadFile(filepath.Join(worktree, "new.txt")); err != nil || string(b) != "new\n" {
+					t.Fatalf("the child's work is lost: %q %v", b, err)
+				}
+			} else {
+				if !os.IsNotExist(err) || branches != "" {
+					t.Fatalf("the untouched worktree was not removed: %v, branches %q", err, branches)
+				}
+				if s := gitIn(t, cwd, "status", "--porcelain", "--untracked-files=all"); s != "" {
+					t.Errorf("the repository is not clean:\n%s", s)
+				}
+			}
+			if code, out := cliRun(t, data, "agents", parent); code != 0 || !strings.Contains(out, tt.listing) {
+				t.Errorf("agents after the load:\n%s", out)
+			}
+
+			// A second load does nothing more: one record, the same tree.
+			p3 := load(t)
+			p3.stdin.Close()
+			p3.waitExit(t, exitBound)
+			if n := settledRecords(t, data, parent); n != 1 {
+				t.Errorf("%d settlement records in the parent's log after two loads, want 1", n)
+			}
+			if _, err := os.Stat(worktree); (err == nil) != tt.kept {
+				t.Errorf("the second load changed the worktree: %v", err)
+			}
+		})
+	}
+}
+
+// onlyWorktree returns the name of the one worktree folder under cwd.
+func onlyWorktree(t *testing.T, cwd string) string {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join(cwd, ".acp-agent", "worktrees"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		if e.IsDir() {
+			names = append(names, e.Name())
+		}
+	}
+	if len(names) != 1 {
+		t.Fatalf("worktrees %v, want one", names)
+	}
+	return names[0]
+}
+
+// settledRecords counts the subagent/worktree events of session id's log.
+func settledRecords(t *testing.T, data, id string) int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(data, "sessions", id+".jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Count(string(b), `"type":"subagent/worktree"`)
+}
+
+// A foreground call that returned settled its worktree itself (kept, as
+// its result says): a later load leaves it and records nothing.
+func TestReturnedForegroundWorktreeIsNotSettledAgain(t *testing.T) {
+	dir := t.TempDir()
+	data, cwd := filepath.Join(dir, "data"), filepath.Join(dir, "repo")
+	if err := os.MkdirAll(cwd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cwd, _ = filepath.EvalSymlinks(cwd)
+	if err := os.WriteFile(filepath.Join(cwd, "a.txt"), []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitIn(t, cwd, "init", "--quiet")
+	gitIn(t, cwd, "add", "a.txt")
+	gitIn(t, cwd, "commit", "--quiet", "-m", "first")
+	script := `model:
+  main:
+    - tool_calls: [{id: call_fg, name: subagent, arguments: '{"description": "Iso", "prompt": "work", "isolation": "worktree", "run_in_background": false}'}]
+    - text: RETURNED
+  Iso:
+    - tool_calls: [{id: call_edit, name: bash, arguments: '{"command": "echo new > new.txt"}'}]
+    - text: DONE
+`
+	p := startProc(t, "--data-dir", data, "--model", "script:"+writeScript(t, dir, script))
+	p.answerPermissions("allow-once")
+	parent := p.newSession(t, cwd)
+	var res map[string]any
+	p.call(t, "session/prompt", map[string]any{"sessionId": parent, "prompt": []any{map[string]any{"type": "text", "text": "go"}}}, &res)
+	child := onlyWorktree(t, cwd)
+	worktree := filepath.Join(cwd, ".acp-agent", "worktrees", child)
+	p.stdin.Close()
+	p.waitExit(t, exitBound)
+
+	p2 := startProc(t, "--data-dir", data, "--model", "script:"+writeScript(t, t.TempDir(), "model:\n  main: []\n"))
+	var init, loaded map[string]any
+	p2.call(t, "initialize", map[string]any{"protocolVersion": 1}, &init)
+	p2.call(t, "session/load", map[string]any{"sessionId": parent, "cwd": cwd, "mcpServers": []any{}}, &loaded)
+	p2.stdin.Close()
+	p2.waitExit(t, exitBound)
+	if n := settledRecords(t, data, parent); n != 0 {
+		t.Errorf("a load settled a worktree its call had settled (%d records)", n)
+	}
+	if b, err := os.ReadFile(filepath.Join(worktree, "new.txt")); err != nil || string(b) != "new\n" {
+		t.Fatalf("the kept worktree changed: %q %v", b, err)
+	}
+}

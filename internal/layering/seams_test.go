@@ -29,7 +29,7 @@ func imports(t *testing.T, pkg string) []string {
 // rest of the program only through agent interfaces and the persistence
 // interfaces it declares itself (plus the leaf internal/errcode, the
 // module's one typed-error shape, and its own leaf subagent/worktree, the
-// git runner of worktree isolation).
+// git runner of worktree isolation, with the leaf internal/ownpaths).
 func TestRuntimeAndDriversMeetOnlyAtTheDriverSeam(t *testing.T) {
 	tests := []struct {
 		pkg     string
@@ -41,8 +41,10 @@ func TestRuntimeAndDriversMeetOnlyAtTheDriverSeam(t *testing.T) {
 			return imp == "driver" || imp == "agent" || strings.HasPrefix(imp, "agent/") || imp == "internal/errcode" ||
 				imp == "subagent/worktree"
 		}},
-		// The git runner of worktree isolation is a leaf of the runtime.
-		{"subagent/worktree", func(imp string) bool { return imp == "internal/errcode" }},
+		// The git runner of worktree isolation is a leaf of the runtime
+		// (internal/ownpaths: the folders it makes are claimed as the
+		// agent's, for the sandbox's guard).
+		{"subagent/worktree", func(imp string) bool { return imp == "internal/errcode" || imp == "internal/ownpaths" }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.pkg, func(t *testing.T) {

@@ -48,6 +48,11 @@ type Hooks struct {
 	// OnQueued is subagent.Options.OnQueued: called when a background
 	// start begins to wait for a slot (scenario fences observe it).
 	OnQueued func(parentID, childID string)
+	// PrepareStarted, when set, is called as a top-level session's
+	// environment probe (agent.Options.PrepareSystem) starts, before it
+	// probes (ACP tests check it starts with session/new, not with the
+	// first prompt).
+	PrepareStarted func(sessionID string)
 	// DigestTicks is subagent.DigestOptions.Ticks: tests tick the digest
 	// throttle by hand.
 	DigestTicks func() (ticks <-chan time.Time, stop func())

@@ -25,6 +25,7 @@ import (
 	"strings"
 
 	"github.com/acp-agent/acp-agent/internal/errcode"
+	"github.com/acp-agent/acp-agent/internal/ownpaths"
 )
 
 // Code is a stable failure code of this package.
@@ -44,6 +45,10 @@ const (
 	CodeExists Code = "WORKTREE_EXISTS"
 	// CodeGitFailed: a git command failed (the message carries its stderr).
 	CodeGitFailed Code = "WORKTREE_GIT_FAILED"
+	// CodeBroken: the worktree's folder is there but is not a git
+	// worktree of its own any more (its .git file is gone or damaged),
+	// so git cannot tell what it holds.
+	CodeBroken Code = "WORKTREE_BROKEN"
 )
 
 // Error is this package's typed error.
@@ -100,7 +105,10 @@ func (g Git) run(ctx context.Context, dir string, env []string, args ...string) 
 	if path == "" {
 		path = "git"
 	}
-	cmd := exec.CommandContext(ctx, path, args...)
+	// The repository's config must not run code through the agent: no
+	// fsmonitor, no hooks (post-checkout runs on worktree add), as the
+	// environment probe does (agent/prompt/env.go).
+	cmd := exec.CommandContext(ctx, path, append([]string{"-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null"}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C"), append(g.Env, env...)...)
 	var stdout, stderr bytes.Buffer
@@ -200,7 +208,12 @@ func ensureIgnored(root string) (undo func(), err error) {
 	dir := root
 	for _, part := range strings.Split(Dir, "/") {
 		dir = filepath.Join(dir, part)
-		if err := os.Mkdir(dir, 0o755); err == nil {
+		// Claimed, so a sandboxed command running meanwhile does not
+		// get .acp-agent/ taken for its own and moved aside.
+		end := ownpaths.Begin(dir)
+		err := os.Mkdir(dir, 0o755)
+		end(err == nil)
+		if err == nil {
 			created = append(created, dir)
 		} else if !errors.Is(err, os.ErrExist) {
 			undo()
@@ -231,7 +244,20 @@ func ensureIgnored(root string) (undo func(), err error) {
 // (untracked files included, ignored files not) and commits. The diffstat
 // compares the base with the worktree's files as they are, read through a
 // temporary index so the worktree's own index is untouched.
+//
+// A worktree whose folder is gone is judged by its branch: commits beyond
+// the base are changes (the branch is what is left of the work), a branch
+// at its base or no branch at all is nothing to keep. A folder that git
+// does not see as a worktree of its own (its .git file gone or damaged:
+// git would then answer for the enclosing repository) is a CodeBroken
+// error, never "untouched".
 func (g Git) Changes(ctx context.Context, wt Worktree) (Changes, error) {
+	if !Exists(wt) {
+		return g.branchChanges(ctx, wt)
+	}
+	if err := g.checkOwn(ctx, wt); err != nil {
+		return Changes{}, err
+	}
 	status, err := g.run(ctx, wt.Path, nil, "status", "--porcelain", "--untracked-files=all")
 	if err != nil {
 		return Changes{}, err
@@ -261,10 +287,55 @@ func (g Git) Changes(ctx context.Context, wt Worktree) (Changes, error) {
 	if _, err := g.run(ctx, wt.Path, env, "add", "--all", "."); err != nil {
 		return Changes{}, err
 	}
-	if ch.Stat, err = g.run(ctx, wt.Path, env, "diff", "--cached", "--stat=100", "--no-color", wt.Base); err != nil {
+	if ch.Stat, err = g.run(ctx, wt.Path, env, "diff", "--cached", "--no-textconv", "--no-ext-diff", "--stat=100", "--no-color", wt.Base); err != nil {
 		return Changes{}, err
 	}
-	if ch.Summary, err = g.run(ctx, wt.Path, env, "diff", "--cached", "--shortstat", "--no-color", wt.Base); err != nil {
+	if ch.Summary, err = g.run(ctx, wt.Path, env, "diff", "--cached", "--no-textconv", "--no-ext-diff", "--shortstat", "--no-color", wt.Base); err != nil {
+		return Changes{}, err
+	}
+	ch.Summary = strings.TrimSpace(ch.Summary)
+	return ch, nil
+}
+
+// checkOwn makes sure git sees wt's folder as a work tree of its own.
+func (g Git) checkOwn(ctx context.Context, wt Worktree) error {
+	top, err := g.run(ctx, wt.Path, nil, "rev-parse", "--show-toplevel")
+	if err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		return &Error{Code: CodeBroken, Message: fmt.Sprintf("%s is not a usable git worktree: %v", wt.Path, err), Err: err}
+	}
+	want, werr := filepath.EvalSymlinks(wt.Path)
+	got, gerr := filepath.EvalSymlinks(top)
+	if werr != nil || gerr != nil || want != got {
+		return errcode.New(CodeBroken, fmt.Sprintf("%s is not a git worktree any more (its .git file is missing or damaged; git sees the work tree %s)", wt.Path, top))
+	}
+	return nil
+}
+
+// branchChanges judges a worktree whose folder is gone by its branch.
+func (g Git) branchChanges(ctx context.Context, wt Worktree) (Changes, error) {
+	if _, err := g.run(ctx, wt.Repo, nil, "rev-parse", "--verify", "--quiet", "refs/heads/"+wt.Branch); err != nil {
+		var e *Error
+		if ctx.Err() != nil || !errors.As(err, &e) || e.Code != CodeGitFailed {
+			return Changes{}, err
+		}
+		return Changes{}, nil // no folder, no branch: nothing is left
+	}
+	count, err := g.run(ctx, wt.Repo, nil, "rev-list", "--count", wt.Base+".."+wt.Branch)
+	if err != nil {
+		return Changes{}, err
+	}
+	var ch Changes
+	ch.Commits, _ = strconv.Atoi(count)
+	if ch.Changed = ch.Commits > 0; !ch.Changed {
+		return ch, nil
+	}
+	if ch.Stat, err = g.run(ctx, wt.Repo, nil, "diff", "--stat=100", "--no-color", wt.Base, wt.Branch); err != nil {
+		return Changes{}, err
+	}
+	if ch.Summary, err = g.run(ctx, wt.Repo, nil, "diff", "--shortstat", "--no-color", wt.Base, wt.Branch); err != nil {
 		return Changes{}, err
 	}
 	ch.Summary = strings.TrimSpace(ch.Summary)

@@ -357,3 +357,117 @@ func BenchmarkCreateChangesRemove(b *testing.B) {
 		}
 	}
 }
+
+// TestRunsNoPlantedCode: a repository whose config names an fsmonitor
+// and which holds a post-checkout hook (as a command the agent ran may
+// have left them) has neither run by the worktree's git commands
+// (worktree add checks out, status reads). Control: plain git worktree
+// add and git status run both, so git obeys what was planted.
+func TestRunsNoPlantedCode(t *testing.T) {
+	ctx := context.Background()
+	dir := repo(t)
+	ran := filepath.Join(t.TempDir(), "ran")
+	for _, p := range []string{".git/hooks/post-checkout", ".git/planted-fsmonitor"} {
+		script := "#!/bin/sh\necho " + filepath.Base(p) + " >> " + ran + "\n"
+		if err := os.WriteFile(filepath.Join(dir, p), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git(t, dir, "config", "core.fsmonitor", filepath.Join(dir, ".git", "planted-fsmonitor"))
+	g := newGit()
+	wt, err := g.Create(ctx, dir, "child-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Changes(ctx, wt); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Remove(ctx, wt); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(ran); err == nil {
+		t.Fatalf("the worktree's git ran planted code:\n%s", b)
+	}
+
+	git(t, dir, "worktree", "add", "--quiet", filepath.Join(t.TempDir(), "control"))
+	git(t, dir, "status", "--porcelain")
+	b, _ := os.ReadFile(ran)
+	if !strings.Contains(string(b), "post-checkout") || !strings.Contains(string(b), "planted-fsmonitor") {
+		t.Fatalf("control: plain git ran %q, want both the hook and the fsmonitor: the test proves nothing", b)
+	}
+}
+
+// Changes of a worktree whose folder is gone or damaged: the branch
+// judges a missing folder; a folder git no longer sees as a worktree of
+// its own is a CodeBroken error (never "untouched", which would remove it).
+func TestChangesOfDamagedWorktree(t *testing.T) {
+	ctx := context.Background()
+	g := newGit()
+	tests := []struct {
+		name        string
+		damage      func(t *testing.T, wt worktree.Worktree)
+		wantCode    worktree.Code
+		wantChanged bool
+		wantCommits int
+		wantSummary string
+	}{
+		{"folder gone, branch at base", func(t *testing.T, wt worktree.Worktree) {
+			removeAll(t, wt.Path)
+		}, "", false, 0, ""},
+		{"folder gone, branch with a commit", func(t *testing.T, wt worktree.Worktree) {
+			write(t, wt.Path, "a.txt", "uno\n")
+			git(t, wt.Path, "commit", "--quiet", "-am", "edit")
+			removeAll(t, wt.Path)
+		}, "", true, 1, "1 file changed, 1 insertion(+), 1 deletion(-)"},
+		{"folder and branch gone", func(t *testing.T, wt worktree.Worktree) {
+			removeAll(t, wt.Path)
+			git(t, wt.Repo, "worktree", "prune")
+			git(t, wt.Repo, "branch", "-D", wt.Branch)
+		}, "", false, 0, ""},
+		{".git file gone", func(t *testing.T, wt worktree.Worktree) {
+			write(t, wt.Path, "new.txt", "work\n")
+			if err := os.Remove(filepath.Join(wt.Path, ".git")); err != nil {
+				t.Fatal(err)
+			}
+		}, worktree.CodeBroken, false, 0, ""},
+		{".git file damaged", func(t *testing.T, wt worktree.Worktree) {
+			write(t, wt.Path, ".git", "gitdir: /nonexistent/place\n")
+		}, worktree.CodeBroken, false, 0, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := repo(t)
+			wt, err := g.Create(ctx, dir, "c")
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.damage(t, wt)
+			ch, err := g.Changes(ctx, wt)
+			if tt.wantCode != "" {
+				if !errcode.Has(err, tt.wantCode) {
+					t.Fatalf("err = %v, want code %s", err, tt.wantCode)
+				}
+				if _, serr := os.Stat(wt.Path); serr != nil {
+					t.Fatalf("the damaged folder is gone: %v", serr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ch.Changed != tt.wantChanged || ch.Commits != tt.wantCommits || ch.Summary != tt.wantSummary {
+				t.Fatalf("changes %+v", ch)
+			}
+			if tt.wantChanged && !strings.Contains(ch.Stat, "a.txt") {
+				t.Fatalf("stat %q", ch.Stat)
+			}
+		})
+	}
+}
+
+func removeAll(t *testing.T, path string) {
+	t.Helper()
+	if err := os.RemoveAll(path); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -16,7 +16,8 @@
 //
 // Layering: imports agent/model, agent/model/scripted (its Reply type is
 // the script's schema), agent/session, go.yaml.in/yaml/v3 and the
-// standard library. The app package plugs it in (exec --record).
+// standard library. The app package plugs it in (exec --record, and the
+// served agent's --record). Write renames a temporary file into place.
 //
 // Concurrency: a Recorder is safe for concurrent use by many sessions'
 // calls; Write must be called after the last call ended.

@@ -44,6 +44,9 @@ type Options struct {
 	// MaxTotalBytes caps the snapshot (files past it are left out and
 	// reported); 0 means DefaultMaxTotalBytes.
 	MaxTotalBytes int64
+	// Keep, when set, says whether the calls of a session are recorded
+	// (a served connection records one session tree); nil keeps all.
+	Keep func(sessionID string) bool
 }
 
 // Recorder keeps the replies of the calls through the models it wraps
@@ -62,6 +65,10 @@ type Recorder struct {
 	notes     []string
 	// commandNoted: the note that commands' files are unknown was made.
 	commandNoted bool
+	// entered is the last call index each session entered (its own
+	// calls, not compaction summaries); open counts its calls in flight.
+	entered map[string]int
+	open    map[string]int
 }
 
 // New returns a recorder.
@@ -75,6 +82,7 @@ func New(o Options) *Recorder {
 	return &Recorder{
 		opts: o, red: NewRedactor(o.Secrets...),
 		replies: map[string]map[int]scripted.Reply{}, keys: map[string]string{}, seen: map[string]bool{}, files: map[string]string{},
+		entered: map[string]int{}, open: map[string]int{},
 	}
 }
 
@@ -93,7 +101,8 @@ func (m recorded) AcceptsImages() bool { return model.AcceptsImages(m.inner) }
 func (m recorded) Stream(ctx context.Context, req model.Request) iter.Seq2[session.Chunk, error] {
 	return func(yield func(session.Chunk, error) bool) {
 		var acc accumulator
-		defer func() { m.r.store(req.Caller, acc.reply()) }()
+		m.r.enter(req.Caller)
+		defer func() { m.r.leave(req.Caller); m.r.store(req.Caller, acc.reply()) }()
 		for c, err := range m.inner.Stream(ctx, req) {
 			if err != nil {
 				acc.fail(ctx, err)
@@ -198,9 +207,48 @@ func (a *accumulator) reply() scripted.Reply {
 	return rep
 }
 
+// enter and leave track the calls each session has in flight.
+func (r *Recorder) enter(c model.Caller) {
+	if strings.HasSuffix(c.ScriptKey, compactSuffix) {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.entered[c.SessionID] = c.Call
+	r.open[c.SessionID]++
+}
+
+func (r *Recorder) leave(c model.Caller) {
+	if strings.HasSuffix(c.ScriptKey, compactSuffix) {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.open[c.SessionID]--
+}
+
+// InFlight returns the index of the call session id has in flight (its
+// own, not a compaction summary), if it has one.
+func (r *Recorder) InFlight(id string) (int, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.entered[id], r.open[id] > 0
+}
+
+// SetCwd sets the working directory of the recorded session when it was
+// not known at New (a served connection learns it from session/new).
+func (r *Recorder) SetCwd(cwd string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.opts.Cwd = cwd
+}
+
 // store keeps rep as the reply of c, redacted, and snapshots the files
 // its tool calls name (before any of those tools runs).
 func (r *Recorder) store(c model.Caller, rep scripted.Reply) {
+	if r.opts.Keep != nil && !r.opts.Keep(c.SessionID) {
+		return
+	}
 	rep = r.redactReply(rep)
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -318,12 +366,12 @@ func (r *Recorder) addFileLocked(rel string) {
 // call naming it would, for files that shape a session without being
 // read by a tool (agent definitions, project settings).
 func (r *Recorder) AddFile(rel string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	rel, ok := inside(r.opts.Cwd, rel)
 	if !ok {
 		return
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.seen[rel] {
 		return
 	}

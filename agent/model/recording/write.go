@@ -17,10 +17,15 @@ const ScenarioFile = "scenario.yaml"
 // Session is what the client did in the recorded run, for the scenario's
 // steps.
 type Session struct {
+	// By names the recording command in the file's header comment
+	// ("exec --record", "--record"); "" means exec --record.
+	By string
 	// Description is the scenario's description (shown at the top of its
 	// transcript).
 	Description string
-	// Prompt is the prompt text.
+	// Prompt is the prompt text of a one-prompt run (exec): with Steps
+	// empty, the steps are set_mode Mode (when set), the prompt with
+	// Permissions, and the Settled wait.
 	Prompt string
 	// Mode, when set, is set with set_mode before the prompt.
 	Mode string
@@ -31,6 +36,17 @@ type Session struct {
 	// notices on the session and for it to be idle (exec
 	// --wait-children).
 	Settled int
+	// Steps, when set, are the client's steps after initialize and
+	// new_session, in order (a served connection: several prompts,
+	// cancels, mode changes); Prompt, Mode, Permissions and Settled are
+	// then ignored.
+	Steps []Step
+	// Client is what the recorded client announced (fs, terminal,
+	// compaction), so the replay's client takes the same paths.
+	Client Client
+	// MCPServers are the names of the HTTP MCP servers the client named
+	// in session/new; a replay serves the demo MCP server under each.
+	MCPServers []string
 	// ContextWindow is the run's --context-window (0: none), so a replay
 	// compacts where the recording did.
 	ContextWindow int
@@ -41,6 +57,42 @@ type Session struct {
 	// own, after that one).
 	Fences []Fence
 }
+
+// Client is the scenario's client section.
+type Client struct {
+	FS, Terminal, Compaction bool
+}
+
+// Step is one client step of the scenario (scenarios/README.md, "Steps"):
+// Op is "prompt" (Text, Permissions, Background), "await_prompt",
+// "cancel", "set_mode" (Mode) or "wait" (Wait).
+type Step struct {
+	Op          string
+	Text        string
+	Permissions []string
+	Background  bool
+	Mode        string
+	Wait        Wait
+}
+
+// Wait is a wait step's condition on the main session (the fields set).
+type Wait struct {
+	ChildSettled int
+	TurnEnded    int
+	// ModelCall, when not nil, waits for the session's model call
+	// *ModelCall to have been entered.
+	ModelCall *int
+	Idle      bool
+}
+
+// Step operations of Step.Op.
+const (
+	OpPrompt      = "prompt"
+	OpAwaitPrompt = "await_prompt"
+	OpCancel      = "cancel"
+	OpSetMode     = "set_mode"
+	OpWait        = "wait"
+)
 
 // Fence is one scenario fence (scenarios/README.md, "Waits and fences").
 type Fence struct {
@@ -69,6 +121,16 @@ type fence struct {
 	Until   map[string]any `yaml:"until"`
 }
 
+type client struct {
+	FS         bool `yaml:"fs,omitempty"`
+	Terminal   bool `yaml:"terminal,omitempty"`
+	Compaction bool `yaml:"compaction,omitempty"`
+}
+
+type mcpServer struct {
+	Name string `yaml:"name"`
+}
+
 type toolCall struct {
 	ID        string `yaml:"id,omitempty"`
 	Name      string `yaml:"name"`
@@ -84,6 +146,8 @@ type document struct {
 	Summary       string             `yaml:"summary"`
 	Description   string             `yaml:"description,omitempty"`
 	ContextWindow int                `yaml:"context_window,omitempty"`
+	Client        *client            `yaml:"client,omitempty"`
+	MCPServers    []mcpServer        `yaml:"mcp_servers,omitempty"`
 	Files         map[string]string  `yaml:"files,omitempty"`
 	Fences        []fence            `yaml:"fences,omitempty"`
 	Model         map[string][]reply `yaml:"model"`
@@ -121,20 +185,26 @@ func (r *Recorder) Scenario(s Session) ([]byte, error) {
 	for _, f := range s.Fences {
 		doc.Fences = append(doc.Fences, fence{Session: f.Key, Call: f.Call, Until: map[string]any{"session": "main", "turn_ended": f.TurnEnded, "idle": true}})
 	}
+	if s.Client != (Client{}) {
+		doc.Client = &client{FS: s.Client.FS, Terminal: s.Client.Terminal, Compaction: s.Client.Compaction}
+	}
+	for _, name := range s.MCPServers {
+		doc.MCPServers = append(doc.MCPServers, mcpServer{Name: name})
+	}
+	steps := s.Steps
+	if len(steps) == 0 {
+		steps = s.oneShot()
+	}
 	doc.Steps = []any{"initialize", "new_session"}
-	if s.Mode != "" {
-		doc.Steps = append(doc.Steps, map[string]string{"set_mode": s.Mode})
-	}
-	prompt := map[string]any{"text": r.red.Redact(s.Prompt)}
-	if len(s.Permissions) > 0 {
-		prompt["permissions"] = s.Permissions
-	}
-	doc.Steps = append(doc.Steps, map[string]any{"prompt": prompt})
-	if s.Settled > 0 {
-		doc.Steps = append(doc.Steps, map[string]any{"wait": map[string]any{"child_settled": s.Settled, "idle": true}})
+	for _, st := range steps {
+		doc.Steps = append(doc.Steps, r.step(st))
 	}
 	var b bytes.Buffer
-	b.WriteString("# Recorded by acp-agent exec --record. Replay it keyless with\n#   acp-agent scenario test --dir DIR [--update]\n# (format: scenarios/README.md). Tool results are not recorded: the tools\n# run for real against the files below.\n")
+	by := s.By
+	if by == "" {
+		by = "exec --record"
+	}
+	fmt.Fprintf(&b, "# Recorded by acp-agent %s. Replay it keyless with\n#   acp-agent scenario test --dir DIR [--update]\n# (format: scenarios/README.md). Tool results are not recorded: the tools\n# run for real against the files below.\n", by)
 	enc := yaml.NewEncoder(&b)
 	enc.SetIndent(2)
 	if err := enc.Encode(doc); err != nil {
@@ -150,8 +220,57 @@ func (r *Recorder) Scenario(s Session) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
+// oneShot is the steps of a one-prompt run (exec).
+func (s Session) oneShot() []Step {
+	var out []Step
+	if s.Mode != "" {
+		out = append(out, Step{Op: OpSetMode, Mode: s.Mode})
+	}
+	out = append(out, Step{Op: OpPrompt, Text: s.Prompt, Permissions: s.Permissions})
+	if s.Settled > 0 {
+		out = append(out, Step{Op: OpWait, Wait: Wait{ChildSettled: s.Settled, Idle: true}})
+	}
+	return out
+}
+
+// step renders one step as the scenario file writes it: the shorthand
+// when it has no argument but the main one.
+func (r *Recorder) step(st Step) any {
+	switch st.Op {
+	case OpAwaitPrompt, OpCancel:
+		return st.Op
+	case OpSetMode:
+		return map[string]string{OpSetMode: st.Mode}
+	case OpWait:
+		w := map[string]any{}
+		if st.Wait.ChildSettled > 0 {
+			w["child_settled"] = st.Wait.ChildSettled
+		}
+		if st.Wait.TurnEnded > 0 {
+			w["turn_ended"] = st.Wait.TurnEnded
+		}
+		if st.Wait.ModelCall != nil {
+			w["model_call"] = *st.Wait.ModelCall
+		}
+		if st.Wait.Idle {
+			w["idle"] = true
+		}
+		return map[string]any{OpWait: w}
+	}
+	prompt := map[string]any{"text": r.red.Redact(st.Text)}
+	if len(st.Permissions) > 0 {
+		prompt["permissions"] = st.Permissions
+	}
+	if st.Background {
+		prompt["background"] = true
+	}
+	return map[string]any{OpPrompt: prompt}
+}
+
 // Write writes the scenario into dir (created if needed) as
-// dir/scenario.yaml; the rest of dir (goldens) is left alone.
+// dir/scenario.yaml; the rest of dir (goldens) is left alone. The file
+// is written to a temporary name and renamed over the old one, so a
+// crash leaves the previous file or the new one, never half of either.
 func (r *Recorder) Write(dir string, s Session) error {
 	data, err := r.Scenario(s)
 	if err != nil {
@@ -160,5 +279,25 @@ func (r *Recorder) Write(dir string, s Session) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, ScenarioFile), data, 0o644)
+	f, err := os.CreateTemp(dir, "."+ScenarioFile+".*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), filepath.Join(dir, ScenarioFile))
+	}
+	if err != nil {
+		_ = os.Remove(f.Name())
+	}
+	return err
 }

@@ -73,6 +73,19 @@ type CommandResult struct {
 	TerminalID string
 	// Sandbox describes the sandbox the command ran in; "" when none.
 	Sandbox string
+	// Quarantined are the protected paths (.git, .vscode, the agent's
+	// settings, …) that the sandboxed command created, which it may not:
+	// each was moved aside once the command was over.
+	Quarantined []MovedPath
+	// GuardError, when set, says the look for protected paths the
+	// sandboxed command created failed, so some may be left.
+	GuardError string
+}
+
+// MovedPath is a path and the name it was moved to.
+type MovedPath struct {
+	Path string `json:"path"`
+	To   string `json:"to"`
 }
 
 // Commands runs shell commands. Run kills the command (its whole process

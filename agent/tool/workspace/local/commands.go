@@ -158,8 +158,9 @@ func (c Commands) Run(ctx context.Context, cmd workspace.Command, _ func(session
 	ec.Stdout, ec.Stderr = pw, pw // *os.File: exec starts no copying goroutine
 	ec.SysProcAttr = sysProcAttr()
 	var sandboxed string
+	var guard *sandbox.Guard
 	if c.Sandbox != nil && !cmd.Unsandboxed {
-		if err := c.Sandbox.Prepare(ec); err != nil {
+		if guard, err = c.Sandbox.Prepare(ec); err != nil {
 			pr.Close()
 			pw.Close()
 			return workspace.CommandResult{}, &tool.Error{Code: sandbox.CodeUnavailable, Message: err.Error()}
@@ -168,9 +169,12 @@ func (c Commands) Run(ctx context.Context, cmd workspace.Command, _ func(session
 	}
 	// Last, so the reaper holds whatever the sandbox wraps.
 	rp := useReaper(ec, marker, grace)
+	// Watched from before the start, so nothing it creates is missed.
+	unwatch := guard.Watch()
 	err = ec.Start()
 	rp.started()
 	if err != nil {
+		unwatch()
 		pr.Close()
 		pw.Close()
 		rp.finish()
@@ -210,6 +214,16 @@ func (c Commands) Run(ctx context.Context, cmd workspace.Command, _ func(session
 		// still carries the marker, which also releases the output pipe.
 		stopGroup(pgid, grace, nil)
 		sweepMarked(grace, marker)
+	}
+	// Nothing of the command is left to write: move aside the protected
+	// paths it created (those at the top were moved as they appeared).
+	unwatch()
+	moved, gerr := guard.Check()
+	for _, m := range moved {
+		res.Quarantined = append(res.Quarantined, workspace.MovedPath{Path: m.Path, To: m.To})
+	}
+	if gerr != nil {
+		res.GuardError = gerr.Error()
 	}
 	select {
 	case <-readDone:

@@ -62,6 +62,10 @@ type Output struct {
 	Truncated  bool   `json:"truncated,omitempty"`
 	TerminalID string `json:"terminalId,omitempty"`
 	Sandbox    string `json:"sandbox,omitempty"`
+	// Quarantined are the protected paths the sandboxed command created,
+	// moved aside as they appeared or when it was over.
+	Quarantined []workspace.MovedPath `json:"quarantined,omitempty"`
+	GuardError  string                `json:"guardError,omitempty"`
 }
 
 // Execute asks to run the command, then runs it.
@@ -121,7 +125,8 @@ func (t *Bash) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, e
 	if err != nil {
 		return workspace.Failed(err, display), nil
 	}
-	out := Output{ExitCode: res.ExitCode, Signal: res.Signal, TimedOut: res.TimedOut, Truncated: res.Truncated, TerminalID: res.TerminalID, Sandbox: res.Sandbox}
+	out := Output{ExitCode: res.ExitCode, Signal: res.Signal, TimedOut: res.TimedOut, Truncated: res.Truncated, TerminalID: res.TerminalID, Sandbox: res.Sandbox,
+		Quarantined: res.Quarantined, GuardError: res.GuardError}
 	body := render(res, timeout)
 	if res.TimedOut {
 		r := workspace.Failed(&tool.Error{Code: CodeCommandTimedOut, Message: body}, display)
@@ -183,6 +188,17 @@ func render(res workspace.CommandResult, timeout time.Duration) string {
 	}
 	if res.Sandbox != "" && (res.ExitCode == nil || *res.ExitCode != 0) {
 		fmt.Fprintf(&b, "\n[The command ran in a sandbox (%s). If it failed because of the sandbox (\"Permission denied\" or \"Read-only file system\" on a write outside those directories, \"Network is unreachable\" and the like), run it again with \"sandbox\": false to ask the user to run it outside the sandbox.]", strings.TrimPrefix(res.Sandbox, "sandboxed: "))
+	}
+	if len(res.Quarantined) > 0 {
+		b.WriteString("\n[The command created protected paths, which a sandboxed command may not write (git and the editors run what they hold, outside the sandbox), so they were moved aside:")
+		for _, m := range res.Quarantined {
+			// Quoted: a created name can hold a newline or a bracket.
+			fmt.Fprintf(&b, " %q to %q;", m.Path, m.To)
+		}
+		b.WriteString(" to create such a path, run the command again with \"sandbox\": false, which asks the user.]")
+	}
+	if res.GuardError != "" {
+		fmt.Fprintf(&b, "\n[The sandbox could not finish its check for protected paths (.git, .vscode, .zed, .idea, .acp-agent) the command created: %s.]", res.GuardError)
 	}
 	return b.String()
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent/tool"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace/local"
+	"github.com/acp-agent/acp-agent/internal/benchtree"
 )
 
 // benchTree builds a tree of dirs×files Go-like files of lines lines.
@@ -63,6 +64,26 @@ func BenchmarkSearch(b *testing.B) {
 			benchCall(b, reg, "grep", `{"pattern":"NEEDLE"}`)
 		}
 	})
+}
+
+// BenchmarkGlob500 is the tool alone on the tree of the glob-turn
+// benchmarks (acp's BenchmarkGlobTurn500, cmd/acp-agent's
+// BenchmarkBinaryGlobTurn500): one glob returning 500 paths.
+//
+//	go test ./agent/tool/workspace/toolset -run '^$' -bench BenchmarkGlob500 -benchmem -count 3
+func BenchmarkGlob500(b *testing.B) {
+	root := b.TempDir()
+	if _, err := benchtree.Paths(root, 500); err != nil {
+		b.Fatal(err)
+	}
+	reg, err := tool.NewRegistry(Tools(workspace.Static{Cwd: root, Files: local.Files{}, Permissions: local.AllowAll{}})...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	args := `{"pattern":"` + benchtree.GlobPattern + `"}`
+	for b.Loop() {
+		benchCall(b, reg, "glob", args)
+	}
 }
 
 // BenchmarkReadPage: one 2000-line page near the start and near the end

@@ -16,5 +16,11 @@
 // Landlock, Prepare refuses with ErrUnavailable: a command is never run
 // unsandboxed in place of a sandboxed one.
 //
+// Where a mount namespace can be had, the protected paths under the
+// writable directories (protect.go) are bound read-only; those a command
+// creates, which no bind can reach beforehand, are moved aside by its
+// Guard (guard.go): at the top of the writable directories as they
+// appear, deeper ones once the command is over.
+//
 // Layering: standard library, golang.org/x/sys and go-landlock only.
 package sandbox

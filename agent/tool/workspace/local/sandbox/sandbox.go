@@ -130,7 +130,7 @@ func (s *Sandbox) Describe(cwd string) string {
 	b.WriteString(strings.Join(s.writable(cwd), ", "))
 	s.init()
 	if s.support.MountNS {
-		b.WriteString(" (.git, .acp-agent, .vscode, .zed and .idea there read-only)")
+		b.WriteString(" (.git, .acp-agent, .vscode, .zed and .idea there read-only, and moved aside when the command creates them)")
 	} else {
 		b.WriteString(" (.git and the editors' task files there are writable: this kernel allows no mount namespace)")
 	}
@@ -173,25 +173,31 @@ type spec struct {
 // Prepare rewrites cmd (not yet started, cmd.Dir its cwd) to run under the
 // sandbox: through the helper, in new user and network namespaces where
 // the network is cut and the kernel allows them. It keeps cmd's
-// SysProcAttr settings (process group, Pdeathsig).
-func (s *Sandbox) Prepare(cmd *exec.Cmd) error {
+// SysProcAttr settings (process group, Pdeathsig). Where the sandbox
+// keeps the protected paths, the Guard it returns finds (and moves
+// aside) those the command created: call its Check once the command and
+// every process it started are gone. The Guard is nil otherwise.
+func (s *Sandbox) Prepare(cmd *exec.Cmd) (*Guard, error) {
 	if err := s.Check(); err != nil {
-		return err
+		return nil, err
 	}
 	if cmd.Path == "" || cmd.Dir == "" {
-		return errors.New("sandbox: the command has no path or no directory")
+		return nil, errors.New("sandbox: the command has no path or no directory")
 	}
 	sp := spec{Writable: s.writable(cmd.Dir), Network: s.policy.Network}
+	var g *Guard
 	if s.support.MountNS {
 		ro, ok := protectedUnder(sp.Writable, s.policy.Protected)
 		if !ok {
-			return fmt.Errorf("%w: more than %d entries under the writable directories: the sandbox could not find every .git to keep read-only", ErrUnavailable, maxProtectWalk)
+			return nil, fmt.Errorf("%w: more than %d entries under the writable directories: the sandbox could not find every .git to keep read-only", ErrUnavailable, maxProtectWalk)
 		}
 		sp.ReadOnly = ro
+		// writable is the cwd, the temp dir, then the configured ones.
+		g = newGuard(append([]string{sp.Writable[0]}, sp.Writable[2:]...), s.policy.Protected, ro)
 	}
 	data, err := json.Marshal(sp)
 	if err != nil {
-		return fmt.Errorf("sandbox: %w", err)
+		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	args := append([]string{s.exe, HelperArg, string(data), cmd.Path}, cmd.Args...)
 	cmd.Path, cmd.Args = s.exe, args
@@ -204,7 +210,7 @@ func (s *Sandbox) Prepare(cmd *exec.Cmd) error {
 	case !s.policy.Network && s.support.NetNS:
 		netNS(cmd.SysProcAttr)
 	}
-	return nil
+	return g, nil
 }
 
 // userNS puts the process in a new user namespace (mapping the caller's

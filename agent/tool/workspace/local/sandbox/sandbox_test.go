@@ -10,8 +10,10 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/acp-agent/acp-agent/agent/tool/workspace/local/sandbox"
+	"github.com/acp-agent/acp-agent/internal/ownpaths"
 )
 
 func TestMain(m *testing.M) {
@@ -62,7 +64,7 @@ func TestNoUnixSocketOutside(t *testing.T) {
 		cmd.Dir = l.cwd
 		cmd.Env = append(os.Environ(), connectEnv+"="+sock)
 		if sb != nil {
-			if err := sb.Prepare(cmd); err != nil {
+			if _, err := sb.Prepare(cmd); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -109,23 +111,36 @@ func newLayout(t *testing.T) layout {
 
 func run(t *testing.T, sb *sandbox.Sandbox, cwd, script string) (string, int) {
 	t.Helper()
+	out, code, _ := runGuarded(t, sb, cwd, script)
+	return out, code
+}
+
+// runGuarded runs script in the sandbox and then the guard's check,
+// returning what it moved aside.
+func runGuarded(t *testing.T, sb *sandbox.Sandbox, cwd, script string) (string, int, []sandbox.Moved) {
+	t.Helper()
 	cmd := exec.Command("bash", "-c", script)
 	cmd.Dir = cwd
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := sb.Prepare(cmd); err != nil {
+	g, err := sb.Prepare(cmd)
+	if err != nil {
 		t.Fatalf("Prepare: %v", err)
 	}
 	out, err := cmd.CombinedOutput()
+	code := 0
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
-		return string(out), 0
 	case errors.As(err, &ee):
-		return string(out), ee.ExitCode()
+		code = ee.ExitCode()
 	default:
 		t.Fatalf("run %q: %v", script, err)
-		return "", -1
 	}
+	moved, err := g.Check()
+	if err != nil {
+		t.Fatalf("guard check after %q: %v", script, err)
+	}
+	return string(out), code, moved
 }
 
 func TestSandboxedFiles(t *testing.T) {
@@ -237,7 +252,7 @@ func TestSandboxRefusedWithoutKernelSupport(t *testing.T) {
 			sb := sandbox.New(tt.policy, sandbox.Options{Probe: func() sandbox.Support { return tt.support }})
 			cmd := exec.Command("bash", "-c", "true")
 			cmd.Dir = t.TempDir()
-			err := sb.Prepare(cmd)
+			_, err := sb.Prepare(cmd)
 			if !errors.Is(err, sandbox.ErrUnavailable) || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("Prepare = %v, want ErrUnavailable saying %q", err, tt.want)
 			}
@@ -254,7 +269,7 @@ func TestDescribe(t *testing.T) {
 		want    string
 	}{
 		{sandbox.Support{ABI: 7, NetNS: true, MountNS: true},
-			"sandboxed: writes only under /work/p, /tmp, /cache, /work/p/build (.git, .acp-agent, .vscode, .zed and .idea there read-only); no network; no UNIX sockets"},
+			"sandboxed: writes only under /work/p, /tmp, /cache, /work/p/build (.git, .acp-agent, .vscode, .zed and .idea there read-only, and moved aside when the command creates them); no network; no UNIX sockets"},
 		{sandbox.Support{ABI: 7, NetNS: true},
 			"sandboxed: writes only under /work/p, /tmp, /cache, /work/p/build (.git and the editors' task files there are writable: this kernel allows no mount namespace); no network; no UNIX sockets"},
 		{sandbox.Support{ABI: 7},
@@ -335,13 +350,307 @@ func BenchmarkStart(b *testing.B) {
 				cmd := exec.Command("bash", "-c", "true")
 				cmd.Dir = dir
 				if tc.sb != nil {
-					if err := tc.sb.Prepare(cmd); err != nil {
+					if _, err := tc.sb.Prepare(cmd); err != nil {
 						b.Fatal(err)
 					}
 				}
 				if err := cmd.Run(); err != nil {
 					b.Fatal(err)
 				}
+			}
+		})
+	}
+}
+
+// requireMountNS skips, saying why, where the sandbox cannot keep
+// protected paths.
+func requireMountNS(t *testing.T) {
+	t.Helper()
+	if s := requireLandlock(t); !s.MountNS {
+		t.Skip("this kernel allows no unprivileged mount namespace: the sandbox cannot keep protected paths here (accept-edits asks before sandboxed commands instead)")
+	}
+}
+
+// TestNewProtectedPathsMovedAside: a protected path that did not exist
+// when a sandboxed command started, and that the command creates (git
+// init, an editor's task file, the agent's project settings, a nested
+// repository, a .git file or symlink pointing at a planted git
+// directory, a configured protected file), is moved aside once the
+// command is over, with nothing left at its name; ordinary files the
+// command wrote stay, and so does a protected path that existed before
+// and was only renamed with its parent.
+func TestNewProtectedPathsMovedAside(t *testing.T) {
+	requireMountNS(t)
+	gitPath, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git is not installed")
+	}
+	tests := []struct {
+		name   string
+		setup  []string // directories made before the command, under the cwd
+		script string
+		moved  []string // paths under the cwd moved aside
+		kept   []string // paths under the cwd that must still be there
+	}{
+		{name: "git init", script: gitPath + " init --quiet && " + gitPath + " config core.fsmonitor /tmp/evil && touch made.txt",
+			moved: []string{".git"}, kept: []string{"made.txt"}},
+		{name: "a new .vscode/tasks.json", script: "mkdir .vscode && echo '{}' > .vscode/tasks.json",
+			moved: []string{".vscode"}},
+		{name: "the agent's project settings", script: "mkdir .acp-agent && echo '{\"allow\":[\"bash\"]}' > .acp-agent/settings.json",
+			moved: []string{".acp-agent"}},
+		{name: "zed and idea", script: "mkdir .zed .idea && touch .zed/tasks.json .idea/workspace.xml",
+			moved: []string{".idea", ".zed"}}, // in walk order
+		{name: "a nested repository", setup: []string{"sub/x"}, script: "cd sub/x && " + gitPath + " init --quiet",
+			moved: []string{"sub/x/.git"}},
+		{name: "a .git file pointing elsewhere", script: "echo 'gitdir: /tmp/planted' > .git", moved: []string{".git"}},
+		{name: "a .git symlink", script: "ln -s /tmp/planted .git", moved: []string{".git"}},
+		{name: "a repository created by a rename", script: "mkdir g && mv g .git", moved: []string{".git"}},
+		{name: "an existing .git renamed with its parent", setup: []string{"old/.git"}, script: "mv old new",
+			kept: []string{"new/.git"}},
+		{name: "a configured protected file", setup: []string{"own"}, script: "echo '{}' > own/settings.json",
+			moved: []string{"own/settings.json"}},
+		{name: "ordinary writes", script: "mkdir -p src/git && touch src/.gitignore .gitattributes", kept: []string{"src/git", "src/.gitignore", ".gitattributes"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := newLayout(t)
+			for _, d := range tt.setup {
+				if err := os.MkdirAll(filepath.Join(l.cwd, d), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			own := filepath.Join(l.cwd, "own", "settings.json")
+			sb := sandbox.New(sandbox.Policy{TempDir: l.tmp, Protected: []string{own}}, sandbox.Options{})
+			out, code, moved := runGuarded(t, sb, l.cwd, tt.script)
+			if code != 0 {
+				t.Fatalf("exit %d:\n%s", code, out)
+			}
+			var got []string
+			for _, m := range moved {
+				rel, _ := filepath.Rel(l.cwd, m.Path)
+				got = append(got, rel)
+				if m.To != m.Path+sandbox.QuarantineSuffix {
+					t.Errorf("%s moved to %s, want %s", m.Path, m.To, m.Path+sandbox.QuarantineSuffix)
+				}
+				if _, err := os.Lstat(m.To); err != nil {
+					t.Errorf("nothing at the quarantine name: %v", err)
+				}
+			}
+			if strings.Join(got, ",") != strings.Join(tt.moved, ",") {
+				t.Errorf("moved %q, want %q", got, tt.moved)
+			}
+			for _, p := range tt.moved {
+				if _, err := os.Lstat(filepath.Join(l.cwd, p)); err == nil {
+					t.Errorf("%s is still there", p)
+				}
+			}
+			for _, p := range tt.kept {
+				if _, err := os.Lstat(filepath.Join(l.cwd, p)); err != nil {
+					t.Errorf("%s was not kept: %v", p, err)
+				}
+			}
+		})
+	}
+}
+
+// TestQuarantineNameTaken: a second git init finds the first
+// quarantine name taken and uses the next one, leaving the first alone.
+func TestQuarantineNameTaken(t *testing.T) {
+	requireMountNS(t)
+	l := newLayout(t)
+	sb := sandbox.New(sandbox.Policy{TempDir: l.tmp}, sandbox.Options{})
+	var tos []string
+	for i := range 2 {
+		_, code, moved := runGuarded(t, sb, l.cwd, fmt.Sprintf("mkdir .vscode && echo %d > .vscode/tasks.json", i))
+		if code != 0 || len(moved) != 1 {
+			t.Fatalf("run %d: exit %d, moved %v", i, code, moved)
+		}
+		tos = append(tos, moved[0].To)
+	}
+	want := filepath.Join(l.cwd, ".vscode"+sandbox.QuarantineSuffix)
+	if tos[0] != want || tos[1] != want+"-2" {
+		t.Fatalf("moved to %q, want %s and its -2", tos, want)
+	}
+	for i, to := range tos {
+		if b, _ := os.ReadFile(filepath.Join(to, "tasks.json")); string(b) != fmt.Sprintf("%d\n", i) {
+			t.Errorf("%s holds %q", to, b)
+		}
+	}
+}
+
+// TestTempDirNotGuarded: the temp dir is shared with every program of
+// the user, so a repository made there is not taken for the command's
+// and is left where it is (existing ones there are still read-only).
+func TestTempDirNotGuarded(t *testing.T) {
+	requireMountNS(t)
+	l := newLayout(t)
+	sb := sandbox.New(sandbox.Policy{TempDir: l.tmp}, sandbox.Options{})
+	_, code, moved := runGuarded(t, sb, l.cwd, "mkdir -p "+l.tmp+"/r/.git && touch "+l.tmp+"/r/.git/config")
+	if code != 0 || len(moved) != 0 {
+		t.Fatalf("exit %d, moved %v", code, moved)
+	}
+	if _, err := os.Stat(filepath.Join(l.tmp, "r", ".git", "config")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// BenchmarkGuard measures what keeping the protected paths costs per
+// command in a project of n entries (a .git every 100 directories):
+// Prepare's walk that finds the paths to bind read-only, and the guard's
+// second walk once the command is over.
+func BenchmarkGuard(b *testing.B) {
+	if s := sandbox.ProbeKernel(); s.ABI < 1 || !s.MountNS {
+		b.Skip("this kernel cannot keep protected paths")
+	}
+	for _, n := range []int{10_000, 100_000} {
+		dir := b.TempDir()
+		for d := 0; d < n/10; d++ {
+			sub := filepath.Join(dir, fmt.Sprintf("d%03d", d/100), fmt.Sprintf("e%03d", d%100))
+			if err := os.MkdirAll(sub, 0o755); err != nil {
+				b.Fatal(err)
+			}
+			if d%100 == 0 {
+				if err := os.Mkdir(filepath.Join(sub, ".git"), 0o755); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for f := 0; f < 9; f++ {
+				if err := os.WriteFile(filepath.Join(sub, fmt.Sprintf("f%d", f)), nil, 0o644); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		sb := sandbox.New(sandbox.Policy{TempDir: b.TempDir()}, sandbox.Options{})
+		prepare := func() *sandbox.Guard {
+			cmd := exec.Command("true")
+			cmd.Dir = dir
+			g, err := sb.Prepare(cmd)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return g
+		}
+		b.Run(fmt.Sprintf("prepare/%d", n), func(b *testing.B) {
+			for b.Loop() {
+				prepare()
+			}
+		})
+		g := prepare()
+		b.Run(fmt.Sprintf("check/%d", n), func(b *testing.B) {
+			for b.Loop() {
+				if moved, err := g.Check(); err != nil || len(moved) != 0 {
+					b.Fatal(moved, err)
+				}
+			}
+		})
+	}
+}
+
+// TestWatchMovesAsideWhileRunning: a protected path created at the top
+// of the cwd (by mkdir or by a rename) is moved aside while the command
+// still runs, so an editor watching the folder does not find it for the
+// length of a long command; the command sees it go. The script waits for
+// that (bounded, so a broken watch fails instead of hanging).
+func TestWatchMovesAsideWhileRunning(t *testing.T) {
+	requireMountNS(t)
+	for _, script := range []string{
+		"mkdir .vscode && echo '{}' > .vscode/tasks.json",
+		"mkdir g && mv g .git",
+	} {
+		t.Run(script, func(t *testing.T) {
+			l := newLayout(t)
+			sb := sandbox.New(sandbox.Policy{TempDir: l.tmp}, sandbox.Options{})
+			name := ".vscode"
+			if strings.HasSuffix(script, ".git") {
+				name = ".git"
+			}
+			wait := script + "; for i in $(seq 3000); do [ -e " + name + " ] || { echo gone; exit 0; }; sleep 0.01; done; echo still there"
+			cmd := exec.Command("bash", "-c", wait)
+			cmd.Dir = l.cwd
+			g, err := sb.Prepare(cmd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out strings.Builder
+			cmd.Stdout, cmd.Stderr = &out, &out
+			stop := g.Watch()
+			if err := cmd.Start(); err != nil {
+				stop()
+				t.Fatal(err)
+			}
+			err = cmd.Wait()
+			stop()
+			// The write into .vscode may already find it gone.
+			if err != nil || !strings.HasSuffix(strings.TrimSpace(out.String()), "gone") {
+				t.Fatalf("the command saw %q (%v), want the path gone while it ran", out.String(), err)
+			}
+			moved, err := g.Check()
+			if err != nil || len(moved) != 1 || moved[0].Path != filepath.Join(l.cwd, name) {
+				t.Fatalf("moved %v, %v", moved, err)
+			}
+		})
+	}
+}
+
+// TestAgentsOwnPathsKept: a protected path the agent itself creates while
+// a sandboxed command runs (a subagent's worktree folder, .acp-agent/,
+// claimed through internal/ownpaths) is not taken for the command's; the
+// same folder made unclaimed is moved aside, so the claim is what keeps it.
+func TestAgentsOwnPathsKept(t *testing.T) {
+	requireMountNS(t)
+	for _, claimed := range []bool{true, false} {
+		t.Run(fmt.Sprintf("claimed=%v", claimed), func(t *testing.T) {
+			l := newLayout(t)
+			sb := sandbox.New(sandbox.Policy{TempDir: l.tmp}, sandbox.Options{})
+			script := "touch started; for i in $(seq 3000); do [ -e agent-done ] && exit 0; sleep 0.01; done; exit 9"
+			cmd := exec.Command("bash", "-c", script)
+			cmd.Dir = l.cwd
+			g, err := sb.Prepare(cmd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stop := g.Watch()
+			if err := cmd.Start(); err != nil {
+				stop()
+				t.Fatal(err)
+			}
+			for i := 0; ; i++ {
+				if _, err := os.Stat(filepath.Join(l.cwd, "started")); err == nil {
+					break
+				}
+				if i > 3000 {
+					t.Fatal("the command did not start")
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			dir := filepath.Join(l.cwd, ".acp-agent")
+			end := func(bool) {}
+			if claimed {
+				end = ownpaths.Begin(dir)
+			}
+			mkErr := os.Mkdir(dir, 0o755)
+			end(mkErr == nil)
+			if mkErr != nil {
+				t.Fatal(mkErr)
+			}
+			if err := os.WriteFile(filepath.Join(l.cwd, "agent-done"), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			err = cmd.Wait()
+			stop()
+			if err != nil {
+				t.Fatalf("command: %v", err)
+			}
+			moved, err := g.Check()
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, statErr := os.Stat(dir)
+			if claimed && (len(moved) != 0 || statErr != nil) {
+				t.Fatalf("the agent's own .acp-agent was moved aside: %v (%v)", moved, statErr)
+			}
+			if !claimed && (len(moved) != 1 || statErr == nil) {
+				t.Fatalf("an unclaimed .acp-agent was kept: moved %v", moved)
 			}
 		})
 	}
