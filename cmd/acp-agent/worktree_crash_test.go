@@ -29,18 +29,7 @@ func gitIn(t *testing.T, dir string, args ...string) string {
 // it, and when the child settles untouched its worktree and branch are
 // removed.
 func TestKilledWorktreeChildIsListedAndCleanedUp(t *testing.T) {
-	dir := t.TempDir()
-	data, cwd := filepath.Join(dir, "data"), filepath.Join(dir, "repo")
-	if err := os.MkdirAll(cwd, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cwd, _ = filepath.EvalSymlinks(cwd)
-	if err := os.WriteFile(filepath.Join(cwd, "a.txt"), []byte("a\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	gitIn(t, cwd, "init", "--quiet")
-	gitIn(t, cwd, "add", "a.txt")
-	gitIn(t, cwd, "commit", "--quiet", "-m", "first")
+	dir, data, cwd := crashRepo(t)
 	pidFile := filepath.Join(dir, "pid")
 	script := fmt.Sprintf(`model:
   main:
@@ -180,18 +169,7 @@ func TestKilledForegroundWorktreeIsSettledAtLoad(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := t.TempDir()
-			data, cwd := filepath.Join(dir, "data"), filepath.Join(dir, "repo")
-			if err := os.MkdirAll(cwd, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			cwd, _ = filepath.EvalSymlinks(cwd)
-			if err := os.WriteFile(filepath.Join(cwd, "a.txt"), []byte("a\n"), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			gitIn(t, cwd, "init", "--quiet")
-			gitIn(t, cwd, "add", "a.txt")
-			gitIn(t, cwd, "commit", "--quiet", "-m", "first")
+			dir, data, cwd := crashRepo(t)
 			pidFile := filepath.Join(dir, "pid")
 			script := fmt.Sprintf(`model:
   main:
@@ -322,18 +300,7 @@ func settledRecords(t *testing.T, data, id string) int {
 // A foreground call that returned settled its worktree itself (kept, as
 // its result says): a later load leaves it and records nothing.
 func TestReturnedForegroundWorktreeIsNotSettledAgain(t *testing.T) {
-	dir := t.TempDir()
-	data, cwd := filepath.Join(dir, "data"), filepath.Join(dir, "repo")
-	if err := os.MkdirAll(cwd, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cwd, _ = filepath.EvalSymlinks(cwd)
-	if err := os.WriteFile(filepath.Join(cwd, "a.txt"), []byte("a\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	gitIn(t, cwd, "init", "--quiet")
-	gitIn(t, cwd, "add", "a.txt")
-	gitIn(t, cwd, "commit", "--quiet", "-m", "first")
+	dir, data, cwd := crashRepo(t)
 	script := `model:
   main:
     - tool_calls: [{id: call_fg, name: subagent, arguments: '{"description": "Iso", "prompt": "work", "isolation": "worktree", "run_in_background": false}'}]
@@ -364,4 +331,23 @@ func TestReturnedForegroundWorktreeIsNotSettledAgain(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(worktree, "new.txt")); err != nil || string(b) != "new\n" {
 		t.Fatalf("the kept worktree changed: %q %v", b, err)
 	}
+}
+
+// crashRepo makes a data directory and a git repository with one commit
+// (a.txt) under a new temp dir, returning the three paths.
+func crashRepo(t *testing.T) (dir, data, cwd string) {
+	t.Helper()
+	dir = t.TempDir()
+	data, cwd = filepath.Join(dir, "data"), filepath.Join(dir, "repo")
+	if err := os.MkdirAll(cwd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cwd, _ = filepath.EvalSymlinks(cwd)
+	if err := os.WriteFile(filepath.Join(cwd, "a.txt"), []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitIn(t, cwd, "init", "--quiet")
+	gitIn(t, cwd, "add", "a.txt")
+	gitIn(t, cwd, "commit", "--quiet", "-m", "first")
+	return dir, data, cwd
 }
