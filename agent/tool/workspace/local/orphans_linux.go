@@ -85,6 +85,9 @@ func reapAdopted(sigc chan os.Signal, stop, done chan struct{}) {
 				reapOrphans()
 				live := adopted(false)
 				if len(live) == 0 {
+					// One may have died between the reap and the look
+					// (a zombie is not live): reap what is left.
+					reapOrphans()
 					return
 				}
 				for _, pid := range live {
