@@ -326,6 +326,11 @@ type digestReporter struct {
 	finished bool
 	// sent records that a state was sent.
 	sent bool
+	// holding keeps the final digest until setReport (a background
+	// child can settle before its delegation call has returned, and the
+	// call's own progress must not get it, out of order, after that).
+	holding bool
+	pending *tool.Progress
 
 	quit chan struct{}
 	done chan struct{}
@@ -388,7 +393,19 @@ func (r *digestReporter) setLink(meta map[string]any, report func(tool.Progress)
 // call has returned: its later updates go through the caller).
 func (r *digestReporter) setReport(report func(tool.Progress)) {
 	r.mu.Lock()
-	r.report = report
+	r.report, r.holding = report, false
+	pending := r.pending
+	r.pending = nil
+	r.mu.Unlock()
+	if pending != nil && report != nil {
+		report(*pending)
+	}
+}
+
+// holdFinal keeps the final digest until setReport names where it goes.
+func (r *digestReporter) holdFinal() {
+	r.mu.Lock()
+	r.holding = true
 	r.mu.Unlock()
 }
 
@@ -457,15 +474,19 @@ func (r *digestReporter) sendFinal(text, stop string) {
 	if r.opts.Sync {
 		return
 	}
-	r.mu.Lock()
-	report := r.report
-	r.mu.Unlock()
-	if report == nil {
-		return
-	}
 	status := "completed"
 	if stop != driver.StopCompleted {
 		status = "failed"
 	}
-	report(tool.Progress{Text: text, Meta: r.meta, Status: status})
+	p := tool.Progress{Text: text, Meta: r.meta, Status: status}
+	r.mu.Lock()
+	report := r.report
+	if r.holding {
+		r.pending, report = &p, nil
+	}
+	r.mu.Unlock()
+	if report == nil {
+		return
+	}
+	report(p)
 }

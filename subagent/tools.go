@@ -245,6 +245,7 @@ func (d *Delegation) Execute(ctx context.Context, inv tool.Invocation) (tool.Res
 		// carries the link from its first update.
 		childID := caller.Session().NewID()
 		rep := newDigestReporter(d.svc.digest, false, childLinkMeta(childID, ModeContinuable, depth), inv.Progress)
+		rep.holdFinal() // until the call has returned (setReport below)
 		_, _, err := d.svc.StartContinuable(ctx, ContinuableSpec{
 			Provider: d.cfg.Provider, Label: args.Description, CallID: inv.CallID, ChildID: childID, Prompt: prompt, Parent: caller,
 			Route: opts.route, MaxDepth: d.cfg.MaxDepth, ToolFilter: opts.toolFilter, Persona: opts.persona,

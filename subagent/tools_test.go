@@ -228,7 +228,7 @@ func TestSubagentToolStartsABackgroundContinuableChildByDefault(t *testing.T) {
 		t.Errorf("end = %+v", ends[0])
 	}
 	if len(progress) != 1 {
-		t.Fatalf("progress reports = %d, want 1", len(progress))
+		t.Fatalf("progress reports = %d, want 1: %+v", len(progress), progress)
 	}
 	meta := progress[0].Meta[subagent.ProgressMetaKey].(map[string]any)
 	if meta["childSessionId"] != m[1] || meta["mode"] != "continuable" || meta["depth"] != 1 {
