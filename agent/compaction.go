@@ -88,10 +88,13 @@ func (a *Agent) Compact(ctx context.Context, instructions string) (session.Compa
 	return d.data, d.err
 }
 
-// runCompactTurn runs the compaction of a Compact turn.
+// runCompactTurn runs the compaction of a Compact turn. Its outcome goes
+// to the waiting Compact once the turn has ended (runTurn), as a prompt's
+// does: a caller that prompts next must find the turn/end logged, or the
+// next prompt's splice races it into the log.
 func (a *Agent) runCompactTurn(t *turnState) session.TurnEndReason {
 	d, err := a.compactNow(t.ctx, session.TriggerManual, t.compact.instructions)
-	t.compact.waiter <- compactDone{data: d, err: err}
+	t.compactDone = compactDone{data: d, err: err}
 	if t.ctx.Err() != nil {
 		return abortedReason(t)
 	}

@@ -308,6 +308,11 @@ func TestCompactionThatWouldNotShrink(t *testing.T) {
 				t.Fatal(err)
 			}
 			d, err := a.Compact(t.Context(), "")
+			// Compact answers once its turn has ended: a prompt sent
+			// next cannot be spliced before the turn/end.
+			if evs := s.MustEvents(); evs[len(evs)-1].Type != session.TypeTurnEnd {
+				t.Errorf("Compact returned before its turn ended: the log ends with %s", evs[len(evs)-1].Type)
+			}
 			if tt.applied {
 				if err != nil || d.Outcome != session.CompactionCompleted || d.PostTokens >= d.PreTokens {
 					t.Fatalf("Compact = %+v, %v; want completed and smaller", d, err)

@@ -28,6 +28,8 @@ type turnState struct {
 	first    bool        // first turn of the session's own suffix
 	claimed  []*item     // next-turn items claimed at turn start
 	compact  *compactReq // a Compact turn: it runs the compaction, no steps
+	// compactDone is a Compact turn's outcome, handed to its waiter after turn/end.
+	compactDone compactDone
 	// compactFailed: an automatic compaction of this turn did not complete.
 	compactFailed bool
 }
@@ -179,6 +181,9 @@ func (a *Agent) runTurn(t *turnState) {
 		if it.waiter != nil {
 			it.waiter <- res
 		}
+	}
+	if t.compact != nil {
+		t.compact.waiter <- t.compactDone
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -56,6 +57,10 @@ type keyedProvider struct {
 	// summary, when set, answers a request offering no tools (a
 	// compaction's summary request).
 	summary string
+	// words streams a reply's text cut after each run of spaces, as the
+	// scripted model replays it (a recording keeps each reply's text, not
+	// how the provider chunked it), so a replay's chunks match.
+	words bool
 
 	mu    sync.Mutex
 	auths []string
@@ -127,8 +132,14 @@ func (p *keyedProvider) serve(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1767225600,\"model\":\"fake\",\"choices\":[{\"index\":0,\"delta\":%s,\"finish_reason\":%s}]}\n\n", d, f)
 	}
 	chunk(map[string]any{"role": "assistant", "content": ""}, "")
-	if rep.text != "" {
-		chunk(map[string]any{"content": rep.text}, "")
+	text := []string{rep.text}
+	if p.words {
+		text = regexp.MustCompile(`[^ \t\n]*[ \t\n]*`).FindAllString(rep.text, -1)
+	}
+	for _, t := range text {
+		if t != "" {
+			chunk(map[string]any{"content": t}, "")
+		}
 	}
 	finish := "stop"
 	for i, c := range rep.calls {
