@@ -164,7 +164,9 @@ func (r *Running) Close() error {
 // (their lock can be taken) left: every process carrying a recorded
 // marker, and every member of a recorded process group (kill(-pgid)),
 // marker or not, when the group is still the one recorded (its leader
-// has the recorded start time, or a member carries the marker). It then
+// has the recorded start time, or a member carries the marker), and
+// every process in a recorded cgroup that still exists (which it then
+// removes), wherever the process went and whatever it carries. It then
 // removes those records. The records of live agents are left alone. It
 // reads the registry, and /proc only when a gone agent left records. It
 // returns how many processes it killed.
