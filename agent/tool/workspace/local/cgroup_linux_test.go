@@ -125,6 +125,7 @@ func TestSweepRunningKillsRecordedCgroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	cg := reaper.CgroupPath(string(b))
+	t.Cleanup(func() { reaper.KillCgroup(cg, time.Second) }) // when the sweep failed
 	reaperPID, ok := proctest.GroupOf(readPID(t, filepath.Join(dir, "sh")))
 	if !ok {
 		t.Fatal("the command's shell is not running")

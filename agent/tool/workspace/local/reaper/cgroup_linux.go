@@ -172,6 +172,18 @@ func KillCgroup(path string, bound time.Duration) int {
 			break
 		}
 	}
+	// Child cgroups first (an agent run as a command makes its own):
+	// a cgroup with children cannot be removed.
+	var dirs []string
+	_ = filepath.WalkDir(path, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() && p != path {
+			dirs = append(dirs, p)
+		}
+		return nil
+	})
+	for i := len(dirs) - 1; i >= 0; i-- {
+		_ = syscall.Rmdir(dirs[i])
+	}
 	for deadline := time.Now().Add(bound); ; time.Sleep(5 * time.Millisecond) {
 		err := syscall.Rmdir(path)
 		if err == nil || errors.Is(err, syscall.ENOENT) || time.Now().After(deadline) {
