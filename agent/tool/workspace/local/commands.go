@@ -211,9 +211,11 @@ func (c Commands) Run(ctx context.Context, cmd workspace.Command, _ func(session
 	if !rp.finish() {
 		// No reaper, or it was killed before it reaped everything: stop
 		// what is left in the group, then what left it (setsid) and
-		// still carries the marker, which also releases the output pipe.
+		// still carries the marker, which also releases the output pipe,
+		// then what is left in its cgroup, marker or not.
 		stopGroup(pgid, grace, nil)
 		sweepMarked(grace, marker)
+		killCgroup(marker, grace)
 	}
 	// Nothing of the command is left to write: move aside the protected
 	// paths it created (those at the top were moved as they appeared).

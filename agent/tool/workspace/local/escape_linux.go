@@ -229,3 +229,12 @@ func procState(pid string) (string, bool) {
 	}
 	return f[0], true
 }
+
+// killCgroup kills what is left in the command's cgroup and removes it,
+// when the reaper did not (it was killed before it could): processes
+// that escaped its tree carry the cgroup even without the marker.
+func killCgroup(marker string, grace time.Duration) {
+	if cg := reaper.CgroupPath(marker); cg != "" {
+		reaper.KillCgroup(cg, grace)
+	}
+}

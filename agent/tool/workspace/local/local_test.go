@@ -25,6 +25,10 @@ func TestMain(m *testing.M) {
 		helperAgent(dir)
 		return
 	}
+	if dir := os.Getenv(helperCgroupAgentEnv); dir != "" {
+		helperCgroupAgent(dir)
+		return
+	}
 	goleak.VerifyTestMain(m)
 }
 

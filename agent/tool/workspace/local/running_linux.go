@@ -11,7 +11,9 @@ package local
 //	<owner>.lock   held (flock) by the live agent process <owner>
 //	<owner>/<n>    one running command: its marker, written before the
 //	               command starts, then "<pgid> <leader start time>" on a
-//	               second line once it started; removed when it ends
+//	               second line once it started, and "cgroup <path>" on
+//	               the last where the command may have a cgroup of its
+//	               own (reaper.CgroupPath); removed when it ends
 //
 // Records are not fsynced: they must outlive the agent process, which
 // the page cache does; only a crash of the machine loses them, and that
@@ -32,6 +34,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/acp-agent/acp-agent/agent/tool/workspace/local/reaper"
 )
 
 // Running is one agent process's part of the registry of running
@@ -80,7 +84,7 @@ func OpenRunning(root string) (*Running, error) {
 }
 
 // RunningEntry is the record of one running command.
-type RunningEntry struct{ path, marker string }
+type RunningEntry struct{ path, marker, cgroup string }
 
 // Add records marker before its command starts; Remove deletes the
 // record once the command and everything carrying its marker are gone.
@@ -93,11 +97,13 @@ func (r *Running) Add(marker string) (*RunningEntry, error) {
 	r.next++
 	path := filepath.Join(r.dir, strconv.Itoa(r.next))
 	r.mu.Unlock()
-	if err := writeRecord(path, marker, os.O_EXCL); err != nil {
+	// The cgroup is recorded before the reaper may create it.
+	e := &RunningEntry{path: path, marker: marker, cgroup: reaper.CgroupPath(marker)}
+	if err := writeRecord(path, marker+"\n"+e.cgroupLine(), os.O_EXCL); err != nil {
 		os.Remove(path)
 		return nil, err
 	}
-	return &RunningEntry{path: path, marker: marker}, nil
+	return e, nil
 }
 
 // SetGroup adds the command's process group (its leader's pid), with the
@@ -108,7 +114,14 @@ func (e *RunningEntry) SetGroup(pgid int) {
 	if !ok || len(f) < 20 {
 		return
 	}
-	_ = writeRecord(e.path, e.marker+"\n"+strconv.Itoa(pgid)+" "+f[19], os.O_TRUNC)
+	_ = writeRecord(e.path, e.marker+"\n"+strconv.Itoa(pgid)+" "+f[19]+"\n"+e.cgroupLine(), os.O_TRUNC)
+}
+
+func (e *RunningEntry) cgroupLine() string {
+	if e.cgroup == "" {
+		return ""
+	}
+	return "cgroup " + e.cgroup
 }
 
 // Remove deletes the record.
@@ -151,7 +164,9 @@ func (r *Running) Close() error {
 // (their lock can be taken) left: every process carrying a recorded
 // marker, and every member of a recorded process group (kill(-pgid)),
 // marker or not, when the group is still the one recorded (its leader
-// has the recorded start time, or a member carries the marker). It then
+// has the recorded start time, or a member carries the marker), and
+// every process in a recorded cgroup that still exists (which it then
+// removes), wherever the process went and whatever it carries. It then
 // removes those records. The records of live agents are left alone. It
 // reads the registry, and /proc only when a gone agent left records. It
 // returns how many processes it killed.
@@ -169,6 +184,7 @@ func SweepRunning(root string) (int, error) {
 	}
 	var markers []string
 	groups := map[int]string{}
+	cgroups := map[string]bool{}
 	var gone []func()
 	var errs []error
 	for _, e := range entries {
@@ -187,7 +203,7 @@ func SweepRunning(root string) (int, error) {
 			if !ok {
 				continue // a live agent
 			}
-			m, err := readRecords(filepath.Join(root, owner), groups)
+			m, err := readRecords(filepath.Join(root, owner), groups, cgroups)
 			errs = append(errs, err)
 			markers = append(markers, m...)
 			gone = append(gone, func() {
@@ -197,15 +213,19 @@ func SweepRunning(root string) (int, error) {
 			})
 		case e.IsDir() && !names[name+".lock"]:
 			// A sweeper died between removing the lock and the directory.
-			m, err := readRecords(filepath.Join(root, name), groups)
+			m, err := readRecords(filepath.Join(root, name), groups, cgroups)
 			errs = append(errs, err)
 			markers = append(markers, m...)
 			gone = append(gone, func() { errs = append(errs, removeOwner(filepath.Join(root, name))) })
 		}
 	}
 	killed := 0
+	// Each cgroup first: exact, whatever its processes carry.
+	for cg := range cgroups {
+		killed += reaper.KillCgroup(cg, 2*time.Second)
+	}
 	if len(markers) > 0 {
-		killed = sweepLeft(2*time.Second, groups, markers)
+		killed += sweepLeft(2*time.Second, groups, markers)
 	}
 	// Records go only after their processes: a sweep cut short is
 	// repeated by the next start.
@@ -230,11 +250,15 @@ func takeLock(path string) (*os.File, bool) {
 }
 
 // readMarkers reads the markers recorded in an owner's directory.
-func readMarkers(dir string) ([]string, error) { return readRecords(dir, map[int]string{}) }
+func readMarkers(dir string) ([]string, error) {
+	return readRecords(dir, map[int]string{}, map[string]bool{})
+}
 
 // readRecords reads the markers recorded in an owner's directory, and
-// adds the recorded process groups to groups.
-func readRecords(dir string, groups map[int]string) ([]string, error) {
+// adds the recorded process groups to groups and the recorded cgroups
+// that are a command's cgroup for the record's marker (the file is not
+// trusted: nothing else is killed) to cgroups.
+func readRecords(dir string, groups map[int]string, cgroups map[string]bool) ([]string, error) {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -248,14 +272,21 @@ func readRecords(dir string, groups map[int]string) ([]string, error) {
 		if err != nil {
 			continue
 		}
-		m, group, _ := strings.Cut(string(b), "\n")
+		lines := strings.Split(string(b), "\n")
+		m := lines[0]
 		if !strings.HasPrefix(m, MarkerVar+"=") {
 			continue
 		}
 		out = append(out, m)
-		if pg, start, ok := strings.Cut(group, " "); ok {
-			if n, err := strconv.Atoi(pg); err == nil && n > 1 && start != "" {
-				groups[n] = start
+		for _, l := range lines[1:] {
+			if cg, ok := strings.CutPrefix(l, "cgroup "); ok {
+				if reaper.ValidCgroup(cg, m) {
+					cgroups[cg] = true
+				}
+			} else if pg, start, ok := strings.Cut(l, " "); ok {
+				if n, err := strconv.Atoi(pg); err == nil && n > 1 && start != "" {
+					groups[n] = start
+				}
 			}
 		}
 	}

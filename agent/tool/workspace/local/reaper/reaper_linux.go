@@ -88,6 +88,13 @@ func runReaper(args []string) int {
 	term := make(chan os.Signal, 1)
 	signal.Notify(term, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 
+	// In a cgroup of its own where it can have one, before anything of
+	// the command exists: everything it starts is in it.
+	cgroup := CgroupPath(args[0])
+	if !enterCgroup(cgroup) {
+		cgroup = ""
+	}
+
 	// Pdeathsig fires when the forking thread ends: keep it for good.
 	runtime.LockOSThread()
 	shell, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
@@ -97,6 +104,9 @@ func runReaper(args []string) int {
 		Sys: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
 	})
 	if err != nil {
+		if cgroup != "" {
+			leaveCgroup(cgroup, time.Duration(grace))
+		}
 		os.Stderr.WriteString("acp-agent: " + path + ": " + err.Error() + "\n")
 		return 127
 	}
@@ -189,6 +199,10 @@ func runReaper(args []string) int {
 		if r := <-reapedc; r.pid == shell {
 			status, shellDone = r.ws, true
 		}
+	}
+	if cgroup != "" {
+		// What left the tree is still in the cgroup: killed with it.
+		leaveCgroup(cgroup, time.Duration(grace))
 	}
 	_, _ = os.NewFile(reaperStatusFD, "status").WriteString(Clean)
 	if !shellDone {
