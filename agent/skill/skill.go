@@ -451,3 +451,16 @@ func Files(k *Skill) ([]string, bool, error) {
 	}
 	return out, more, nil
 }
+
+// Preload renders the bodies of skills for a child's prompt (an agent
+// definition's skills:), in the order given.
+func Preload(skills []*Skill) string {
+	var b strings.Builder
+	for _, k := range skills {
+		if b.Len() == 0 {
+			b.WriteString("Skills preloaded by your agent definition (follow them where they apply; their files are in each folder):\n")
+		}
+		fmt.Fprintf(&b, "\n<skill name=%q folder=%q>\n%s\n</skill>\n", k.Name, k.Dir, k.Body)
+	}
+	return strings.TrimSpace(b.String())
+}
