@@ -71,6 +71,7 @@ func builtinCommands() []Command {
 		sessionsCommand(),
 		agentsCommand(),
 		execCommand(),
+		skillsCommand(),
 	}
 }
 
