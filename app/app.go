@@ -270,10 +270,12 @@ func New(cfg Config) (*App, error) {
 		},
 		// Workspace fallbacks when the client lacks fs / terminal
 		// (workspace.go).
-		LocalFiles:      localFiles,
+		LocalFiles:      local.Files{},
 		LocalCommands:   cmds.For(settings.Sandbox{}),
 		SandboxCommands: cmds.For,
-		KillLeftover:    killLeftover,
+		// What commands of an agent that died left (markers recorded
+		// in the session log) is killed when their session is loaded.
+		KillLeftover: local.KillMarked,
 		// A root loaded from storage settles the worktrees of foreground
 		// children a killed process left (subagent/leftover.go).
 		SettleWorktrees: a.Subagents.SettleLeftWorktrees,
