@@ -181,6 +181,12 @@ type App struct {
 
 // New builds the composition described by cfg. The caller owns the App and
 // must call Close.
+//
+// It is long on purpose: it is the one place where every part of the
+// process is wired to the others, in the order they depend on each other
+// (models, storage, catalog, subagents, workspace, caller's hooks, then
+// the ACP server's options, one field each); split, the order would be
+// spread over several functions sharing a half-built App.
 func New(cfg Config) (*App, error) {
 	if cfg.DataDir == "" {
 		return nil, errors.New("app: no data directory")

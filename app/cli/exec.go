@@ -266,27 +266,8 @@ func runExec(ctx context.Context, env *Env, o execOptions, args []string) error 
 		defer rec.Observe(a.Sessions)()
 	}
 
-	// SIGINT (or SIGTERM) cancels the turn; a second one exits at once.
-	cancel := make(chan struct{})
-	sigc := make(chan os.Signal, 2)
-	env.Process.notify(sigc)
-	defer env.Process.stop(sigc)
-	sigDone := make(chan struct{})
-	defer close(sigDone)
-	go func() {
-		select {
-		case <-sigc:
-			close(cancel)
-		case <-sigDone:
-			return
-		}
-		select {
-		case <-sigc:
-			fmt.Fprintln(env.Stderr, "acp-agent: interrupted again: exiting now")
-			env.Process.exit(ExitRefused)
-		case <-sigDone:
-		}
-	}()
+	cancel, stopSignals := cancelOnSignal(env)
+	defer stopSignals()
 
 	res, err := a.Exec(ctx, headless.Options{
 		Prompt: text, Cwd: cwd, Resume: o.resume, MCPServers: servers,
@@ -302,6 +283,34 @@ func runExec(ctx context.Context, env *Env, o execOptions, args []string) error 
 		}, env.Stderr)
 	}
 	return errors.Join(execOutcome(res, err), recErr, a.Close())
+}
+
+// cancelOnSignal closes cancel at the first SIGINT (or SIGTERM), which
+// cancels the turn, and exits at once with ExitRefused at a second one.
+// stop ends the subscription and its goroutine.
+func cancelOnSignal(env *Env) (cancel <-chan struct{}, stop func()) {
+	cancelled := make(chan struct{})
+	sigc := make(chan os.Signal, 2)
+	env.Process.notify(sigc)
+	sigDone := make(chan struct{})
+	go func() {
+		select {
+		case <-sigc:
+			close(cancelled)
+		case <-sigDone:
+			return
+		}
+		select {
+		case <-sigc:
+			fmt.Fprintln(env.Stderr, "acp-agent: interrupted again: exiting now")
+			env.Process.exit(ExitRefused)
+		case <-sigDone:
+		}
+	}()
+	return cancelled, func() {
+		close(sigDone)
+		env.Process.stop(sigc)
+	}
 }
 
 // execOutcome maps how the run ended to exec's exit status.

@@ -93,18 +93,49 @@ func runSessions(ctx context.Context, env *Env, cwd string, args []string) error
 		return err
 	}
 	defer st.Close()
-	entries, known, err := indexedSessions(ctx, st)
+	rows, err := sessionRows(ctx, st, cwd)
 	if err != nil {
 		return err
 	}
+	damaged, err := writeSessionsTable(env.Stdout, st, rows)
+	if err != nil || damaged {
+		return err
+	}
+	if len(rows) == 0 {
+		why := ""
+		if cwd != "" {
+			why = " whose working directory is " + cwd
+		}
+		noSessions(env, why)
+	}
+	return nil
+}
+
+// sessionRow is one line of the sessions table.
+type sessionRow struct {
+	id, title, created, parent string
+	// problem, for an unreadable log, is its reason (cut in the table).
+	problem string
+	mod     int64
+}
+
+// sessionRows lists the stored sessions (those working in cwd, when it is
+// set) newest first, each with its title and what is wrong with its log:
+// titles and repair summaries from the catalog index where its rows are
+// valid, else from the log.
+func sessionRows(ctx context.Context, st *persistence.Store, cwd string) ([]sessionRow, error) {
+	entries, known, err := indexedSessions(ctx, st)
+	if err != nil {
+		return nil, err
+	}
 	bad, err := unlistedSessions(ctx, st, entries)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if cwd != "" {
 		want, err := filepath.Abs(cwd)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		entries = slices.DeleteFunc(entries, func(e persistence.Entry) bool { return filepath.Clean(e.Header.Cwd) != want })
 		bad = nil // no header, so no cwd to match
@@ -115,15 +146,9 @@ func runSessions(ctx context.Context, env *Env, cwd string, args []string) error
 		parentOf[e.Header.ID] = e.Header.ParentSession
 	}
 	corrupt := session.CorruptParents(parentOf)
-	type row struct {
-		id, title, created, parent string
-		// problem, for an unreadable log, is its reason (cut in the table).
-		problem string
-		mod     int64
-	}
-	rows := make([]row, 0, len(entries)+len(bad))
+	rows := make([]sessionRow, 0, len(entries)+len(bad))
 	for _, e := range entries {
-		r := row{id: e.Header.ID, created: humanTime(e.Header.CreatedAt), parent: orDash(e.Header.ParentSession), mod: e.ModTime}
+		r := sessionRow{id: e.Header.ID, created: humanTime(e.Header.CreatedAt), parent: orDash(e.Header.ParentSession), mod: e.ModTime}
 		ix, indexed := known[e.Header.ID]
 		repaired := ix.repaired
 		if why, ok := corrupt[e.Header.ID]; ok {
@@ -145,9 +170,9 @@ func runSessions(ctx context.Context, env *Env, cwd string, args []string) error
 		rows = append(rows, r)
 	}
 	for _, u := range bad {
-		rows = append(rows, row{id: u.ID, title: "(unreadable)", problem: persistence.UnreadableDamage(u).Text(), created: "-", parent: "-", mod: u.ModTime})
+		rows = append(rows, sessionRow{id: u.ID, title: "(unreadable)", problem: persistence.UnreadableDamage(u).Text(), created: "-", parent: "-", mod: u.ModTime})
 	}
-	slices.SortFunc(rows, func(a, b row) int {
+	slices.SortFunc(rows, func(a, b sessionRow) int {
 		if a.mod != b.mod {
 			if a.mod > b.mod {
 				return -1
@@ -156,7 +181,13 @@ func runSessions(ctx context.Context, env *Env, cwd string, args []string) error
 		}
 		return strings.Compare(a.id, b.id)
 	})
-	damaged := slices.ContainsFunc(rows, func(r row) bool { return r.problem != "" })
+	return rows, nil
+}
+
+// writeSessionsTable writes rows as a table to w, with a PROBLEM column
+// and a hint after it when a row has a problem (damaged).
+func writeSessionsTable(w io.Writer, st *persistence.Store, rows []sessionRow) (damaged bool, err error) {
+	damaged = slices.ContainsFunc(rows, func(r sessionRow) bool { return r.problem != "" })
 	var table bytes.Buffer
 	tw := tabwriter.NewWriter(&table, 0, 4, 2, ' ', 0)
 	if damaged {
@@ -176,26 +207,18 @@ func runSessions(ctx context.Context, env *Env, cwd string, args []string) error
 		fmt.Fprintln(tw)
 	}
 	if err := tw.Flush(); err != nil {
-		return err
+		return damaged, err
 	}
 	// A readable row's empty PROBLEM cell leaves padding behind.
 	for line := range strings.Lines(table.String()) {
-		if _, err := fmt.Fprintln(env.Stdout, strings.TrimRight(line, " \n")); err != nil {
-			return err
+		if _, err := fmt.Fprintln(w, strings.TrimRight(line, " \n")); err != nil {
+			return damaged, err
 		}
 	}
 	if damaged {
-		_, err = fmt.Fprintln(env.Stdout, "(for the whole reason: acp-agent sessions show ID; to repair a log: acp-agent sessions repair ID)")
-		return err
+		_, err = fmt.Fprintln(w, "(for the whole reason: acp-agent sessions show ID; to repair a log: acp-agent sessions repair ID)")
 	}
-	if len(rows) == 0 {
-		why := ""
-		if cwd != "" {
-			why = " whose working directory is " + cwd
-		}
-		noSessions(env, why)
-	}
-	return nil
+	return damaged, err
 }
 
 // problemWidth bounds the PROBLEM cell of the sessions table.

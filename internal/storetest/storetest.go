@@ -53,8 +53,12 @@ func NewSettledWriter(t testing.TB, dir string) *SettledWriter {
 	if _, err := subagent.RegisterProjections(reg); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := reg.Register(projection.Title()); err != nil {
-		t.Fatal(err)
+	// The units the app checkpoints at every turn end (app/catalog.go):
+	// a listing takes titles and repair summaries from them.
+	for _, u := range []projection.Unit{projection.Title(), projection.Repaired()} {
+		if _, err := reg.Register(u); err != nil {
+			t.Fatal(err)
+		}
 	}
 	cache, err := projcache.Open(dir, reg)
 	if err != nil {
