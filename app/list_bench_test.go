@@ -1,7 +1,7 @@
 package app
 
 import (
-	"github.com/acp-agent/acp-agent/internal/storetest"
+	"github.com/acp-agent/acp-agent/app/storetest"
 	"log/slog"
 	"os"
 	"path/filepath"

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/acp-agent/acp-agent/internal/storetest"
+	"github.com/acp-agent/acp-agent/app/storetest"
 	"log/slog"
 	"os"
 	"path/filepath"

@@ -5,7 +5,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/acp-agent/acp-agent/app"
-	"github.com/acp-agent/acp-agent/internal/storetest"
+	"github.com/acp-agent/acp-agent/app/storetest"
 	"log/slog"
 	"strings"
 	"syscall"

@@ -3,7 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
-	"github.com/acp-agent/acp-agent/internal/storetest"
+	"github.com/acp-agent/acp-agent/app/storetest"
 	"net"
 	"os"
 	"path/filepath"

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/acp-agent/acp-agent/internal/storetest"
+	"github.com/acp-agent/acp-agent/app/storetest"
 	"io"
 	"os"
 	"path/filepath"
