@@ -54,7 +54,11 @@ func toolResultsOf(ctx context.Context, t *testing.T, e *wsEnv, id string) map[s
 		if err != nil {
 			t.Fatal(err)
 		}
-		out[d.CallID] = d
+		for _, b := range d.Message.Content {
+			if b.Type == "tool-result" {
+				out[b.ToolCallID] = d
+			}
+		}
 	}
 	return out
 }

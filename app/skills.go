@@ -3,15 +3,13 @@ package app
 // This file wires skills (package agent/skill) into the composition: each
 // session loads the skills of its directory when it starts (the `skill`
 // tool and its system-prompt listing, agentdefs.go), and the /skills
-// slash command and the "skills" subcommand list them.
+// slash command and the "skills" subcommand (app/cli) list them.
 
 import (
 	"bufio"
 	"context"
-	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -26,7 +24,7 @@ func (a *App) skills(cwd string) *skill.Set {
 	if cwd == "" {
 		return &skill.Set{}
 	}
-	set := skill.Load(definitionOptions(cwd, a.Config.Prompt, a.Config.Getenv))
+	set := skill.Load(DefinitionOptions(cwd, a.Config.Prompt, a.Config.Getenv))
 	for _, p := range set.Problems {
 		if p.Skipped {
 			a.Log.Warn("skill skipped", "problem", p.String())
@@ -48,9 +46,9 @@ func (a *App) skillsSlashCommand() acp.Command {
 				return "", fmt.Errorf("session %s is not live", sessionID)
 			}
 			cwd := s.Header().Cwd
-			set := skill.Load(definitionOptions(cwd, a.Config.Prompt, a.Config.Getenv))
+			set := skill.Load(DefinitionOptions(cwd, a.Config.Prompt, a.Config.Getenv))
 			var b strings.Builder
-			if err := writeSkills(&b, set, cwd); err != nil {
+			if err := WriteSkills(&b, set, cwd); err != nil {
 				return "", err
 			}
 			return fmt.Sprintf("Skills (%d):\n\n```text\n%s```\n", set.Len(), b.String()), nil
@@ -58,44 +56,9 @@ func (a *App) skillsSlashCommand() acp.Command {
 	}
 }
 
-// skillsCommand is "acp-agent skills [DIR]".
-func skillsCommand() Command {
-	return Command{
-		Name:    "skills",
-		Usage:   "skills [DIR]",
-		Summary: "print the skills a session in DIR would offer (read-only)",
-		Description: `Prints the skills a session in DIR (default the current directory) would
-offer: the SKILL.md folders of .acp-agent/skills/, .claude/skills/ and
-.agents/skills/ from the git root down to DIR, and of the user's folders:
-name, description and folder of each, then every file that was skipped or
-shadowed, with its line and why.`,
-		Examples: []string{"acp-agent skills", "acp-agent skills ../other-project"},
-		Flags:    func(*flag.FlagSet) {},
-		Run: func(_ context.Context, env *Env, args []string) error {
-			if len(args) > 1 {
-				return usageErrorf("skills: want at most one directory, got %d arguments", len(args))
-			}
-			dir := "."
-			if len(args) == 1 {
-				dir = args[0]
-			}
-			cwd, err := filepath.Abs(dir)
-			if err != nil {
-				return err
-			}
-			if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
-				return usageErrorf("skills: %s is not a directory", dir)
-			}
-			set := skill.Load(definitionOptions(cwd, PromptConfig{}, env.Getenv))
-			fmt.Fprintf(env.Stdout, "Skills of %s (%d):\n", cwd, set.Len())
-			return writeSkills(env.Stdout, set, cwd)
-		},
-	}
-}
-
-// writeSkills renders a skill set: one block per skill, then what was
+// WriteSkills renders a skill set: one block per skill, then what was
 // reported. Paths inside cwd are shown relative to it.
-func writeSkills(w io.Writer, set *skill.Set, cwd string) error {
+func WriteSkills(w io.Writer, set *skill.Set, cwd string) error {
 	b := bufio.NewWriter(w)
 	show := func(p string) string {
 		if r, err := filepath.Rel(cwd, p); err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) {
