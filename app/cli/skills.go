@@ -48,4 +48,3 @@ shadowed, with its line and why.`,
 		},
 	}
 }
-
