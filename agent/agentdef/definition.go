@@ -217,10 +217,16 @@ type dirSpec struct {
 	scope  Scope
 	level  int
 	// anchor is the directory the reads stay beneath (package
-	// beneath): the top of the project walk, or $HOME for user folders
-	// inside it.
+	// beneath): the top of the project walk, so a definition symlinked
+	// out of the repository is refused; UserAnchor for the person's own
+	// folders, whose files may link anywhere (a dotfiles checkout, a
+	// package manager's store).
 	anchor string
 }
+
+// UserAnchor is the anchor of the person's own folders: the filesystem
+// root, so only the project's files are held beneath a root.
+const UserAnchor = "/"
 
 // Dirs lists the directories Load reads, in the order it reads them.
 func (o Options) dirs() []dirSpec {
@@ -245,7 +251,7 @@ func (o Options) dirs() []dirSpec {
 		default:
 			continue
 		}
-		out = append(out, dirSpec{dir, f, ScopeUser, 0, beneath.Anchor(dir, o.Home)})
+		out = append(out, dirSpec{dir, f, ScopeUser, 0, UserAnchor})
 	}
 	return out
 }

@@ -33,9 +33,9 @@
 // reported with its file, line and why, and skipped.
 //
 // Files are read through agent/tool/workspace/beneath: project files
-// beneath the top of the walk (the git root), user files beneath $HOME
-// (or their own folder when it lies elsewhere), so a definition
-// symlinked out of the repository is refused, as a tool's read would be.
+// beneath the top of the walk (the git root), so a definition symlinked
+// out of the repository is refused, as a tool's read would be; the
+// person's own folders may link anywhere (a dotfiles checkout).
 //
 // The package parses only: it imports nothing of the module but the walk
 // from the git root down to the cwd (internal/levels, shared with the

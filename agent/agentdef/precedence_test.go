@@ -128,3 +128,22 @@ func TestDefinitionSymlinkedOutOfTheProjectIsRefused(t *testing.T) {
 		t.Errorf("refused = %v; want %v (problems %v)", refused, want, s.Problems)
 	}
 }
+
+// The person's own folders may link anywhere (a dotfiles checkout): a
+// user definition symlinked out of $HOME is read.
+func TestUserDefinitionMayLinkAnywhere(t *testing.T) {
+	base := t.TempDir()
+	dotfiles := filepath.Join(base, "dotfiles")
+	writeAgent(t, dotfiles, FormatClaude, "mine", "from my dotfiles")
+	home := filepath.Join(base, "home")
+	if err := os.MkdirAll(filepath.Join(home, ".claude"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(dotfiles, filepath.Join(home, ".claude", "agents")); err != nil {
+		t.Fatal(err)
+	}
+	s := Load(Options{Home: home})
+	if d, ok := s.Get("mine"); !ok || d.Scope != ScopeUser || d.Description != "from my dotfiles" {
+		t.Errorf("mine = %+v, %v; problems %v", d, ok, s.Problems)
+	}
+}

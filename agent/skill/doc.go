@@ -13,8 +13,9 @@
 // why, and skipped. Nothing here is fatal.
 //
 // Files are read beneath a root (agent/tool/workspace/beneath, os.Root):
-// project skills beneath the top of the walk, user skills beneath $HOME,
-// so a skill folder or file symlinked out is refused, not followed.
+// project skills beneath the top of the walk, so a skill folder or file
+// symlinked out of the repository is refused, not followed; the person's
+// own folders may link anywhere, as for agent definitions.
 //
 // The package parses only: it imports agent/agentdef (the frontmatter
 // split and the Problem shape), internal/levels and the reads beneath a

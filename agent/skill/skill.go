@@ -154,7 +154,7 @@ func dirs(o Options) []dirSpec {
 		default:
 			continue
 		}
-		out = append(out, dirSpec{dir, src, agentdef.ScopeUser, 0, beneath.Anchor(dir, o.Home)})
+		out = append(out, dirSpec{dir, src, agentdef.ScopeUser, 0, agentdef.UserAnchor})
 	}
 	return out
 }

@@ -5,9 +5,9 @@
 // refused by the kernel-level walk, race-free, instead of being followed.
 //
 // An anchor is the directory a set of files is read beneath: the top of a
-// project walk (its git root) for project files, the home directory (or
-// the config directory when it lies elsewhere) for user files. Readers
-// hand it absolute paths; it opens each anchor once.
+// project walk (its git root) for project files; the person's own
+// folders use "/" (their files may link anywhere). Readers hand it
+// absolute paths; it opens each anchor once.
 //
 // It imports only the standard library, so leaf parsers (agent/agentdef,
 // agent/skill) can use it; it must never import the tools, the agent or
