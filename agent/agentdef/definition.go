@@ -224,9 +224,10 @@ type dirSpec struct {
 	anchor string
 }
 
-// UserAnchor is the anchor of the person's own folders: the filesystem
-// root, so only the project's files are held beneath a root.
-const UserAnchor = "/"
+// UserAnchor is the anchor of the person's own folders: none
+// (beneath.Anywhere), so only the project's files are held beneath a
+// root.
+const UserAnchor = beneath.Anywhere
 
 // Dirs lists the directories Load reads, in the order it reads them.
 func (o Options) dirs() []dirSpec {

@@ -12,6 +12,10 @@ import (
 	"sync"
 )
 
+// Anywhere is the anchor of files read without a root: the person's own
+// folders, whose files may link anywhere.
+const Anywhere = ""
+
 // ErrOutside is returned for a path that is not below its anchor.
 var ErrOutside = errors.New("path is not beneath its anchor directory")
 
@@ -44,8 +48,15 @@ func (r *Roots) Close() error {
 	return errors.Join(errs...)
 }
 
-// open returns the root of anchor and path relative to it.
+// open returns the root of anchor and path relative to it; for the anchor
+// "" (Anywhere) a nil root and path itself.
 func (r *Roots) open(anchor, path string) (*os.Root, string, error) {
+	if anchor == Anywhere {
+		if !filepath.IsAbs(path) {
+			return nil, "", fmt.Errorf("beneath: %s must be absolute", path)
+		}
+		return nil, filepath.Clean(path), nil
+	}
 	anchor, path = filepath.Clean(anchor), filepath.Clean(path)
 	if !filepath.IsAbs(anchor) || !filepath.IsAbs(path) {
 		return nil, "", fmt.Errorf("beneath: %s and %s must be absolute", anchor, path)
@@ -74,7 +85,7 @@ func (r *Roots) ReadDir(anchor, path string) ([]fs.DirEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := root.Open(rel)
+	f, err := openIn(root, rel)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +105,18 @@ func (r *Roots) Stat(anchor, path string) (fs.FileInfo, error) {
 	if err != nil {
 		return nil, err
 	}
+	if root == nil {
+		return os.Stat(rel)
+	}
 	return root.Stat(rel)
+}
+
+// openIn opens name beneath root, or anywhere when root is nil.
+func openIn(root *os.Root, name string) (*os.File, error) {
+	if root == nil {
+		return os.Open(name)
+	}
+	return root.Open(name)
 }
 
 // TooLargeError is a file larger than the limit a reader gave.
@@ -114,7 +136,7 @@ func (r *Roots) ReadFile(anchor, path string, limit int64, buf []byte) ([]byte, 
 	if err != nil {
 		return nil, err
 	}
-	f, err := root.Open(rel)
+	f, err := openIn(root, rel)
 	if err != nil {
 		return nil, err
 	}

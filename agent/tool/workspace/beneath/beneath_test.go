@@ -76,6 +76,13 @@ func TestReadsStayBeneathTheAnchor(t *testing.T) {
 	if _, err := r.ReadFile(anchor, dir, 10, nil); err == nil {
 		t.Error("read a directory as a file")
 	}
+	// Without an anchor (the person's own folders) links are followed.
+	if got, err := r.ReadFile(Anywhere, filepath.Join(dir, "abs.md"), 1<<10, nil); err != nil || string(got) != "secret" {
+		t.Errorf("Anywhere: %q, %v", got, err)
+	}
+	if e, err := r.ReadDir(Anywhere, filepath.Join(anchor, "a", "linkdir")); err != nil || len(e) != 1 {
+		t.Errorf("Anywhere ReadDir: %v, %v", e, err)
+	}
 }
 
 func TestAnchor(t *testing.T) {

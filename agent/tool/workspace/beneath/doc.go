@@ -6,7 +6,7 @@
 //
 // An anchor is the directory a set of files is read beneath: the top of a
 // project walk (its git root) for project files; the person's own
-// folders use "/" (their files may link anywhere). Readers hand it
+// folders use Anywhere (their files may link anywhere: plain reads). Readers hand it
 // absolute paths; it opens each anchor once.
 //
 // It imports only the standard library, so leaf parsers (agent/agentdef,
