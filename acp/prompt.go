@@ -85,7 +85,7 @@ func (s *Server) Prompt(ctx context.Context, p acpsdk.PromptRequest) (resp acpsd
 	if err != nil {
 		return resp, toRequestError(err)
 	}
-	resp := acpsdk.PromptResponse{StopReason: reason}
+	resp = acpsdk.PromptResponse{StopReason: reason}
 	if m := limitMeta(res.Reason); m != nil {
 		resp.Meta = m
 	}
