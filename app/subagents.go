@@ -6,6 +6,7 @@ package app
 // the child-side report tool, and the runtime's drain at shutdown.
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -30,6 +31,9 @@ func wireSubagents(a *App) error {
 	if err != nil {
 		return err
 	}
+	if a.Catalog != nil {
+		a.Catalog.Prices = budgetOptions.Prices // listings price usage as the limits do
+	}
 	rt := subagent.New(subagent.Options{
 		Sessions: a.Sessions,
 		Agents:   a.Agents,
@@ -46,6 +50,12 @@ func wireSubagents(a *App) error {
 		Budgets:       budgetOptions,
 	})
 	a.Subagents = rt
+	// The stall watchdog's sweeper: owned here, stopped and waited for at
+	// close.
+	watchCtx, stopWatch := context.WithCancel(context.Background())
+	watchDone := make(chan struct{})
+	go func() { defer close(watchDone); rt.WatchStalls(watchCtx) }()
+	a.Closers = append(a.Closers, func() error { stopWatch(); <-watchDone; return nil })
 	var opts []inprocess.Option
 	if f := a.Config.hooks().Faults; f != (inprocess.Faults{}) {
 		opts = append(opts, inprocess.WithFaults(f))

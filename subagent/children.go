@@ -53,6 +53,9 @@ func (c *children) build(s *session.Session, spec ChildSpec) (*agent.Agent, erro
 		c.removeSession(s.ID())
 		return nil, err
 	}
+	if c.spend != nil && spec.Parent != nil {
+		c.spend.watch(a, spec.Parent.ID())
+	}
 	if c.agents != nil {
 		if err := c.agents.Register(a); err != nil {
 			_ = a.Close(context.Background())

@@ -41,8 +41,9 @@ type spending struct {
 	meter *budgets.Meter
 	dog   *budgets.Watchdog
 
-	mu    sync.Mutex
-	roots map[string]string // child id → root session id
+	mu      sync.Mutex
+	roots   map[string]string // child id → root session id
+	parents map[string]string // child id → parent session id (watched)
 }
 
 func newSpending(o BudgetOptions) *spending {
@@ -53,7 +54,7 @@ func newSpending(o BudgetOptions) *spending {
 	case after < 0:
 		after = 0
 	}
-	return &spending{opts: o, meter: budgets.NewMeter(o.Prices), dog: budgets.NewWatchdog(after, o.Now), roots: map[string]string{}}
+	return &spending{opts: o, meter: budgets.NewMeter(o.Prices), dog: budgets.NewWatchdog(after, o.Now), roots: map[string]string{}, parents: map[string]string{}}
 }
 
 // rootOf returns the root session of a's tree.
@@ -235,4 +236,95 @@ func limitDetail(events []session.Event) string {
 		return ""
 	}
 	return ""
+}
+
+// watch feeds the stall watchdog from a's updates: every model chunk,
+// every tool progress report (a command that prints) and every log event
+// is a sign of life.
+func (s *spending) watch(a *agent.Agent, parentID string) {
+	if s.dog.After() == 0 {
+		return
+	}
+	id := a.ID()
+	s.mu.Lock()
+	s.parents[id] = parentID
+	s.mu.Unlock()
+	a.Subscribe(func(agent.Update) { s.dog.Progress(id) })
+}
+
+// Stalled reports whether child id is stalled now (list_agents).
+func (rt *Runtime) Stalled(id string) bool {
+	st, _ := rt.spend.dog.Stalled(id)
+	return st
+}
+
+// StallNotice is the message a parent gets about a stalled child.
+func StallNotice(childID string, quiet time.Duration, interrupted bool) session.Message {
+	text := fmt.Sprintf("Subagent %s has shown no model output and no tool progress for %s: it may be stalled.", childID, quiet.Round(time.Second))
+	if interrupted {
+		text += " It was interrupted (subagents.interruptStalled); send_message gives it more work."
+	} else {
+		text += " You may wait, send it a message, or interrupt it with interrupt_agent."
+	}
+	return session.Message{Role: session.RoleUser, Content: []session.Block{session.Text(text)},
+		Source: session.Source{Kind: session.SourceSubagentSettled, Form: "notice", Summary: BoundSummary(text), SenderSessionID: childID}}
+}
+
+// SweepStalls reports the children that became stalled since the last
+// sweep to their live parents (a notice the model sees: the next step of
+// a running parent, a new turn of an idle one) and, with
+// InterruptStalled, interrupts them. It returns the stalled ids. The
+// owner of WatchStalls calls it; tests call it with a fake clock.
+func (rt *Runtime) SweepStalls() []string {
+	s := rt.spend
+	ids := s.dog.Sweep()
+	for _, id := range ids {
+		s.mu.Lock()
+		parentID := s.parents[id]
+		s.mu.Unlock()
+		child := rt.Service.live.get(id)
+		if child == nil || child.Status() != agent.StatusRunning {
+			s.dog.Stop(id)
+			continue
+		}
+		interrupted := false
+		if s.opts.InterruptStalled {
+			child.Cancel(session.AbortReason{Kind: "parent", Detail: "stalled"}, true)
+			interrupted = true
+		}
+		parent := rt.Service.live.get(parentID)
+		if parent == nil {
+			continue
+		}
+		msg := StallNotice(id, s.dog.After(), interrupted)
+		var err error
+		if parent.Status() == agent.StatusRunning {
+			_, err = parent.Steer(msg)
+		} else {
+			_, err = parent.Followup(msg)
+		}
+		if err != nil {
+			rt.Service.kids.log.Warn("subagent: stall notice not delivered", "session", id, "err", err)
+		}
+	}
+	return ids
+}
+
+// WatchStalls sweeps for stalled children until ctx ends (its owner
+// starts it once and waits for it).
+func (rt *Runtime) WatchStalls(ctx context.Context) {
+	after := rt.spend.dog.After()
+	if after == 0 {
+		return
+	}
+	t := time.NewTicker(max(after/4, time.Second))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			rt.SweepStalls()
+		}
+	}
 }

@@ -99,7 +99,9 @@ func KnownPrice(r model.Route) (Price, bool) {
 // Prices are price overrides (the user settings' prices): keys are
 // "provider/model" or a bare model id, each matched as a prefix of the
 // route's model id, the longest match winning; a provider-qualified key
-// beats a bare one of the same length. A nil *Prices has no overrides.
+// beats a bare one of the same length. The key "*" prices every model
+// no other key (nor the built-in table) prices, as a local or scripted
+// model. A nil *Prices has no overrides.
 type Prices struct {
 	byKey map[string]Price
 }
@@ -130,6 +132,9 @@ func (p *Prices) Price(r model.Route) (Price, bool) {
 	if p != nil {
 		best, bestLen, found := Price{}, -1, false
 		for k, v := range p.byKey {
+			if k == "*" {
+				continue
+			}
 			id, qualified := k, false
 			if prov, m, ok := strings.Cut(k, "/"); ok && prov == r.Provider {
 				id, qualified = m, true
@@ -151,5 +156,13 @@ func (p *Prices) Price(r model.Route) (Price, bool) {
 			return best, true
 		}
 	}
-	return KnownPrice(r)
+	if pr, ok := KnownPrice(r); ok {
+		return pr, true
+	}
+	if p != nil {
+		if pr, ok := p.byKey["*"]; ok {
+			return pr, true
+		}
+	}
+	return Price{}, false
 }
