@@ -122,12 +122,9 @@ func (s *spending) childHook(childID string, parent *agent.Agent, limits budgets
 
 // RootLimit returns the Limit hook of a root session: its own usage is
 // reported to its tree's meter, and its turn ends with "budget" when the
-// tree reached the tree limit. nil when there is no tree limit.
+// tree reached the tree limit (BudgetOptions.Tree).
 func (rt *Runtime) RootLimit() agent.LimitFunc {
 	s := rt.spend
-	if s.opts.Tree.MaxTokens == 0 && s.opts.Tree.MaxCostUSD == 0 {
-		return nil
-	}
 	var mu sync.Mutex
 	states := map[string]*meterState{}
 	return func(ctx context.Context, a *agent.Agent, step agent.StepInfo) *session.TurnEndReason {
@@ -149,7 +146,18 @@ func (rt *Runtime) RootLimit() agent.LimitFunc {
 // TreeUsage returns what root's tree spent as metered in this process:
 // every session of the tree that ran here, each counted over its whole
 // own log.
-func (rt *Runtime) TreeUsage(root string) budgets.Usage { return rt.spend.meter.Tree(root) }
+func (rt *Runtime) TreeUsage(root string) budgets.Usage {
+	// The root's last response came after its last Limit check: fold its
+	// whole log now when it is live here.
+	if sess, ok := rt.Service.kids.sessions.Get(root); ok {
+		if events, err := sess.Events(); err == nil {
+			var c budgets.Counter
+			c.Fold(events, sess.Header().SeedLength)
+			rt.spend.meter.Set(root, root, c.Ledger())
+		}
+	}
+	return rt.spend.meter.Tree(root)
+}
 
 // Prices returns the runtime's price overrides (nil: the built-in table).
 func (rt *Runtime) Prices() *budget.Prices { return rt.spend.opts.Prices }
@@ -327,4 +335,20 @@ func (rt *Runtime) WatchStalls(ctx context.Context) {
 			rt.SweepStalls()
 		}
 	}
+}
+
+// Usage returns what session id spent on its own (its log's responses
+// after its seed, at the runtime's prices), read from the live session;
+// ok is false when id is not live here (listings read the subagentUsage
+// projection instead: ListEntry.Usage). The child state snapshot uses it.
+func (rt *Runtime) Usage(id string) (budgets.Usage, bool) {
+	sess, ok := rt.Service.kids.sessions.Get(id)
+	if !ok {
+		return budgets.Usage{}, false
+	}
+	events, err := sess.Events()
+	if err != nil {
+		return budgets.Usage{}, false
+	}
+	return budgets.Own(events, sess.Header().SeedLength, rt.spend.opts.Prices), true
 }

@@ -196,7 +196,7 @@ func TestExecLimitsSurviveAColdResume(t *testing.T) {
 	_ = out
 	data, err := os.ReadFile(filepath.Join(e.vars[cli.EnvDataDir], "sessions", child+".jsonl"))
 	if err != nil {
-		t.Skipf("child log not at the expected path: %v", err)
+		t.Fatalf("child log: %v", err)
 	}
 	log := string(data)
 	if !strings.Contains(log, `"kind":"budget"`) || strings.Contains(log, "NEVER_SENT") {
