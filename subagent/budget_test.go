@@ -11,6 +11,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent/budget"
 	"github.com/acp-agent/acp-agent/agent/model/scripted"
 	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/persistence"
 	"github.com/acp-agent/acp-agent/subagent"
 	"github.com/acp-agent/acp-agent/subagent/subagenttest"
 )
@@ -83,7 +84,13 @@ func TestStallWatchdogNotifiesTheParent(t *testing.T) {
 	var mu sync.Mutex
 	now := time.Unix(1_000_000, 0)
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	ps, err := persistence.Open(t.TempDir(), persistence.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ps.Close() })
 	st := subagenttest.New(t, subagenttest.Config{Model: scripted.New(script),
+		Attach: func(s *session.Store) { ps.Attach(s) }, Durable: durable{ps}, SyncTo: ps.SyncTo,
 		Budgets: subagent.BudgetOptions{StallAfter: 5 * time.Minute, Now: clock}})
 	parent := st.NewParent(t, "root")
 	ctx := context.Background()
@@ -100,6 +107,12 @@ func TestStallWatchdogNotifiesTheParent(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	if childID == "" {
+		for _, a := range st.Agents.List() {
+			evs, _ := a.Session().Events()
+			for _, ev := range evs {
+				t.Logf("%s %s %s", a.ID(), ev.Type, ev.Data)
+			}
+		}
 		t.Fatal("the child never ran")
 	}
 	if got := st.Runtime.SweepStalls(); len(got) != 0 {
