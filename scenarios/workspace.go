@@ -97,7 +97,7 @@ func (p parser) files(n *yaml.Node) ([]WorkspaceFile, error) {
 
 func (p parser) answers(n *yaml.Node, where string) ([]string, error) {
 	if n.Kind != yaml.SequenceNode {
-		return nil, p.errf(n, where, "must be a list of option ids (allow-once, allow-always, reject-once, reject-always) or cancelled")
+		return nil, p.errf(n, where, "must be a list of option ids (allow_once, allow_always, reject_once, reject_always; the older allow-once, … still work) or cancelled")
 	}
 	var out []string
 	for _, item := range n.Content {
