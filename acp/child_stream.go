@@ -13,6 +13,7 @@ package acp
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
@@ -35,6 +36,9 @@ const MetaChildStream = delegation.MetaKey
 type childStreams struct {
 	mu      sync.Mutex
 	streams map[string]*childStream // nil before following and once stopped
+	// gone holds the streams of children that left the store, for the
+	// notices their parents record after (one per child).
+	gone    map[string]*childStream
 	watcher *childtree.Watcher
 	stopped bool
 }
@@ -43,6 +47,15 @@ type childStreams struct {
 type childStream struct {
 	em    *emitter
 	child *childtree.Child
+	// announcedFlag is set once childtree announced the child (the v1
+	// announcement is then queued first).
+	announcedFlag atomic.Bool
+	// v1 is the ACP v1 subagent state of the child as sent; only the
+	// child's emitter (item.call) touches it.
+	v1 struct {
+		announced bool
+		last      *StateUpdate
+	}
 }
 
 // meta is the _meta of the child's notifications, from its link as known
@@ -90,6 +103,7 @@ func (s *Server) followChildren() {
 		return
 	}
 	s.children.streams = map[string]*childStream{}
+	s.children.gone = map[string]*childStream{}
 	s.children.watcher = childtree.Follow(s.opts.Sessions, s.isBound, s.encodeChild)
 }
 
@@ -108,6 +122,7 @@ func (s *Server) stopFollowingChildren() {
 	w := s.children.watcher
 	s.children.stopped = true
 	s.children.streams = nil
+	s.children.gone = nil
 	s.children.mu.Unlock()
 	if w != nil {
 		w.Stop()
@@ -122,12 +137,22 @@ func (s *Server) encodeChild(ev childtree.Event) {
 	}
 	s.children.mu.Lock()
 	c := s.children.streams[ev.Child.ID]
+	if c == nil && (ev.Kind == childtree.KindState || ev.Kind == childtree.KindMessage) {
+		// A settlement or report recorded after the child left.
+		c = s.children.gone[ev.Child.ID]
+	}
 	if ev.Kind == childtree.KindClosed {
 		delete(s.children.streams, ev.Child.ID)
+		if c != nil && s.children.gone != nil {
+			s.children.gone[ev.Child.ID] = c
+		}
 	}
 	s.children.mu.Unlock()
 	if c == nil {
 		return
+	}
+	if s.subagentSessions() {
+		s.encodeChildV1(c, ev)
 	}
 	switch ev.Kind {
 	case childtree.KindAnnounced:
@@ -136,8 +161,8 @@ func (s *Server) encodeChild(ev childtree.Event) {
 		se := ev.Session
 		c.em.push(item{update: &agent.Update{Event: &se}})
 	}
-	// KindState and KindMessage have no encoding on this wire: the
-	// session updates carry the same facts.
+	// KindState and KindMessage are encoded for ACP v1 clients only
+	// (encodeChildV1): the session updates carry the same facts.
 }
 
 // openChildStream starts the emitter of a child, held until the child is

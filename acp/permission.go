@@ -166,6 +166,11 @@ func (g *gate) ask(ctx context.Context, b *bound, req workspace.PermissionReques
 	if !g.s.connected() {
 		return cancelled(req, errors.New("the editor disconnected"))
 	}
+	if g.child != nil {
+		if c := g.s.announcedChild(g.child.id); c != nil {
+			return g.askAsChild(ctx, c, req)
+		}
+	}
 	var (
 		call acpsdk.ToolCallUpdate
 		ask  *childAsk
