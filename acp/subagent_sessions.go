@@ -13,10 +13,10 @@ package acp
 // children again with their current state. Without the capability none of
 // these frames is sent (the caller checks subagentSessions).
 //
-// Every frame of one child goes through that child's emitter (item.call),
-// so it keeps the order of the child's log and the announcement comes
-// first: the emitter is held until the child is announced, and the
-// announcement is put in front of what waited.
+// Every frame of a child goes through the queue of its tree's root
+// (childStream.queue, as item.call), so it keeps the order of the logs and
+// the announcement comes first: a child's items wait until it is
+// announced, and the announcement goes in front of them.
 
 import (
 	"cmp"
@@ -253,9 +253,6 @@ func (s *Server) sendSessionMessage(on, sender, recipient string, seq int64, msg
 func (s *Server) encodeChildV1(c *childStream, ev childtree.Event) {
 	child := ev.Child
 	switch ev.Kind {
-	case childtree.KindAnnounced:
-		c.announcedFlag.Store(true)
-		c.em.pushFront(item{call: func() { s.announce(c) }})
 	case childtree.KindUpdate:
 		// The child's prompt and a parent's later send_message: a message
 		// from the parent in the child's transcript.
@@ -267,7 +264,7 @@ func (s *Server) encodeChildV1(c *childStream, ev childtree.Event) {
 		if err != nil || (msg.Source.Kind != session.SourceUser && msg.Source.Kind != session.SourceCoordinator) {
 			return
 		}
-		c.em.push(item{call: func() {
+		s.queue(c, item{call: func() {
 			s.childState(c, Running())
 			s.sendSessionMessage(child.ID, child.Parent, child.ID, se.Seq, msg, c.meta())
 		}})
@@ -288,7 +285,7 @@ func (s *Server) encodeChildV1(c *childStream, ev childtree.Event) {
 			m := *ev.Message
 			// The settlement comes back to the parent as a message of the
 			// child's, then the child shows idle with how it ended.
-			c.em.push(item{call: func() {
+			s.queue(c, item{call: func() {
 				s.sendSessionMessage(m.Recipient, child.ID, m.Recipient, m.Event.Seq, m.Body, nil)
 				s.childState(c, st)
 			}})
@@ -296,13 +293,13 @@ func (s *Server) encodeChildV1(c *childStream, ev childtree.Event) {
 		default:
 			return
 		}
-		c.em.push(item{call: func() { s.childState(c, st) }})
+		s.queue(c, item{call: func() { s.childState(c, st) }})
 	case childtree.KindMessage:
 		if ev.Message == nil || ev.Message.Direction != childtree.FromChild {
 			return // messages to the child come with its update (above)
 		}
 		m := *ev.Message
-		c.em.push(item{call: func() { s.sendSessionMessage(m.Recipient, child.ID, m.Recipient, m.Event.Seq, m.Body, nil) }})
+		s.queue(c, item{call: func() { s.sendSessionMessage(m.Recipient, child.ID, m.Recipient, m.Event.Seq, m.Body, nil) }})
 	}
 }
 
@@ -327,9 +324,9 @@ func (s *Server) announcedChild(id string) *childStream {
 // question waits and running again once it is answered.
 func (g *gate) askAsChild(ctx context.Context, c *childStream, req workspace.PermissionRequest) error {
 	s := g.s
-	c.em.push(item{call: func() { s.childState(c, RequiresAction()) }})
+	s.queue(c, item{call: func() { s.childState(c, RequiresAction()) }})
 	done := make(chan struct{})
-	c.em.push(item{barrier: done})
+	s.queue(c, item{barrier: done})
 	select {
 	case <-done:
 	case <-ctx.Done():
@@ -340,7 +337,7 @@ func (g *gate) askAsChild(ctx context.Context, c *childStream, req workspace.Per
 		ToolCall:  g.toolCall(req),
 		Options:   permissionOptions(req, alwaysRule(req) != "" && s.policyFor(g.root, g.rootCwd).CanSave()),
 	})
-	c.em.push(item{call: func() { s.childState(c, Running()) }})
+	s.queue(c, item{call: func() { s.childState(c, Running()) }})
 	return g.decide(ctx, req, resp, err)
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"iter"
 	"slices"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent/model"
+	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/agent/tool"
 	"github.com/acp-agent/acp-agent/app"
 	"github.com/acp-agent/acp-agent/internal/acpschema"
@@ -298,12 +300,16 @@ func TestSubagentSessions_TreeOnTheWire(t *testing.T) {
 		t.Run(kind, func(t *testing.T) {
 			ctx := ctxUntilDeadline(t)
 			dir := t.TempDir()
-			e := startSubagents(t, dir, loadScript(t, treeScript), newWSClient(false, false), kind)
+			// The background child starts once the parent's turn is over,
+			// so its settlement comes at a fixed point.
+			gate := &gateModel{Model: loadScript(t, treeScript), key: "Back", release: make(chan struct{})}
+			e := startSubagents(t, dir, gate, newWSClient(false, false), kind)
 			cwd := tempCwd(t)
 			id := e.newSession(ctx, cwd)
 			if _, err := e.prompt(ctx, id, "delegate"); err != nil {
 				t.Fatal(err)
 			}
+			close(gate.release)
 			awaitNoted(ctx, t, e.env, id)
 			kids := childrenByLabel(t, e.env, id)
 			fore, back, inner := kids["Fore"], kids["Back"], kids["Inner"]
@@ -505,7 +511,9 @@ func TestSubagentSessions_RequestsNamingAChild(t *testing.T) {
 	awaitFrames(ctx, t, e, func(fs []frame) bool {
 		got := states(fs, child)
 		return len(got) > 0 && got[len(got)-1] == "idle cancelled"
-	}, func(fs []frame) string { return fmt.Sprint("states ", states(fs, child), ", want the last idle cancelled") })
+	}, func(fs []frame) string {
+		return fmt.Sprint("states ", states(fs, child), ", want the last idle cancelled")
+	})
 }
 
 // awaitFrames polls the wire tap until cond holds, failing with why().
@@ -522,4 +530,22 @@ func awaitFrames(ctx context.Context, t *testing.T, e *wsEnv, cond func([]frame)
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
+}
+
+// gateModel holds the model calls of one child (by script key) until
+// release is closed; every other call goes to Model at once.
+type gateModel struct {
+	model.Model
+	key     string
+	release chan struct{}
+}
+
+func (m *gateModel) Stream(ctx context.Context, req model.Request) iter.Seq2[session.Chunk, error] {
+	if req.Caller.ScriptKey == m.key {
+		select {
+		case <-m.release:
+		case <-ctx.Done():
+		}
+	}
+	return m.Model.Stream(ctx, req)
 }
