@@ -7,7 +7,7 @@ import (
 	"os"
 
 	"github.com/acp-agent/acp-agent/agent/tool/workspace/local/sandbox"
-	"github.com/acp-agent/acp-agent/app"
+	"github.com/acp-agent/acp-agent/app/cli"
 	"github.com/acp-agent/acp-agent/persistence"
 	"github.com/acp-agent/acp-agent/scenarios"
 )
@@ -18,5 +18,5 @@ func main() {
 	sandbox.Main()
 	// Without $HOME (an editor may start the agent with an empty
 	// environment) the user database's home directory stands in for it.
-	os.Exit(app.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, persistence.WithHome(os.Getenv), scenarios.Command()))
+	os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, persistence.WithHome(os.Getenv), scenarios.Command()))
 }
