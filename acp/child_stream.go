@@ -55,7 +55,10 @@ type childStreams struct {
 type childStream struct {
 	child *childtree.Child
 	root  string
-	tr    *translator // only under the child's append lock
+	// parentCwd is the cwd of the child's parent when it was opened
+	// (a one-shot parent may be gone when the child is announced).
+	parentCwd string
+	tr        *translator // only under the child's append lock
 	// durable and durableText make the child's log durable through a seq
 	// before a tool call or text of it is shown (Options.Durable).
 	durable, durableText func(ctx context.Context, seq int64) error
@@ -272,17 +275,21 @@ func (s *Server) encodeChild(ev childtree.Event) {
 // openChildStream starts the emitter of a child, held until the child is
 // announced, streaming from the child's start.
 func (s *Server) openChildStream(child *childtree.Child) {
-	root := child.Parent
+	root, parentCwd := child.Parent, ""
 	s.children.mu.Lock()
-	if p := s.children.streams[child.Parent]; p != nil {
-		root = p.root
+	p := s.children.streams[child.Parent]
+	if p != nil {
+		root, parentCwd = p.root, p.child.Cwd
 	}
 	s.children.mu.Unlock()
+	if p == nil {
+		parentCwd = s.sessionCwd(child.Parent)
+	}
 	tr := newTranslator(s.opts.Tools).withDepth(child.Depth)
 	tr.cwd = child.Cwd
 	tr.ctx.cfg = s.opts.Budget
 	tr.next = child.Start
-	c := &childStream{child: child, root: root, tr: tr}
+	c := &childStream{child: child, root: root, parentCwd: parentCwd, tr: tr}
 	id := child.ID
 	if d := s.opts.Durable; d != nil {
 		c.durable = func(ctx context.Context, seq int64) error { return d(ctx, id, seq) }

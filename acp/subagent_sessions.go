@@ -93,8 +93,9 @@ func childCapabilities(mode string) *SubagentSessionCapabilities {
 // descriptionRunes bounds an announced description (the child's task).
 const descriptionRunes = 1000
 
-// announcement is the subagent_update announcing child in state st.
-func (s *Server) announcement(child *childtree.Child, st *StateUpdate) SubagentUpdate {
+// announcement is the subagent_update announcing child in state st; its
+// parent works in parentCwd.
+func (s *Server) announcement(child *childtree.Child, parentCwd string, st *StateUpdate) SubagentUpdate {
 	l := child.Link()
 	u := SubagentUpdate{
 		SessionID:    child.ID,
@@ -108,7 +109,7 @@ func (s *Server) announcement(child *childtree.Child, st *StateUpdate) SubagentU
 	}
 	// Set only when it differs from its parent's (a worktree): unset
 	// means it inherits the parent's.
-	if child.Cwd != "" && child.Cwd != s.sessionCwd(child.Parent) {
+	if child.Cwd != "" && child.Cwd != parentCwd {
 		u.Cwd = child.Cwd
 	}
 	link := map[string]any{"parentSessionId": child.Parent, "depth": child.Depth}
@@ -146,7 +147,7 @@ func (s *Server) announce(c *childStream) {
 	st := Running()
 	c.v1.announced = true
 	c.v1.last = st
-	s.sendSubagentUpdate(c.child.Parent, s.announcement(c.child, st))
+	s.sendSubagentUpdate(c.child.Parent, s.announcement(c.child, c.parentCwd, st))
 }
 
 // childState sends st for c's child unless it is the state last sent.
@@ -374,8 +375,8 @@ func (s *Server) reannounceChildren(ctx context.Context, b *bound) {
 		u      SubagentUpdate
 	}
 	var frames []frame
-	var walk func(parent string, parentEvents []session.Event, depth int)
-	walk = func(parent string, parentEvents []session.Event, depth int) {
+	var walk func(parent, parentCwd string, parentEvents []session.Event, depth int)
+	walk = func(parent, parentCwd string, parentEvents []session.Event, depth int) {
 		kids := byParent[parent]
 		if depth > maxAnnounceDepth || len(kids) == 0 {
 			return
@@ -389,12 +390,12 @@ func (s *Server) reannounceChildren(ctx context.Context, b *bound) {
 			child := &childtree.Child{ID: h.ID, Parent: parent, Depth: h.DelegationDepth, Cwd: h.Cwd}
 			child = childFromLog(child, events)
 			st := s.currentState(h.ID, events, live, settled)
-			frames = append(frames, frame{parent, s.announcement(child, st)})
-			walk(h.ID, events, depth+1)
+			frames = append(frames, frame{parent, s.announcement(child, parentCwd, st)})
+			walk(h.ID, h.Cwd, events, depth+1)
 		}
 	}
 	parentEvents, _ := s.childEvents(ctx, b.id)
-	walk(b.id, parentEvents, 1)
+	walk(b.id, s.sessionCwd(b.id), parentEvents, 1)
 	if len(frames) == 0 {
 		return
 	}
