@@ -32,7 +32,6 @@ import (
 	"github.com/acp-agent/acp-agent/agent/delegation"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace"
-	"github.com/acp-agent/acp-agent/driver"
 	"github.com/acp-agent/acp-agent/subagent/childtree"
 )
 
@@ -201,15 +200,15 @@ const codeInternal = -32603
 // settledState is the idle state a settlement notice records: its stop.
 func settledState(msg session.Message) *StateUpdate {
 	switch msg.Source.Stop {
-	case "", driver.StopCompleted:
+	case "", delegation.StopCompleted:
 		return Idle(string(acpsdk.StopReasonEndTurn), nil)
-	case driver.StopAborted:
+	case delegation.StopAborted:
 		return Idle(string(acpsdk.StopReasonCancelled), nil)
-	case driver.StopMaxTokens:
+	case delegation.StopMaxTokens:
 		return Idle(string(acpsdk.StopReasonMaxTokens), nil)
-	case driver.StopRefusal:
+	case delegation.StopRefusal:
 		return Idle(string(acpsdk.StopReasonRefusal), nil)
-	case driver.StopMaxTurns:
+	case delegation.StopMaxTurns:
 		return Idle(string(acpsdk.StopReasonMaxTurnRequests), nil)
 	}
 	return IdleError(codeInternal, "the subagent failed ("+msg.Source.Stop+"): "+clip(firstLine(session.JoinText(msg.Content, "\n")), 200))

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acp-agent/acp-agent/agent/delegation"
 	"github.com/acp-agent/acp-agent/agent/session"
-	"github.com/acp-agent/acp-agent/driver"
 	"github.com/acp-agent/acp-agent/internal/acpschema"
 )
 
@@ -24,9 +24,9 @@ func TestChildIdleStateSaysHowItEnded(t *testing.T) {
 		{"turn failed", turnEndState(&session.TurnEndReason{Kind: session.TurnEndError, Error: &session.ErrorInfo{Message: "boom"}}), "error", "boom"},
 		{"turn interrupted", turnEndState(&session.TurnEndReason{Kind: session.TurnEndInterrupted}), "error", "interrupted"},
 		{"turn max tokens", turnEndState(&session.TurnEndReason{Kind: session.TurnEndMaxTokens}), "max_tokens", ""},
-		{"settled completed", settledState(session.Message{Source: session.Source{Stop: driver.StopCompleted}}), "end_turn", ""},
-		{"settled cancelled", settledState(session.Message{Source: session.Source{Stop: driver.StopAborted}}), "cancelled", ""},
-		{"settled failed", settledState(session.Message{Source: session.Source{Stop: driver.StopError}, Content: []session.Block{session.Text("subagent failed: the model refused the key")}}), "error", "the model refused the key"},
+		{"settled completed", settledState(session.Message{Source: session.Source{Stop: delegation.StopCompleted}}), "end_turn", ""},
+		{"settled cancelled", settledState(session.Message{Source: session.Source{Stop: delegation.StopAborted}}), "cancelled", ""},
+		{"settled failed", settledState(session.Message{Source: session.Source{Stop: delegation.StopError}, Content: []session.Block{session.Text("subagent failed: the model refused the key")}}), "error", "the model refused the key"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -264,6 +264,15 @@ func TestDelegationStopCompletedIsTheDriversStop(t *testing.T) {
 	if delegation.StopCompleted != driver.StopCompleted {
 		t.Fatalf("delegation.StopCompleted = %q, driver.StopCompleted = %q", delegation.StopCompleted, driver.StopCompleted)
 	}
+	for d, v := range map[string]string{
+		delegation.StopAborted: driver.StopAborted, delegation.StopError: driver.StopError,
+		delegation.StopMaxTokens: driver.StopMaxTokens, delegation.StopRefusal: driver.StopRefusal,
+		delegation.StopMaxTurns: driver.StopMaxTurns,
+	} {
+		if d != v {
+			t.Errorf("delegation's stop %q, driver's %q", d, v)
+		}
+	}
 }
 
 // TestDigestFinalSaysHowTheChildEnded: a failed or cancelled child's final
