@@ -17,7 +17,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
+	"github.com/acp-agent/acp-agent/internal/beneath"
 	"github.com/acp-agent/acp-agent/internal/levels"
 )
 
@@ -98,6 +100,11 @@ type Definition struct {
 	// Hash is "sha256:" and the hex digest of the file's bytes: what a
 	// child records, so a later change of the file is visible.
 	Hash string
+	// Changed is the file's status change time (ctime: set by the kernel
+	// on every write, rename or link, and not settable by the writer), or
+	// zero when unknown. A definition changed after the agent started may
+	// have been written by the model in this session (WrittenSince).
+	Changed time.Time
 
 	level int // project: distance from the cwd (0 = cwd); user: 0
 }
@@ -183,10 +190,17 @@ const MaxFileSize = 256 << 10
 
 // dirSpec is one directory to read, and how.
 type dirSpec struct {
+	// root is what the files are resolved beneath (internal/beneath): the
+	// top of the project walk for a project's folders, so a definition
+	// symlinked out of the repository is refused; "" for the person's
+	// own folders, whose files may link anywhere (a dotfiles checkout, a
+	// package manager's store).
+	root   string
 	dir    string
 	format Format
 	scope  Scope
 	level  int
+	r      *beneath.Root
 }
 
 // Dirs lists the directories Load reads, in the order it reads them.
@@ -194,21 +208,22 @@ func (o Options) dirs() []dirSpec {
 	var out []dirSpec
 	if o.Cwd != "" {
 		walk := levels.Down(o.GitRoot, o.Cwd)
+		top := walk[0]
 		for i, dir := range walk {
 			lvl := len(walk) - 1 - i
 			out = append(out,
-				dirSpec{filepath.Join(dir, ".acp-agent", "agents"), FormatOurs, ScopeProject, lvl},
-				dirSpec{filepath.Join(dir, ".claude", "agents"), FormatClaude, ScopeProject, lvl},
-				dirSpec{filepath.Join(dir, ".codex", "agents"), FormatCodex, ScopeProject, lvl})
+				dirSpec{top, filepath.Join(dir, ".acp-agent", "agents"), FormatOurs, ScopeProject, lvl, nil},
+				dirSpec{top, filepath.Join(dir, ".claude", "agents"), FormatClaude, ScopeProject, lvl, nil},
+				dirSpec{top, filepath.Join(dir, ".codex", "agents"), FormatCodex, ScopeProject, lvl, nil})
 		}
 	}
 	if o.ConfigHome != "" {
-		out = append(out, dirSpec{filepath.Join(o.ConfigHome, "acp-agent", "agents"), FormatOurs, ScopeUser, 0})
+		out = append(out, dirSpec{"", filepath.Join(o.ConfigHome, "acp-agent", "agents"), FormatOurs, ScopeUser, 0, nil})
 	}
 	if o.Home != "" {
 		out = append(out,
-			dirSpec{filepath.Join(o.Home, ".claude", "agents"), FormatClaude, ScopeUser, 0},
-			dirSpec{filepath.Join(o.Home, ".codex", "agents"), FormatCodex, ScopeUser, 0})
+			dirSpec{"", filepath.Join(o.Home, ".claude", "agents"), FormatClaude, ScopeUser, 0, nil},
+			dirSpec{"", filepath.Join(o.Home, ".codex", "agents"), FormatCodex, ScopeUser, 0, nil})
 	}
 	return out
 }
@@ -236,12 +251,28 @@ func Load(o Options) *Set {
 	}
 	var jobs []job
 	seen := map[string]bool{}
+	roots := map[string]*beneath.Root{}
+	defer func() {
+		for _, r := range roots {
+			r.Close()
+		}
+	}()
 	for _, d := range o.dirs() {
 		if seen[d.dir] {
 			continue // a cwd equal to $HOME, say
 		}
 		seen[d.dir] = true
-		entries, err := os.ReadDir(d.dir)
+		r := roots[d.root]
+		if r == nil && d.root != "" {
+			var err error
+			if r, err = beneath.Open(d.root); err != nil {
+				s.Problems = append(s.Problems, Problem{File: d.dir, Message: err.Error(), Skipped: true})
+				continue
+			}
+			roots[d.root] = r
+		}
+		d.r = r
+		entries, err := readDir(r, d.dir)
 		if err != nil {
 			if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission) && !errors.Is(err, syscall.ENOTDIR) {
 				s.Problems = append(s.Problems, Problem{File: d.dir, Message: err.Error(), Skipped: true})
@@ -269,7 +300,7 @@ func Load(o Options) *Set {
 		wg.Go(func() {
 			var buf bytes.Buffer
 			for i := int(next.Add(1)) - 1; i < len(jobs); i = int(next.Add(1)) - 1 {
-				jobs[i].def, jobs[i].prob = readFile(jobs[i].path, jobs[i].spec.format, &buf)
+				jobs[i].def, jobs[i].prob = readFile(jobs[i].spec.r, jobs[i].path, jobs[i].spec.format, &buf)
 			}
 		})
 	}
@@ -286,14 +317,18 @@ func Load(o Options) *Set {
 	return s
 }
 
-// readFile reads and parses one file: one open and a read or two (no
-// stat; a session start pays this for every definition).
-func readFile(path string, f Format, buf *bytes.Buffer) (*Definition, []Problem) {
-	fh, err := os.Open(path)
+// readFile reads and parses one file beneath r: one open, one fstat (the
+// file's change time, for Changed) and a read or two.
+func readFile(r *beneath.Root, path string, f Format, buf *bytes.Buffer) (*Definition, []Problem) {
+	fh, err := open(r, path)
 	if err != nil {
 		return nil, []Problem{{File: path, Message: err.Error(), Skipped: true}}
 	}
 	defer fh.Close()
+	var changed time.Time
+	if fi, err := fh.Stat(); err == nil {
+		changed = changeTime(fi)
+	}
 	buf.Reset()
 	_, err = buf.ReadFrom(io.LimitReader(fh, MaxFileSize+1))
 	if err != nil {
@@ -302,7 +337,11 @@ func readFile(path string, f Format, buf *bytes.Buffer) (*Definition, []Problem)
 	if buf.Len() > MaxFileSize {
 		return nil, []Problem{{File: path, Message: fmt.Sprintf("file is larger than %d bytes, the limit of a definition", MaxFileSize), Skipped: true}}
 	}
-	return Parse(path, f, buf.Bytes())
+	d, probs := Parse(path, f, buf.Bytes())
+	if d != nil {
+		d.Changed = changed
+	}
+	return d, probs
 }
 
 // Parse parses one file's content in format f. A nil definition means the
@@ -390,4 +429,29 @@ func why(win, lose *Definition) string {
 	default:
 		return "the directory nearest the working directory wins"
 	}
+}
+
+// WrittenSince reports whether d's file may have been written at or after
+// start (its change time is not before it, or unknown): by the model in
+// this session, say, through a tool call or a command. A definition that
+// widens rights is not taken from such a file.
+func (d *Definition) WrittenSince(start time.Time) bool {
+	return d.Changed.IsZero() || !d.Changed.Before(start)
+}
+
+// readDir lists dir beneath r, or anywhere when r is nil (the person's
+// own folders).
+func readDir(r *beneath.Root, dir string) ([]fs.DirEntry, error) {
+	if r == nil {
+		return os.ReadDir(dir)
+	}
+	return r.ReadDir(dir)
+}
+
+// open opens path beneath r, or anywhere when r is nil.
+func open(r *beneath.Root, path string) (*os.File, error) {
+	if r == nil {
+		return os.Open(path)
+	}
+	return r.Open(path)
 }

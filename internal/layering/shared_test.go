@@ -25,7 +25,9 @@ func TestSharedPackagesStayLeaves(t *testing.T) {
 		{"internal/levels", nil},
 		{"agent/delegation", nil},
 		// Agent definitions are parsed only: no runtime, settings or tools.
-		{"agent/agentdef", []string{"internal/levels"}},
+		// Their files are read through the resolver of the agent's own
+		// file work (internal/beneath), as settings are.
+		{"agent/agentdef", []string{"internal/levels", "internal/beneath"}},
 		{"agent/transcript", []string{"agent/session"}},
 		{"internal/testhooks", []string{"agent/model", "driver/inprocess", "persistence"}},
 		{"agent/budget", []string{"agent/model", "agent/session"}},
@@ -33,7 +35,8 @@ func TestSharedPackagesStayLeaves(t *testing.T) {
 		// The permission decision: the settings rules only, so the ACP
 		// server and a headless run decide alike (no ACP, no tools).
 		{"agent/policy", []string{"agent/settings"}},
-		{"agent/settings", nil},
+		{"agent/settings", []string{"internal/beneath"}},
+		{"internal/beneath", []string{"internal/errcode", "internal/ownpaths"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.pkg, func(t *testing.T) {

@@ -198,15 +198,16 @@ func TestCreateFailures(t *testing.T) {
 		}
 	})
 	t.Run("git fails midway", func(t *testing.T) {
-		// A file where the worktrees folder must go: ensureIgnored fails
-		// and nothing is created.
+		// A file where the worktrees folder must go: it is not a real
+		// directory, so Create refuses before git runs and nothing is
+		// created.
 		dir := repo(t)
 		if err := os.Mkdir(filepath.Join(dir, ".acp-agent"), 0o755); err != nil {
 			t.Fatal(err)
 		}
 		write(t, dir, ".acp-agent/worktrees", "in the way")
 		_, err := g.Create(ctx, dir, "c")
-		if !errcode.Has(err, worktree.CodeGitFailed) {
+		if !errcode.Has(err, worktree.CodeUnsafeFolder) {
 			t.Fatalf("err %v", err)
 		}
 		if out := git(t, dir, "branch", "--list", "acp-agent/*"); out != "" {
@@ -469,5 +470,72 @@ func removeAll(t *testing.T, path string) {
 	t.Helper()
 	if err := os.RemoveAll(path); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A repository that commits .acp-agent/worktrees (or .acp-agent) as a
+// symlink to an outside folder gets no worktree there: Create refuses
+// with WORKTREE_UNSAFE_FOLDER, writes no .gitignore outside, checks
+// nothing out there; Remove and Restore of a worktree recorded there
+// refuse too and leave the outside folder's own .gitignore alone.
+func TestSymlinkedWorktreesFolderRefused(t *testing.T) {
+	ctx := context.Background()
+	for _, link := range []string{".acp-agent/worktrees", ".acp-agent"} {
+		t.Run(link, func(t *testing.T) {
+			dir := repo(t)
+			outside := t.TempDir()
+			write(t, outside, ".gitignore", "theirs\n")
+			if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, link)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(outside, filepath.Join(dir, link)); err != nil {
+				t.Fatal(err)
+			}
+			git(t, dir, "add", "-A")
+			git(t, dir, "commit", "--quiet", "-m", "plant")
+			g := newGit()
+			_, err := g.Create(ctx, dir, "child-1")
+			if !errcode.Has(err, worktree.CodeUnsafeFolder) {
+				t.Fatalf("Create = %v, want %s", err, worktree.CodeUnsafeFolder)
+			}
+			if !strings.Contains(err.Error(), "symlink") {
+				t.Errorf("the refusal does not say why: %v", err)
+			}
+			entries, _ := os.ReadDir(outside)
+			if len(entries) != 1 {
+				t.Fatalf("outside folder now holds %v", entries)
+			}
+			wt := worktree.Worktree{Repo: dir, Path: filepath.Join(dir, ".acp-agent/worktrees/child-1"), Branch: "acp-agent/child-1", Base: git(t, dir, "rev-parse", "HEAD")}
+			if err := g.Restore(ctx, wt); !errcode.Has(err, worktree.CodeUnsafeFolder) {
+				t.Fatalf("Restore = %v", err)
+			}
+			if err := g.Remove(ctx, wt); !errcode.Has(err, worktree.CodeUnsafeFolder) {
+				t.Fatalf("Remove = %v", err)
+			}
+			if b, err := os.ReadFile(filepath.Join(outside, ".gitignore")); err != nil || string(b) != "theirs\n" {
+				t.Fatalf("outside .gitignore: %q %v", b, err)
+			}
+		})
+	}
+}
+
+// A .gitignore in the worktrees folder that is a symlink is refused, not
+// followed or kept.
+func TestSymlinkedIgnoreFileRefused(t *testing.T) {
+	dir := repo(t)
+	outside := t.TempDir()
+	write(t, outside, "target", "theirs\n")
+	if err := os.MkdirAll(filepath.Join(dir, ".acp-agent/worktrees"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "target"), filepath.Join(dir, ".acp-agent/worktrees/.gitignore")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := newGit().Create(context.Background(), dir, "c")
+	if !errcode.Has(err, worktree.CodeUnsafeFolder) {
+		t.Fatalf("Create = %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(outside, "target")); string(b) != "theirs\n" {
+		t.Fatalf("outside file now %q", b)
 	}
 }
