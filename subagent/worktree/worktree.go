@@ -26,6 +26,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/internal/beneath"
 	"github.com/acp-agent/acp-agent/internal/errcode"
+	"github.com/acp-agent/acp-agent/internal/gitrun"
 )
 
 // Code is a stable failure code of this package.
@@ -98,24 +99,20 @@ type Changes struct {
 type Git struct {
 	// Path is the git executable (default "git").
 	Path string
-	// Env is appended to the process's environment for every command
-	// (for example GIT_AUTHOR_DATE in tests and scenarios).
+	// Env is appended to the hardened environment of every command
+	// (gitrun.Env: the process's without GIT_*), for example
+	// GIT_AUTHOR_DATE in tests and scenarios.
 	Env []string
 }
 
 // run runs git with args in dir and returns its stdout (trailing newline
 // trimmed).
 func (g Git) run(ctx context.Context, dir string, env []string, args ...string) (string, error) {
-	path := g.Path
-	if path == "" {
-		path = "git"
-	}
-	// The repository's config must not run code through the agent: no
-	// fsmonitor, no hooks (post-checkout runs on worktree add), as the
-	// environment probe does (agent/prompt/env.go).
-	cmd := exec.CommandContext(ctx, path, append([]string{"-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null"}, args...)...)
-	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C"), append(g.Env, env...)...)
+	// The one git runner (internal/gitrun): no GIT_* of the agent's
+	// environment (an agent started from a git hook has GIT_DIR and
+	// GIT_INDEX_FILE set), no fsmonitor, hooks or filter drivers of the
+	// repository's config (post-checkout and smudge run on worktree add).
+	cmd := gitrun.Command(ctx, g.Path, dir, append(append([]string(nil), g.Env...), env...), args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

@@ -1,6 +1,7 @@
 package worktree_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -368,18 +369,31 @@ func TestRunsNoPlantedCode(t *testing.T) {
 	ctx := context.Background()
 	dir := repo(t)
 	ran := filepath.Join(t.TempDir(), "ran")
-	for _, p := range []string{".git/hooks/post-checkout", ".git/planted-fsmonitor"} {
+	for _, p := range []string{".git/hooks/post-checkout", ".git/planted-fsmonitor", ".git/planted-filter"} {
 		script := "#!/bin/sh\necho " + filepath.Base(p) + " >> " + ran + "\n"
+		if p == ".git/planted-filter" {
+			script += "cat\n" // a filter passes its input through
+		}
 		if err := os.WriteFile(filepath.Join(dir, p), []byte(script), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
+	// A filter driver selected by a committed .gitattributes: smudge runs
+	// on checkout (worktree add), clean on add and on a racy status.
+	filter := filepath.Join(dir, ".git", "planted-filter")
+	git(t, dir, "config", "filter.Planted.clean", filter)
+	git(t, dir, "config", "filter.Planted.smudge", filter)
+	git(t, dir, "config", "filter.Planted.required", "true")
+	write(t, dir, ".gitattributes", "*.txt filter=Planted\n")
+	git(t, dir, "-c", "filter.Planted.clean=cat", "add", ".gitattributes", "a.txt")
+	git(t, dir, "-c", "filter.Planted.clean=cat", "commit", "--quiet", "-m", "attributes")
 	git(t, dir, "config", "core.fsmonitor", filepath.Join(dir, ".git", "planted-fsmonitor"))
 	g := newGit()
 	wt, err := g.Create(ctx, dir, "child-1")
 	if err != nil {
 		t.Fatal(err)
 	}
+	write(t, wt.Path, "new.txt", "changed\n")
 	if _, err := g.Changes(ctx, wt); err != nil {
 		t.Fatal(err)
 	}
@@ -390,11 +404,49 @@ func TestRunsNoPlantedCode(t *testing.T) {
 		t.Fatalf("the worktree's git ran planted code:\n%s", b)
 	}
 
-	git(t, dir, "worktree", "add", "--quiet", filepath.Join(t.TempDir(), "control"))
+	control := filepath.Join(t.TempDir(), "control")
+	git(t, dir, "worktree", "add", "--quiet", control)
 	git(t, dir, "status", "--porcelain")
 	b, _ := os.ReadFile(ran)
-	if !strings.Contains(string(b), "post-checkout") || !strings.Contains(string(b), "planted-fsmonitor") {
-		t.Fatalf("control: plain git ran %q, want both the hook and the fsmonitor: the test proves nothing", b)
+	if !strings.Contains(string(b), "post-checkout") || !strings.Contains(string(b), "planted-fsmonitor") || !strings.Contains(string(b), "planted-filter") {
+		t.Fatalf("control: plain git ran %q, want the hook, the fsmonitor and the filter: the test proves nothing", b)
+	}
+}
+
+// An agent started from a git hook has GIT_DIR and GIT_INDEX_FILE set (to
+// the repository being committed to). Creating a worktree of another
+// repository must neither write that index nor look at that repository.
+func TestCreateIgnoresInheritedGitVariables(t *testing.T) {
+	ctx := context.Background()
+	dir, other := repo(t), repo(t)
+	index := filepath.Join(other, ".git", "index")
+	before, err := os.ReadFile(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GIT_DIR", filepath.Join(other, ".git"))
+	t.Setenv("GIT_INDEX_FILE", index)
+	t.Setenv("GIT_WORK_TREE", other)
+	t.Setenv("GIT_OBJECT_DIRECTORY", filepath.Join(other, ".git", "objects"))
+	g := newGit()
+	wt, err := g.Create(ctx, dir, "child-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wt.Repo != dir {
+		t.Fatalf("worktree of %s, want %s", wt.Repo, dir)
+	}
+	if _, err := os.Stat(filepath.Join(wt.Path, "a.txt")); err != nil {
+		t.Fatalf("worktree not checked out: %v", err)
+	}
+	if after, _ := os.ReadFile(index); !bytes.Equal(before, after) {
+		t.Fatal("the inherited GIT_INDEX_FILE was written")
+	}
+	if _, err := os.Stat(filepath.Join(other, ".git", "worktrees")); err == nil {
+		t.Fatal("a worktree was added to the inherited GIT_DIR's repository")
+	}
+	if err := g.Remove(ctx, wt); err != nil {
+		t.Fatal(err)
 	}
 }
 
