@@ -194,13 +194,20 @@ func (r *Root) Lstat(name string) (fs.FileInfo, error) {
 }
 
 // Remove removes the file or empty directory name beneath the root (its
-// last component is removed, not followed).
+// last component is removed, not followed). A claim the agent holds on it
+// (RealDirs) is released first: its creator is done with it.
 func (r *Root) Remove(name string) error {
 	rel, err := r.Rel(name)
 	if err != nil {
 		return err
 	}
-	return r.classify(name, r.r.Remove(rel))
+	err = r.r.Remove(rel)
+	if err == nil {
+		// Released after the removal: a claim's handle keeps the inode, so
+		// the path no longer names it; release by the handle's record.
+		ownpaths.ReleaseRemoved(r.Abs(name))
+	}
+	return r.classify(name, err)
 }
 
 // RemoveAll removes name and everything below it, beneath the root (a
