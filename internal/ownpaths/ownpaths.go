@@ -1,21 +1,3 @@
-// Package ownpaths records the files this process creates in a workspace
-// itself, so a check that moves aside what a sandboxed command created
-// (agent/tool/workspace/local/sandbox) can tell the agent's own from the
-// command's when both appear while the command runs.
-//
-// A path is claimed in two steps: Begin before the creation (a watcher
-// may see the new name before the creator returns), and the returned
-// func after it, which keeps the claim only when this process really
-// created the file, by its device and inode. A name that someone else
-// created first is therefore never covered: the creator gets "exists"
-// and drops the claim.
-//
-// A kept claim holds an open handle on the file until its creator calls
-// Release (when it removes the file, or no longer needs it): while the
-// handle is open the kernel cannot give the file's inode number to a new
-// file, so a .git or .vscode made later in a freed inode (a command's, in
-// the sandbox) is never taken for the agent's own. It imports nothing of
-// the product.
 package ownpaths
 
 import (
