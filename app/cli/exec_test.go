@@ -620,13 +620,13 @@ func TestExecAskAllowKeepsProtectedAndOutside(t *testing.T) {
 		wantCode   int
 		written    bool
 	}{
-		{name: "hook", path: ".git/hooks/pre-commit", wantCode: app.ExitRefused},
-		{name: "editor task", path: ".vscode/tasks.json", wantCode: app.ExitRefused},
-		{name: "claude settings", path: ".claude/settings.json", wantCode: app.ExitRefused},
-		{name: "outside", path: "../outside.txt", wantCode: app.ExitRefused},
-		{name: "inside", path: "notes.txt", wantCode: app.ExitOK, written: true},
-		{name: "hook in bypass", path: ".git/hooks/pre-commit", mode: "bypass", wantCode: app.ExitOK, written: true},
-		{name: "outside in bypass", path: "../outside.txt", mode: "bypass", wantCode: app.ExitOK, written: true},
+		{name: "hook", path: ".git/hooks/pre-commit", wantCode: cli.ExitRefused},
+		{name: "editor task", path: ".vscode/tasks.json", wantCode: cli.ExitRefused},
+		{name: "claude settings", path: ".claude/settings.json", wantCode: cli.ExitRefused},
+		{name: "outside", path: "../outside.txt", wantCode: cli.ExitRefused},
+		{name: "inside", path: "notes.txt", wantCode: cli.ExitOK, written: true},
+		{name: "hook in bypass", path: ".git/hooks/pre-commit", mode: "bypass", wantCode: cli.ExitOK, written: true},
+		{name: "outside in bypass", path: "../outside.txt", mode: "bypass", wantCode: cli.ExitOK, written: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
