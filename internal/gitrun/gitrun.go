@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // SafeArgs are the options put before every git command the agent runs.
@@ -55,6 +57,14 @@ func FilterOverrides(ctx context.Context, path, dir string, env []string) []stri
 	cmd := exec.CommandContext(ctx, path, append(append([]string(nil), SafeArgs...), "config", "-z", "--name-only", "--get-regexp", `^filter\.`)...)
 	cmd.Dir = dir
 	cmd.Env = env
+	// Killed as a group when ctx ends, and not waited on past that for
+	// pipes a leftover child holds: the caller's timeout bounds this too.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		return cmd.Process.Kill()
+	}
+	cmd.WaitDelay = 50 * time.Millisecond
 	out, err := cmd.Output()
 	if err != nil && len(out) == 0 {
 		return nil
