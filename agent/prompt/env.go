@@ -4,13 +4,12 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/acp-agent/acp-agent/internal/gitrun"
 )
 
 // DefaultProbeTimeout bounds the git queries of Probe: a slow or huge
@@ -98,11 +97,14 @@ func Probe(ctx context.Context, cwd string, o ProbeOptions) Env {
 	return e
 }
 
-// Every git of the probe goes through the one git runner
-// (internal/gitrun): no GIT_* variable of the agent's environment, no
-// fsmonitor, hooks or filter drivers of the repository's config. The
-// config of a repository is not the user's word: a command the agent ran,
-// sandboxed or not, may have written it (docs/boundary.md).
+// safeGitArgs are the options the agent puts before every git command it
+// runs itself: they turn off what a repository's config can make git
+// execute on a read (core.fsmonitor, run by status and diff) and the
+// hooks (a hook runs on checkout, worktree add, commit). The config of a
+// repository is not the user's word: a command the agent ran, sandboxed
+// or not, may have written it (docs/boundary.md). Options given with -c
+// take precedence over every config file.
+var safeGitArgs = []string{"-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null"}
 
 // gitWaitDelay is how long git runs on after its context ends before its
 // output pipes are closed regardless: a killed git's children (hooks, a
@@ -115,7 +117,8 @@ const gitWaitDelay = 50 * time.Millisecond
 // kill reaches the children of git too, and WaitDelay stops the wait for
 // pipes that something outside the group still holds.
 func git(ctx context.Context, dir string, args ...string) ([]byte, error) {
-	cmd := gitrun.Command(ctx, "git", dir, nil, append([]string{"--no-optional-locks"}, args...)...)
+	cmd := exec.CommandContext(ctx, "git", append(append([]string{"-C", dir, "--no-optional-locks"}, safeGitArgs...), args...)...)
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error {
 		// The group's id is git's pid (Setpgid); kill the group, and git
