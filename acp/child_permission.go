@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -163,10 +164,26 @@ func (s *Server) recordDurably(ctx context.Context, b *bound, d ChildPermissionD
 	return ev, nil
 }
 
+// maxTitleLabel caps a child's label in a question's title, in runes.
+const maxTitleLabel = 40
+
+// childTitleLabel is a child's label as a question's title shows it in
+// brackets: escaped, with "[" and "]" made parentheses (a label holding
+// "] " could pose as the start of the title the person reads), and
+// capped at maxTitleLabel runes (the model names its children; a long
+// label would push what runs out of sight).
+func childTitleLabel(label string) string {
+	name := strings.NewReplacer("[", "(", "]", ")").Replace(workspace.EscapeTitle(label))
+	if r := []rune(name); len(r) > maxTitleLabel {
+		name = string(r[:maxTitleLabel-1]) + "…"
+	}
+	return name
+}
+
 // childAskData is the "asked" record of req.
 func (g *gate) childAskData(req workspace.PermissionRequest) ChildPermissionData {
 	title := requestTitle(req)
-	name := workspace.EscapeTitle(g.child.label)
+	name := childTitleLabel(g.child.label)
 	if name == "" {
 		name = g.child.id
 	}

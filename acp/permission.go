@@ -205,12 +205,37 @@ func (g *gate) ask(ctx context.Context, b *bound, req workspace.PermissionReques
 		SessionId: acpsdk.SessionId(g.root),
 		ToolCall:  call,
 		Options:   permissionOptions(req, alwaysRule(req) != "" && g.s.policyFor(g.root, g.rootCwd).CanSave()),
+		Meta:      permissionMeta(req),
 	})
 	derr := g.decide(ctx, req, resp, err)
 	if ask != nil {
 		ask.settle(ctx, g.s, derr == nil)
 	}
 	return derr
+}
+
+// MetaPathClass is the _meta key of a permission request about a
+// protected or outside path: its value is PathProtected or PathOutside.
+// A client that answers without a person (acp-agent exec --ask allow)
+// tells by it a question a person could answer "allow once" to in the
+// default mode from one that stays the person's.
+const MetaPathClass = "acp-agent/pathClass"
+
+// Values of MetaPathClass.
+const (
+	PathProtected = "protected"
+	PathOutside   = "outside"
+)
+
+// permissionMeta marks a question about a protected or an outside path.
+func permissionMeta(req workspace.PermissionRequest) map[string]any {
+	switch {
+	case req.OutsideCwd:
+		return map[string]any{MetaPathClass: PathOutside}
+	case req.Protected != "":
+		return map[string]any{MetaPathClass: PathProtected}
+	}
+	return nil
 }
 
 // decide maps the client's answer to nil (allowed) or a refusal.

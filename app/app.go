@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -256,7 +257,7 @@ func New(cfg Config) (*App, error) {
 		a.Closers = append(a.Closers, a.running.Close)
 	}
 	cmds := newLocalCommands(cfg.Sandbox, a.Log, a.running)
-	cmds.protected = []string{cfg.SettingsFile, cfg.DataDir}
+	cmds.protected = append([]string{cfg.SettingsFile, cfg.DataDir}, userConfigDir(cfg.SettingsFile)...)
 	a.Server, err = acp.New(acp.Options{
 		Version:     cfg.Version,
 		Sessions:    a.Sessions,
@@ -299,7 +300,7 @@ func New(cfg Config) (*App, error) {
 		Settings:          func(cwd string) *settings.Policy { return settings.Load(cfg.SettingsFile, cwd) },
 		// The agent's own settings and data are protected wherever they
 		// lie (a cwd that is the home directory holds them).
-		Protected: policy.Protector{Files: []string{cfg.SettingsFile}, Dirs: []string{cfg.DataDir}},
+		Protected: policy.Protector{Files: []string{cfg.SettingsFile}, Dirs: append([]string{cfg.DataDir}, userConfigDir(cfg.SettingsFile)...)},
 		// The provider's key never reaches a command (nor do other names
 		// that look like secrets: agent/settings).
 		SecretEnv:  []string{cfg.APIKeyEnv, "OPENAI_API_KEY", "DEEPSEEK_API_KEY", "ANTHROPIC_API_KEY"},
@@ -526,4 +527,14 @@ func (a *App) Close() error {
 		a.closeErr = errors.Join(errs...)
 	})
 	return a.closeErr
+}
+
+// userConfigDir is the agent's user config folder (settings, agent
+// definitions, skills) when the settings file lies in one
+// (<config>/acp-agent/settings.json): protected wherever it is.
+func userConfigDir(settingsFile string) []string {
+	if settingsFile == "" || filepath.Base(filepath.Dir(settingsFile)) != "acp-agent" {
+		return nil
+	}
+	return []string{filepath.Dir(settingsFile)}
 }

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/acp-agent/acp-agent/agent"
@@ -58,6 +59,21 @@ type AgentChoices struct {
 	// caller's root session (the mode policy.ChildMode bounds a child's
 	// by), so a definition's mode that is capped can be said (capNotes).
 	RootMode func(ctx context.Context, caller *agent.Agent) policy.Mode
+	// Since is when this session's writes began: a definition that widens
+	// the permission mode is refused when its file changed at or after it
+	// (the model may have written it, in a workspace that holds the
+	// person's config folder). Zero means the process's start.
+	Since time.Time
+}
+
+// processStart is when this process started: before it, no tool call of
+// this process wrote anything.
+var processStart = time.Now()
+
+// widens reports whether a definition's permission mode can widen the
+// root's (policy.ChildMode lets a user definition raise it).
+func widens(mode string) bool {
+	return mode == agentdef.PermissionBypass || mode == agentdef.PermissionAcceptEdits
 }
 
 // capNotes returns what the parent and the child are told when the
@@ -134,6 +150,17 @@ func (c *AgentChoices) apply(name string, base childOptions) (childOptions, erro
 	def, ok := c.Set.Get(name)
 	if !ok {
 		return base, &tool.Error{Code: CodeUnknownAgent, Message: fmt.Sprintf("unknown agent %q; the defined agents are: %s", name, strings.Join(c.Set.Names(), ", "))}
+	}
+	if def.Scope == agentdef.ScopeUser && widens(def.PermissionMode) {
+		since := c.Since
+		if since.IsZero() {
+			since = processStart
+		}
+		if def.WrittenSince(since) {
+			return base, &tool.Error{Code: CodeAgentRefused, Message: fmt.Sprintf("agent %q (%s) asks for permission mode %q, but its file changed after the agent started: "+
+				"it may have been written in this session, and a definition that widens the permission mode is taken only from a file that predates the session. "+
+				"Delegate without agent, or ask the person to restart the agent to use it", def.Name, def.File, def.PermissionMode)}
+		}
 	}
 	if c.Check != nil {
 		if err := c.Check(def); err != nil {

@@ -248,3 +248,60 @@ func TestSplitFrontmatter(t *testing.T) {
 		}
 	}
 }
+
+// A project's definition is read beneath the repository (internal/beneath):
+// a file or a folder symlinked out of it is refused with the reason, not
+// followed; the person's own definitions may link anywhere.
+func TestProjectDefinitionsStayInTheRepository(t *testing.T) {
+	base := t.TempDir()
+	repo, outside, home := filepath.Join(base, "repo"), filepath.Join(base, "outside"), filepath.Join(base, "home")
+	def := "---\nname: %s\ndescription: d\n---\nbody\n"
+	for _, d := range []string{filepath.Join(repo, ".acp-agent", "agents"), filepath.Join(outside, "agents"), filepath.Join(home, ".claude")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, n := range []string{"linked", "dirlinked", "mine"} {
+		if err := os.WriteFile(filepath.Join(outside, "agents", n+".md"), []byte(fmt.Sprintf(def, n)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(repo, ".acp-agent", "agents", "plain.md"), []byte(fmt.Sprintf(def, "plain")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "agents", "linked.md"), filepath.Join(repo, ".acp-agent", "agents", "linked.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(repo, ".claude"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "agents"), filepath.Join(repo, ".claude", "agents")); err != nil {
+		t.Fatal(err)
+	}
+	// The person's ~/.claude/agents linked to a dotfiles folder elsewhere.
+	if err := os.Symlink(filepath.Join(outside, "agents"), filepath.Join(home, ".claude", "agents")); err != nil {
+		t.Fatal(err)
+	}
+	s := Load(Options{Cwd: repo, GitRoot: repo, Home: home})
+	var names []string
+	for _, d := range s.Defs {
+		names = append(names, string(d.Scope)+":"+d.Name)
+	}
+	if want := []string{"user:dirlinked", "user:linked", "user:mine", "project:plain"}; !slices.Equal(names, want) {
+		// Sorted by name; the user's three come from the linked folder.
+		slices.Sort(names)
+		slices.Sort(want)
+		if !slices.Equal(names, want) {
+			t.Fatalf("definitions %v, want %v; problems %v", names, want, s.Problems)
+		}
+	}
+	refused := 0
+	for _, p := range s.Problems {
+		if strings.Contains(p.Message, "resolves outside") && p.Skipped {
+			refused++
+		}
+	}
+	if refused != 2 {
+		t.Fatalf("want the symlinked file and folder refused with the reason, problems: %v", s.Problems)
+	}
+}

@@ -134,6 +134,11 @@ type Definition struct {
 	// Hash is "sha256:" and the hex digest of the file's bytes: what a
 	// child records, so a later change of the file is visible.
 	Hash string
+	// Changed is the file's status change time (ctime: set by the kernel
+	// on every write, rename or link, and not settable by the writer), or
+	// zero when unknown. A definition changed after the agent started may
+	// have been written by the model in this session (WrittenSince).
+	Changed time.Time
 
 	level int // project: distance from the cwd (0 = cwd); user: 0
 }
@@ -349,7 +354,13 @@ func readFile(roots *beneath.Roots, anchor, path string, f Format, buf *[]byte) 
 		return nil, []Problem{{File: path, Message: "not read: " + err.Error(), Skipped: true}}
 	}
 	*buf = data
-	return Parse(path, f, data)
+	d, probs := Parse(path, f, data)
+	if d != nil {
+		if fi, err := roots.Stat(anchor, path); err == nil {
+			d.Changed = changeTime(fi)
+		}
+	}
+	return d, probs
 }
 
 // Parse parses one file's content in format f. A nil definition means the
@@ -443,4 +454,12 @@ func why(win, lose *Definition) string {
 	default:
 		return "the directory nearest the working directory wins"
 	}
+}
+
+// WrittenSince reports whether d's file may have been written at or after
+// start (its change time is not before it, or unknown): by the model in
+// this session, say, through a tool call or a command. A definition that
+// widens rights is not taken from such a file.
+func (d *Definition) WrittenSince(start time.Time) bool {
+	return d.Changed.IsZero() || !d.Changed.Before(start)
 }

@@ -116,9 +116,46 @@ func TestProtectedRel(t *testing.T) {
 		".git/config": true, "src/x/.git/hooks/pre-commit": true, ".acp-agent/settings.json": true,
 		".vscode/tasks.json": true, ".vscode/settings.json": true, ".zed/settings.json": true, ".zed/tasks.json": true,
 		".idea/workspace.xml": true, ".gitignore": false, "src/git/x": false, ".vscode/notes.md": false,
+		// Issue 51: agent definition and skill folders of every format,
+		// user and project, and other agents' command-running config.
+		".acp-agent/agents/helper.md": true, ".acp-agent/skills/x/SKILL.md": true,
+		".claude/agents/helper.md": true, ".claude/skills/x/SKILL.md": true, ".claude/settings.json": true,
+		".claude/settings.local.json": true, ".mcp.json": true, "sub/.mcp.json": true, ".codex/config.toml": true,
+		".codex/agents/a.toml": true, ".gemini/settings.json": true, ".gemini/agents/a.md": true,
+		".cursor/mcp.json": true, ".cursor/agents/a.md": true, ".github/agents/a.md": true, ".opencode/agents/a.md": true,
+		".agents/skills/x/SKILL.md": true, ".config/acp-agent/agents/helper.md": true, ".config/acp-agent/skills/s/SKILL.md": true,
+		".config/opencode/agents/a.md": true,
+		".github/workflows/ci.yml":     false, ".config/other/x": false, "mcp.json": false, "docs/claude.md": false,
 	} {
 		if got := ProtectedRel(rel) != ""; got != want {
 			t.Errorf("%s: protected %v, want %v", rel, got, want)
 		}
+	}
+}
+
+// One set: every name the gate protects is one the sandbox keeps
+// read-only (ProtectedEntry) and the guard reacts to (ProtectedNames).
+func TestOneProtectedSet(t *testing.T) {
+	names := ProtectedNames()
+	for name := range wholeNames {
+		if !ProtectedEntry("any", name) || !names[name] {
+			t.Errorf("%s: protected by the gate but not by the sandbox", name)
+		}
+	}
+	for parent, kids := range pairNames {
+		if !names[parent] {
+			t.Errorf("%s: not watched", parent)
+		}
+		for kid := range kids {
+			if !sandboxWhole[parent] && !ProtectedEntry(parent, kid) {
+				t.Errorf("%s/%s: protected by the gate but not by the sandbox", parent, kid)
+			}
+			if ProtectedRel(parent+"/"+kid+"/x") == "" && ProtectedRel(parent+"/"+kid) == "" {
+				t.Errorf("%s/%s: not protected by the gate", parent, kid)
+			}
+		}
+	}
+	if ProtectedEntry("src", "agents") || ProtectedEntry("any", ".github") || ProtectedEntry("any", ".config") {
+		t.Error("the sandbox keeps more than the set read-only")
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/acp-agent/acp-agent/internal/beneath"
 )
 
 // Policy is the settings in force for one project directory: the user
@@ -58,7 +60,7 @@ func (p *Policy) reload() {
 		}
 	}
 	if p.projectPath != "" {
-		f, data, err := readFile(p.projectPath)
+		f, data, err := readFile(p.projectPath, filepath.Clean(p.cwd))
 		if err != nil {
 			p.problems = append(p.problems, err)
 		} else {
@@ -314,23 +316,12 @@ var ErrSymlinkedFile = errors.New("not saved, the user settings file is a symlin
 // renamed over it (rename replaces the directory entry, it follows no
 // link), then syncs the directory.
 func writeAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".settings-*.json")
+	r, err := beneath.Open(filepath.Dir(path))
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	defer r.Close()
+	if err := r.WriteFileAtomic(filepath.Base(path), data, 0o600); err != nil {
 		return err
 	}
 	if d, err := os.Open(filepath.Dir(path)); err == nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -70,5 +71,42 @@ func TestSaveRefusesASymlinkedFile(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(target); string(data) != "{}\n" {
 		t.Errorf("the target changed: %q", data)
+	}
+}
+
+// A project's settings file is read beneath the project (internal/beneath):
+// one symlinked out of it is left out with the reason, even when what it
+// points to is a valid settings file.
+func TestProjectSettingsSymlinkedOutRefused(t *testing.T) {
+	cwd, outside := t.TempDir(), t.TempDir()
+	if err := os.MkdirAll(filepath.Join(cwd, ".acp-agent"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(outside, "settings.json")
+	if err := os.WriteFile(target, []byte(`{"permissions":{"deny":["bash"]}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, settings.ProjectPath(cwd)); err != nil {
+		t.Fatal(err)
+	}
+	p := settings.Load("", cwd)
+	if dec, _ := p.Decide(settings.Call{Tool: "bash"}); dec == settings.Deny {
+		t.Fatal("a project file outside the project was read")
+	}
+	probs := p.Problems()
+	if len(probs) != 1 || !strings.Contains(probs[0].Error(), "resolves outside") {
+		t.Fatalf("problems %v, want the refusal with its reason", probs)
+	}
+	// Inside the project, a symlink is followed as before.
+	inner := filepath.Join(cwd, "cfg.json")
+	if err := os.WriteFile(inner, []byte(`{"permissions":{"deny":["bash"]}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_ = os.Remove(settings.ProjectPath(cwd))
+	if err := os.Symlink("../cfg.json", settings.ProjectPath(cwd)); err != nil {
+		t.Fatal(err)
+	}
+	if dec, _ := settings.Load("", cwd).Decide(settings.Call{Tool: "bash"}); dec != settings.Deny {
+		t.Fatalf("decision %v, want deny from the project file", dec)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/acp-agent/acp-agent/internal/beneath"
 )
 
 // Codes of Error.
@@ -150,9 +152,17 @@ func ReadFile(path string) (File, error) {
 }
 
 // readFile is ReadFile that also returns the content (to place later
-// reports on their lines).
-func readFile(path string) (File, []byte, error) {
-	data, err := os.ReadFile(path)
+// reports on their lines). A non-empty root is the directory the file
+// must resolve beneath (internal/beneath): a project's file symlinked out
+// of the project is refused with the reason.
+func readFile(path string, root ...string) (File, []byte, error) {
+	var data []byte
+	var err error
+	if len(root) > 0 && root[0] != "" {
+		data, err = beneath.ReadFile(root[0], path, 0)
+	} else {
+		data, err = os.ReadFile(path)
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return File{}, nil, nil
 	}

@@ -19,6 +19,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent/tool/mcp/mcptest"
 	"github.com/acp-agent/acp-agent/app/cli"
 )
@@ -604,5 +605,60 @@ func TestExecProgressOnATerminal(t *testing.T) {
 				t.Errorf("the answer went to stderr too:\n%s", errOut)
 			}
 		})
+	}
+}
+
+// --ask allow answers only what a person could answer "allow once" to in
+// the default mode: a protected path (.git/hooks, .vscode/tasks.json, an
+// agent's config) and a write outside the working directory stay refused
+// (exit 3, nothing written), unless the run is in bypass mode. Through
+// the real ACP connection of exec.
+func TestExecAskAllowKeepsProtectedAndOutside(t *testing.T) {
+	tests := []struct {
+		name, path string
+		mode       string
+		wantCode   int
+		written    bool
+	}{
+		{name: "hook", path: ".git/hooks/pre-commit", wantCode: cli.ExitRefused},
+		{name: "editor task", path: ".vscode/tasks.json", wantCode: cli.ExitRefused},
+		{name: "claude settings", path: ".claude/settings.json", wantCode: cli.ExitRefused},
+		{name: "outside", path: "../outside.txt", wantCode: cli.ExitRefused},
+		{name: "inside", path: "notes.txt", wantCode: cli.ExitOK, written: true},
+		{name: "hook in bypass", path: ".git/hooks/pre-commit", mode: "bypass", wantCode: cli.ExitOK, written: true},
+		{name: "outside in bypass", path: "../outside.txt", mode: "bypass", wantCode: cli.ExitOK, written: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newExecEnv(t)
+			if err := os.MkdirAll(filepath.Join(e.cwd, ".git", "hooks"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			args, _ := json.Marshal(map[string]string{"path": tt.path, "content": "x\n"})
+			p := newFakeProvider(t, reply{toolName: "write", toolArgs: string(args)}, reply{text: "Done."})
+			run := []string{"--ask", "allow"}
+			if tt.mode != "" {
+				run = append(run, "--mode", tt.mode)
+			}
+			code, out, errOut := e.run(p, "", append(run, "Write it")...)
+			if code != tt.wantCode {
+				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tt.wantCode, out, errOut)
+			}
+			_, err := os.Stat(filepath.Join(e.cwd, tt.path))
+			if written := err == nil; written != tt.written {
+				t.Fatalf("%s written = %v, want %v\nstderr: %s", tt.path, written, tt.written, errOut)
+			}
+			if !tt.written && !strings.Contains(errOut, "--ask allow answers only what a person could allow once") {
+				t.Fatalf("stderr %q: want the reason of the refusal", errOut)
+			}
+		})
+	}
+}
+
+// The headless client names the agent's _meta key itself (it speaks to
+// the agent over the wire only): the two must agree.
+func TestExecKnowsThePathClassKey(t *testing.T) {
+	if acp.MetaPathClass != "acp-agent/pathClass" || acp.PathProtected != "protected" || acp.PathOutside != "outside" {
+		t.Fatal("acp's path class _meta changed: update app/headless to match")
 	}
 }

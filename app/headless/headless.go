@@ -296,13 +296,27 @@ func (c *client) permission(params json.RawMessage) any {
 			Title      string `json:"title"`
 			Kind       string `json:"kind"`
 		} `json:"toolCall"`
+		Meta map[string]any `json:"_meta"`
 	}
 	_ = json.Unmarshal(params, &p) // a malformed question is refused all the same
 	option := optionRejectOnce
-	if c.o.Ask == AskAllow {
+	class, _ := p.Meta[metaPathClass].(string)
+	// --ask allow answers only what a person could answer "allow once" to
+	// in the default mode: a protected path (a write under .git, an
+	// agent's config) and a write outside the working directory stay the
+	// person's, unless the run is in bypass mode (where protected paths do
+	// not ask, and outside ones still do).
+	keep := class == pathProtected || (class == pathOutside && p.ToolCall.Kind != "read" && p.ToolCall.Kind != "search")
+	switch {
+	case c.o.Ask == AskAllow && (!keep || c.o.Mode == "bypass"):
 		option = optionAllowOnce
 		c.out.progress("allowed (--ask allow): %s", p.ToolCall.Title)
-	} else {
+	case c.o.Ask == AskAllow:
+		c.mu.Lock()
+		c.refused++
+		c.mu.Unlock()
+		c.out.refusedKept(p.ToolCall.Title, p.ToolCall.Kind, class)
+	default:
 		c.mu.Lock()
 		c.refused++
 		c.mu.Unlock()
@@ -313,6 +327,15 @@ func (c *client) permission(params json.RawMessage) any {
 	c.mu.Unlock()
 	return map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": option}}
 }
+
+// The _meta key and values of a question about a protected or outside
+// path (acp.MetaPathClass; app/headless speaks to the agent only over the
+// wire, so it names them itself).
+const (
+	metaPathClass = "acp-agent/pathClass"
+	pathProtected = "protected"
+	pathOutside   = "outside"
+)
 
 func (c *client) call(ctx context.Context, method string, params any) (json.RawMessage, error) {
 	var out json.RawMessage
@@ -445,6 +468,21 @@ func (r *renderer) refused(title, kind string) {
 		return
 	}
 	fmt.Fprintf(r.o.Stderr, "acp-agent: refused: %s (%s): no mode or settings rule allows it and --ask is deny\n", title, kind)
+}
+
+// refusedKept reports a question --ask allow does not answer yes: a
+// protected path, or a write outside the working directory.
+func (r *renderer) refusedKept(title, kind, class string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.o.Output == OutputJSONL {
+		return
+	}
+	what := "a protected path (a write there can run code or grant rights)"
+	if class == pathOutside {
+		what = "a write outside the working directory"
+	}
+	fmt.Fprintf(r.o.Stderr, "acp-agent: refused: %s (%s): it is %s; --ask allow answers only what a person could allow once in the default mode (use --mode bypass to allow it)\n", title, kind, what)
 }
 
 func (r *renderer) progress(format string, args ...any) {

@@ -50,8 +50,13 @@ func TestRuntimeAndDriversMeetOnlyAtTheDriverSeam(t *testing.T) {
 		}},
 		// The git runner of worktree isolation is a leaf of the runtime
 		// (internal/ownpaths: the folders it makes are claimed as the
-		// agent's, for the sandbox's guard).
-		{"subagent/worktree", func(imp string) bool { return imp == "internal/errcode" || imp == "internal/ownpaths" }},
+		// agent's, for the sandbox's guard); its files go through the
+		// resolver of the agent's own file work (internal/beneath).
+		{"subagent/worktree", func(imp string) bool {
+			return imp == "internal/errcode" || imp == "internal/ownpaths" || imp == "internal/beneath" || imp == "internal/gitrun"
+		}},
+		// The resolver is a leaf every package may use.
+		{"internal/beneath", func(imp string) bool { return imp == "internal/errcode" || imp == "internal/ownpaths" }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.pkg, func(t *testing.T) {

@@ -10,6 +10,12 @@
 // created first is therefore never covered: the creator gets "exists"
 // and drops the claim. It imports nothing of the product.
 //
+// A kept claim holds an open handle on the file until its creator calls
+// Release or ReleaseRemoved (when it removes the file): while the handle
+// is open the kernel cannot give the file's inode number to a new file, so
+// a .git or .vscode made later in a freed inode (a command's, in the
+// sandbox) is never taken for the agent's own.
+//
 // Layer: internal leaf under subagent/worktree and the sandbox. Concurrency:
 // the claims are one process-wide set behind a mutex, each claim lives from
 // Begin until the creator releases it; it must not import any package of

@@ -11,7 +11,9 @@ type fileID struct{ dev, ino uint64 }
 var (
 	mu      sync.Mutex
 	pending = map[string]int{}
-	created = map[fileID]bool{}
+	created = map[fileID]*os.File{}
+	// paths is where each kept claim was made (ReleaseRemoved).
+	paths = map[fileID]string{}
 )
 
 // Begin claims path while this process creates it. Call the returned
@@ -25,17 +27,31 @@ func Begin(path string) (end func(createdByUs bool)) {
 	return func(createdByUs bool) {
 		once.Do(func() {
 			var id fileID
-			ok := false
+			var held *os.File
 			if createdByUs {
-				id, ok = idOf(path)
+				// The handle pins the inode; its identity is the claim's.
+				if f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0); err == nil {
+					if fi, err := f.Stat(); err == nil {
+						if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+							id, held = fileID{uint64(st.Dev), uint64(st.Ino)}, f //nolint:unconvert // Dev's type differs by platform
+						}
+					}
+					if held == nil {
+						f.Close()
+					}
+				}
 			}
 			mu.Lock()
 			defer mu.Unlock()
 			if pending[path]--; pending[path] <= 0 {
 				delete(pending, path)
 			}
-			if ok {
-				created[id] = true
+			if held != nil {
+				if old := created[id]; old != nil {
+					old.Close()
+				}
+				created[id] = held
+				paths[id] = path
 			}
 		})
 	}
@@ -50,7 +66,44 @@ func Claimed(path string) bool {
 	if pending[path] > 0 {
 		return true
 	}
-	return ok && created[id]
+	return ok && created[id] != nil
+}
+
+// Release drops the claim on the file now at path (its creator removes
+// it, or is done with it) and closes the claim's handle. A path that is
+// gone or not claimed is a no-op.
+func Release(path string) {
+	id, ok := idOf(path)
+	if !ok {
+		return
+	}
+	mu.Lock()
+	f := created[id]
+	delete(created, id)
+	delete(paths, id)
+	mu.Unlock()
+	if f != nil {
+		f.Close()
+	}
+}
+
+// ReleaseRemoved drops the claims made at path whose file is no longer
+// there (its creator just removed it).
+func ReleaseRemoved(path string) {
+	now, there := idOf(path)
+	var drop []*os.File
+	mu.Lock()
+	for id, p := range paths {
+		if p == path && (!there || id != now) {
+			drop = append(drop, created[id])
+			delete(created, id)
+			delete(paths, id)
+		}
+	}
+	mu.Unlock()
+	for _, f := range drop {
+		f.Close()
+	}
 }
 
 func idOf(path string) (fileID, bool) {

@@ -11,8 +11,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/acp-agent/acp-agent/internal/beneath"
 	"github.com/acp-agent/acp-agent/internal/errcode"
-	"github.com/acp-agent/acp-agent/internal/ownpaths"
+	"github.com/acp-agent/acp-agent/internal/gitrun"
 )
 
 // Code is a stable failure code of this package.
@@ -32,6 +33,11 @@ const (
 	CodeExists Code = "WORKTREE_EXISTS"
 	// CodeGitFailed: a git command failed (the message carries its stderr).
 	CodeGitFailed Code = "WORKTREE_GIT_FAILED"
+	// CodeUnsafeFolder: .acp-agent or .acp-agent/worktrees is not a
+	// real directory beneath the repository (a symlink committed to it,
+	// say), so the agent neither checks a worktree out there nor deletes
+	// from it.
+	CodeUnsafeFolder Code = "WORKTREE_UNSAFE_FOLDER"
 	// CodeBroken: the worktree's folder is there but is not a git
 	// worktree of its own any more (its .git file is gone or damaged),
 	// so git cannot tell what it holds.
@@ -80,24 +86,20 @@ type Changes struct {
 type Git struct {
 	// Path is the git executable (default "git").
 	Path string
-	// Env is appended to the process's environment for every command
-	// (for example GIT_AUTHOR_DATE in tests and scenarios).
+	// Env is appended to the hardened environment of every command
+	// (gitrun.Env: the process's without GIT_*), for example
+	// GIT_AUTHOR_DATE in tests and scenarios.
 	Env []string
 }
 
 // run runs git with args in dir and returns its stdout (trailing newline
 // trimmed).
 func (g Git) run(ctx context.Context, dir string, env []string, args ...string) (string, error) {
-	path := g.Path
-	if path == "" {
-		path = "git"
-	}
-	// The repository's config must not run code through the agent: no
-	// fsmonitor, no hooks (post-checkout runs on worktree add), as the
-	// environment probe does (agent/prompt/env.go).
-	cmd := exec.CommandContext(ctx, path, append([]string{"-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null"}, args...)...)
-	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C"), append(g.Env, env...)...)
+	// The one git runner (internal/gitrun): no GIT_* of the agent's
+	// environment (an agent started from a git hook has GIT_DIR and
+	// GIT_INDEX_FILE set), no fsmonitor, hooks or filter drivers of the
+	// repository's config (post-checkout and smudge run on worktree add).
+	cmd := gitrun.Command(ctx, g.Path, dir, append(append([]string(nil), g.Env...), env...), args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -164,6 +166,9 @@ func (g Git) Create(ctx context.Context, dir, name string) (Worktree, error) {
 		return Worktree{}, err
 	}
 	wt := Worktree{Repo: root, Path: filepath.Join(root, filepath.FromSlash(Dir), name), Branch: branch, Base: base}
+	if err := checkFolder(root); err != nil {
+		return Worktree{}, err
+	}
 	if _, err := os.Lstat(wt.Path); err == nil {
 		return Worktree{}, errcode.New(CodeExists, fmt.Sprintf("worktree folder %s already exists", wt.Path))
 	}
@@ -174,7 +179,7 @@ func (g Git) Create(ctx context.Context, dir, name string) (Worktree, error) {
 	if _, err := g.run(ctx, root, nil, "worktree", "add", "--quiet", "-b", branch, wt.Path, base); err != nil {
 		// git may have made the branch or the folder before failing.
 		bg := context.WithoutCancel(ctx)
-		_ = os.RemoveAll(wt.Path)
+		removeBeneath(root, wt.Path)
 		_, _ = g.run(bg, root, nil, "worktree", "prune")
 		_, _ = g.run(bg, root, nil, "branch", "-D", branch)
 		undo()
@@ -184,47 +189,75 @@ func (g Git) Create(ctx context.Context, dir, name string) (Worktree, error) {
 }
 
 // ensureIgnored makes <root>/.acp-agent/worktrees with a .gitignore of "*"
-// (which ignores itself too). undo removes what it created.
+// (which ignores itself too). undo removes what it created. Everything
+// goes through the resolver of the agent's own files (internal/beneath):
+// each folder on the way must be a real directory beneath the repository,
+// so a .acp-agent or worktrees committed as a symlink is refused
+// (CodeUnsafeFolder) and nothing is made or written through it.
 func ensureIgnored(root string) (undo func(), err error) {
-	var created []string
+	r, err := beneath.Open(root)
+	if err != nil {
+		return nil, errcode.Errorf(CodeGitFailed, "open %s: %w", root, err)
+	}
+	defer r.Close()
+	created, err := r.RealDirs(Dir, 0o755)
+	if err != nil {
+		return nil, unsafeFolder(err)
+	}
+	ignore := filepath.Join(root, filepath.FromSlash(Dir), ".gitignore")
+	ownIgnore := false
 	undo = func() {
+		r, err := beneath.Open(root)
+		if err != nil {
+			return
+		}
+		defer r.Close()
+		if ownIgnore {
+			_ = r.Remove(ignore)
+		}
 		for i := len(created) - 1; i >= 0; i-- {
-			_ = os.Remove(created[i])
+			_ = r.Remove(created[i])
 		}
 	}
-	dir := root
-	for _, part := range strings.Split(Dir, "/") {
-		dir = filepath.Join(dir, part)
-		// Claimed, so a sandboxed command running meanwhile does not
-		// get .acp-agent/ taken for its own and moved aside.
-		end := ownpaths.Begin(dir)
-		err := os.Mkdir(dir, 0o755)
-		end(err == nil)
-		if err == nil {
-			created = append(created, dir)
-		} else if !errors.Is(err, os.ErrExist) {
-			undo()
-			return nil, errcode.Errorf(CodeGitFailed, "create %s: %w", dir, err)
-		}
-	}
-	ignore := filepath.Join(dir, ".gitignore")
-	f, err := os.OpenFile(ignore, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	werr := r.CreateExcl(ignore, []byte("# subagent worktrees of acp-agent\n*\n"), 0o644)
 	switch {
-	case err == nil:
-		created = append(created, ignore)
-		_, werr := f.WriteString("# subagent worktrees of acp-agent\n*\n")
-		if cerr := f.Close(); werr == nil {
-			werr = cerr
-		}
-		if werr != nil {
+	case werr == nil:
+		ownIgnore = true
+	case errors.Is(werr, os.ErrExist):
+		// Already there: kept as it is, but only a regular file.
+		if fi, lerr := r.Lstat(ignore); lerr != nil || !fi.Mode().IsRegular() {
 			undo()
-			return nil, errcode.Errorf(CodeGitFailed, "write %s: %w", ignore, werr)
+			return nil, errcode.New(CodeUnsafeFolder, fmt.Sprintf("%s is refused: it is not a regular file", ignore))
 		}
-	case !errors.Is(err, os.ErrExist):
+	default:
 		undo()
-		return nil, errcode.Errorf(CodeGitFailed, "create %s: %w", ignore, err)
+		return nil, unsafeFolder(werr)
 	}
 	return undo, nil
+}
+
+// unsafeFolder maps a refusal of the resolver to CodeUnsafeFolder, and
+// any other failure to CodeGitFailed.
+func unsafeFolder(err error) error {
+	if beneath.Leaves(err) {
+		return &Error{Code: CodeUnsafeFolder, Message: err.Error(), Err: err}
+	}
+	return &Error{Code: CodeGitFailed, Message: err.Error(), Err: err}
+}
+
+// checkFolder refuses a worktrees folder (or .acp-agent) that is not a
+// real directory beneath root: git would follow a symlink there, check
+// out or delete an outside folder.
+func checkFolder(root string) error {
+	r, err := beneath.Open(root)
+	if err != nil {
+		return errcode.Errorf(CodeGitFailed, "open %s: %w", root, err)
+	}
+	defer r.Close()
+	if err := r.CheckRealDirs(Dir); err != nil {
+		return unsafeFolder(err)
+	}
+	return nil
 }
 
 // Changes reports what wt holds beyond its base: uncommitted changes
@@ -340,6 +373,11 @@ func Exists(wt Worktree) bool {
 // goes too once it holds nothing but its .gitignore, and .acp-agent once
 // empty.
 func (g Git) Remove(ctx context.Context, wt Worktree) error {
+	// git follows a symlinked worktrees folder: it would delete an
+	// outside folder, so nothing is removed through one.
+	if err := checkFolder(wt.Repo); err != nil {
+		return err
+	}
 	if Exists(wt) {
 		if _, err := g.run(ctx, wt.Repo, nil, "worktree", "remove", "--force", wt.Path); err != nil {
 			return err
@@ -354,13 +392,35 @@ func (g Git) Remove(ctx context.Context, wt Worktree) error {
 	} else if ctx.Err() != nil {
 		return err
 	}
-	dir := filepath.Join(wt.Repo, filepath.FromSlash(Dir))
-	if entries, err := os.ReadDir(dir); err == nil && len(entries) == 1 && entries[0].Name() == ".gitignore" {
-		_ = os.Remove(filepath.Join(dir, ".gitignore"))
-		_ = os.Remove(dir)
-		_ = os.Remove(filepath.Dir(dir)) // only when empty
+	r, err := beneath.Open(wt.Repo)
+	if err != nil {
+		return nil
+	}
+	defer r.Close()
+	if r.CheckRealDirs(Dir) != nil {
+		return nil // swapped meanwhile: leave it
+	}
+	if entries, err := r.ReadDir(Dir); err == nil && len(entries) == 1 && entries[0].Name() == ".gitignore" {
+		_ = r.Remove(filepath.Join(Dir, ".gitignore"))
+		_ = r.Remove(Dir)
+		_ = r.Remove(filepath.Dir(Dir)) // only when empty
 	}
 	return nil
+}
+
+// removeBeneath removes path (below root) and what it holds, resolving
+// beneath root: a symlink on the way is not followed out.
+func removeBeneath(root, path string) {
+	r, err := beneath.Open(root)
+	if err != nil {
+		return
+	}
+	defer r.Close()
+	rel, err := r.Rel(path)
+	if err != nil {
+		return
+	}
+	_ = r.RemoveAll(rel)
 }
 
 // Restore brings back wt's folder when it is gone (a cold resume of a
@@ -370,6 +430,9 @@ func (g Git) Remove(ctx context.Context, wt Worktree) error {
 func (g Git) Restore(ctx context.Context, wt Worktree) error {
 	if Exists(wt) {
 		return nil
+	}
+	if err := checkFolder(wt.Repo); err != nil {
+		return err
 	}
 	if _, err := g.run(ctx, wt.Repo, nil, "worktree", "prune"); err != nil {
 		return err

@@ -1,6 +1,7 @@
 package worktree_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -198,15 +199,16 @@ func TestCreateFailures(t *testing.T) {
 		}
 	})
 	t.Run("git fails midway", func(t *testing.T) {
-		// A file where the worktrees folder must go: ensureIgnored fails
-		// and nothing is created.
+		// A file where the worktrees folder must go: it is not a real
+		// directory, so Create refuses before git runs and nothing is
+		// created.
 		dir := repo(t)
 		if err := os.Mkdir(filepath.Join(dir, ".acp-agent"), 0o755); err != nil {
 			t.Fatal(err)
 		}
 		write(t, dir, ".acp-agent/worktrees", "in the way")
 		_, err := g.Create(ctx, dir, "c")
-		if !errcode.Has(err, worktree.CodeGitFailed) {
+		if !errcode.Has(err, worktree.CodeUnsafeFolder) {
 			t.Fatalf("err %v", err)
 		}
 		if out := git(t, dir, "branch", "--list", "acp-agent/*"); out != "" {
@@ -367,18 +369,31 @@ func TestRunsNoPlantedCode(t *testing.T) {
 	ctx := context.Background()
 	dir := repo(t)
 	ran := filepath.Join(t.TempDir(), "ran")
-	for _, p := range []string{".git/hooks/post-checkout", ".git/planted-fsmonitor"} {
+	for _, p := range []string{".git/hooks/post-checkout", ".git/planted-fsmonitor", ".git/planted-filter"} {
 		script := "#!/bin/sh\necho " + filepath.Base(p) + " >> " + ran + "\n"
+		if p == ".git/planted-filter" {
+			script += "cat\n" // a filter passes its input through
+		}
 		if err := os.WriteFile(filepath.Join(dir, p), []byte(script), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
+	// A filter driver selected by a committed .gitattributes: smudge runs
+	// on checkout (worktree add), clean on add and on a racy status.
+	filter := filepath.Join(dir, ".git", "planted-filter")
+	git(t, dir, "config", "filter.Planted.clean", filter)
+	git(t, dir, "config", "filter.Planted.smudge", filter)
+	git(t, dir, "config", "filter.Planted.required", "true")
+	write(t, dir, ".gitattributes", "*.txt filter=Planted\n")
+	git(t, dir, "-c", "filter.Planted.clean=cat", "add", ".gitattributes", "a.txt")
+	git(t, dir, "-c", "filter.Planted.clean=cat", "commit", "--quiet", "-m", "attributes")
 	git(t, dir, "config", "core.fsmonitor", filepath.Join(dir, ".git", "planted-fsmonitor"))
 	g := newGit()
 	wt, err := g.Create(ctx, dir, "child-1")
 	if err != nil {
 		t.Fatal(err)
 	}
+	write(t, wt.Path, "new.txt", "changed\n")
 	if _, err := g.Changes(ctx, wt); err != nil {
 		t.Fatal(err)
 	}
@@ -389,11 +404,49 @@ func TestRunsNoPlantedCode(t *testing.T) {
 		t.Fatalf("the worktree's git ran planted code:\n%s", b)
 	}
 
-	git(t, dir, "worktree", "add", "--quiet", filepath.Join(t.TempDir(), "control"))
+	control := filepath.Join(t.TempDir(), "control")
+	git(t, dir, "worktree", "add", "--quiet", control)
 	git(t, dir, "status", "--porcelain")
 	b, _ := os.ReadFile(ran)
-	if !strings.Contains(string(b), "post-checkout") || !strings.Contains(string(b), "planted-fsmonitor") {
-		t.Fatalf("control: plain git ran %q, want both the hook and the fsmonitor: the test proves nothing", b)
+	if !strings.Contains(string(b), "post-checkout") || !strings.Contains(string(b), "planted-fsmonitor") || !strings.Contains(string(b), "planted-filter") {
+		t.Fatalf("control: plain git ran %q, want the hook, the fsmonitor and the filter: the test proves nothing", b)
+	}
+}
+
+// An agent started from a git hook has GIT_DIR and GIT_INDEX_FILE set (to
+// the repository being committed to). Creating a worktree of another
+// repository must neither write that index nor look at that repository.
+func TestCreateIgnoresInheritedGitVariables(t *testing.T) {
+	ctx := context.Background()
+	dir, other := repo(t), repo(t)
+	index := filepath.Join(other, ".git", "index")
+	before, err := os.ReadFile(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GIT_DIR", filepath.Join(other, ".git"))
+	t.Setenv("GIT_INDEX_FILE", index)
+	t.Setenv("GIT_WORK_TREE", other)
+	t.Setenv("GIT_OBJECT_DIRECTORY", filepath.Join(other, ".git", "objects"))
+	g := newGit()
+	wt, err := g.Create(ctx, dir, "child-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wt.Repo != dir {
+		t.Fatalf("worktree of %s, want %s", wt.Repo, dir)
+	}
+	if _, err := os.Stat(filepath.Join(wt.Path, "a.txt")); err != nil {
+		t.Fatalf("worktree not checked out: %v", err)
+	}
+	if after, _ := os.ReadFile(index); !bytes.Equal(before, after) {
+		t.Fatal("the inherited GIT_INDEX_FILE was written")
+	}
+	if _, err := os.Stat(filepath.Join(other, ".git", "worktrees")); err == nil {
+		t.Fatal("a worktree was added to the inherited GIT_DIR's repository")
+	}
+	if err := g.Remove(ctx, wt); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -469,5 +522,72 @@ func removeAll(t *testing.T, path string) {
 	t.Helper()
 	if err := os.RemoveAll(path); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A repository that commits .acp-agent/worktrees (or .acp-agent) as a
+// symlink to an outside folder gets no worktree there: Create refuses
+// with WORKTREE_UNSAFE_FOLDER, writes no .gitignore outside, checks
+// nothing out there; Remove and Restore of a worktree recorded there
+// refuse too and leave the outside folder's own .gitignore alone.
+func TestSymlinkedWorktreesFolderRefused(t *testing.T) {
+	ctx := context.Background()
+	for _, link := range []string{".acp-agent/worktrees", ".acp-agent"} {
+		t.Run(link, func(t *testing.T) {
+			dir := repo(t)
+			outside := t.TempDir()
+			write(t, outside, ".gitignore", "theirs\n")
+			if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, link)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(outside, filepath.Join(dir, link)); err != nil {
+				t.Fatal(err)
+			}
+			git(t, dir, "add", "-A")
+			git(t, dir, "commit", "--quiet", "-m", "plant")
+			g := newGit()
+			_, err := g.Create(ctx, dir, "child-1")
+			if !errcode.Has(err, worktree.CodeUnsafeFolder) {
+				t.Fatalf("Create = %v, want %s", err, worktree.CodeUnsafeFolder)
+			}
+			if !strings.Contains(err.Error(), "symlink") {
+				t.Errorf("the refusal does not say why: %v", err)
+			}
+			entries, _ := os.ReadDir(outside)
+			if len(entries) != 1 {
+				t.Fatalf("outside folder now holds %v", entries)
+			}
+			wt := worktree.Worktree{Repo: dir, Path: filepath.Join(dir, ".acp-agent/worktrees/child-1"), Branch: "acp-agent/child-1", Base: git(t, dir, "rev-parse", "HEAD")}
+			if err := g.Restore(ctx, wt); !errcode.Has(err, worktree.CodeUnsafeFolder) {
+				t.Fatalf("Restore = %v", err)
+			}
+			if err := g.Remove(ctx, wt); !errcode.Has(err, worktree.CodeUnsafeFolder) {
+				t.Fatalf("Remove = %v", err)
+			}
+			if b, err := os.ReadFile(filepath.Join(outside, ".gitignore")); err != nil || string(b) != "theirs\n" {
+				t.Fatalf("outside .gitignore: %q %v", b, err)
+			}
+		})
+	}
+}
+
+// A .gitignore in the worktrees folder that is a symlink is refused, not
+// followed or kept.
+func TestSymlinkedIgnoreFileRefused(t *testing.T) {
+	dir := repo(t)
+	outside := t.TempDir()
+	write(t, outside, "target", "theirs\n")
+	if err := os.MkdirAll(filepath.Join(dir, ".acp-agent/worktrees"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "target"), filepath.Join(dir, ".acp-agent/worktrees/.gitignore")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := newGit().Create(context.Background(), dir, "c")
+	if !errcode.Has(err, worktree.CodeUnsafeFolder) {
+		t.Fatalf("Create = %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(outside, "target")); string(b) != "theirs\n" {
+		t.Fatalf("outside file now %q", b)
 	}
 }

@@ -11,11 +11,14 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"unicode/utf8"
 
 	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/model/scripted"
 	"github.com/acp-agent/acp-agent/agent/session"
+
+	"github.com/acp-agent/acp-agent/internal/beneath"
 )
 
 // Default snapshot caps.
@@ -327,14 +330,30 @@ func (r *Recorder) snapshotLocked(arguments string) {
 }
 
 // addFileLocked snapshots cwd/rel if it is a regular text file within the
-// caps; a missing file is simply not part of the snapshot.
+// caps; a missing file is simply not part of the snapshot. It reads
+// through the resolver of the agent's own file work (internal/beneath):
+// a path that leaves the cwd through a symlinked folder is not copied,
+// nor is a file with more than one hard link (another of its names may
+// be outside).
 func (r *Recorder) addFileLocked(rel string) {
-	full := filepath.Join(r.opts.Cwd, filepath.FromSlash(rel))
-	st, err := os.Lstat(full)
+	root, err := beneath.Open(filepath.Clean(r.opts.Cwd))
+	if err != nil {
+		return
+	}
+	defer root.Close()
+	name := filepath.FromSlash(rel)
+	st, err := root.Lstat(name)
+	if beneath.Leaves(err) {
+		r.notes = append(r.notes, rel+": resolves outside the working directory, not snapshotted")
+		return
+	}
 	if err != nil {
 		return // absent before the call (write creates it)
 	}
 	switch {
+	case st.Mode().IsRegular() && multiplyLinked(st):
+		r.notes = append(r.notes, rel+": a file with more than one hard link (another of its names may be outside the working directory), not snapshotted")
+		return
 	case !st.Mode().IsRegular():
 		r.notes = append(r.notes, rel+": not a regular file, not snapshotted")
 		return
@@ -345,7 +364,7 @@ func (r *Recorder) addFileLocked(rel string) {
 		r.notes = append(r.notes, fmt.Sprintf("%s: %d bytes, past the %d-byte snapshot cap, not snapshotted", rel, st.Size(), r.opts.MaxTotalBytes))
 		return
 	}
-	data, err := os.ReadFile(full)
+	data, err := root.ReadFile(name, r.opts.MaxFileBytes)
 	if err != nil {
 		r.notes = append(r.notes, fmt.Sprintf("%s: %v, not snapshotted", rel, err))
 		return
@@ -452,3 +471,10 @@ func (r *Recorder) Notes() []string {
 
 // Redact passes s through the recorder's redactor.
 func (r *Recorder) Redact(s string) string { return r.red.Redact(s) }
+
+// multiplyLinked reports whether fi is a file with more than one hard
+// link.
+func multiplyLinked(fi os.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && st.Nlink > 1
+}

@@ -10,6 +10,8 @@ package reaper
 // enabled: the cgroup only groups.
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
@@ -90,16 +92,26 @@ func unescapeMount(s string) string {
 }
 
 // CgroupName is the name of the cgroup of the command marked marker
-// ("NAME=hex"), or "" when the marker is not one the agent makes.
+// ("NAME=id"), or "" when the marker has no id. A hex id of up to 64
+// characters is used as it is; any other (the markers of commands run
+// through ACP are "<session id>/<call id>", which a cgroup name cannot
+// hold) by the first 32 hex digits of its SHA-256, so every marker the
+// agent makes gets its cgroup and the sweep finds the same name again.
 func CgroupName(marker string) string {
 	_, id, ok := strings.Cut(marker, "=")
-	if !ok || id == "" || len(id) > 64 {
+	if !ok || id == "" {
 		return ""
 	}
+	hexID := len(id) <= 64
 	for _, c := range id {
 		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return ""
+			hexID = false
+			break
 		}
+	}
+	if !hexID {
+		sum := sha256.Sum256([]byte(id))
+		id = hex.EncodeToString(sum[:16])
 	}
 	return CgroupPrefix + id
 }

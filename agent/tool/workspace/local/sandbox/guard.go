@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/acp-agent/acp-agent/agent/policy"
 	"github.com/acp-agent/acp-agent/internal/ownpaths"
 )
 
@@ -136,7 +136,7 @@ func (g *Guard) Watch() (stop func()) {
 	if err != nil {
 		return func() {}
 	}
-	names := maps.Clone(protectedNames)
+	names := policy.ProtectedNames()
 	dirs := slices.Clone(g.roots)
 	for _, e := range g.extra {
 		if e != "" {

@@ -50,6 +50,16 @@ func runHelper(args []string) error {
 	if err := readOnlyBinds(sp.ReadOnly); err != nil {
 		return fmt.Errorf("keep the protected paths read-only: %w", err)
 	}
+	if err := readOnlyFiles(sp.ReadOnlyFiles); err != nil {
+		return fmt.Errorf("keep hard-linked files read-only: %w", err)
+	}
+	shm := []string{"/dev/pts"}
+	if sp.PrivateShm {
+		if err := privateShm(); err != nil {
+			return fmt.Errorf("give the command a private /dev/shm: %w", err)
+		}
+		shm = append(shm, "/dev/shm")
+	}
 	cfg := landlock.V11
 	if sp.Network {
 		cfg.HandledAccessNet = 0
@@ -58,7 +68,7 @@ func runHelper(args []string) error {
 		landlock.RODirs("/"),
 		landlock.RWDirs(sp.Writable...).WithRefer().IgnoreIfMissing(),
 		landlock.RWFiles("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/random", "/dev/urandom").WithIoctlDev().IgnoreIfMissing(),
-		landlock.RWDirs("/dev/pts", "/dev/shm").WithIoctlDev().IgnoreIfMissing(),
+		landlock.RWDirs(shm...).WithIoctlDev().IgnoreIfMissing(),
 	}
 	fd, flags, err := cfg.BestEffort().NewRulesetFD(rules...)
 	if err != nil {

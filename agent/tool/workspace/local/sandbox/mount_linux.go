@@ -3,7 +3,9 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
+	"os"
 
 	"golang.org/x/sys/unix"
 )
@@ -15,14 +17,56 @@ import (
 // the flags the kernel locks (nosuid, nodev, noexec of the mount it lies
 // on). Any failure is returned: the command is then not run.
 func readOnlyBinds(paths []string) error {
-	if len(paths) == 0 {
+	return binds(paths, false)
+}
+
+// readOnlyFiles is readOnlyBinds for files that may be gone by now.
+func readOnlyFiles(paths []string) error {
+	return binds(paths, true)
+}
+
+// privateShm mounts a tmpfs of this mount namespace on /dev/shm: what the
+// command writes there is its own, and it sees nobody else's.
+func privateShm() error {
+	if err := makePrivate(); err != nil {
+		return err
+	}
+	if _, err := os.Stat("/dev/shm"); err != nil {
+		return nil // nothing to cover
+	}
+	if err := unix.Mount("tmpfs", "/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777,size=256m"); err != nil {
+		return fmt.Errorf("mount a tmpfs on /dev/shm: %w", err)
+	}
+	return nil
+}
+
+var privateDone bool
+
+// makePrivate makes every mount of this namespace private, once, so what
+// the helper mounts does not propagate out.
+func makePrivate() error {
+	if privateDone {
 		return nil
 	}
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("make mounts private: %w", err)
 	}
+	privateDone = true
+	return nil
+}
+
+func binds(paths []string, missingOK bool) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	if err := makePrivate(); err != nil {
+		return err
+	}
 	for _, p := range paths {
 		if err := unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			if missingOK && errors.Is(err, unix.ENOENT) {
+				continue
+			}
 			return fmt.Errorf("bind %s: %w", p, err)
 		}
 		var st unix.Statfs_t

@@ -5,14 +5,17 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
+
+	"github.com/acp-agent/acp-agent/agent/policy"
 )
 
-// protectedNames are the directory entries a sandboxed command sees
-// read-only wherever they lie under a writable root: git's directory (a
-// hook or core.fsmonitor planted there runs unsandboxed on the next git
-// command), the agent's project settings and the editors' task, launch
-// and settings directories (the editor runs what they say).
-var protectedNames = map[string]bool{".git": true, ".acp-agent": true, ".vscode": true, ".zed": true, ".idea": true}
+// The directory entries a sandboxed command sees read-only wherever they
+// lie under a writable root are the one protected set of agent/policy
+// (policy.ProtectedEntry): git's directory (a hook or core.fsmonitor
+// planted there runs unsandboxed on the next git command), the agent's
+// own and other agents' configuration, agent definition and skill
+// folders, and the editors' task, launch and settings directories.
 
 // maxProtectWalk bounds the entries looked at to find protected paths
 // under one writable root; past it the command is refused rather than
@@ -25,6 +28,22 @@ const maxProtectWalk = 200_000
 // bind mount is made on the real path, which the walk reaches itself
 // when it is under a root). ok is false when a walk hit its bound.
 func protectedUnder(roots, extra []string) (paths []string, ok bool) {
+	paths, _, ok = walkProtected(roots, extra, false)
+	return paths, ok
+}
+
+// maxLinkedBinds bounds the hard-linked files kept read-only for one
+// command (a bind mount each); past it the rest stay writable and the
+// limit is documented (a package manager's store linked into
+// node_modules holds tens of thousands).
+const maxLinkedBinds = 4096
+
+// walkProtected is protectedUnder that, with links, also lists the
+// regular files with more than one hard link under the roots: another of
+// their names may be outside, where the command must not write (Landlock
+// checks the name used, not the inode). linkedAll is false when there
+// were more than maxLinkedBinds.
+func walkProtected(roots, extra []string, links bool) (paths, linked []string, ok bool) {
 	ok = true
 	seen := map[string]bool{}
 	add := func(p string) {
@@ -43,10 +62,18 @@ func protectedUnder(roots, extra []string) (paths []string, ok bool) {
 				ok = false
 				return filepath.SkipAll
 			}
-			if protectedNames[strings.ToLower(d.Name())] && p != root {
+			if p != root && policy.ProtectedEntry(filepath.Base(filepath.Dir(p)), d.Name()) {
 				add(p)
 				if d.IsDir() {
 					return filepath.SkipDir
+				}
+				return nil
+			}
+			if links && d.Type().IsRegular() {
+				if info, err := d.Info(); err == nil {
+					if st, isSys := info.Sys().(*syscall.Stat_t); isSys && st.Nlink > 1 {
+						linked = append(linked, p)
+					}
 				}
 			}
 			return nil
@@ -65,5 +92,5 @@ func protectedUnder(roots, extra []string) (paths []string, ok bool) {
 			}
 		}
 	}
-	return paths, ok
+	return paths, linked, ok
 }

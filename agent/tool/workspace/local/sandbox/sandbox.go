@@ -166,8 +166,14 @@ func (s *Sandbox) writable(cwd string) []string {
 type spec struct {
 	Writable []string `json:"writable"`
 	Network  bool     `json:"network"`
-	// ReadOnly are bind-mounted read-only before Landlock applies.
-	ReadOnly []string `json:"readOnly,omitempty"`
+	// ReadOnly are bind-mounted read-only before Landlock applies;
+	// ReadOnlyFiles too (hard-linked files: one missing by then, moved
+	// or removed meanwhile, is skipped, not an error).
+	ReadOnly      []string `json:"readOnly,omitempty"`
+	ReadOnlyFiles []string `json:"readOnlyFiles,omitempty"`
+	// PrivateShm mounts a private tmpfs on /dev/shm; without it /dev/shm
+	// is read-only for the command.
+	PrivateShm bool `json:"privateShm,omitempty"`
 }
 
 // Prepare rewrites cmd (not yet started, cmd.Dir its cwd) to run under the
@@ -187,11 +193,20 @@ func (s *Sandbox) Prepare(cmd *exec.Cmd) (*Guard, error) {
 	sp := spec{Writable: s.writable(cmd.Dir), Network: s.policy.Network}
 	var g *Guard
 	if s.support.MountNS {
-		ro, ok := protectedUnder(sp.Writable, s.policy.Protected)
+		ro, linked, ok := walkProtected(sp.Writable, s.policy.Protected, true)
 		if !ok {
 			return nil, fmt.Errorf("%w: more than %d entries under the writable directories: the sandbox could not find every .git to keep read-only", ErrUnavailable, maxProtectWalk)
 		}
 		sp.ReadOnly = ro
+		// A hard link inside to a file outside: kept read-only, so the
+		// command cannot write the outside file through it.
+		if len(linked) > maxLinkedBinds {
+			linked = linked[:maxLinkedBinds]
+		}
+		sp.ReadOnlyFiles = linked
+		// /dev/shm is shared with every program of the user: the command
+		// gets a private one (a tmpfs of its own mount namespace).
+		sp.PrivateShm = true
 		// writable is the cwd, the temp dir, then the configured ones.
 		g = newGuard(append([]string{sp.Writable[0]}, sp.Writable[2:]...), s.policy.Protected, ro)
 	}

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/acp-agent/acp-agent/agent/tool/workspace/local/sandbox"
 	"github.com/acp-agent/acp-agent/internal/ownpaths"
@@ -29,10 +30,61 @@ func TestMain(m *testing.M) {
 		fmt.Println("connected")
 		os.Exit(0)
 	}
+	if os.Getenv(ioURingEnv) != "" {
+		// Re-executed, in the sandbox or not, to try to set up io_uring.
+		var params [120]byte                                                            // struct io_uring_params
+		fd, _, errno := syscall.RawSyscall(425, 4, uintptr(unsafe.Pointer(&params)), 0) // io_uring_setup: 425 on amd64 and arm64
+		if errno != 0 {
+			fmt.Println("io_uring_setup:", errno.Error())
+			os.Exit(3)
+		}
+		syscall.Close(int(fd))
+		fmt.Println("io_uring ready")
+		os.Exit(0)
+	}
 	os.Exit(m.Run())
 }
 
-const connectEnv = "ACP_AGENT_TEST_CONNECT_UNIX"
+const (
+	connectEnv = "ACP_AGENT_TEST_CONNECT_UNIX"
+	ioURingEnv = "ACP_AGENT_TEST_IO_URING"
+)
+
+// TestNoIOURing: io_uring's IORING_OP_SOCKET and IORING_OP_CONNECT make a
+// UNIX socket and connect it without a socket(2) the seccomp filter sees,
+// so a sandboxed command cannot set up io_uring at all (EPERM). Skipped,
+// with the reason, where the kernel has no io_uring for the unsandboxed
+// control either.
+func TestNoIOURing(t *testing.T) {
+	requireLandlock(t)
+	l := newLayout(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	try := func(sb *sandbox.Sandbox) (string, error) {
+		cmd := exec.Command(exe)
+		cmd.Dir = l.cwd
+		cmd.Env = append(os.Environ(), ioURingEnv+"=1")
+		if sb != nil {
+			if _, err := sb.Prepare(cmd); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := try(nil); err != nil || !strings.Contains(out, "io_uring ready") {
+		t.Skipf("this kernel gives no io_uring even outside the sandbox (%v: %s): nothing to refuse here", err, strings.TrimSpace(out))
+	}
+	for _, network := range []bool{false, true} {
+		sb := sandbox.New(sandbox.Policy{TempDir: l.tmp, Network: network}, sandbox.Options{})
+		out, err := try(sb)
+		if err == nil || !strings.Contains(out, "io_uring_setup: operation not permitted") {
+			t.Errorf("network=%v: the sandboxed command set up io_uring: %v %s", network, err, out)
+		}
+	}
+}
 
 // TestNoUnixSocketOutside: a sandboxed command cannot connect to a UNIX
 // socket listening outside its writable directories (the session bus,
@@ -293,7 +345,8 @@ func TestProtectedPathsReadOnly(t *testing.T) {
 		t.Skip("this kernel allows no unprivileged mount namespace: the sandbox cannot keep protected paths read-only here (accept-edits asks before sandboxed commands instead)")
 	}
 	l := newLayout(t)
-	for _, d := range []string{".git/hooks", "sub/x/.git/hooks", ".vscode", ".acp-agent", ".idea", "own"} {
+	for _, d := range []string{".git/hooks", "sub/x/.git/hooks", ".vscode", ".acp-agent", ".idea", "own",
+		".claude/agents", ".config/acp-agent/agents", ".github/agents", ".codex", ".gemini", ".cursor", ".agents/skills", ".opencode"} {
 		if err := os.MkdirAll(filepath.Join(l.cwd, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -317,6 +370,17 @@ func TestProtectedPathsReadOnly(t *testing.T) {
 		"echo '{}' > .acp-agent/settings.json",
 		"echo x > .idea/workspace.xml",
 		"echo '{}' > " + own,
+		// Issue 51: agent definitions and skills of every format, and
+		// other agents' command-running config.
+		"echo x > .claude/agents/helper.md",
+		"echo '{}' > .claude/settings.json",
+		"echo x > .config/acp-agent/agents/helper.md",
+		"echo x > .github/agents/a.md",
+		"echo x > .codex/config.toml",
+		"echo '{}' > .gemini/settings.json",
+		"echo '{}' > .cursor/mcp.json",
+		"mkdir .agents/skills/s",
+		"echo x > .opencode/x",
 	} {
 		if out, code := run(t, sb, l.cwd, script); code == 0 {
 			t.Errorf("%q succeeded in the sandbox: %s", script, out)
@@ -325,7 +389,7 @@ func TestProtectedPathsReadOnly(t *testing.T) {
 	if data, _ := os.ReadFile(filepath.Join(l.cwd, ".git", "config")); string(data) != "[core]\n" {
 		t.Errorf(".git/config changed: %q", data)
 	}
-	if out, code := run(t, sb, l.cwd, "echo ok > made.txt && mkdir -p src && echo ok > src/a"); code != 0 {
+	if out, code := run(t, sb, l.cwd, "echo ok > made.txt && mkdir -p src && echo ok > src/a && mkdir -p .github/workflows && echo x > .github/workflows/ci.yml"); code != 0 {
 		t.Errorf("a write in the cwd failed: %d %s", code, out)
 	}
 }
@@ -409,6 +473,14 @@ func TestNewProtectedPathsMovedAside(t *testing.T) {
 			kept: []string{"new/.git"}},
 		{name: "a configured protected file", setup: []string{"own"}, script: "echo '{}' > own/settings.json",
 			moved: []string{"own/settings.json"}},
+		// Issue 51: a self-granted agent definition or another agent's
+		// command-running config made by a sandboxed command.
+		{name: "our user agent folder", setup: []string{".config"}, script: "mkdir -p .config/acp-agent/agents && echo x > .config/acp-agent/agents/helper.md",
+			moved: []string{".config/acp-agent"}},
+		{name: "claude's folder", script: "mkdir -p .claude/agents && echo x > .claude/agents/helper.md", moved: []string{".claude"}},
+		{name: "an MCP server list", script: "echo '{}' > .mcp.json", moved: []string{".mcp.json"}},
+		{name: "github agents", setup: []string{".github/workflows"}, script: "mkdir .github/agents && echo x > .github/agents/a.md",
+			moved: []string{".github/agents"}, kept: []string{".github/workflows"}},
 		{name: "ordinary writes", script: "mkdir -p src/git && touch src/.gitignore .gitattributes", kept: []string{"src/git", "src/.gitignore", ".gitattributes"}},
 	}
 	for _, tt := range tests {
@@ -653,5 +725,42 @@ func TestAgentsOwnPathsKept(t *testing.T) {
 				t.Fatalf("an unclaimed .acp-agent was kept: moved %v", moved)
 			}
 		})
+	}
+}
+
+// TestSharedPlacesKept: /dev/shm is shared with every program of the
+// user, so a sandboxed command gets a private one (what it writes there
+// is not seen outside); a hard link inside the cwd to a file outside is
+// read-only (Landlock checks the name used, and this name is inside).
+func TestSharedPlacesKept(t *testing.T) {
+	requireMountNS(t)
+	l := newLayout(t)
+	sb := sandbox.New(sandbox.Policy{TempDir: l.tmp}, sandbox.Options{})
+	shm := fmt.Sprintf("/dev/shm/acp-agent-test-%d", time.Now().UnixNano())
+	t.Cleanup(func() { os.Remove(shm) })
+	if out, code := run(t, sb, l.cwd, "echo x > "+shm+" && cat "+shm); code != 0 {
+		t.Fatalf("a private /dev/shm is not writable to the command: %d %s", code, out)
+	}
+	if _, err := os.Stat(shm); err == nil {
+		t.Fatal("the command wrote the shared /dev/shm")
+	}
+
+	outside := filepath.Join(l.outside, "secret.txt")
+	if err := os.WriteFile(outside, []byte("outside\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(outside, filepath.Join(l.cwd, "linked.txt")); err != nil {
+		t.Skipf("no hard links here: %v", err)
+	}
+	for _, script := range []string{"echo evil >> linked.txt", "echo evil > linked.txt", "truncate -s 0 linked.txt"} {
+		if out, code := run(t, sb, l.cwd, script); code == 0 {
+			t.Errorf("%q succeeded through a hard link to an outside file: %s", script, out)
+		}
+	}
+	if b, _ := os.ReadFile(outside); string(b) != "outside\n" {
+		t.Fatalf("the outside file changed through its hard link: %q", b)
+	}
+	if out, code := run(t, sb, l.cwd, "echo ok > own.txt && cat linked.txt"); code != 0 || !strings.Contains(out, "outside") {
+		t.Fatalf("ordinary writes and reads: %d %s", code, out)
 	}
 }

@@ -30,8 +30,12 @@ const (
 // agent. A filter sees the call's registers, not the socket address a
 // connect points to, so it refuses every UNIX socket (socketpair, which
 // names nothing, stays allowed), also inside the writable directories.
-// Calls of another ABI (32-bit, x32) are refused outright: a filter for
-// the native numbers cannot judge them. Pure Go (no libseccomp, no cgo).
+// io_uring is refused whole (io_uring_setup, _enter and _register fail
+// with EPERM, as container runtimes do): its IORING_OP_SOCKET and
+// IORING_OP_CONNECT make sockets without a socket(2) the filter could
+// see. Calls of another ABI (32-bit, x32) are refused outright: a filter
+// for the native numbers cannot judge them. Pure Go (no libseccomp, no
+// cgo).
 func noUnixSockets() error {
 	var arch uint32
 	switch runtime.GOARCH {
@@ -43,19 +47,25 @@ func noUnixSockets() error {
 		return fmt.Errorf("no seccomp filter for %s: UNIX sockets cannot be cut here", runtime.GOARCH)
 	}
 	deny := uint32(unix.SECCOMP_RET_ERRNO | uint32(unix.EACCES))
+	eperm := uint32(unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM))
 	prog := []unix.SockFilter{
 		/* 0 */ {Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: offArch},
-		/* 1 */ {Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: arch, Jt: 0, Jf: 6},
+		/* 1 */ {Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: arch, Jt: 0, Jf: 9},
 		/* 2 */ {Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: offNr},
-		/* 3 */ {Code: unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K, K: x32SyscallBit, Jt: 4, Jf: 0},
-		/* 4 */ {Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: unix.SYS_SOCKET, Jt: 0, Jf: 2},
-		/* 5 */ {Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: offArg0},
-		/* 6 */ {Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: unix.AF_UNIX, Jt: 1, Jf: 0},
-		/* 7 */ {Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ALLOW},
-		/* 8 */ {Code: unix.BPF_RET | unix.BPF_K, K: deny},
+		/* 3 */ {Code: unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K, K: x32SyscallBit, Jt: 7, Jf: 0},
+		/* 4 */ {Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: unix.SYS_IO_URING_SETUP, Jt: 7, Jf: 0},
+		/* 5 */ {Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: unix.SYS_IO_URING_ENTER, Jt: 6, Jf: 0},
+		/* 6 */ {Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: unix.SYS_IO_URING_REGISTER, Jt: 5, Jf: 0},
+		/* 7 */ {Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: unix.SYS_SOCKET, Jt: 0, Jf: 2},
+		/* 8 */ {Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: offArg0},
+		/* 9 */ {Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: unix.AF_UNIX, Jt: 1, Jf: 0},
+		/* 10 */ {Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ALLOW},
+		/* 11 */ {Code: unix.BPF_RET | unix.BPF_K, K: deny},
+		/* 12 */ {Code: unix.BPF_RET | unix.BPF_K, K: eperm},
 	}
-	// Jumps are relative to the next instruction: from 1, Jf 6 lands on
-	// 8; from 3, Jt 4 on 8; from 4, Jf 2 on 7; from 6, Jt 1 on 8.
+	// Jumps are relative to the next instruction: from 1, Jf 9 lands on
+	// 11; from 3, Jt 7 on 11; from 4, 5 and 6 on 12; from 7, Jf 2 on 10;
+	// from 9, Jt 1 on 11.
 	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
 	if err := unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&fprog)), 0, 0); err != nil {
 		return fmt.Errorf("install the seccomp filter: %w", err)
