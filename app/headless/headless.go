@@ -148,6 +148,10 @@ type client struct {
 	answers []string
 }
 
+// run is one headless exchange: initialize, a new or resumed session,
+// the mode, one prompt (cancelled on Options.Cancel) and its result.
+// It is long because it is that protocol sequence in order, each step a
+// call and its check.
 func (c *client) run(ctx context.Context) (Result, error) {
 	var res Result
 	if _, err := c.call(ctx, "initialize", map[string]any{
