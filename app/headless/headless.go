@@ -233,9 +233,12 @@ func (c *client) run(ctx context.Context) (Result, error) {
 			}
 		}()
 		err := c.o.AfterTurn(wctx, id)
+		// Read before stop, which ends wctx too: only Cancel's end of the
+		// wait makes the run "cancelled", not AfterTurn's own failure.
+		waitCancelled := wctx.Err() != nil
 		stop()
 		switch {
-		case err != nil && wctx.Err() != nil && ctx.Err() == nil:
+		case err != nil && waitCancelled && ctx.Err() == nil:
 			res.StopReason = "cancelled"
 		case err != nil:
 			return c.result(res), err
