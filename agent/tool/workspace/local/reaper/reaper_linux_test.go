@@ -308,3 +308,27 @@ func TestArgs(t *testing.T) {
 		t.Errorf("Args = %q, want %q", got, want)
 	}
 }
+
+// The command gets the argv it was given, verbatim (no shell between),
+// and the reaper's environment and stdout.
+func TestReaperPassesArgvAndEnvironment(t *testing.T) {
+	t.Setenv("REAPER_TEST_VALUE", "from the agent")
+	s := startReaperArgs(t, Args("m", time.Second, "/bin/sh", []string{"sh", "-c", `printf '%s|%s|%s\n' "$0" "$1" "$REAPER_TEST_VALUE"`, "zero", "one two"}))
+	if got := s.line(t); got != "zero|one two|from the agent" {
+		t.Errorf("the command printed %q", got)
+	}
+	if ws, clean := s.wait(t); !ws.Exited() || ws.ExitStatus() != 0 || !clean {
+		t.Errorf("reaper status %v, clean %v", ws, clean)
+	}
+}
+
+// A process that is gone has no descendants.
+func TestDescendantsOfAGoneProcess(t *testing.T) {
+	cmd := exec.Command("/bin/true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if d := Descendants(cmd.Process.Pid); len(d) != 0 {
+		t.Errorf("Descendants of reaped pid %d = %v", cmd.Process.Pid, d)
+	}
+}
