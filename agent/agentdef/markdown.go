@@ -251,7 +251,8 @@ func parseMarkdown(path string, format Format, data []byte) (*Definition, []Prob
 }
 
 // applyField sets the definition key f of a file in format on def; a
-// key of another format that is not mapped is noted, not an error.
+// key of another format that is not mapped is noted, not an error. It is
+// long because it is one case per frontmatter key, each a few lines.
 func applyField(def *Definition, f field, format Format, note func(line int, format string, args ...any)) error {
 	var err error
 	switch f.key {
