@@ -109,12 +109,7 @@ func TestKilledAgentsCommandKilledAtNextStart(t *testing.T) {
 	if err := os.MkdirAll(cwd, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	// The sleeps ignore SIGHUP: once the agent is dead, the watchdog's
-	// group (the sleeps' too) is an orphaned group holding a stopped
-	// process (the watchdog, stopped below), and the kernel sends such a
-	// group SIGHUP and SIGCONT. Whether the watchdog had stopped before
-	// the agent died decided whether the sleeps died of it.
-	command := "trap '' HUP; sleep 30 & echo $! > sl.tmp; env -i sleep 31 & echo $! > bare.tmp; mv bare.tmp bare; mv sl.tmp sl; wait; true"
+	command := "sleep 30 & echo $! > sl.tmp; env -i sleep 31 & echo $! > bare.tmp; mv bare.tmp bare; mv sl.tmp sl; wait; true"
 	args, _ := json.Marshal(map[string]string{"command": command})
 	script := filepath.Join(dir, "script.yaml")
 	yaml := fmt.Sprintf("model:\n  main:\n    - tool_calls:\n        - id: call-1\n          name: bash\n          arguments: '%s'\n    - text: done\n", args)
