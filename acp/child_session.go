@@ -13,6 +13,7 @@ import (
 	"fmt"
 
 	acpsdk "github.com/coder/acp-go-sdk"
+	"github.com/google/uuid"
 
 	"github.com/acp-agent/acp-agent/agent/session"
 )
@@ -51,10 +52,15 @@ func (s *Server) noticeChildView(b *bound) {
 	if parent == "" {
 		return
 	}
-	u := acpsdk.UpdateAgentMessageText(fmt.Sprintf("\n\nThis is a subagent session, shown read-only: its parent session %s "+
+	u := acpsdk.UpdateAgentMessageText(fmt.Sprintf("This is a subagent session, shown read-only: its parent session %s "+
 		"owns it and runs it in its process, so it takes no prompts of its own. Message it from the parent "+
-		"(its send_message tool); cancelling here interrupts its current turn.\n", parent))
+		"(its send_message tool); cancelling here interrupts its current turn.", parent))
 	u.AgentMessageChunk.Meta = map[string]any{MetaReadOnly: map[string]any{"parentSessionId": parent}}
+	// Its own message, not glued to the child's last answer: a messageId
+	// of its own (a UUID, as ACP asks; derived from the child's id so a
+	// replay is the same each time).
+	mid := uuid.NewSHA1(uuid.NameSpaceURL, []byte("acp-agent:read-only-notice:"+b.id)).String()
+	u.AgentMessageChunk.MessageId = &mid
 	b.em.push(item{direct: []acpsdk.SessionUpdate{u}})
 }
 

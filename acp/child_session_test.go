@@ -94,6 +94,12 @@ func TestLoadChildShowsReadOnlyNoticeAndRefusesPrompts(t *testing.T) {
 				if p, n, last := readOnlyNotice(ns); p != parent || n != 1 || !last {
 					t.Errorf("load %d: notice parent %q, %d notices, last %v; want %q, 1, true", load, p, n, last, parent)
 				}
+				// Its own message: a messageId of its own, no blank lines
+				// glued to the answer before it.
+				if c := ns[len(ns)-1].Update.AgentMessageChunk; c == nil || c.MessageId == nil || *c.MessageId == "" ||
+					c.Content.Text == nil || strings.HasPrefix(c.Content.Text.Text, "\n") {
+					t.Errorf("load %d: notice is not a message of its own: %+v", load, c)
+				}
 			}
 			_, err = e.prompt(ctx, child.ID(), "hi")
 			wantRPCError(t, err, -32602, "subagent session of "+parent+", read-only while its parent owns it")
@@ -355,6 +361,45 @@ func TestListChildrenThroughParentFilter(t *testing.T) {
 			wantRPCError(t, err, -32602, acp.MetaParentSession)
 			if code := rpcDataCode(err); code != string(c.code) {
 				t.Errorf("code = %q, want %s", code, c.code)
+			}
+		})
+	}
+}
+
+// A viewed child session changes nothing: a prompt, a mode switch and a
+// config option are refused as read-only, also when its header names no
+// parent (a child whose parent link was lost still is a child).
+func TestViewedChildRefusesChanges(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		parent bool
+	}{{"with parent", true}, {"header names no parent", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := ctxFor(t)
+			e := start(t, t.TempDir(), loadScript(t, echoScript))
+			e.initialize(ctx)
+			cwd := tempCwd(t)
+			parent := ""
+			if tc.parent {
+				parent = e.newSession(ctx, cwd)
+			}
+			child, err := e.app.Sessions.Create(session.Header{Cwd: cwd, ParentSession: parent, Origin: session.OriginSubagent, DelegationDepth: 1}, session.CreateOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.cs.LoadSession(ctx, acpsdk.LoadSessionRequest{SessionId: acpsdk.SessionId(child.ID()), Cwd: cwd, McpServers: []acpsdk.McpServer{}}); err != nil {
+				t.Fatal(err)
+			}
+			id := acpsdk.SessionId(child.ID())
+			_, promptErr := e.prompt(ctx, child.ID(), "hi")
+			_, modeErr := e.cs.SetSessionMode(ctx, acpsdk.SetSessionModeRequest{SessionId: id, ModeId: acp.ModeBypass})
+			_, optErr := e.cs.SetSessionConfigOption(ctx, acpsdk.SetSessionConfigOptionRequest{ValueId: &acpsdk.SetSessionConfigOptionValueId{
+				SessionId: id, ConfigId: "mode", Value: acpsdk.SessionConfigValueId(acp.ModeBypass)}})
+			for what, err := range map[string]error{"session/prompt": promptErr, "session/set_mode": modeErr, "session/set_config_option": optErr} {
+				wantRPCError(t, err, -32602, "is a subagent session")
+				if code := rpcDataCode(err); code != string(acp.CodeReadOnlySession) {
+					t.Errorf("%s: error code %q, want %s", what, code, acp.CodeReadOnlySession)
+				}
 			}
 		})
 	}

@@ -13,11 +13,12 @@ package acp
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
-	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/delegation"
+	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/subagent/childtree"
 )
 
@@ -35,14 +36,125 @@ const MetaChildStream = delegation.MetaKey
 type childStreams struct {
 	mu      sync.Mutex
 	streams map[string]*childStream // nil before following and once stopped
+	// gone holds the streams of children that left the store, for the
+	// notices their parents record after (one per child).
+	gone    map[string]*childStream
 	watcher *childtree.Watcher
 	stopped bool
 }
 
-// childStream is one followed child's emitter.
+// childStream is one followed child. Its updates are translated as its
+// events are appended (under its append lock: childtree's events of one
+// child come in its log's order) and queued, as item.call, on the emitter
+// of its root session (the top-level session bound here that the tree
+// hangs from): one queue for the whole tree, so the client sees the
+// tree's sessions in the order their logs were written, a child's frames
+// after the announcement that precedes them, and a scripted run's wire
+// does not depend on goroutine scheduling. Until the child is announced
+// its items wait in pending.
 type childStream struct {
-	em    *emitter
 	child *childtree.Child
+	root  string
+	// parentCwd is the cwd of the child's parent when it was opened
+	// (a one-shot parent may be gone when the child is announced).
+	parentCwd string
+	tr        *translator // only under the child's append lock
+	// durable and durableText make the child's log durable through a seq
+	// before a tool call or text of it is shown (Options.Durable).
+	durable, durableText func(ctx context.Context, seq int64) error
+
+	// announcedFlag is set once childtree announced the child.
+	announcedFlag atomic.Bool
+
+	mu        sync.Mutex // guards announced, pending; held while queueing
+	announced bool
+	pending   []item
+
+	// v1 is the ACP v1 subagent state of the child as sent; only the
+	// root's emitter (item.call) touches it.
+	v1 struct {
+		announced bool
+		last      *StateUpdate
+	}
+}
+
+// queue puts it on the root's emitter, or holds it until the child is
+// announced.
+func (s *Server) queue(c *childStream, it item) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.announced {
+		c.pending = append(c.pending, it)
+		return
+	}
+	s.pushRoot(c, it)
+}
+
+// releaseChild marks c announced and queues first (the announcement, if any)
+// then what waited.
+func (s *Server) releaseChild(c *childStream, first ...item) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.announced {
+		s.pushRoot(c, first...)
+		return
+	}
+	c.announced = true
+	s.pushRoot(c, append(first, c.pending...)...)
+	c.pending = nil
+}
+
+// pushRoot queues items on the root session's emitter (c.mu held).
+func (s *Server) pushRoot(c *childStream, items ...item) {
+	b := s.boundSession(c.root)
+	if b == nil || b.em == nil {
+		return
+	}
+	for _, it := range items {
+		b.em.push(it)
+	}
+}
+
+// updateItem translates ev of c's child and returns the item that sends
+// it (nil when it shows nothing), after making it durable as the
+// emitter would (write-ahead).
+func (s *Server) updateItem(c *childStream, ev session.Event) *item {
+	us := c.tr.event(ev, false)
+	raw := c.tr.ctx.takeRaw()
+	if len(us) == 0 && len(raw) == 0 {
+		return nil
+	}
+	id := c.child.ID
+	return &item{call: func() {
+		if len(us) > 0 && !c.isDurable(ev) {
+			s.log.Error("child update not shown: its log record is not durable", "session_id", id, "type", ev.Type, "seq", ev.Seq)
+			return
+		}
+		<-s.ready
+		for _, u := range raw {
+			s.sendUpdateMeta(id, u, c.meta(), nil)
+		}
+		for _, u := range us {
+			if err := s.conn.SessionUpdate(context.Background(), acpsdk.SessionNotification{SessionId: acpsdk.SessionId(id), Update: u, Meta: c.meta()}); err != nil {
+				s.log.Debug("child update not sent", "session_id", id, "err", err)
+			}
+		}
+	}}
+}
+
+// isDurable waits until ev is durable where its update needs it to be.
+func (c *childStream) isDurable(ev session.Event) bool {
+	d := c.durable
+	switch ev.Type {
+	case session.TypeToolCall:
+	case session.TypeAssistantChunk:
+		if c.durableText != nil {
+			d = c.durableText
+		}
+	default:
+		return true
+	}
+	return d == nil || d(context.Background(), ev.Seq) == nil
 }
 
 // meta is the _meta of the child's notifications, from its link as known
@@ -90,6 +202,7 @@ func (s *Server) followChildren() {
 		return
 	}
 	s.children.streams = map[string]*childStream{}
+	s.children.gone = map[string]*childStream{}
 	s.children.watcher = childtree.Follow(s.opts.Sessions, s.isBound, s.encodeChild)
 }
 
@@ -108,6 +221,7 @@ func (s *Server) stopFollowingChildren() {
 	w := s.children.watcher
 	s.children.stopped = true
 	s.children.streams = nil
+	s.children.gone = nil
 	s.children.mu.Unlock()
 	if w != nil {
 		w.Stop()
@@ -122,43 +236,67 @@ func (s *Server) encodeChild(ev childtree.Event) {
 	}
 	s.children.mu.Lock()
 	c := s.children.streams[ev.Child.ID]
+	if c == nil && (ev.Kind == childtree.KindState || ev.Kind == childtree.KindMessage) {
+		// A settlement or report recorded after the child left.
+		c = s.children.gone[ev.Child.ID]
+	}
 	if ev.Kind == childtree.KindClosed {
 		delete(s.children.streams, ev.Child.ID)
+		if c != nil && s.children.gone != nil {
+			s.children.gone[ev.Child.ID] = c
+		}
 	}
 	s.children.mu.Unlock()
 	if c == nil {
 		return
 	}
+	v1 := s.subagentSessions()
 	switch ev.Kind {
 	case childtree.KindAnnounced:
-		c.em.resume()
+		c.announcedFlag.Store(true)
+		if v1 {
+			s.releaseChild(c, item{call: func() { s.announce(c) }})
+		} else {
+			s.releaseChild(c)
+		}
+		return
 	case childtree.KindUpdate:
-		se := ev.Session
-		c.em.push(item{update: &agent.Update{Event: &se}})
+		if it := s.updateItem(c, ev.Session); it != nil {
+			s.queue(c, *it)
+		}
 	}
-	// KindState and KindMessage have no encoding on this wire: the
+	// KindState and KindMessage are encoded for ACP v1 clients only: the
 	// session updates carry the same facts.
+	if v1 {
+		s.encodeChildV1(c, ev)
+	}
 }
 
 // openChildStream starts the emitter of a child, held until the child is
 // announced, streaming from the child's start.
 func (s *Server) openChildStream(child *childtree.Child) {
-	c := &childStream{child: child}
+	root, parentCwd := child.Parent, ""
+	s.children.mu.Lock()
+	p := s.children.streams[child.Parent]
+	if p != nil {
+		root, parentCwd = p.root, p.child.Cwd
+	}
+	s.children.mu.Unlock()
+	if p == nil {
+		parentCwd = s.sessionCwd(child.Parent)
+	}
 	tr := newTranslator(s.opts.Tools).withDepth(child.Depth)
 	tr.cwd = child.Cwd
 	tr.ctx.cfg = s.opts.Budget
+	tr.next = child.Start
+	c := &childStream{child: child, root: root, parentCwd: parentCwd, tr: tr}
 	id := child.ID
-	c.em = newEmitter(tr, func(ctx context.Context, u acpsdk.SessionUpdate) error {
-		<-s.ready
-		return s.conn.SessionUpdate(ctx, acpsdk.SessionNotification{SessionId: acpsdk.SessionId(id), Update: u, Meta: c.meta()})
-	}, &s.emitters, s.log.With("session_id", id, "child_of", child.Parent))
 	if d := s.opts.Durable; d != nil {
-		c.em.durable = func(ctx context.Context, seq int64) error { return d(ctx, id, seq) }
+		c.durable = func(ctx context.Context, seq int64) error { return d(ctx, id, seq) }
 	}
 	if d := s.opts.DurableText; d != nil {
-		c.em.durableText = func(ctx context.Context, seq int64) error { return d(ctx, id, seq) }
+		c.durableText = func(ctx context.Context, seq int64) error { return d(ctx, id, seq) }
 	}
-	c.em.skipTo(child.Start)
 	s.children.mu.Lock()
 	defer s.children.mu.Unlock()
 	if s.children.streams != nil { // not stopped meanwhile

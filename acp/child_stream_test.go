@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -85,7 +86,18 @@ func TestChildStreamOnlyForClientsThatAsk(t *testing.T) {
 					t.Fatalf("update %d _meta = %#v, want %#v", i, got, wantLink)
 				}
 			}
-			live := transcript(streamed)
+			// The alias now also brings the ACP v1 frames: the child's
+			// prompt as a session_message (+chunk) from its parent, which
+			// this SDK client, predating them, decodes by shape as an
+			// untitled session_info_update and a user_message_chunk. The
+			// replay below shows the prompt as the user's own message,
+			// left out of the comparison too.
+			var live []string
+			for _, l := range transcript(streamed) {
+				if l != "session_info_update title=-" && !strings.HasPrefix(l, "user_message_chunk") {
+					live = append(live, l)
+				}
+			}
 			// The same updates, in the same order, as a replay of the child.
 			e.rec.reset()
 			if _, err := e.cs.LoadSession(ctx, acpsdk.LoadSessionRequest{SessionId: acpsdk.SessionId(childID), Cwd: cwd, McpServers: []acpsdk.McpServer{}}); err != nil {

@@ -17,7 +17,7 @@ func TestAvailableCommandsAfterNewAndLoad(t *testing.T) {
 	id := e.newSession(ctx, tempCwd(t))
 	n := awaitCommands(t, ctx, e, id)
 	b, _ := json.Marshal(n.Update.AvailableCommandsUpdate.AvailableCommands)
-	if got, want := string(b), `[{"description":"show the subagent tree of this session (from the durable catalog, without asking the model)","name":"agents"},{"description":"summarize the conversation so far to free context (the full history stays in the log)","input":{"hint":"optional instructions for the summary"},"name":"compact"}]`; got != want {
+	if got, want := string(b), `[{"description":"show the subagent tree of this session (from the durable catalog, without asking the model)","name":"agents"},{"description":"summarize the conversation so far to free context (the full history stays in the log)","input":{"hint":"optional instructions for the summary"},"name":"compact"},{"description":"list the skills of this session's directory (name, description, folder) and the files that were skipped","name":"skills"}]`; got != want {
 		t.Errorf("commands = %s, want %s", got, want)
 	}
 	if _, err := e.prompt(ctx, id, "hello"); err != nil {

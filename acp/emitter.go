@@ -34,6 +34,9 @@ type item struct {
 	// hold blocks the queue until it is closed: what follows it waits
 	// until a record appended behind it is durable (child_permission.go).
 	hold <-chan struct{}
+	// call sends frames the translator does not derive (the ACP v1
+	// subagent frames of subagent_sessions.go), in queue order.
+	call func()
 }
 
 // sendFunc delivers one update of the emitter's session to the client.
@@ -254,6 +257,8 @@ func (e *emitter) process(it item) {
 		updates = e.tr.closeOpen()
 	case it.direct != nil:
 		updates = it.direct
+	case it.call != nil:
+		it.call()
 	case it.hold != nil:
 		<-it.hold
 	}

@@ -65,7 +65,7 @@ func selected(id string) acpsdk.RequestPermissionResponse {
 func TestUnknownOptionIsRejected(t *testing.T) {
 	s := gateServer(map[string]string{"root": ModeDefault})
 	g := rootGate(s, "root")
-	for _, id := range []string{"allow", "allow_once", "ALLOW-ONCE", "", "allow-always "} {
+	for _, id := range []string{"allow", "allowonce", "ALLOW_ONCE", "ALLOW-ONCE", "", "allow-always ", "allow_always "} {
 		err := g.decide(context.Background(), execReq, selected(id), nil)
 		if codeOf(err) != workspace.CodePermissionRejected {
 			t.Errorf("option %q: %v, want %s", id, err, workspace.CodePermissionRejected)

@@ -29,7 +29,10 @@ func (s *Server) Initialize(ctx context.Context, p acpsdk.InitializeRequest) (re
 	s.mu.Lock()
 	s.clientCaps = p.ClientCapabilities
 	s.mu.Unlock()
-	if wantsSubagentUpdates(p.ClientCapabilities) {
+	// ACP v1 subagent sessions (clientCapabilities.subagents, which the
+	// wire counter read from this request's line), or the older private
+	// _meta["acp-agent"].subagentUpdates, an alias of it.
+	if s.subagentSessions() {
 		s.followChildren()
 	}
 	caps := acpsdk.AgentCapabilities{
@@ -159,6 +162,7 @@ func (s *Server) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (
 	s.evictLoaded(b)
 	s.readyStored(b, notices)
 	s.noticeChildView(b)
+	s.reannounceChildren(ctx, b)
 	// The replay is on the wire before the response (ACP).
 	if err := s.flush(ctx, b); err != nil {
 		return resp, toRequestError(err)

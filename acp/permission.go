@@ -24,13 +24,34 @@ import (
 	"github.com/acp-agent/acp-agent/agent/tool/workspace"
 )
 
-// Permission option ids offered in every session/request_permission.
+// Permission option ids offered in every session/request_permission: each
+// equals its kind, since some clients (avante.nvim) pick the option to
+// answer by matching ids against the kind names.
 const (
-	OptionAllowOnce    = "allow-once"
-	OptionAllowAlways  = "allow-always"
-	OptionRejectOnce   = "reject-once"
-	OptionRejectAlways = "reject-always"
+	OptionAllowOnce    = "allow_once"
+	OptionAllowAlways  = "allow_always"
+	OptionRejectOnce   = "reject_once"
+	OptionRejectAlways = "reject_always"
 )
+
+// legacyOptions maps the ids offered before they equalled their kind
+// ("allow-once", …) to today's: a client that remembered them, or a
+// recorded scenario, still answers with them.
+var legacyOptions = map[string]string{
+	"allow-once":    OptionAllowOnce,
+	"allow-always":  OptionAllowAlways,
+	"reject-once":   OptionRejectOnce,
+	"reject-always": OptionRejectAlways,
+}
+
+// canonicalOption is the option id answered, with a legacy id mapped to
+// today's.
+func canonicalOption(id string) string {
+	if c, ok := legacyOptions[id]; ok {
+		return c
+	}
+	return id
+}
 
 // childIdentity names the child session behind a permission request.
 type childIdentity struct {
@@ -145,6 +166,11 @@ func (g *gate) ask(ctx context.Context, b *bound, req workspace.PermissionReques
 	if !g.s.connected() {
 		return cancelled(req, errors.New("the editor disconnected"))
 	}
+	if g.child != nil {
+		if c := g.s.announcedChild(g.child.id); c != nil {
+			return g.askAsChild(ctx, c, req)
+		}
+	}
 	var (
 		call acpsdk.ToolCallUpdate
 		ask  *childAsk
@@ -204,7 +230,7 @@ func (g *gate) decide(ctx context.Context, req workspace.PermissionRequest, resp
 		return cancelled(req, errors.New("the prompt was cancelled"))
 	}
 	id := string(resp.Outcome.Selected.OptionId)
-	switch id {
+	switch canonicalOption(id) {
 	case OptionAllowOnce:
 		return nil
 	case OptionAllowAlways:

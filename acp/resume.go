@@ -35,6 +35,7 @@ func (s *Server) ResumeSession(ctx context.Context, p acpsdk.ResumeSessionReques
 	resp.Models = s.legacyModels(b)
 	s.evictLoaded(b)
 	s.readyStored(b, notices)
+	s.reannounceChildren(ctx, b)
 	if err := s.flush(ctx, b); err != nil {
 		return resp, toRequestError(err)
 	}

@@ -516,6 +516,9 @@ func (s *Server) lookup(id string) (*bound, error) {
 	b, ok := s.sessions[id]
 	s.mu.Unlock()
 	if !ok {
+		if parent, child := s.liveChild(id); child {
+			return nil, errChildRequest(id, parent)
+		}
 		return nil, errorf(CodeUnknownSession, "unknown session: %s (create it with session/new or load it with session/load)", id)
 	}
 	return b, nil

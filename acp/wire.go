@@ -25,6 +25,9 @@ type wireCounter struct {
 	// compaction records clientCapabilities.session.compaction from the
 	// initialize request: the SDK's type has no field for it (context.go).
 	compaction atomic.Bool
+	// subagents records clientCapabilities.subagents (ACP v1 subagent
+	// sessions): the SDK's type has no field for it either.
+	subagents atomic.Bool
 
 	mu       sync.Mutex // guards the fields below
 	received int64      // requests read
@@ -111,6 +114,9 @@ func (cr *countingReader) Read(p []byte) (int, error) {
 				if li.compaction {
 					cr.c.compaction.Store(true)
 				}
+				if li.subagents {
+					cr.c.subagents.Store(true)
+				}
 				// Recorded before Read returns, so before the SDK can
 				// dispatch the line.
 				switch {
@@ -141,6 +147,9 @@ type lineInfo struct {
 	// compaction: an initialize request whose clientCapabilities.session
 	// announces compaction (compaction_update).
 	compaction bool
+	// subagents: an initialize request whose clientCapabilities.subagents
+	// is an object (ACP v1 subagent sessions, subagent_wire.go).
+	subagents bool
 }
 
 // scanLine classifies a line the way the SDK will: it decodes the line into
@@ -183,11 +192,15 @@ func scanLine(line []byte) lineInfo {
 				Session struct {
 					Compaction json.RawMessage `json:"compaction"`
 				} `json:"session"`
+				Subagents json.RawMessage `json:"subagents"`
 			} `json:"clientCapabilities"`
 		}
 		if json.Unmarshal(m.Params, &p) == nil {
 			c := string(bytes.TrimSpace(p.ClientCapabilities.Session.Compaction))
 			li.compaction = c != "" && c != "null" && c != "false"
+			// ACP v1: an object (usually {}) opts in; omitted or null
+			// does not.
+			li.subagents = bytes.HasPrefix(bytes.TrimSpace(p.ClientCapabilities.Subagents), []byte("{"))
 		}
 	case !li.request && m.Method == acpsdk.AgentMethodSessionCancel:
 		var p acpsdk.CancelNotification

@@ -181,6 +181,23 @@ func (c *wsClient) RequestPermission(ctx context.Context, p acpsdk.RequestPermis
 		onAsk(p)
 	}
 	c.askedCh <- struct{}{}
+	if kind, ok := strings.CutPrefix(ans, "avante:"); ok {
+		// avante.nvim's buttons pick the option whose id equals the kind
+		// name; finding none, its answer falls to a rejection.
+		ans = ""
+		for _, o := range p.Options {
+			if string(o.OptionId) == kind {
+				ans = string(o.OptionId)
+			}
+		}
+		if ans == "" {
+			for _, o := range p.Options {
+				if o.Kind == acpsdk.PermissionOptionKindRejectOnce {
+					ans = string(o.OptionId)
+				}
+			}
+		}
+	}
 	switch ans {
 	case "cancel":
 		return acpsdk.RequestPermissionResponse{Outcome: acpsdk.NewRequestPermissionOutcomeCancelled()}, nil
@@ -574,10 +591,20 @@ func TestPermissionOutcomes(t *testing.T) {
 		written bool   // the file exists afterwards
 		code    string // error code of the last call, "" for success
 	}{
-		{"allow once asks each time", []string{"allow-once", "allow-once"}, 2, 2, true, ""},
-		{"allow always remembers", []string{"allow-always"}, 2, 1, true, ""},
-		{"reject once", []string{"reject-once", "reject-once"}, 2, 2, false, workspace.CodePermissionRejected},
-		{"reject always remembers", []string{"reject-always"}, 2, 1, false, workspace.CodePermissionRejected},
+		{"allow once asks each time", []string{"allow_once", "allow_once"}, 2, 2, true, ""},
+		{"allow always remembers", []string{"allow_always"}, 2, 1, true, ""},
+		{"reject once", []string{"reject_once", "reject_once"}, 2, 2, false, workspace.CodePermissionRejected},
+		{"reject always remembers", []string{"reject_always"}, 2, 1, false, workspace.CodePermissionRejected},
+		// The ids offered before they equalled their kind are still
+		// understood.
+		{"legacy allow once", []string{"allow-once", "allow-once"}, 2, 2, true, ""},
+		{"legacy allow always", []string{"allow-always"}, 2, 1, true, ""},
+		{"legacy reject once", []string{"reject-once", "reject-once"}, 2, 2, false, workspace.CodePermissionRejected},
+		{"legacy reject always", []string{"reject-always"}, 2, 1, false, workspace.CodePermissionRejected},
+		// avante.nvim matches ids against kind names.
+		{"avante allow once", []string{"avante:allow_once", "avante:allow_once"}, 2, 2, true, ""},
+		{"avante allow always", []string{"avante:allow_always"}, 2, 1, true, ""},
+		{"avante reject once", []string{"avante:reject_once", "avante:reject_once"}, 2, 2, false, workspace.CodePermissionRejected},
 		{"cancelled outcome", []string{"cancel"}, 1, 1, false, workspace.CodePermissionCancelled},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -599,7 +626,7 @@ func TestPermissionOutcomes(t *testing.T) {
 			for _, o := range r.Options {
 				ids = append(ids, string(o.OptionId)+":"+string(o.Kind))
 			}
-			if want := []string{"allow-once:allow_once", "allow-always:allow_always", "reject-once:reject_once", "reject-always:reject_always"}; !slices.Equal(ids, want) {
+			if want := []string{"allow_once:allow_once", "allow_always:allow_always", "reject_once:reject_once", "reject_always:reject_always"}; !slices.Equal(ids, want) {
 				t.Errorf("options = %v", ids)
 			}
 			if r.ToolCall.ToolCallId != "call-1" || r.ToolCall.Kind == nil || *r.ToolCall.Kind != acpsdk.ToolKindEdit ||

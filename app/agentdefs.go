@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/acp-agent/acp-agent/agent"
@@ -20,6 +21,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent/prompt"
 	"github.com/acp-agent/acp-agent/agent/settings"
 	"github.com/acp-agent/acp-agent/agent/tool"
+	"github.com/acp-agent/acp-agent/agent/tool/skilltool"
 	"github.com/acp-agent/acp-agent/subagent"
 )
 
@@ -54,23 +56,27 @@ func (a *App) definitions(cwd string) *agentdef.Set {
 	return set
 }
 
-// withDefinitions returns tools with the `subagent` tool replaced by one
-// offering the definitions of cwd; tools as they are when there are none
-// (or no subagent tool).
+// withDefinitions returns tools with what a session in cwd gets from its
+// directory: the `subagent` tool replaced by one offering the agent
+// definitions of cwd (when there are any and a subagent tool), and the
+// `skill` tool over its skills appended (when it has some); tools as they
+// are otherwise.
 func (a *App) withDefinitions(tools []tool.Tool, cwd string) []tool.Tool {
-	if a.Subagents == nil {
-		return tools
-	}
-	set := a.definitions(cwd)
-	if set.Len() == 0 {
-		return tools
-	}
-	out := make([]tool.Tool, len(tools))
-	for i, t := range tools {
-		out[i] = t
-		if t.Spec().Name == subagent.SubagentToolName {
-			out[i] = subagent.NewSubagentToolWith(a.Subagents, &subagent.AgentChoices{Set: set, Check: a.checkDefinition(cwd), RootMode: a.rootMode})
+	skills := a.skills(cwd)
+	out := tools
+	if a.Subagents != nil {
+		if set := a.definitions(cwd); set.Len() > 0 {
+			out = make([]tool.Tool, len(tools))
+			for i, t := range tools {
+				out[i] = t
+				if t.Spec().Name == subagent.SubagentToolName {
+					out[i] = subagent.NewSubagentToolWith(a.Subagents, &subagent.AgentChoices{Set: set, Skills: skills, Check: a.checkDefinition(cwd), RootMode: a.rootMode})
+				}
+			}
 		}
+	}
+	if skills.Len() > 0 {
+		out = append(slices.Clone(out), skilltool.New(skills))
 	}
 	return out
 }
@@ -89,20 +95,28 @@ func (a *App) rootMode(ctx context.Context, caller *agent.Agent) policy.Mode {
 	return policy.Mode(m)
 }
 
-// sessionTools is the tool registry of a top-level session in cwd.
+// sessionTools is the tool registry of a top-level session in cwd: the
+// configured tools, with the `subagent` tool offering the definitions of
+// cwd and the `skill` tool over its skills (withDefinitions).
 func (a *App) sessionTools(cwd string) *tool.Registry {
-	t, ok := a.Tools.Get(subagent.SubagentToolName)
-	if !ok {
+	var in []tool.Tool
+	if t, ok := a.Tools.Get(subagent.SubagentToolName); ok {
+		in = []tool.Tool{t}
+	}
+	out := a.withDefinitions(in, cwd)
+	if len(out) == len(in) && (len(in) == 0 || out[0] == in[0]) {
 		return a.Tools
 	}
-	repl := a.withDefinitions([]tool.Tool{t}, cwd)
-	if repl[0] == t {
-		return a.Tools
+	replaced := map[string]bool{}
+	for _, t := range out {
+		replaced[t.Spec().Name] = true
 	}
-	reg := a.Tools.With(func(name string) bool { return name != subagent.SubagentToolName })
-	if err := reg.Add(repl[0]); err != nil {
-		a.Log.Warn("agent definitions not offered", "cwd", cwd, "err", err)
-		return a.Tools
+	reg := a.Tools.With(func(name string) bool { return !replaced[name] })
+	for _, t := range out {
+		if err := reg.Add(t); err != nil {
+			a.Log.Warn("agent definitions or skills not offered", "cwd", cwd, "err", err)
+			return a.Tools
+		}
 	}
 	return reg
 }

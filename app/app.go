@@ -348,7 +348,7 @@ func (a *App) agentOptions(s *session.Session, tools *tool.Registry) agent.Optio
 	id := s.ID()
 	// The system prompt is assembled once per session and recorded; its
 	// environment probe starts with the agent.
-	system, prepare := a.systemPrompt(s, false, "", a.Tools.Get)
+	system, prepare := a.systemPrompt(s, false, "", tools.Get)
 	if started := a.Config.hooks().PrepareStarted; started != nil && prepare != nil {
 		probe := prepare
 		prepare = func(ctx context.Context) { started(id); probe(ctx) }

@@ -44,7 +44,7 @@ func (a *App) commands() []acp.Command {
 			}
 			return fmt.Sprintf("Conversation compacted: about %d tokens before, %d after.", d.PreTokens, d.PostTokens), nil
 		},
-	}}
+	}, a.skillsSlashCommand()}
 }
 
 // agentsText renders the subagent tree of a session as Markdown: the same

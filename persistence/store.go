@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"os/user"
 	"path/filepath"
 	"sync"
 	"time"
@@ -151,17 +152,53 @@ func Open(dir string, opts Options) (*Store, error) {
 }
 
 // DefaultDir returns the default data directory: $XDG_STATE_HOME/acp-agent,
-// else ~/.local/state/acp-agent. A relative XDG_STATE_HOME is ignored, as
-// the XDG base directory specification requires.
+// else ~/.local/state/acp-agent, with ~ from HomeDir. A relative
+// XDG_STATE_HOME is ignored, as the XDG base directory specification
+// requires.
 func DefaultDir() (string, error) {
 	if x := os.Getenv("XDG_STATE_HOME"); x != "" && filepath.IsAbs(x) {
 		return filepath.Join(x, "acp-agent"), nil
 	}
-	home, err := os.UserHomeDir()
+	home, err := HomeDir(os.Getenv)
 	if err != nil {
 		return "", fmt.Errorf("persistence: no default data directory: %w", err)
 	}
 	return filepath.Join(home, ".local", "state", "acp-agent"), nil
+}
+
+// ErrNoHome is HomeDir's failure: neither $HOME nor the user database
+// names a home directory. Its message says what to set.
+var ErrNoHome = errors.New("HOME is not set and the user database has no home directory for this user: set HOME (or XDG_STATE_HOME)")
+
+// HomeDir is the user's home directory: $HOME, else the one the user
+// database records for the current user (editors such as avante.nvim may
+// start the agent with an empty environment).
+func HomeDir(getenv func(string) string) (string, error) {
+	return homeDir(getenv, user.Current)
+}
+
+// homeDir is HomeDir with the user database's lookup injected (tests).
+func homeDir(getenv func(string) string, current func() (*user.User, error)) (string, error) {
+	if h := getenv("HOME"); h != "" {
+		return h, nil
+	}
+	if u, err := current(); err == nil && u.HomeDir != "" && filepath.IsAbs(u.HomeDir) {
+		return u.HomeDir, nil
+	}
+	return "", ErrNoHome
+}
+
+// WithHome returns getenv with HOME, when unset, answered by HomeDir: the
+// settings, instructions and agent definition files under ~ are then found
+// as the data directory is.
+func WithHome(getenv func(string) string) func(string) string {
+	return func(key string) string {
+		v := getenv(key)
+		if key == "HOME" && v == "" {
+			v, _ = HomeDir(getenv)
+		}
+		return v
+	}
 }
 
 // Dir returns the directory holding the session files.

@@ -213,6 +213,11 @@ func splitLiveAndReplay(wire []byte) (live, replay sessionCalls, err error) {
 		}
 		params, _ := f.Agent["params"].(map[string]any)
 		sid, _ := params["sessionId"].(string)
+		if u, _ := params["update"].(map[string]any); v1SubagentKinds[fmt.Sprint(u["sessionUpdate"])] {
+			// ACP v1 subagent frames carry no tool call; a parent's load
+			// re-announces its grandchildren on their own parent.
+			continue
+		}
 		inLoad := slices.Contains(slices.Collect(maps.Values(loading)), sid)
 		switch {
 		case i < last && !inLoad:
@@ -235,3 +240,6 @@ func splitLiveAndReplay(wire []byte) (live, replay sessionCalls, err error) {
 	}
 	return live, replay, nil
 }
+
+// v1SubagentKinds are the ACP v1 subagent-session updates.
+var v1SubagentKinds = map[string]bool{"subagent_update": true, "session_message": true, "session_message_chunk": true}

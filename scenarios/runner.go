@@ -589,6 +589,9 @@ func (r *runner) clientCapabilities() map[string]any {
 	if r.sc.Client.Compaction {
 		caps["session"] = map[string]any{"compaction": map[string]any{}}
 	}
+	if r.sc.Client.Subagents {
+		caps["subagents"] = map[string]any{}
+	}
 	return caps
 }
 

@@ -11,7 +11,12 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/acp-agent/acp-agent/internal/acpschema"
 )
+
+// subagentKinds are the ACP v1 subagent-session updates.
+var subagentKinds = map[string]bool{"subagent_update": true, "session_message": true, "session_message_chunk": true}
 
 // sdkModule is the module whose schema the agent's updates must match: the
 // version go.mod selects.
@@ -106,6 +111,14 @@ func TestSessionUpdatesMatchTheACPSchema(t *testing.T) {
 			}
 			_ = json.Unmarshal(rec.Agent.Params, &kind)
 			seen[kind.Update.SessionUpdate]++
+			if subagentKinds[kind.Update.SessionUpdate] {
+				// Newer than the SDK's schema: the ACP v1 schema of the TS
+				// SDK 2.4.0 (internal/acpschema) has them.
+				if err := acpschema.Validate("SessionNotification", rec.Agent.Params); err != nil {
+					t.Errorf("%s:%d: %v", g, line, err)
+				}
+				continue
+			}
 			if err := sch.Validate(v); err != nil {
 				t.Errorf("%s:%d: %s does not match the schema: %v", g, line, kind.Update.SessionUpdate, err)
 			}
@@ -116,7 +129,8 @@ func TestSessionUpdatesMatchTheACPSchema(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"agent_message_chunk", "user_message_chunk", "tool_call", "tool_call_update",
-		"plan", "available_commands_update", "current_mode_update", "session_info_update", "usage_update", "compaction_update", "config_option_update"} {
+		"plan", "available_commands_update", "current_mode_update", "session_info_update", "usage_update", "compaction_update", "config_option_update",
+		"subagent_update", "session_message", "session_message_chunk"} {
 		if seen[want] == 0 {
 			t.Errorf("no %s in the scenarios: the schema test does not cover it", want)
 		}

@@ -36,6 +36,9 @@ type ClientCaps struct {
 	// Compaction announces clientCapabilities.session.compaction: the
 	// agent then sends compaction_update instead of the think tool call.
 	Compaction bool
+	// Subagents announces clientCapabilities.subagents: ACP v1 subagent
+	// sessions (subagent_update, session_message, child streams).
+	Subagents bool
 }
 
 // WorkspaceFile is a file written into the cwd before the run.
@@ -51,7 +54,7 @@ const OpSetMode = "set_mode"
 const answerCancelled = "cancelled"
 
 func (p parser) client(n *yaml.Node) (ClientCaps, error) {
-	f, err := p.fields(n, "client", "fs", "terminal", "compaction")
+	f, err := p.fields(n, "client", "fs", "terminal", "compaction", "subagents")
 	if err != nil {
 		return ClientCaps{}, err
 	}
@@ -68,6 +71,11 @@ func (p parser) client(n *yaml.Node) (ClientCaps, error) {
 	}
 	if v, ok := f["compaction"]; ok {
 		if c.Compaction, err = p.boolean(v, "client.compaction"); err != nil {
+			return ClientCaps{}, err
+		}
+	}
+	if v, ok := f["subagents"]; ok {
+		if c.Subagents, err = p.boolean(v, "client.subagents"); err != nil {
 			return ClientCaps{}, err
 		}
 	}
@@ -97,7 +105,7 @@ func (p parser) files(n *yaml.Node) ([]WorkspaceFile, error) {
 
 func (p parser) answers(n *yaml.Node, where string) ([]string, error) {
 	if n.Kind != yaml.SequenceNode {
-		return nil, p.errf(n, where, "must be a list of option ids (allow-once, allow-always, reject-once, reject-always) or cancelled")
+		return nil, p.errf(n, where, "must be a list of option ids (allow_once, allow_always, reject_once, reject_always; the older allow-once, … still work) or cancelled")
 	}
 	var out []string
 	for _, item := range n.Content {

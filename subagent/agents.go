@@ -15,6 +15,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent/agentdef"
 	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/policy"
+	"github.com/acp-agent/acp-agent/agent/skill"
 	"github.com/acp-agent/acp-agent/agent/tool"
 	"github.com/acp-agent/acp-agent/subagent/budgets"
 )
@@ -26,6 +27,9 @@ const (
 	// CodeAgentRefused: the definition asks for what the person's
 	// settings do not grant (AgentChoices.Check).
 	CodeAgentRefused = "AGENT_REFUSED"
+	// CodeUnknownSkill: the definition preloads a skill the directory
+	// does not have.
+	CodeUnknownSkill = "UNKNOWN_SKILL"
 )
 
 // DefaultListedAgents caps how many agents the tool description lists.
@@ -41,6 +45,9 @@ const paramAgent = "Optional: the name of a defined agent to run (see the list i
 // AgentChoices are the agent definitions a delegation tool offers.
 type AgentChoices struct {
 	Set *agentdef.Set
+	// Skills are the skills of the directory: a definition's skills:
+	// are preloaded from them into the child's persona.
+	Skills *skill.Set
 	// Check refuses a definition the person's settings do not grant (a
 	// project agent asking for bypass or a denied tool); nil grants all.
 	Check func(*agentdef.Definition) error
@@ -141,6 +148,23 @@ func (c *AgentChoices) apply(name string, base childOptions) (childOptions, erro
 	if def.Instructions != "" {
 		opts.persona = def.Instructions
 	}
+	var preload []*skill.Skill
+	var records []SkillRecord
+	for _, name := range def.Skills {
+		k, ok := c.Skills.Get(name)
+		if !ok {
+			return base, &tool.Error{Code: CodeUnknownSkill, Message: fmt.Sprintf("agent %q (%s) preloads skill %q, which is not installed here; the skills are: %s",
+				def.Name, def.File, name, strings.Join(c.Skills.Names(), ", "))}
+		}
+		preload = append(preload, k)
+		records = append(records, SkillRecord{Name: k.Name, File: k.File, Hash: k.Hash})
+	}
+	if s := skill.Preload(preload); s != "" {
+		// The bodies become part of the persona, which the descriptor
+		// records: a cold resume runs with the text the child started
+		// with, whatever the files say then.
+		opts.persona = strings.TrimSpace(opts.persona + "\n\n" + s)
+	}
 	if def.Tools != nil || def.DisallowedTools != nil {
 		opts.toolFilter = &ToolFilter{Allow: def.Tools, Deny: def.DisallowedTools}
 	}
@@ -150,6 +174,7 @@ func (c *AgentChoices) apply(name string, base childOptions) (childOptions, erro
 	opts.definition = &AgentDefinition{
 		Name: def.Name, Hash: def.Hash, File: def.File, Format: string(def.Format), Scope: string(def.Scope),
 		Mode: string(def.Mode), MaxTurns: def.MaxTurns, PermissionMode: def.PermissionMode, Isolation: def.Isolation,
+		Skills: records,
 	}
 	if def.Isolation == agentdef.IsolationWorktree {
 		opts.isolation = IsolationWorktree

@@ -38,6 +38,17 @@ type AgentDefinition struct {
 	// PermissionMode and Isolation as the definition asked.
 	PermissionMode string `json:"permissionMode,omitempty"`
 	Isolation      string `json:"isolation,omitempty"`
+	// Skills are the skills the definition preloaded into the child's
+	// prompt (their bodies are in the descriptor's persona).
+	Skills []SkillRecord `json:"skills,omitempty"`
+}
+
+// SkillRecord is what a child records of a skill it was started with.
+type SkillRecord struct {
+	Name string `json:"name"`
+	File string `json:"file"`
+	// Hash is the SKILL.md's hash when the child started.
+	Hash string `json:"hash"`
 }
 
 // snapshot validates r and renders its payload.
@@ -48,7 +59,14 @@ func (r AgentDefinition) snapshot() ([]byte, error) {
 	if r.MaxTurns < 0 {
 		return nil, errors.New("subagent definition maxTurns must not be negative")
 	}
-	for _, s := range []string{r.Name, r.Hash, r.File, r.Format, r.Scope, r.Mode, r.PermissionMode, r.Isolation} {
+	strs := []string{r.Name, r.Hash, r.File, r.Format, r.Scope, r.Mode, r.PermissionMode, r.Isolation}
+	for _, k := range r.Skills {
+		if k.Name == "" {
+			return nil, errors.New("subagent definition skill record needs a name")
+		}
+		strs = append(strs, k.Name, k.File, k.Hash)
+	}
+	for _, s := range strs {
 		if !utf8.ValidString(s) {
 			return nil, ErrNotSerializable
 		}

@@ -264,4 +264,84 @@ func TestDelegationStopCompletedIsTheDriversStop(t *testing.T) {
 	if delegation.StopCompleted != driver.StopCompleted {
 		t.Fatalf("delegation.StopCompleted = %q, driver.StopCompleted = %q", delegation.StopCompleted, driver.StopCompleted)
 	}
+	for d, v := range map[string]string{
+		delegation.StopAborted: driver.StopAborted, delegation.StopError: driver.StopError,
+		delegation.StopMaxTokens: driver.StopMaxTokens, delegation.StopRefusal: driver.StopRefusal,
+		delegation.StopMaxTurns: driver.StopMaxTurns,
+	} {
+		if d != v {
+			t.Errorf("delegation's stop %q, driver's %q", d, v)
+		}
+	}
+}
+
+// TestDigestFinalSaysHowTheChildEnded: a failed or cancelled child's final
+// digest closes its call as failed and says failed or cancelled; a
+// completed one closes it completed.
+func TestDigestFinalSaysHowTheChildEnded(t *testing.T) {
+	tests := []struct {
+		stop, status, outcome string
+	}{
+		{driver.StopCompleted, "completed", "outcome: completed"},
+		{driver.StopError, "failed", "outcome: failed"},
+		{driver.StopAborted, "failed", "outcome: cancelled"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.stop, func(t *testing.T) {
+			var c countingReport
+			r := newDigestReporter(DigestOptions{Every: time.Hour}, false, nil, c.report)
+			r.observe(nil, callEvent(t, "a", "read", `{}`))
+			text := r.finish(tt.stop, nil)
+			r.sendFinal(text, tt.stop)
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			if c.last.Status != tt.status || !strings.HasSuffix(c.last.Text, tt.outcome) {
+				t.Errorf("final = %q %q, want %q ending %q", c.last.Status, c.last.Text, tt.status, tt.outcome)
+			}
+		})
+	}
+}
+
+// TestDigestUnchangedIsNotResentOnATick: a tick that finds the digest as
+// it was last sent sends nothing.
+func TestDigestUnchangedIsNotResentOnATick(t *testing.T) {
+	ticks, tickFn := manualTicks()
+	var c countingReport
+	r := newDigestReporter(DigestOptions{Ticks: tickFn}, false, nil, c.report)
+	r.observe(nil, callEvent(t, "a", "read", `{}`))
+	// The ticker goroutine receives one tick at a time: once the third
+	// is taken, the first two were handled.
+	for range 3 {
+		ticks <- time.Time{}
+	}
+	r.stop()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n != 1 {
+		t.Errorf("%d updates for one change and three ticks, want 1", c.n)
+	}
+}
+
+// TestDigestHeldFinalIsNotDropped: a background child that settles before
+// its delegation call returned keeps its final digest until the call names
+// where later updates go, then sends it there, once.
+func TestDigestHeldFinalIsNotDropped(t *testing.T) {
+	var early, later countingReport
+	r := newDigestReporter(DigestOptions{Every: time.Hour}, false, map[string]any{"k": "v"}, early.report)
+	r.observe(nil, callEvent(t, "a", "read", `{}`))
+	r.holdFinal()
+	text := r.finish(driver.StopError, nil)
+	r.sendFinal(text, driver.StopError)
+	early.mu.Lock()
+	if early.n != 0 {
+		t.Errorf("the held final digest went to the call's own progress (%d updates)", early.n)
+	}
+	early.mu.Unlock()
+	r.setReport(later.report)
+	r.setReport(later.report)
+	later.mu.Lock()
+	defer later.mu.Unlock()
+	if later.n != 1 || later.last.Text != text || later.last.Status != "failed" || later.last.Meta["k"] != "v" {
+		t.Errorf("after setReport: %d updates, last %+v; want the final digest once, failed", later.n, later.last)
+	}
 }

@@ -43,15 +43,27 @@ func TestLoadFixturesAllFormats(t *testing.T) {
 			d.PermissionMode, d.MaxTurns, d.Isolation, d.Instructions))
 	}
 	want := []string{
+		`auditor project/opencode project/.opencode/agents/auditor.md line=1 tools=[] deny=["write" "edit" "bash"] model="anthropic/claude-sonnet-4-5" mode=background perm="" turns=5 iso=none instr="Review the current changes. List findings with file and line."`,
+		`debugger user/cursor user/home/.cursor/agents/debugger.md line=2 tools=[] deny=[] model="anthropic/claude-opus-4-5" mode=foreground perm="" turns=0 iso=none instr="Debug."`,
+		`docs-writer project/copilot project/.github/agents/docs-writer.agent.md line=1 tools=["read" "write" "edit" "grep" "glob"] deny=[] model="" mode=background perm="" turns=0 iso=none instr="# Docs writer\n\nKeep the docs in step with the code."`,
 		`explorer project/codex project/.codex/agents/explorer.toml line=1 tools=[] deny=[] model="openai/gpt-5-codex" mode=background perm="plan" turns=0 iso=none instr="Explore the repository and report its structure."`,
 		`helper project/acp-agent project/sub/.acp-agent/agents/helper.md line=1 tools=[] deny=[] model="" mode=background perm="" turns=0 iso=none instr="Sub."`,
+		`migrator user/opencode user/config/opencode/agents/migrator.md line=1 tools=[] deny=["bash" "todo"] model="openai/gpt-5" mode=background perm="" turns=0 iso=none instr="Migrate."`,
 		`planner user/codex user/home/.codex/agents/planner.toml line=1 tools=[] deny=[] model="" mode=background perm="bypass" turns=0 iso=none instr="Make a plan."`,
 		`reviewer project/acp-agent project/.acp-agent/agents/reviewer.md line=2 tools=["read" "grep" "glob"] deny=["bash"] model="script/smart" mode=foreground perm="plan" turns=8 iso=none instr="You are a careful code reviewer. Read the change, then list concrete\nproblems with file and line. Do not edit files."`,
-		`tester project/claude project/.claude/agents/tester.md line=2 tools=["read" "grep" "glob" "mcp__ci__logs"] deny=["bash" "write"] model="" mode=background perm="accept-edits" turns=20 iso=worktree instr="Run the test suite and explain each failure."`,
+		`security project/gemini project/.gemini/agents/security.md line=2 tools=["read" "grep" "bash"] deny=[] model="" mode=background perm="" turns=12 iso=none instr="Look for injection, unsafe deserialization and committed secrets."`,
+		`summarizer user/gemini user/home/.gemini/agents/summarizer.md line=2 tools=[] deny=[] model="" mode=background perm="" turns=0 iso=none instr="Summarize."`,
+		`tester project/claude project/.claude/agents/tester.md line=2 tools=["read" "grep" "glob" "mcp__ci__logs"] deny=["bash" "write"] model="anthropic/claude-sonnet-4-5" mode=background perm="accept-edits" turns=20 iso=worktree instr="Run the test suite and explain each failure."`,
+		`triage user/copilot user/home/.copilot/agents/triage.agent.md line=2 tools=["read" "bash" "todo"] deny=[] model="" mode=background perm="" turns=0 iso=none instr="Triage."`,
+		`verifier project/cursor project/.cursor/agents/verifier.md line=2 tools=[] deny=[] model="" mode=background perm="plan" turns=0 iso=none instr="Verify each claim by running the checks yourself."`,
 		`writer user/acp-agent user/config/acp-agent/agents/writer.md line=1 tools=["read" "write" "edit"] deny=[] model="" mode=background perm="" turns=0 iso=none instr="Write clear documentation."`,
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("definitions:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	fx := func(rel string) string {
+		root, _ := filepath.Abs("testdata")
+		return filepath.Join(root, rel)
 	}
 	var probs []string
 	for _, p := range s.Problems {
@@ -61,15 +73,36 @@ func TestLoadFixturesAllFormats(t *testing.T) {
 		`project/.claude/agents/tester.md:4 skipped=false tool "Bash(go test *)": argument patterns (go test *) are not supported in agent tool lists: bash left out (put the pattern in the settings' permission rules)`,
 		`project/.claude/agents/tester.md:4 skipped=false tool "WebFetch" has no counterpart here: left out`,
 		`project/.claude/agents/tester.md:5 skipped=false tool "Bash(rm *)": argument patterns are not supported in agent tool lists: all of bash is denied`,
-		`project/.claude/agents/tester.md:6 skipped=false model alias "sonnet" is not mapped: the child inherits the parent's model (name a model, e.g. anthropic/claude-…, to pick one)`,
 		`project/.claude/agents/tester.md:10 skipped=false key "color" is not mapped: ignored`,
 		`project/.codex/agents/explorer.toml:9 skipped=false key "nickname" is not mapped: ignored`,
 		`project/.codex/agents/explorer.toml:7 skipped=false model_reasoning_effort is not mapped: the child uses its model's default`,
 		`project/.codex/agents/explorer.toml:11 skipped=false mcp_servers is not mapped: a child uses its session's MCP servers`,
-		`project/.acp-agent/agents/helper.md:1 skipped=true agent "helper" is shadowed by ` + filepath.Join(fixtureOptions(t).GitRoot, "sub/.acp-agent/agents/helper.md") + ` (the directory nearest the working directory wins)`,
-		`project/.claude/agents/reviewer.md:2 skipped=true agent "reviewer" is shadowed by ` + filepath.Join(fixtureOptions(t).GitRoot, ".acp-agent/agents/reviewer.md") + ` (ours wins over Claude Code's, Claude Code's over Codex's)`,
-		`user/config/acp-agent/agents/reviewer.md:1 skipped=true agent "reviewer" is shadowed by ` + filepath.Join(fixtureOptions(t).GitRoot, ".acp-agent/agents/reviewer.md") + ` (a project definition wins over a user one)`,
-		`user/home/.claude/agents/writer.md:2 skipped=true agent "writer" is shadowed by ` + filepath.Join(fixtureOptions(t).ConfigHome, "acp-agent/agents/writer.md") + ` (ours wins over Claude Code's, Claude Code's over Codex's)`,
+		`project/.gemini/agents/remote.md:2 skipped=true kind "remote" is an agent reached over the network (A2A), which this agent does not run`,
+		`project/.gemini/agents/security.md:5 skipped=false tool "google_web_search" has no counterpart here: left out`,
+		`project/.gemini/agents/security.md:10 skipped=false model "gemini-2.5-pro" is not mapped: the child inherits the parent's model (this agent has no provider for it)`,
+		`project/.gemini/agents/security.md:11 skipped=false key "temperature" is not mapped: ignored`,
+		`project/.gemini/agents/security.md:13 skipped=false key "timeout_mins" is not mapped: ignored`,
+		`project/.cursor/agents/verifier.md:4 skipped=false model "fast" is not mapped: the child inherits the parent's model`,
+		`project/.github/agents/docs-writer.agent.md:2 skipped=false name "Docs Writer" is a display name, not an agent name: the file name "docs-writer" is used`,
+		`project/.github/agents/docs-writer.agent.md:4 skipped=false tool "web" has no counterpart here: left out`,
+		`project/.github/agents/docs-writer.agent.md:4 skipped=false tool "github/*" has no counterpart here: left out`,
+		`project/.github/agents/docs-writer.agent.md:5 skipped=false model "Claude Sonnet 4.5" is not mapped (Copilot names models by display name): the child inherits the parent's model`,
+		`project/.github/agents/docs-writer.agent.md:6 skipped=false key "target" is not mapped: ignored`,
+		`project/.opencode/agents/auditor.md:4 skipped=false model variant "high" is not mapped: anthropic/claude-sonnet-4-5 is used`,
+		`project/.opencode/agents/auditor.md:9 skipped=false permission deny shell "git push *": patterns are not supported in agent tool lists: all of bash is denied`,
+		`project/.opencode/agents/auditor.md:12 skipped=false permission allow read "*" is not mapped: the session's settings and gate decide`,
+		`project/.opencode/agents/auditor.md:16 skipped=false key "color" is not mapped: ignored`,
+		`project/.opencode/agents/lead.md:3 skipped=true mode "primary" is an agent for the person to switch to, not a subagent`,
+		`user/config/opencode/agents/migrator.md:6 skipped=false permission ask edit "*" is not mapped: the session's settings and gate decide`,
+		`user/config/opencode/agents/migrator.md:8 skipped=false permission allow bash "git *" is not mapped: the session's settings and gate decide`,
+		`user/config/opencode/agents/migrator.md:9 skipped=false permission deny bash "rm *": patterns are not supported in agent tool lists: all of bash is denied`,
+		`user/config/opencode/agents/migrator.md:11 skipped=false tool "webfetch" has no counterpart here: ignored`,
+		`project/.acp-agent/agents/helper.md:1 skipped=true agent "helper" is shadowed by ` + fx("project/sub/.acp-agent/agents/helper.md") + ` (the directory nearest the working directory wins)`,
+		`user/home/.copilot/agents/planner.agent.md:1 skipped=true agent "planner" is shadowed by ` + fx("user/home/.codex/agents/planner.toml") + ` (Codex's format ranks before Copilot's; the order is ours, Claude Code, Codex, Gemini CLI, Cursor, Copilot, opencode)`,
+		`project/.claude/agents/reviewer.md:2 skipped=true agent "reviewer" is shadowed by ` + fx("project/.acp-agent/agents/reviewer.md") + ` (our format ranks before Claude Code's; the order is ours, Claude Code, Codex, Gemini CLI, Cursor, Copilot, opencode)`,
+		`user/config/acp-agent/agents/reviewer.md:1 skipped=true agent "reviewer" is shadowed by ` + fx("project/.acp-agent/agents/reviewer.md") + ` (a project definition wins over a user one)`,
+		`project/.cursor/agents/tester.md:2 skipped=true agent "tester" is shadowed by ` + fx("project/.claude/agents/tester.md") + ` (Claude Code's format ranks before Cursor's; the order is ours, Claude Code, Codex, Gemini CLI, Cursor, Copilot, opencode)`,
+		`user/home/.claude/agents/writer.md:2 skipped=true agent "writer" is shadowed by ` + fx("user/config/acp-agent/agents/writer.md") + ` (our format ranks before Claude Code's; the order is ours, Claude Code, Codex, Gemini CLI, Cursor, Copilot, opencode)`,
 	}
 	if !slices.Equal(probs, wantProbs) {
 		t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(probs, "\n"), strings.Join(wantProbs, "\n"))
@@ -105,6 +138,20 @@ func TestMalformedFilesAreReportedWithLine(t *testing.T) {
 		{"bad-type.toml", 2, "not valid TOML"},
 		{"bad-toml.toml", 1, "not valid TOML"},
 		{"no-description.toml", 1, "description is missing or empty"},
+		{"bad-skills.md", 3, `skills: name "not ok" must be`},
+		{"gemini-bad-kind.md", 3, `kind must be "local" or "remote", not "teleported"`},
+		{"gemini-bad-maxturns.md", 4, "max_turns must be a positive whole number"},
+		{"gemini-bad-name.md", 2, `name "Has Space" must be`},
+		{"cursor-bad-readonly.md", 4, "readonly must be true or false"},
+		{"cursor-bad-background.md", 3, "is_background must be true or false"},
+		{"cursor-no-description.md", 2, "description is missing or empty"},
+		{"copilot-bad-tools.agent.md", 3, "tools must be a list of tool names"},
+		{"copilot-disabled.agent.md", 4, "disable-model-invocation is true"},
+		{"opencode-bad-mode.md", 3, `mode must be "subagent", "all" or "primary", not "sideways"`},
+		{"opencode-bad-permissions.md", 3, "permissions must be a list"},
+		{"opencode-permission-no-effect.md", 3, "each entry needs an action and an effect"},
+		{"opencode-bad-tools.md", 3, "tools: bash must be true or false"},
+		{"opencode-disabled.md", 4, "disable is true"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -114,8 +161,11 @@ func TestMalformedFilesAreReportedWithLine(t *testing.T) {
 				t.Fatal(err)
 			}
 			f := FormatOurs
-			if strings.HasSuffix(tt.file, ".toml") {
+			switch prefix, _, _ := strings.Cut(tt.file, "-"); {
+			case strings.HasSuffix(tt.file, ".toml"):
 				f = FormatCodex
+			case prefix == "gemini", prefix == "cursor", prefix == "copilot", prefix == "opencode":
+				f = Format(prefix)
 			}
 			def, probs := Parse(path, f, data)
 			if def != nil {

@@ -1,15 +1,12 @@
 package agentdef
 
 import (
-	"bytes"
 	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -19,18 +16,47 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/acp-agent/acp-agent/agent/tool/workspace/beneath"
 	"github.com/acp-agent/acp-agent/internal/levels"
 )
 
 // Format is the kind of file a definition was read from.
 type Format string
 
-// Formats, in precedence order.
+// Formats, in precedence order (Formats lists them).
 const (
-	FormatOurs   Format = "acp-agent"
-	FormatClaude Format = "claude"
-	FormatCodex  Format = "codex"
+	FormatOurs     Format = "acp-agent"
+	FormatClaude   Format = "claude"
+	FormatCodex    Format = "codex"
+	FormatGemini   Format = "gemini"
+	FormatCursor   Format = "cursor"
+	FormatCopilot  Format = "copilot"
+	FormatOpencode Format = "opencode"
 )
+
+// Formats lists every format read, in precedence order: for one name and
+// scope, a file of an earlier format wins.
+var Formats = []Format{FormatOurs, FormatClaude, FormatCodex, FormatGemini, FormatCursor, FormatCopilot, FormatOpencode}
+
+// formatInfo is where a format's files live and how they are named.
+var formatInfo = map[Format]struct {
+	// project is the folder below each project level; user the folder
+	// below $HOME ("" when the format's user folder is elsewhere).
+	project, user string
+	// configUser is the user folder below the config directory
+	// ($XDG_CONFIG_HOME), for the formats that keep it there.
+	configUser string
+	ext        string
+	label      string
+}{
+	FormatOurs:     {project: ".acp-agent/agents", configUser: "acp-agent/agents", ext: ".md", label: "our"},
+	FormatClaude:   {project: ".claude/agents", user: ".claude/agents", ext: ".md", label: "Claude Code's"},
+	FormatCodex:    {project: ".codex/agents", user: ".codex/agents", ext: ".toml", label: "Codex's"},
+	FormatGemini:   {project: ".gemini/agents", user: ".gemini/agents", ext: ".md", label: "Gemini CLI's"},
+	FormatCursor:   {project: ".cursor/agents", user: ".cursor/agents", ext: ".md", label: "Cursor's"},
+	FormatCopilot:  {project: ".github/agents", user: ".copilot/agents", ext: ".agent.md", label: "Copilot's"},
+	FormatOpencode: {project: ".opencode/agents", configUser: "opencode/agents", ext: ".md", label: "opencode's"},
+}
 
 // Scope is where a definition was found.
 type Scope string
@@ -95,6 +121,9 @@ type Definition struct {
 	Isolation string
 	// Instructions is the body: the child's persona.
 	Instructions string
+	// Skills are the names of skills whose bodies are preloaded into
+	// the child's prompt (ours and Claude Code's "skills" key).
+	Skills []string
 
 	// File is the absolute path it was read from; Line the line of its
 	// name (1 when the name came from the file name).
@@ -194,7 +223,18 @@ type dirSpec struct {
 	format Format
 	scope  Scope
 	level  int
+	// anchor is the directory the reads stay beneath (package
+	// beneath): the top of the project walk, so a definition symlinked
+	// out of the repository is refused; UserAnchor for the person's own
+	// folders, whose files may link anywhere (a dotfiles checkout, a
+	// package manager's store).
+	anchor string
 }
+
+// UserAnchor is the anchor of the person's own folders: none
+// (beneath.Anywhere), so only the project's files are held beneath a
+// root.
+const UserAnchor = beneath.Anywhere
 
 // Dirs lists the directories Load reads, in the order it reads them.
 func (o Options) dirs() []dirSpec {
@@ -203,19 +243,23 @@ func (o Options) dirs() []dirSpec {
 		walk := levels.Down(o.GitRoot, o.Cwd)
 		for i, dir := range walk {
 			lvl := len(walk) - 1 - i
-			out = append(out,
-				dirSpec{filepath.Join(dir, ".acp-agent", "agents"), FormatOurs, ScopeProject, lvl},
-				dirSpec{filepath.Join(dir, ".claude", "agents"), FormatClaude, ScopeProject, lvl},
-				dirSpec{filepath.Join(dir, ".codex", "agents"), FormatCodex, ScopeProject, lvl})
+			for _, f := range Formats {
+				out = append(out, dirSpec{filepath.Join(dir, filepath.FromSlash(formatInfo[f].project)), f, ScopeProject, lvl, walk[0]})
+			}
 		}
 	}
-	if o.ConfigHome != "" {
-		out = append(out, dirSpec{filepath.Join(o.ConfigHome, "acp-agent", "agents"), FormatOurs, ScopeUser, 0})
-	}
-	if o.Home != "" {
-		out = append(out,
-			dirSpec{filepath.Join(o.Home, ".claude", "agents"), FormatClaude, ScopeUser, 0},
-			dirSpec{filepath.Join(o.Home, ".codex", "agents"), FormatCodex, ScopeUser, 0})
+	for _, f := range Formats {
+		info := formatInfo[f]
+		var dir string
+		switch {
+		case info.configUser != "" && o.ConfigHome != "":
+			dir = filepath.Join(o.ConfigHome, filepath.FromSlash(info.configUser))
+		case info.user != "" && o.Home != "":
+			dir = filepath.Join(o.Home, filepath.FromSlash(info.user))
+		default:
+			continue
+		}
+		out = append(out, dirSpec{dir, f, ScopeUser, 0, UserAnchor})
 	}
 	return out
 }
@@ -243,22 +287,21 @@ func Load(o Options) *Set {
 	}
 	var jobs []job
 	seen := map[string]bool{}
+	roots := beneath.NewRoots()
+	defer roots.Close()
 	for _, d := range o.dirs() {
 		if seen[d.dir] {
 			continue // a cwd equal to $HOME, say
 		}
 		seen[d.dir] = true
-		entries, err := os.ReadDir(d.dir)
+		entries, err := roots.ReadDir(d.anchor, d.dir)
 		if err != nil {
 			if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission) && !errors.Is(err, syscall.ENOTDIR) {
-				s.Problems = append(s.Problems, Problem{File: d.dir, Message: err.Error(), Skipped: true})
+				s.Problems = append(s.Problems, Problem{File: d.dir, Message: "not read: " + err.Error(), Skipped: true})
 			}
 			continue
 		}
-		ext := ".md"
-		if d.format == FormatCodex {
-			ext = ".toml"
-		}
+		ext := formatInfo[d.format].ext
 		for _, e := range entries {
 			if !e.Type().IsRegular() && e.Type()&fs.ModeSymlink == 0 {
 				continue // a directory, a device, a socket
@@ -274,9 +317,9 @@ func Load(o Options) *Set {
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
-			var buf bytes.Buffer
+			var buf []byte
 			for i := int(next.Add(1)) - 1; i < len(jobs); i = int(next.Add(1)) - 1 {
-				jobs[i].def, jobs[i].prob = readFile(jobs[i].path, jobs[i].spec.format, &buf)
+				jobs[i].def, jobs[i].prob = readFile(roots, jobs[i].spec.anchor, jobs[i].path, jobs[i].spec.format, &buf)
 			}
 		})
 	}
@@ -293,23 +336,20 @@ func Load(o Options) *Set {
 	return s
 }
 
-// readFile reads and parses one file: one open and a read or two (no
-// stat; a session start pays this for every definition).
-func readFile(path string, f Format, buf *bytes.Buffer) (*Definition, []Problem) {
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, []Problem{{File: path, Message: err.Error(), Skipped: true}}
-	}
-	defer fh.Close()
-	buf.Reset()
-	_, err = buf.ReadFrom(io.LimitReader(fh, MaxFileSize+1))
-	if err != nil {
-		return nil, []Problem{{File: path, Message: err.Error(), Skipped: true}}
-	}
-	if buf.Len() > MaxFileSize {
+// readFile reads and parses one file beneath anchor: one open and a read
+// or two (a session start pays this for every definition). A symlink
+// leading out of the anchor is refused, not followed.
+func readFile(roots *beneath.Roots, anchor, path string, f Format, buf *[]byte) (*Definition, []Problem) {
+	data, err := roots.ReadFile(anchor, path, MaxFileSize, *buf)
+	var tl *beneath.TooLargeError
+	switch {
+	case errors.As(err, &tl):
 		return nil, []Problem{{File: path, Message: fmt.Sprintf("file is larger than %d bytes, the limit of a definition", MaxFileSize), Skipped: true}}
+	case err != nil:
+		return nil, []Problem{{File: path, Message: "not read: " + err.Error(), Skipped: true}}
 	}
-	return Parse(path, f, buf.Bytes())
+	*buf = data
+	return Parse(path, f, data)
 }
 
 // Parse parses one file's content in format f. A nil definition means the
@@ -322,6 +362,14 @@ func Parse(path string, f Format, data []byte) (*Definition, []Problem) {
 	switch f {
 	case FormatCodex:
 		def, probs = parseCodex(path, data)
+	case FormatGemini:
+		def, probs = parseGemini(path, data)
+	case FormatCursor:
+		def, probs = parseCursor(path, data)
+	case FormatCopilot:
+		def, probs = parseCopilot(path, data)
+	case FormatOpencode:
+		def, probs = parseOpencode(path, data)
 	default:
 		def, probs = parseMarkdown(path, f, data)
 	}
@@ -358,13 +406,10 @@ func scopeRank(s Scope) int {
 }
 
 func formatRank(f Format) int {
-	switch f {
-	case FormatOurs:
-		return 0
-	case FormatClaude:
-		return 1
+	if i := slices.Index(Formats, f); i >= 0 {
+		return i
 	}
-	return 2
+	return len(Formats)
 }
 
 // resolve keeps the best definition of each name and reports the others.
@@ -393,7 +438,8 @@ func why(win, lose *Definition) string {
 	case win.Scope != lose.Scope:
 		return "a project definition wins over a user one"
 	case win.Format != lose.Format:
-		return "ours wins over Claude Code's, Claude Code's over Codex's"
+		return fmt.Sprintf("%s format ranks before %s; the order is ours, Claude Code, Codex, Gemini CLI, Cursor, Copilot, opencode",
+			formatInfo[win.Format].label, formatInfo[lose.Format].label)
 	default:
 		return "the directory nearest the working directory wins"
 	}

@@ -24,6 +24,11 @@ func FuzzFrontmatter(f *testing.F) {
 	addSeeds(f, "testdata/malformed/*.md")
 	addSeeds(f, "testdata/project/.acp-agent/agents/*.md")
 	addSeeds(f, "testdata/project/.claude/agents/*.md")
+	addSeeds(f, "testdata/project/.gemini/agents/*.md")
+	addSeeds(f, "testdata/project/.cursor/agents/*.md")
+	addSeeds(f, "testdata/project/.github/agents/*.agent.md")
+	addSeeds(f, "testdata/project/.opencode/agents/*.md")
+	addSeeds(f, "testdata/user/config/opencode/agents/*.md")
 	f.Add([]byte("---\ndescription: d\ntools: a, b\n---\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		lines := bytes.Count(data, []byte("\n")) + 1
@@ -32,7 +37,7 @@ func FuzzFrontmatter(f *testing.F) {
 				t.Fatalf("split %q: yaml %q body %q bodyLine %d", data, fm.YAML, fm.Body, fm.BodyLine)
 			}
 		}
-		for _, format := range []Format{FormatOurs, FormatClaude} {
+		for _, format := range []Format{FormatOurs, FormatClaude, FormatGemini, FormatCursor, FormatCopilot, FormatOpencode} {
 			def, probs := Parse("agent.md", format, data)
 			for _, p := range probs {
 				if p.Line < 0 || p.Line > lines+1 || p.Message == "" || p.File != "agent.md" {

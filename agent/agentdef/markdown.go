@@ -80,7 +80,12 @@ type field struct {
 	key  string
 	val  *yaml.Node
 	line int
+	// off turns a YAML line of a node inside val into a file line.
+	off int
 }
+
+// lineOf is the file line of a node inside the field's value.
+func (f field) lineOf(n *yaml.Node) int { return f.off + n.Line }
 
 var yamlLine = regexp.MustCompile(`line (\d+)`)
 
@@ -118,7 +123,7 @@ func parseFields(fm Frontmatter) ([]field, *Problem) {
 				return nil, &Problem{Line: line, Message: fmt.Sprintf("key %q appears twice (first on line %d)", k.Value, f.line)}
 			}
 		}
-		out = append(out, field{key: k.Value, val: v, line: line})
+		out = append(out, field{key: k.Value, val: v, line: line, off: fm.Line - 1})
 	}
 	return out, nil
 }
@@ -158,6 +163,29 @@ func (f field) list() ([]string, error) {
 		return nil, fmt.Errorf("%s must be a list of tool names or a comma-separated string", f.key)
 	}
 	return out, nil
+}
+
+// names decodes a list of names (skills): a sequence or one
+// comma-separated string, each a valid name.
+func (f field) names() ([]string, error) {
+	list, err := f.list()
+	if err != nil {
+		return nil, fmt.Errorf("%s must be a list of names", f.key)
+	}
+	for _, n := range list {
+		if err := checkName(n); err != nil {
+			return nil, fmt.Errorf("%s: %v", f.key, err)
+		}
+	}
+	return list, nil
+}
+
+func (f field) boolean() (bool, error) {
+	var b bool
+	if f.val.Kind != yaml.ScalarNode || f.val.Tag != "!!bool" || f.val.Decode(&b) != nil {
+		return false, fmt.Errorf("%s must be true or false", f.key)
+	}
+	return b, nil
 }
 
 func (f field) positiveInt() (int, error) {
@@ -211,8 +239,12 @@ func checkName(name string) error {
 }
 
 // stem is the file name without its extension.
+// A Copilot file's ".agent.md" goes as a whole.
 func stem(path string) string {
 	base := filepath.Base(path)
+	if s, ok := strings.CutSuffix(base, ".agent.md"); ok && s != "" {
+		return s
+	}
 	return strings.TrimSuffix(base, filepath.Ext(base))
 }
 
@@ -312,6 +344,8 @@ func applyField(def *Definition, f field, format Format, note func(line int, for
 		}
 	case "maxTurns":
 		def.MaxTurns, err = f.positiveInt()
+	case "skills":
+		def.Skills, err = f.names()
 	case "maxTokens":
 		def.MaxTokens, err = f.positiveInt()
 	case "maxCostUsd":
@@ -328,7 +362,7 @@ func applyField(def *Definition, f field, format Format, note func(line int, for
 		}
 	default:
 		if format == FormatOurs {
-			err = fmt.Errorf("unknown key %q (known: name, description, tools, disallowedTools, model, mode, permissionMode, maxTurns, maxTokens, maxCostUsd, timeout, isolation)", f.key)
+			err = fmt.Errorf("unknown key %q (known: name, description, tools, disallowedTools, model, mode, permissionMode, maxTurns, maxTokens, maxCostUsd, timeout, skills, isolation)", f.key)
 		} else {
 			note(f.line, "key %q is not mapped: ignored", f.key)
 		}
@@ -369,11 +403,38 @@ func foreignModel(m, provider string, note func(string)) string {
 		return ""
 	case strings.Contains(m, "/"):
 		return m
+	case provider == "anthropic" && ClaudeModelAliases[m] != "":
+		return "anthropic/" + ClaudeModelAliases[m]
 	case provider == "anthropic" && !strings.HasPrefix(m, "claude-"):
 		note(fmt.Sprintf("model alias %q is not mapped: the child inherits the parent's model (name a model, e.g. anthropic/claude-…, to pick one)", m))
 		return ""
+	case provider == "":
+		note(fmt.Sprintf("model %q is not mapped: the child inherits the parent's model (this agent has no provider for it)", m))
+		return ""
 	}
 	return provider + "/" + m
+}
+
+// ClaudeModelAliases maps Claude Code's model aliases to the current
+// model ids of the built-in model table (agent/budget; a test there holds
+// them to it).
+var ClaudeModelAliases = map[string]string{
+	"opus":   "claude-opus-4-5",
+	"sonnet": "claude-sonnet-4-5",
+	"haiku":  "claude-haiku-4-5",
+}
+
+// vendorModel maps a bare model id named by an agent of another vendor
+// (Cursor, opencode) to a route by its family: claude-* to anthropic,
+// gpt-* and o<digit>* to openai; "" when the family is unknown.
+func vendorModel(m string) string {
+	switch {
+	case strings.HasPrefix(m, "claude-"):
+		return "anthropic/" + m
+	case strings.HasPrefix(m, "gpt-"), len(m) > 1 && m[0] == 'o' && m[1] >= '0' && m[1] <= '9':
+		return "openai/" + m
+	}
+	return ""
 }
 
 func ourPermission(m string) (string, error) {

@@ -44,6 +44,16 @@ func LinkedChild(meta map[string]any) (childID string, ok bool) {
 // (driver.StopCompleted, repeated here for packages below the driver).
 const StopCompleted = "completed"
 
+// The other stop reasons of a settled child (driver.Stop…, repeated for
+// the same reason: acp reads them from settlement notices).
+const (
+	StopAborted   = "aborted"
+	StopError     = "error"
+	StopMaxTokens = "max-tokens"
+	StopRefusal   = "refusal"
+	StopMaxTurns  = "max-turns"
+)
+
 // Result kinds of a start tool's structured (raw) output.
 const (
 	ResultContinuable = "continuable" // {"kind", "subagentId"}

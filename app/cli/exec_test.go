@@ -551,7 +551,7 @@ func TestExecRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"set_mode: default", "permissions:\n        - allow-once", "text: Write n.txt", "name: write", "text: Written."} {
+	for _, want := range []string{"set_mode: default", "permissions:\n        - allow_once", "text: Write n.txt", "name: write", "text: Written."} {
 		if !strings.Contains(string(data), want) {
 			t.Errorf("scenario lacks %q:\n%s", want, data)
 		}

@@ -80,6 +80,7 @@ func builtinCommands() []Command {
 		sessionsCommand(),
 		agentsCommand(),
 		execCommand(),
+		skillsCommand(),
 	}
 }
 
@@ -247,7 +248,11 @@ func (f *Flags) dataDir() (string, error) {
 	if f.DataDir != "" {
 		return f.DataDir, nil
 	}
-	return persistence.DefaultDir()
+	dir, err := persistence.DefaultDir()
+	if err != nil {
+		return "", fmt.Errorf("%w, or name the data directory with %s or --data-dir", err, EnvDataDir)
+	}
+	return dir, nil
 }
 
 func (f *Flags) level() (slog.Level, error) {

@@ -30,8 +30,8 @@ const (
 
 // Permission option ids the agent offers (acp.OptionAllowOnce, ...).
 const (
-	optionAllowOnce  = "allow-once"
-	optionRejectOnce = "reject-once"
+	optionAllowOnce  = "allow_once"
+	optionRejectOnce = "reject_once"
 )
 
 // Options configure one run.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/agent/tool/workspace/local/sandbox"
 	"github.com/acp-agent/acp-agent/app/cli"
+	"github.com/acp-agent/acp-agent/persistence"
 	"github.com/acp-agent/acp-agent/scenarios"
 )
 
@@ -15,5 +16,7 @@ func main() {
 	// A sandboxed command starts as this executable, which sandboxes
 	// itself and execs the command (package sandbox); it never returns.
 	sandbox.Main()
-	os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv, scenarios.Command()))
+	// Without $HOME (an editor may start the agent with an empty
+	// environment) the user database's home directory stands in for it.
+	os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, persistence.WithHome(os.Getenv), scenarios.Command()))
 }

@@ -25,6 +25,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/acp-agent/acp-agent/app/cli"
+	"github.com/acp-agent/acp-agent/persistence"
 )
 
 // beMain makes the test binary act as acp-agent.
@@ -32,7 +33,7 @@ const beMain = "ACP_AGENT_TEST_BE_MAIN"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(beMain) == "1" {
-		os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv, crashServeCommand(), diskFullServeCommand()))
+		os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, persistence.WithHome(os.Getenv), crashServeCommand(), diskFullServeCommand()))
 	}
 	goleak.VerifyTestMain(m)
 }

@@ -9,7 +9,8 @@ import (
 
 // The released binary links no test-only code: no package "testing", no
 // test framework or helper (goldie, goleak, internal/proctest,
-// internal/benchtree, httptest). The scenario runner ships in the binary by
+// internal/benchtree, the ACP schema validator internal/acpschema,
+// httptest). The scenario runner ships in the binary by
 // design ("acp-agent scenario run"), so what it needs is allowed: its
 // JSON-RPC client (sourcegraph/jsonrpc2, imported by scenarios alone), the
 // demo MCP server (agent/tool/mcp/mcptest) and the test knobs
@@ -22,6 +23,7 @@ func TestBinaryLinksNoTestOnlyCode(t *testing.T) {
 		"go.uber.org/goleak",
 		module + "/internal/proctest",
 		module + "/internal/benchtree",
+		module + "/internal/acpschema",
 	}
 	for _, d := range deps(t, module+"/cmd/acp-agent") {
 		for _, f := range forbidden {

@@ -77,7 +77,8 @@ type Event struct {
 	// State and Stop (the turn's end, for StateIdle) are set for KindState.
 	State State
 	Stop  *session.TurnEndReason
-	// Message is set for KindMessage.
+	// Message is set for KindMessage, and for a KindState StateSettled
+	// (the settlement notice in the parent's log).
 	Message *Message
 }
 
@@ -90,6 +91,9 @@ type Link struct {
 	Name          string
 	Task          string
 	HasTask       bool
+	// Mode is the descriptor's delegation mode (delegation.ModeOneShot or
+	// ModeContinuable), "" before the descriptor is seen.
+	Mode string
 }
 
 // Child is one followed child session. Its header facts are fixed; its
@@ -135,6 +139,7 @@ func (c *Child) note(ev session.Event) {
 		var d struct {
 			Label  string `json:"label"`
 			CallID string `json:"callId"`
+			Mode   string `json:"mode"`
 		}
 		if json.Unmarshal(ev.Data, &d) != nil {
 			return
@@ -145,6 +150,9 @@ func (c *Child) note(ev session.Event) {
 		}
 		if d.CallID != "" {
 			c.link.ToolCallID = d.CallID
+		}
+		if d.Mode != "" {
+			c.link.Mode = d.Mode
 		}
 		c.mu.Unlock()
 	case session.TypeUserMessage:
@@ -173,4 +181,16 @@ func (c *Child) noteHistory(sess *session.Session) {
 			break
 		}
 	}
+}
+
+// Restore returns child with its link read from its log (descriptor, first
+// prompt), as the watcher learns it live: a parent loaded again announces
+// its children from their logs. child's ID, Parent, Depth and Cwd are kept.
+func Restore(child *Child, events []session.Event) *Child {
+	c := &Child{ID: child.ID, Parent: child.Parent, Depth: child.Depth, Cwd: child.Cwd, Start: int64(len(events)),
+		link: Link{ParentSession: child.Parent}}
+	for _, ev := range events {
+		c.note(ev)
+	}
+	return c
 }

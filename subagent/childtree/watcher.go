@@ -19,8 +19,12 @@ type Watcher struct {
 	roots func(parentID string) bool
 	emit  func(Event)
 
-	mu        sync.Mutex
-	children  map[string]*Child // nil once stopped
+	mu       sync.Mutex
+	children map[string]*Child // nil once stopped
+	// gone holds the children that left the store (one entry per child
+	// of the connection's tree, replaced if it is resumed and leaves
+	// again), so the parent's later notices naming them are still told.
+	gone      map[string]*Child
 	unobserve func()
 }
 
@@ -28,7 +32,7 @@ type Watcher struct {
 // emit receives every Event; it is called under the session's append
 // lock, so it must only queue. Stop ends the following.
 func Follow(st Store, roots func(parentID string) bool, emit func(Event)) *Watcher {
-	w := &Watcher{roots: roots, emit: emit, children: map[string]*Child{}}
+	w := &Watcher{roots: roots, emit: emit, children: map[string]*Child{}, gone: map[string]*Child{}}
 	w.unobserve = st.Observe(&session.Observer{
 		Created:  func(sess *session.Session, _ bool) { w.open(sess) },
 		Appended: w.appended,
@@ -104,7 +108,7 @@ func (w *Watcher) appended(sess *session.Session, ev session.Event) {
 	if err != nil || msg.Source.SenderSessionID == "" {
 		return
 	}
-	c := w.child(msg.Source.SenderSessionID)
+	c := w.childOrGone(msg.Source.SenderSessionID)
 	if c == nil || c.Parent != sess.ID() {
 		return
 	}
@@ -112,7 +116,8 @@ func (w *Watcher) appended(sess *session.Session, ev session.Event) {
 	case session.SourceSubagentReport:
 		w.emit(Event{Kind: KindMessage, Child: c, Message: &Message{Direction: FromChild, Recipient: sess.ID(), Event: ev, Body: msg}})
 	case session.SourceSubagentSettled:
-		w.emit(Event{Kind: KindState, Child: c, State: StateSettled})
+		// The notice rides along: its stop and text say how it settled.
+		w.emit(Event{Kind: KindState, Child: c, State: StateSettled, Message: &Message{Direction: FromChild, Recipient: sess.ID(), Event: ev, Body: msg}})
 	}
 }
 
@@ -148,8 +153,24 @@ func (w *Watcher) removed(sess *session.Session) {
 	w.mu.Lock()
 	c := w.children[sess.ID()]
 	delete(w.children, sess.ID())
+	if c != nil && w.gone != nil {
+		// A background child leaves the runtime before its parent's log
+		// records its settlement: that notice still names it.
+		w.gone[c.ID] = c
+	}
 	w.mu.Unlock()
 	if c != nil {
 		w.emit(Event{Kind: KindClosed, Child: c})
 	}
+}
+
+// childOrGone is the followed child id, or the one that last left the
+// store under that id.
+func (w *Watcher) childOrGone(id string) *Child {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if c := w.children[id]; c != nil {
+		return c
+	}
+	return w.gone[id]
 }

@@ -16,7 +16,9 @@
 //
 // Subpackages: files (read, write, edit), search (glob, grep), shell
 // (bash), local (os-backed Files and Commands, simple gates), toolset
-// (all tools over one Resolver: toolset.Tools).
+// (all tools over one Resolver: toolset.Tools), beneath (reads of the
+// agent's own configuration files, definitions and skills, beneath a
+// root).
 //
 // Layering: workspace imports agent/session, agent/tool and the standard
 // library only. It and its subpackages never import acp, subagent,
