@@ -220,9 +220,9 @@ func TestRunPermissions(t *testing.T) {
 		option  string
 		refused int
 	}{
-		{"", "reject-once", 2},
-		{headless.AskDeny, "reject-once", 2},
-		{headless.AskAllow, "allow-once", 0},
+		{"", "reject_once", 2},
+		{headless.AskDeny, "reject_once", 2},
+		{headless.AskAllow, "allow_once", 0},
 	}
 	for _, tt := range tests {
 		t.Run("ask="+tt.ask, func(t *testing.T) {
