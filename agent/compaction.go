@@ -121,6 +121,9 @@ func (a *Agent) maybeCompact(t *turnState, req model.Request) bool {
 
 // compactNow compacts the current view and records the outcome. It runs
 // on the loop goroutine.
+// It is long because every way out records the outcome through one
+// closure over the same start time and data (record), so the completed,
+// cancelled, failed and would-not-shrink paths stay side by side.
 func (a *Agent) compactNow(ctx context.Context, trigger, instructions string) (session.CompactionData, error) {
 	start := a.sess.Now() // the session's clock: scenario runs are deterministic
 	if _, err := a.history(); err != nil {

@@ -20,10 +20,6 @@ import (
 	"github.com/acp-agent/acp-agent/agent/session"
 )
 
-// maxShrinks bounds the shrink-and-retry rounds of one step when the
-// window is unknown (each halves the request).
-const maxShrinks = 3
-
 // window is the context window of route r: the budget's, else one a
 // provider's refusal stated, else 0.
 func (a *Agent) window(r model.Route) int {
@@ -146,43 +142,4 @@ func (a *Agent) setElide(per int) {
 	if per > 0 && (a.elidePer == 0 || per < a.elidePer) {
 		a.elidePer = per
 	}
-}
-
-// shrinkAndRetry answers a refusal that compaction did not cure: the
-// request is fitted to the learned or known window (or, unknown, to half
-// its size, up to maxShrinks times) and sent again. When nothing fits,
-// the reply's error becomes a *TooLongError.
-func (a *Agent) shrinkAndRetry(t *turnState, step int, req model.Request, r *reply) (*reply, error) {
-	for i := 0; i < maxShrinks && overflowed(t, r); i++ {
-		a.learnWindow(req.Route, r.err)
-		est := budget.EstimateRequest(req)
-		target := a.limit(req.Route)
-		if target <= 0 || target >= est {
-			target = est / 2
-		}
-		fitted, per, ok := compact.Fit(req, target)
-		if !ok {
-			r.err = &TooLongError{Tokens: est, Window: a.window(req.Route)}
-			return r, nil
-		}
-		a.setElide(per)
-		a.log.Warn("request cut to fit the context window", "tokens", est, "target", target, "per_text", per)
-		// The refused call is recorded as a retried (empty, interrupted)
-		// reply: the log shows the refusal, and a restart counts the call.
-		r.route = req.Route
-		if _, err := a.appendPartial(t, step, r); err != nil {
-			return r, err
-		}
-		req = fitted
-		req.Caller.Call = a.stepCount
-		a.stepCount++
-		var err error
-		if r, err = a.stream(t, step, req); err != nil {
-			return r, err
-		}
-	}
-	if overflowed(t, r) {
-		r.err = &TooLongError{Tokens: budget.EstimateRequest(req), Window: a.window(req.Route)}
-	}
-	return r, nil
 }

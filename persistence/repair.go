@@ -112,6 +112,9 @@ type candidate struct {
 // candidate; the others are dropped. A candidate whose seq repeats one
 // kept is dropped; one that skips seqs is a real gap (fillers) when the
 // next candidate continues from it, else its seq is damaged (dropped).
+// It is long because it is one pass over the candidates whose keep,
+// fill and drop decisions depend on the ones before (the last kept seq);
+// the pass reads as the rules above, in their order.
 func planRepair(id, path string, data []byte) (RepairPlan, error) {
 	_, err := decodeLog(id, path, data)
 	var ce *CorruptError

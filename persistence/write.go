@@ -95,6 +95,9 @@ func (s *Store) Appended(sess *session.Session, ev session.Event) {
 
 // flushLocked writes the buffered events of h with one write call and, if
 // sync, makes everything written durable. The caller holds h.wmu.
+// It is long because the write, the sync and the handling of each's
+// failure (sticky error, rollback of the handle's counters, named crash
+// points) happen under the same locks and must be read together.
 func (s *Store) flushLocked(h *handle, sync bool) error {
 	h.mu.Lock()
 	if h.closed {

@@ -15,6 +15,8 @@ import (
 // composition in a temporary directory and prints its transcript, and
 // "test --dir DIR [--update]" compares a directory's replay with its
 // goldens (dir.go). It needs no model configuration and no API key.
+// It is long because it is the flag set and the dispatch of three
+// subcommands, each a few lines; they share the flags' variables.
 func Command() cli.Command {
 	var (
 		runDir, testDir string

@@ -594,6 +594,8 @@ func (p parser) steps(n *yaml.Node) ([]Step, error) {
 // step decodes one step: either a bare operation name or a one-key mapping
 // from the operation to its arguments (a string is shorthand for the main
 // argument: the prompt text or the session reference).
+// It is long because it is one switch over the operations, each case
+// decoding that operation's arguments; it mirrors runner.step.
 func (p parser) step(idx int, n *yaml.Node) (Step, error) {
 	st := Step{Index: idx, Line: n.Line}
 	where := func() string {

@@ -340,6 +340,11 @@ func (r *runner) sessionID(ref string) (string, error) {
 	return "", fmt.Errorf("unknown session reference %q", ref)
 }
 
+// step performs one client step of the scenario and returns its outcome.
+// It is long because it is one switch over the step operations, each case
+// a few lines of protocol calls; split per case, the cases would only
+// move apart from the one place that shows every operation the client
+// speaks.
 func (r *runner) step(ctx context.Context, st Step) (stepResult, error) {
 	res := stepResult{Step: st}
 	c := r.inst.client

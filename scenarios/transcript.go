@@ -22,6 +22,8 @@ const subagentsListMethod = "_acp-agent/subagents/list"
 // renderTranscript writes the human-readable account of a run: the client
 // steps with their outcomes, every session's conversation turn by turn,
 // the subagent tree, and every list_agents output.
+// It is long because it writes the transcript's sections in order, into
+// one buffer; the order of the lines is the golden format.
 func renderTranscript(sc *Scenario, results []stepResult, sessions []storedSession, names map[string]string) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "Scenario %s\n", sc.Name)

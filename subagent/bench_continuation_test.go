@@ -10,7 +10,9 @@ import (
 	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/model/scripted"
 	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/persistence"
 	"github.com/acp-agent/acp-agent/subagent"
+	"github.com/acp-agent/acp-agent/subagent/subagenttest"
 )
 
 // BenchmarkContinuableStartToSettle measures one continuable child from
@@ -56,14 +58,29 @@ func BenchmarkContinuableStartToSettle(b *testing.B) {
 // BenchmarkSettledChildFootprint starts b.N continuable children, lets
 // them settle (their parent is gone by then, so no notice grows a parent
 // log) and reports what a settled child still holds: heap bytes per child,
-// goroutines, resident activations and live sessions.
+// goroutines, resident activations and live sessions. All b.N children
+// are in flight at once, so the stack has no background limit: with the
+// default one (DefaultMaxBackground) the start past the limit would wait
+// for a slot that only frees once the children it waits behind are
+// released, after the last start.
 func BenchmarkSettledChildFootprint(b *testing.B) {
 	release := make(chan struct{})
 	m := &funcModel{fn: func(ctx context.Context, req model.Request) ([]session.Chunk, error) {
 		<-release
 		return []session.Chunk{{Type: session.ChunkText, Text: "done"}, {Type: session.ChunkFinish, Finish: model.FinishStop}}, nil
 	}}
-	st, _ := durableStack(b, b.TempDir(), m)
+	ps, err := persistence.Open(b.TempDir(), persistence.Options{NoSync: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = ps.Close() })
+	st := subagenttest.New(b, subagenttest.Config{
+		Model:         m,
+		Attach:        func(s *session.Store) { ps.Attach(s) },
+		Durable:       durable{ps},
+		SyncTo:        ps.SyncTo,
+		MaxBackground: -1,
+	})
 	ctx := context.Background()
 	parent := st.NewParent(b, "parent")
 	done := make(chan struct{}, 64)

@@ -253,6 +253,10 @@ func (c *Catalog) ListChildren(ctx context.Context, parentID string) ([]ListEntr
 // whose parent chain loops (session.CorruptParents) is listed as a corrupt
 // diagnostic and not walked; a self-parent is nobody's child; a visited set
 // guards the rest. Errors as ListChildren.
+// It is long because the walk, the resolution of its rows and the
+// placement of the children only a log names share the same maps
+// (positions, depths, rows by id); apart, each would take and return
+// them all.
 func (c *Catalog) ListDescendants(ctx context.Context, rootID string) ([]DescendantEntry, error) {
 	co, err := c.prepare(ctx)
 	if err != nil {

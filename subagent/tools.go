@@ -211,6 +211,10 @@ type childOptions struct {
 // Execute starts the child: a continuable background child (the default
 // when Background is set) or a foreground one-shot child whose final text
 // output is the result.
+// It is long because the call's arguments are checked against the tool's
+// configuration and the agent definition in the order the contract
+// states (background, agent, isolation, caps) before either start: each
+// check is short and returns the model's error at once.
 func (d *Delegation) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, error) {
 	caller, ok := inv.Caller.(*agent.Agent)
 	if !ok || caller == nil {

@@ -268,101 +268,106 @@ func parseMarkdown(path string, format Format, data []byte) (*Definition, []Prob
 	note := func(line int, format string, args ...any) {
 		notes = append(notes, Problem{File: path, Line: line, Message: fmt.Sprintf(format, args...)})
 	}
-	hasDesc := false
 	for _, f := range fields {
-		var err error
-		switch f.key {
-		case "name":
-			if def.Name, err = f.str(); err == nil {
-				def.Line = f.line
-				err = checkName(def.Name)
-			}
-		case "description":
-			if def.Description, err = f.str(); err == nil {
-				def.Description = strings.TrimSpace(def.Description)
-				hasDesc = def.Description != ""
-			}
-		case "tools", "disallowedTools":
-			var list []string
-			if list, err = f.list(); err == nil && list != nil {
-				allow := f.key == "tools"
-				if format == FormatOurs {
-					err = checkTools(f.key, list)
-				} else {
-					list = mapClaudeTools(list, allow, func(msg string) { note(f.line, "%s", msg) })
-				}
-				if allow {
-					def.Tools = list
-				} else {
-					def.DisallowedTools = list
-				}
-			}
-		case "model":
-			var m string
-			if m, err = f.str(); err == nil {
-				if format == FormatOurs {
-					def.Model, err = ourModel(m)
-				} else {
-					def.Model = foreignModel(m, "anthropic", func(msg string) { note(f.line, "%s", msg) })
-				}
-			}
-		case "mode":
-			if format != FormatOurs {
-				note(f.line, "key %q is not mapped: ignored", f.key)
-				continue
-			}
-			var m string
-			if m, err = f.str(); err == nil {
-				def.Mode = Mode(m)
-				if def.Mode != ModeBackground && def.Mode != ModeForeground {
-					err = fmt.Errorf(`mode must be "background" or "foreground", not %q`, m)
-				}
-			}
-		case "permissionMode":
-			var m string
-			if m, err = f.str(); err == nil {
-				if format == FormatOurs {
-					def.PermissionMode, err = ourPermission(m)
-				} else {
-					def.PermissionMode = claudePermission(m, func(msg string) { note(f.line, "%s", msg) })
-				}
-			}
-		case "maxTurns":
-			def.MaxTurns, err = f.positiveInt()
-		case "skills":
-			def.Skills, err = f.names()
-		case "maxTokens":
-			def.MaxTokens, err = f.positiveInt()
-		case "maxCostUsd":
-			def.MaxCostUSD, err = f.positiveNumber()
-		case "timeout":
-			def.Timeout, err = f.duration()
-		case "isolation":
-			var m string
-			if m, err = f.str(); err == nil {
-				def.Isolation = m
-				if m != IsolationNone && m != IsolationWorktree {
-					err = fmt.Errorf(`isolation must be "none" or "worktree", not %q`, m)
-				}
-			}
-		default:
-			if format == FormatOurs {
-				err = fmt.Errorf("unknown key %q (known: name, description, tools, disallowedTools, model, mode, permissionMode, maxTurns, maxTokens, maxCostUsd, timeout, skills, isolation)", f.key)
-			} else {
-				note(f.line, "key %q is not mapped: ignored", f.key)
-			}
-		}
-		if err != nil {
+		if err := applyField(def, f, format, note); err != nil {
 			return skip(f.line, "%v", err)
 		}
 	}
-	if !hasDesc {
+	if def.Description == "" {
 		return skip(fm.Line, "description is missing or empty (the model picks an agent by its description)")
 	}
 	if err := checkName(def.Name); err != nil {
 		return skip(def.Line, "%v", err)
 	}
 	return def, notes
+}
+
+// applyField sets the definition key f of a file in format on def; a
+// key of another format that is not mapped is noted, not an error. It is
+// long because it is one case per frontmatter key, each a few lines.
+func applyField(def *Definition, f field, format Format, note func(line int, format string, args ...any)) error {
+	var err error
+	switch f.key {
+	case "name":
+		if def.Name, err = f.str(); err == nil {
+			def.Line = f.line
+			err = checkName(def.Name)
+		}
+	case "description":
+		if def.Description, err = f.str(); err == nil {
+			def.Description = strings.TrimSpace(def.Description)
+		}
+	case "tools", "disallowedTools":
+		var list []string
+		if list, err = f.list(); err == nil && list != nil {
+			allow := f.key == "tools"
+			if format == FormatOurs {
+				err = checkTools(f.key, list)
+			} else {
+				list = mapClaudeTools(list, allow, func(msg string) { note(f.line, "%s", msg) })
+			}
+			if allow {
+				def.Tools = list
+			} else {
+				def.DisallowedTools = list
+			}
+		}
+	case "model":
+		var m string
+		if m, err = f.str(); err == nil {
+			if format == FormatOurs {
+				def.Model, err = ourModel(m)
+			} else {
+				def.Model = foreignModel(m, "anthropic", func(msg string) { note(f.line, "%s", msg) })
+			}
+		}
+	case "mode":
+		if format != FormatOurs {
+			note(f.line, "key %q is not mapped: ignored", f.key)
+			return nil
+		}
+		var m string
+		if m, err = f.str(); err == nil {
+			def.Mode = Mode(m)
+			if def.Mode != ModeBackground && def.Mode != ModeForeground {
+				err = fmt.Errorf(`mode must be "background" or "foreground", not %q`, m)
+			}
+		}
+	case "permissionMode":
+		var m string
+		if m, err = f.str(); err == nil {
+			if format == FormatOurs {
+				def.PermissionMode, err = ourPermission(m)
+			} else {
+				def.PermissionMode = claudePermission(m, func(msg string) { note(f.line, "%s", msg) })
+			}
+		}
+	case "maxTurns":
+		def.MaxTurns, err = f.positiveInt()
+	case "skills":
+		def.Skills, err = f.names()
+	case "maxTokens":
+		def.MaxTokens, err = f.positiveInt()
+	case "maxCostUsd":
+		def.MaxCostUSD, err = f.positiveNumber()
+	case "timeout":
+		def.Timeout, err = f.duration()
+	case "isolation":
+		var m string
+		if m, err = f.str(); err == nil {
+			def.Isolation = m
+			if m != IsolationNone && m != IsolationWorktree {
+				err = fmt.Errorf(`isolation must be "none" or "worktree", not %q`, m)
+			}
+		}
+	default:
+		if format == FormatOurs {
+			err = fmt.Errorf("unknown key %q (known: name, description, tools, disallowedTools, model, mode, permissionMode, maxTurns, maxTokens, maxCostUsd, timeout, skills, isolation)", f.key)
+		} else {
+			note(f.line, "key %q is not mapped: ignored", f.key)
+		}
+	}
+	return err
 }
 
 func checkTools(key string, list []string) error {

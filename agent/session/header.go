@@ -127,6 +127,8 @@ func MarshalHeaderLine(h Header) ([]byte, error) {
 // delegationDepth, retired policy fields and non-integral numbers are
 // rejected. It decodes into a struct (not a map): List calls it once per
 // session file, so it is on the listing hot path.
+// It is long because it checks every field of the header in turn, on
+// one struct decoded once (the listing's hot path).
 func ParseHeaderLine(line []byte, id string) (Header, error) {
 	var raw struct {
 		Type            *string          `json:"type"`

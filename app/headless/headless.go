@@ -152,6 +152,10 @@ type client struct {
 	answers []string
 }
 
+// run is one headless exchange: initialize, a new or resumed session,
+// the mode, one prompt (cancelled on Options.Cancel) and its result.
+// It is long because it is that protocol sequence in order, each step a
+// call and its check.
 func (c *client) run(ctx context.Context) (Result, error) {
 	var res Result
 	if _, err := c.call(ctx, "initialize", map[string]any{
@@ -242,9 +246,12 @@ func (c *client) run(ctx context.Context) (Result, error) {
 			}
 		}()
 		err := c.o.AfterTurn(wctx, id)
+		// Read before stop, which ends wctx too: only Cancel's end of the
+		// wait makes the run "cancelled", not AfterTurn's own failure.
+		waitCancelled := wctx.Err() != nil
 		stop()
 		switch {
-		case err != nil && wctx.Err() != nil && ctx.Err() == nil:
+		case err != nil && waitCancelled && ctx.Err() == nil:
 			res.StopReason = "cancelled"
 		case err != nil:
 			return c.result(res), err

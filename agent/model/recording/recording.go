@@ -112,7 +112,7 @@ func (m recorded) Stream(ctx context.Context, req model.Request) iter.Seq2[sessi
 				yield(c, err)
 				return
 			}
-			acc.add(c)
+			acc.Add(c)
 			if !yield(c, nil) {
 				return
 			}
@@ -120,56 +120,12 @@ func (m recorded) Stream(ctx context.Context, req model.Request) iter.Seq2[sessi
 	}
 }
 
-// accumulator assembles one call's reply from its chunks.
+// accumulator assembles one call's reply from its chunks
+// (model.Accumulator, as the agent loop does) and how the call failed.
 type accumulator struct {
-	text, reasoning strings.Builder
-	calls           []*callAcc
-	usage           *session.Usage
-	finish          string
-	chunks          int
-	err             error
-	cancelled       bool
-}
-
-type callAcc struct {
-	index    int
-	id, name string
-	args     strings.Builder
-}
-
-func (a *accumulator) add(c session.Chunk) {
-	a.chunks++
-	switch c.Type {
-	case session.ChunkText:
-		a.text.WriteString(c.Text)
-	case session.ChunkReasoning:
-		a.reasoning.WriteString(c.Text)
-	case session.ChunkToolCall:
-		var tc *callAcc
-		for _, x := range a.calls {
-			if x.index == c.Index {
-				tc = x
-				break
-			}
-		}
-		if tc == nil {
-			tc = &callAcc{index: c.Index}
-			a.calls = append(a.calls, tc)
-		}
-		if c.ID != "" {
-			tc.id = c.ID
-		}
-		if c.Name != "" {
-			tc.name = c.Name
-		}
-		tc.args.WriteString(c.Arguments)
-	case session.ChunkFinish:
-		a.finish = c.Finish
-	}
-	if c.Usage != nil {
-		u := *c.Usage
-		a.usage = &u
-	}
+	model.Accumulator
+	err       error
+	cancelled bool
 }
 
 // fail notes how the call failed: a cancelled call (the turn was
@@ -184,26 +140,22 @@ func (a *accumulator) fail(ctx context.Context, err error) {
 }
 
 func (a *accumulator) reply() scripted.Reply {
-	rep := scripted.Reply{Text: a.text.String(), Reasoning: a.reasoning.String()}
-	for _, c := range a.calls {
-		rep.ToolCalls = append(rep.ToolCalls, scripted.ToolCall{ID: c.id, Name: c.name, Arguments: c.args.String()})
+	rep := scripted.Reply{Text: a.Text(), Reasoning: a.ReasoningText()}
+	for _, c := range a.Calls() {
+		rep.ToolCalls = append(rep.ToolCalls, scripted.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments()})
 	}
-	if a.usage != nil {
-		rep.Usage = &scripted.Usage{Input: a.usage.InputTokens, Output: a.usage.OutputTokens}
+	if u := a.Usage(); u != nil {
+		rep.Usage = &scripted.Usage{Input: u.InputTokens, Output: u.OutputTokens}
 	}
-	derived := model.FinishStop
-	if len(rep.ToolCalls) > 0 {
-		derived = model.FinishToolCalls
-	}
-	if a.finish != "" && a.finish != derived {
-		rep.Finish = a.finish
+	if f := a.Finish(); f != "" && f != a.ImpliedFinish() {
+		rep.Finish = f
 	}
 	switch {
 	case a.cancelled:
 		rep.Hang = true
 	case a.err != nil:
 		rep.Error = a.err.Error()
-		rep.ErrorAfterChunks = a.chunks > 0
+		rep.ErrorAfterChunks = a.Chunks() > 0
 		rep.ContextLengthExceeded = errors.Is(a.err, model.ErrContextLength)
 		rep.StreamBroken = !rep.ContextLengthExceeded && errors.Is(a.err, model.ErrStreamBroken)
 	}

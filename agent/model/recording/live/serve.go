@@ -171,7 +171,8 @@ type rpcMessage struct {
 func (m rpcMessage) id() string { return string(bytes.TrimSpace(m.ID)) }
 
 // fromClient notes a request, notification or answer of the client. It
-// is one switch over the ACP methods the recording knows, each case a few
+// is long because it is one switch over the ACP methods the recording
+// knows, each case a few
 // lines under the same lock: kept together so the steps' order is read
 // in one place.
 func (r *Serve) fromClient(line []byte) {

@@ -89,6 +89,10 @@ func (c Commands) DescribeSandbox(cwd string) string {
 // its group. Run
 // returns after the shell is reaped and its output goroutine has ended;
 // display is not called (a local command has no terminal to embed).
+// It is long because its steps are ordered by the guarantees they give and
+// read best in that order: the write-ahead record before the start, the
+// reaper wrapped last around what the sandbox wraps, the protected-path
+// watch before the start and its check after the last writer is gone.
 func (c Commands) Run(ctx context.Context, cmd workspace.Command, _ func(session.ToolDisplay)) (workspace.CommandResult, error) {
 	if err := ctx.Err(); err != nil {
 		return workspace.CommandResult{}, err

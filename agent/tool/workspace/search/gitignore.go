@@ -213,6 +213,8 @@ const (
 // WM_PATHNAME semantics: "*", "?" and brackets never match "/"; "**"
 // between slashes (or at either end) matches across directories; "\"
 // escapes. It is a port of git's dowild.
+// It is long because it keeps dowild's shape, case for case, so it can
+// be checked against git's code and test vectors.
 func wildmatch(p, text string) int {
 	start := p
 	for ; len(p) > 0; p, text = p[1:], text[1:] {

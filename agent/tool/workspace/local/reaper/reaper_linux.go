@@ -111,95 +111,7 @@ func runReaper(args []string) int {
 		return 127
 	}
 
-	// Every child is waited for here; the shell's status is kept.
-	type reaped struct {
-		pid int
-		ws  syscall.WaitStatus
-	}
-	reapedc := make(chan reaped, 64)
-	noChildren := make(chan struct{})
-	go func() {
-		for {
-			var ws syscall.WaitStatus
-			pid, err := syscall.Wait4(-1, &ws, 0, nil)
-			if err == syscall.EINTR {
-				continue
-			}
-			if err != nil {
-				close(noChildren) // ECHILD: no descendant is left
-				return
-			}
-			reapedc <- reaped{pid, ws}
-		}
-	}()
-	agentGone := make(chan struct{})
-	go func() {
-		f := os.NewFile(reaperAgentFD, "agent")
-		var b [64]byte
-		for {
-			if _, err := f.Read(b[:]); err != nil {
-				close(agentGone)
-				return
-			}
-		}
-	}()
-
-	var status syscall.WaitStatus
-	shellDone := false
-	var graceEnd <-chan time.Time
-	killing := false
-	var tick <-chan time.Time
-	// stop sends sig to every descendant.
-	stop := func(sig syscall.Signal) {
-		for _, pid := range Descendants(os.Getpid()) {
-			_ = syscall.Kill(pid, sig)
-		}
-	}
-	startKilling := func() {
-		if killing {
-			return
-		}
-		killing = true
-		stop(syscall.SIGKILL)
-		// A process forked between the scan and the kill re-parents here
-		// alive once its parent dies: look again until none is left.
-		t := time.NewTicker(10 * time.Millisecond)
-		tick = t.C
-	}
-	startGrace := func() {
-		if graceEnd != nil || killing {
-			return
-		}
-		stop(syscall.SIGTERM)
-		graceEnd = time.After(time.Duration(grace))
-	}
-	for done := false; !done; {
-		select {
-		case r := <-reapedc:
-			if r.pid == shell {
-				status, shellDone = r.ws, true
-				if hasChildren() {
-					startGrace() // what the shell left behind
-				}
-			}
-		case <-noChildren:
-			done = true
-		case <-term:
-			startGrace()
-		case <-graceEnd:
-			startKilling()
-		case <-agentGone:
-			agentGone = nil
-			startKilling()
-		case <-tick:
-			stop(syscall.SIGKILL)
-		}
-	}
-	for len(reapedc) > 0 {
-		if r := <-reapedc; r.pid == shell {
-			status, shellDone = r.ws, true
-		}
-	}
+	status, shellDone := supervise(shell, time.Duration(grace), term)
 	if cgroup != "" {
 		// What left the tree is still in the cgroup: killed with it.
 		leaveCgroup(cgroup, time.Duration(grace))
@@ -214,6 +126,133 @@ func runReaper(args []string) int {
 		return 128 + int(status.Signal()) // a signal whose default is to go on
 	}
 	return status.ExitStatus()
+}
+
+// reaped is one child waited for.
+type reaped struct {
+	pid int
+	ws  syscall.WaitStatus
+}
+
+// supervise waits for every child of this process until none is left,
+// killing the descendants when the shell ends and leaves some behind,
+// when term delivers a signal (SIGTERM first, SIGKILL after grace) or
+// when the agent is gone (SIGKILL at once). It returns the shell's
+// status, and whether the shell was reaped.
+func supervise(shell int, grace time.Duration, term <-chan os.Signal) (status syscall.WaitStatus, shellDone bool) {
+	reapedc := make(chan reaped, 64)
+	noChildren := make(chan struct{})
+	go reapAll(reapedc, noChildren)
+	agentGone := make(chan struct{})
+	go watchAgent(agentGone)
+
+	k := &killer{grace: grace}
+	for done := false; !done; {
+		select {
+		case r := <-reapedc:
+			if r.pid == shell {
+				status, shellDone = r.ws, true
+				if hasChildren() {
+					k.startGrace() // what the shell left behind
+				}
+			}
+		case <-noChildren:
+			done = true
+		case <-term:
+			k.startGrace()
+		case <-k.graceEnd:
+			k.startKilling()
+		case <-agentGone:
+			agentGone = nil
+			k.startKilling()
+		case <-k.tick:
+			stop(syscall.SIGKILL)
+		}
+	}
+	for len(reapedc) > 0 {
+		if r := <-reapedc; r.pid == shell {
+			status, shellDone = r.ws, true
+		}
+	}
+	k.close()
+	return status, shellDone
+}
+
+// reapAll waits for every child (wait4(-1)), sending each on reapedc,
+// and closes noChildren when none is left (ECHILD).
+func reapAll(reapedc chan<- reaped, noChildren chan<- struct{}) {
+	for {
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(-1, &ws, 0, nil)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			close(noChildren) // ECHILD: no descendant is left
+			return
+		}
+		reapedc <- reaped{pid, ws}
+	}
+}
+
+// watchAgent closes agentGone when the pipe from the agent reaches EOF
+// (the agent ended, however it ended).
+func watchAgent(agentGone chan<- struct{}) {
+	f := os.NewFile(reaperAgentFD, "agent")
+	var b [64]byte
+	for {
+		if _, err := f.Read(b[:]); err != nil {
+			close(agentGone)
+			return
+		}
+	}
+}
+
+// stop sends sig to every descendant.
+func stop(sig syscall.Signal) {
+	for _, pid := range Descendants(os.Getpid()) {
+		_ = syscall.Kill(pid, sig)
+	}
+}
+
+// killer is the state of killing the descendants: a grace after SIGTERM,
+// then SIGKILL repeated until none is left. It runs on supervise's
+// goroutine only.
+type killer struct {
+	grace    time.Duration
+	graceEnd <-chan time.Time // set once SIGTERM was sent
+	killing  bool
+	ticker   *time.Ticker
+	tick     <-chan time.Time // set once SIGKILL was sent
+}
+
+// startKilling sends SIGKILL to every descendant now and again every
+// 10ms: a process forked between the scan and the kill re-parents here
+// alive once its parent dies, so look again until none is left.
+func (k *killer) startKilling() {
+	if k.killing {
+		return
+	}
+	k.killing = true
+	stop(syscall.SIGKILL)
+	k.ticker = time.NewTicker(10 * time.Millisecond)
+	k.tick = k.ticker.C
+}
+
+// startGrace sends SIGTERM to every descendant and starts the grace
+// after which they are killed, unless either already happened.
+func (k *killer) startGrace() {
+	if k.graceEnd != nil || k.killing {
+		return
+	}
+	stop(syscall.SIGTERM)
+	k.graceEnd = time.After(k.grace)
+}
+
+func (k *killer) close() {
+	if k.ticker != nil {
+		k.ticker.Stop()
+	}
 }
 
 // raiseDefault dies of sig with its default action, as the shell did:
