@@ -16,7 +16,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/acp-agent/acp-agent/agent/tool/workspace/beneath"
+	"github.com/acp-agent/acp-agent/internal/beneath"
 	"github.com/acp-agent/acp-agent/internal/levels"
 )
 

@@ -32,7 +32,7 @@
 // that loses is reported (shadowed or duplicate); a malformed file is
 // reported with its file, line and why, and skipped.
 //
-// Files are read through agent/tool/workspace/beneath: project files
+// Files are read through internal/beneath: project files
 // beneath the top of the walk (the git root), so a definition symlinked
 // out of the repository is refused, as a tool's read would be; the
 // person's own folders may link anywhere (a dotfiles checkout).

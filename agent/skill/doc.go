@@ -12,7 +12,7 @@
 // loses is reported (shadowed), an invalid one with its file, line and
 // why, and skipped. Nothing here is fatal.
 //
-// Files are read beneath a root (agent/tool/workspace/beneath, os.Root):
+// Files are read beneath a root (internal/beneath, os.Root):
 // project skills beneath the top of the walk, so a skill folder or file
 // symlinked out of the repository is refused, not followed; the person's
 // own folders may link anywhere, as for agent definitions.

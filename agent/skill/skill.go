@@ -17,7 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/acp-agent/acp-agent/agent/agentdef"
-	"github.com/acp-agent/acp-agent/agent/tool/workspace/beneath"
+	"github.com/acp-agent/acp-agent/internal/beneath"
 	"github.com/acp-agent/acp-agent/internal/levels"
 )
 

@@ -26,10 +26,9 @@ func TestSharedPackagesStayLeaves(t *testing.T) {
 		{"agent/delegation", nil},
 		// Agent definitions are parsed only: no runtime, settings or tools;
 		// their files are read beneath a root like the tools' (beneath).
-		{"agent/agentdef", []string{"internal/levels", "agent/tool/workspace/beneath"}},
-		{"agent/tool/workspace/beneath", nil},
+		{"agent/agentdef", []string{"internal/levels", "internal/beneath"}},
 		// Skills are parsed only, like agent definitions.
-		{"agent/skill", []string{"agent/agentdef", "internal/levels", "agent/tool/workspace/beneath"}},
+		{"agent/skill", []string{"agent/agentdef", "internal/levels", "internal/beneath"}},
 		{"agent/transcript", []string{"agent/session"}},
 		{"internal/testhooks", []string{"agent/model", "driver/inprocess", "persistence"}},
 		{"agent/budget", []string{"agent/model", "agent/session"}},

@@ -19,6 +19,11 @@ const Anywhere = ""
 // ErrOutside is returned for a path that is not below its anchor.
 var ErrOutside = errors.New("path is not beneath its anchor directory")
 
+// Roots is the resolver for reads that may span several anchors (agent
+// definitions and skills, read beneath the top of the project walk or,
+// for the person's own folders, anywhere). Each anchor is a Root of this
+// package, so these reads refuse what every other Root refuses.
+//
 // Roots opens anchors on demand and keeps them open until Close. It is
 // safe for concurrent use.
 type Roots struct {
@@ -27,7 +32,7 @@ type Roots struct {
 }
 
 type rootEntry struct {
-	root *os.Root
+	root *Root
 	err  error
 }
 
@@ -69,14 +74,14 @@ func (r *Roots) open(anchor, path string) (*os.Root, string, error) {
 	e, ok := r.roots[anchor]
 	if !ok {
 		e = &rootEntry{}
-		e.root, e.err = os.OpenRoot(anchor)
+		e.root, e.err = Open(anchor)
 		r.roots[anchor] = e
 	}
 	r.mu.Unlock()
 	if e.err != nil {
 		return nil, "", e.err
 	}
-	return e.root, rel, nil
+	return e.root.r, rel, nil
 }
 
 // ReadDir lists the directory path beneath anchor, sorted by name.
