@@ -114,6 +114,9 @@ func (c *AgentChoices) describe() string {
 		if d.Mode == agentdef.ModeForeground {
 			b.WriteString(" (runs in the foreground)")
 		}
+		if d.External != nil {
+			b.WriteString(" (another ACP agent: " + d.External.Command + ")")
+		}
 	}
 	return b.String()
 }
@@ -148,6 +151,11 @@ func (c *AgentChoices) apply(name string, base childOptions) (childOptions, erro
 	opts.definition = &AgentDefinition{
 		Name: def.Name, Hash: def.Hash, File: def.File, Format: string(def.Format), Scope: string(def.Scope),
 		Mode: string(def.Mode), MaxTurns: def.MaxTurns, PermissionMode: def.PermissionMode, Isolation: def.Isolation,
+	}
+	if e := def.External; e != nil {
+		opts.definition.External = &ExternalCommand{
+			Command: e.Command, Args: e.Args, Env: e.Env, LoadSession: e.LoadSession, Resume: e.Resume,
+		}
 	}
 	if def.Isolation == agentdef.IsolationWorktree {
 		opts.isolation = IsolationWorktree

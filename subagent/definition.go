@@ -38,6 +38,21 @@ type AgentDefinition struct {
 	// PermissionMode and Isolation as the definition asked.
 	PermissionMode string `json:"permissionMode,omitempty"`
 	Isolation      string `json:"isolation,omitempty"`
+	// External is the command of an external agent (nil for an agent of
+	// ours): what a cold resume starts again, whatever the file says by
+	// then.
+	External *ExternalCommand `json:"external,omitempty"`
+}
+
+// ExternalCommand is the command an external agent's child runs (as its
+// definition named it when the child started). Env holds variable names,
+// never values.
+type ExternalCommand struct {
+	Command     string   `json:"command"`
+	Args        []string `json:"args,omitempty"`
+	Env         []string `json:"env,omitempty"`
+	LoadSession *bool    `json:"loadSession,omitempty"`
+	Resume      *bool    `json:"resume,omitempty"`
 }
 
 // snapshot validates r and renders its payload.
@@ -48,7 +63,14 @@ func (r AgentDefinition) snapshot() ([]byte, error) {
 	if r.MaxTurns < 0 {
 		return nil, errors.New("subagent definition maxTurns must not be negative")
 	}
-	for _, s := range []string{r.Name, r.Hash, r.File, r.Format, r.Scope, r.Mode, r.PermissionMode, r.Isolation} {
+	strs := []string{r.Name, r.Hash, r.File, r.Format, r.Scope, r.Mode, r.PermissionMode, r.Isolation}
+	if e := r.External; e != nil {
+		if e.Command == "" {
+			return nil, errors.New("subagent definition record of an external agent needs a command")
+		}
+		strs = append(append(append(strs, e.Command), e.Args...), e.Env...)
+	}
+	for _, s := range strs {
 		if !utf8.ValidString(s) {
 			return nil, ErrNotSerializable
 		}
@@ -74,7 +96,7 @@ func FoldDefinition(events []session.Event) (*AgentDefinition, error) {
 			continue
 		}
 		var r AgentDefinition
-		if err := json.Unmarshal(ev.Data, &r); err != nil || r.Name == "" || r.MaxTurns < 0 {
+		if err := json.Unmarshal(ev.Data, &r); err != nil || r.Name == "" || r.MaxTurns < 0 || (r.External != nil && r.External.Command == "") {
 			return nil, fmt.Errorf("persisted subagent definition record at seq %d is malformed", ev.Seq)
 		}
 		return &r, nil

@@ -88,6 +88,10 @@ type Definition struct {
 	Isolation string
 	// Instructions is the body: the child's persona.
 	Instructions string
+	// External, when set, makes the definition an external agent: the
+	// child runs this command as an ACP agent instead of a model of ours
+	// (Model, Tools, DisallowedTools and MaxTurns are then absent).
+	External *External
 
 	// File is the absolute path it was read from; Line the line of its
 	// name (1 when the name came from the file name).

@@ -273,9 +273,15 @@ func parseMarkdown(path string, format Format, data []byte) (*Definition, []Prob
 					err = fmt.Errorf(`isolation must be "none" or "worktree", not %q`, m)
 				}
 			}
+		case "command", "args", "env", "loadSession", "resume":
+			if format != FormatOurs {
+				note(f.line, "key %q is not mapped: ignored", f.key)
+				continue
+			}
+			err = parseExternal(def, f)
 		default:
 			if format == FormatOurs {
-				err = fmt.Errorf("unknown key %q (known: name, description, tools, disallowedTools, model, mode, permissionMode, maxTurns, isolation)", f.key)
+				err = fmt.Errorf("unknown key %q (known: name, description, tools, disallowedTools, model, mode, permissionMode, maxTurns, isolation, command, args, env, loadSession, resume)", f.key)
 			} else {
 				note(f.line, "key %q is not mapped: ignored", f.key)
 			}
@@ -286,6 +292,9 @@ func parseMarkdown(path string, format Format, data []byte) (*Definition, []Prob
 	}
 	if !hasDesc {
 		return skip(fm.Line, "description is missing or empty (the model picks an agent by its description)")
+	}
+	if line, err := checkExternal(def, fields); err != nil {
+		return skip(line, "%v", err)
 	}
 	if err := checkName(def.Name); err != nil {
 		return skip(def.Line, "%v", err)
