@@ -49,9 +49,9 @@ type Agent struct {
 	idle       chan struct{}
 	idleClosed bool
 
-	closeOnce sync.Once // runs Options.OnClose
+	closeOnce sync.Once  // runs Options.OnClose
 	subMu     sync.Mutex // guards subs
-	subs  []*subscriber
+	subs      []*subscriber
 
 	// Loop-goroutine state. Loop goroutines run one after another and hand
 	// over through mu, so these need no lock of their own.
