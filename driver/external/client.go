@@ -52,7 +52,9 @@ func (cl *client) RequestPermission(ctx context.Context, req acp.RequestPermissi
 	defer cl.p.active()()
 	cancelled := acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeCancelled()}
 	t := cl.c.liveTurn(cl.p)
-	if t == nil {
+	if t == nil || t.isCancelled() {
+		// After session/cancel every question is answered cancelled
+		// (ACP prompt-turn cancellation): the person is not asked.
 		return cancelled, nil
 	}
 	tctx, stop := t.scope(ctx)
