@@ -153,6 +153,7 @@ func (c *AgentChoices) apply(name string, base childOptions) (childOptions, erro
 		Mode: string(def.Mode), MaxTurns: def.MaxTurns, PermissionMode: def.PermissionMode, Isolation: def.Isolation,
 	}
 	if e := def.External; e != nil {
+		opts.provider = ExternalProvider
 		opts.definition.External = &ExternalCommand{
 			Command: e.Command, Args: e.Args, Env: e.Env, LoadSession: e.LoadSession, Resume: e.Resume,
 		}
