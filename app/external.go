@@ -54,6 +54,9 @@ func (a *App) externalChild(s *session.Session, spec subagent.ChildSpec) (*agent
 	}
 	opts := a.agentOptions(s, reg)
 	opts.Model = child
+	if w := a.Config.hooks().WrapModel; w != nil {
+		opts.Model = w(child) // scenario runs observe (and fence) its turns
+	}
 	opts.Route = a.defaultRoute()
 	opts.RouteNow = nil
 	opts.ScriptKey = spec.Label

@@ -88,6 +88,10 @@ type toolState struct {
 	rawOutput any
 	done      chan struct{}
 	closed    bool
+	// started is closed when the child's loop runs the call (its
+	// tool/call is recorded and shown): a question about it waits for it.
+	started     chan struct{}
+	startedOnce sync.Once
 }
 
 func (t *turn) isCancelled() bool {
@@ -342,6 +346,38 @@ func (c *Child) procFailed(p *proc, err error) {
 	}
 }
 
+// awaitShown waits until the child's loop runs the call id (so a
+// question about it follows the call in the log and on the wire), the
+// turn ends or ctx ends. A call the agent never announced is waited for
+// briefly (its notification may still be on its way), then not at all.
+func (c *Child) awaitShown(ctx context.Context, t *turn, id string) {
+	// Bounded: an agent may ask about a call while the loop still waits on
+	// an earlier one of its calls (parallel calls); it is then asked at once.
+	limit := time.NewTimer(2 * time.Second)
+	defer limit.Stop()
+	for {
+		c.mu.Lock()
+		ts := t.tools[id]
+		c.mu.Unlock()
+		var started <-chan struct{}
+		poll := time.After(10 * time.Millisecond)
+		if ts != nil {
+			started, poll = ts.started, nil
+		}
+		select {
+		case <-started:
+			return
+		case <-poll:
+		case <-t.endCh:
+			return
+		case <-ctx.Done():
+			return
+		case <-limit.C:
+			return
+		}
+	}
+}
+
 // liveTurn is the turn of p in progress (nil when none, or cancelled).
 func (c *Child) liveTurn(p *proc) *turn {
 	c.mu.Lock()
@@ -379,7 +415,7 @@ func (c *Child) onUpdate(p *proc, n acp.SessionNotification) {
 			return
 		}
 		ts := &toolState{id: id, title: tc.Title, kind: tc.Kind, status: tc.Status, content: tc.Content,
-			locations: tc.Locations, rawInput: tc.RawInput, rawOutput: tc.RawOutput, done: make(chan struct{})}
+			locations: tc.Locations, rawInput: tc.RawInput, rawOutput: tc.RawOutput, done: make(chan struct{}), started: make(chan struct{})}
 		t.tools[id] = ts
 		if finished(ts.status) {
 			ts.close()
@@ -632,6 +668,7 @@ func (m mirror) Execute(ctx context.Context, inv tool.Invocation) (tool.Result, 
 	if ts == nil {
 		return tool.Result{}, &tool.Error{Code: tool.CodeToolOutcomeUnknown, Message: "the external agent's call is not known (the agent was restarted)"}
 	}
+	ts.startedOnce.Do(func() { close(ts.started) })
 	select {
 	case <-ts.done:
 	case <-ctx.Done():

@@ -59,6 +59,10 @@ func (cl *client) RequestPermission(ctx context.Context, req acp.RequestPermissi
 	}
 	tctx, stop := t.scope(ctx)
 	defer stop()
+	cl.c.awaitShown(tctx, t, string(req.ToolCall.ToolCallId))
+	if t.isCancelled() {
+		return cancelled, nil
+	}
 	env, err := cl.env(tctx)
 	if err != nil {
 		return cancelled, nil

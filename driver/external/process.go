@@ -89,9 +89,9 @@ func (t *tail) String() string {
 func (c *Child) startProc(ctx context.Context, cwd string) (*proc, error) {
 	path := c.cmd.Command
 	if !strings.ContainsRune(path, filepath.Separator) {
-		lp, err := exec.LookPath(path)
-		if err != nil {
-			return nil, failf(err, "external agent %s: command %q is not found in PATH", c.cmd.Name, c.cmd.Command)
+		lp, ok := lookPath(path, c.opts.Getenv("PATH"))
+		if !ok {
+			return nil, failf(nil, "external agent %s: command %q is not found in PATH", c.cmd.Name, c.cmd.Command)
 		}
 		path = lp
 	} else if !filepath.IsAbs(path) {
@@ -172,6 +172,21 @@ func (c *Child) startProc(ctx context.Context, cwd string) (*proc, error) {
 	}
 	p.caps, p.info = ir.AgentCapabilities, ir.AgentInfo
 	return p, nil
+}
+
+// lookPath finds name in the folders of pathList (the agent's PATH, which
+// Options.Getenv gives: not necessarily this process's).
+func lookPath(name, pathList string) (string, bool) {
+	for _, dir := range filepath.SplitList(pathList) {
+		if dir == "" || !filepath.IsAbs(dir) {
+			continue // never the current directory
+		}
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
+			return p, true
+		}
+	}
+	return "", false
 }
 
 // call runs one request of ours to the agent, counted as outstanding for
