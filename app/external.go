@@ -82,7 +82,6 @@ func (a *App) approveExternal(def *subagent.AgentDefinition) func(context.Contex
 		if def.Scope != string(agentdef.ScopeProject) {
 			return nil
 		}
-		line := cmd.Line()
 		mode := policy.ModeDefault
 		root := sessionID
 		if a.Server != nil {
@@ -97,40 +96,47 @@ func (a *App) approveExternal(def *subagent.AgentDefinition) func(context.Contex
 		if err != nil {
 			return err
 		}
-		switch mode {
-		case policy.ModePlan:
-			return &tool.Error{Code: workspace.CodeModeForbids, Message: fmt.Sprintf(
-				"the session is in plan mode, which allows read-only tools only: the project's agent %q (%s) would run the command %s, which was not started", def.Name, def.File, line)}
-		case policy.ModeBypass:
-			pol := settings.Load(a.Config.SettingsFile, env.Cwd)
-			if dec, _ := pol.Decide(settings.Call{Tool: "bash", Kind: workspace.KindExecute, Subject: line}); dec != settings.Allow {
-				return &tool.Error{Code: workspace.CodePermissionRejected, Message: fmt.Sprintf(
-					"the project's agent %q (%s) would run the command %s; in bypass mode a command a project's agent file names runs only when the person's settings allow it (an allow rule for bash(%s))", def.Name, def.File, line, line)}
-			}
-			return nil
+		return a.decideExternal(ctx, def, cmd, mode, root, env)
+	}
+}
+
+// decideExternal is approveExternal's decision for a project definition's
+// command, with the root session's mode, its id and the child's workspace.
+func (a *App) decideExternal(ctx context.Context, def *subagent.AgentDefinition, cmd external.Command, mode policy.Mode, root string, env workspace.Env) error {
+	line := cmd.Line()
+	switch mode {
+	case policy.ModePlan:
+		return &tool.Error{Code: workspace.CodeModeForbids, Message: fmt.Sprintf(
+			"the session is in plan mode, which allows read-only tools only: the project's agent %q (%s) would run the command %s, which was not started", def.Name, def.File, line)}
+	case policy.ModeBypass:
+		pol := settings.Load(a.Config.SettingsFile, env.Cwd)
+		if dec, _ := pol.Decide(settings.Call{Tool: "bash", Kind: workspace.KindExecute, Subject: line}); dec != settings.Allow {
+			return &tool.Error{Code: workspace.CodePermissionRejected, Message: fmt.Sprintf(
+				"the project's agent %q (%s) would run the command %s; in bypass mode a command a project's agent file names runs only when the person's settings allow it (an allow rule for bash(%s))", def.Name, def.File, line, line)}
 		}
-		key := root + "\x00" + line
-		a.extApprovals.mu.Lock()
-		ok := a.extApprovals.seen[key]
-		a.extApprovals.mu.Unlock()
-		if ok {
-			return nil
-		}
-		if err := workspace.Authorize(ctx, env.Permissions, workspace.PermissionRequest{
-			CallID: "start-" + def.Name, Tool: "bash", Kind: workspace.KindExecute, Title: "Start agent " + def.Name + ": " + line,
-			Subject: line,
-			Detail:  fmt.Sprintf("The project's agent definition %s (%s) runs this command as an ACP agent:\n```sh\n%s\n```", def.Name, def.File, line),
-		}); err != nil {
-			return err
-		}
-		a.extApprovals.mu.Lock()
-		if a.extApprovals.seen == nil {
-			a.extApprovals.seen = map[string]bool{}
-		}
-		a.extApprovals.seen[key] = true
-		a.extApprovals.mu.Unlock()
 		return nil
 	}
+	key := root + "\x00" + line
+	a.extApprovals.mu.Lock()
+	ok := a.extApprovals.seen[key]
+	a.extApprovals.mu.Unlock()
+	if ok {
+		return nil
+	}
+	if err := workspace.Authorize(ctx, env.Permissions, workspace.PermissionRequest{
+		CallID: "start-" + def.Name, Tool: "bash", Kind: workspace.KindExecute, Title: "Start agent " + def.Name + ": " + line,
+		Subject: line,
+		Detail:  fmt.Sprintf("The project's agent definition %s (%s) runs this command as an ACP agent:\n```sh\n%s\n```", def.Name, def.File, line),
+	}); err != nil {
+		return err
+	}
+	a.extApprovals.mu.Lock()
+	if a.extApprovals.seen == nil {
+		a.extApprovals.seen = map[string]bool{}
+	}
+	a.extApprovals.seen[key] = true
+	a.extApprovals.mu.Unlock()
+	return nil
 }
 
 // rootOf is the top-level session above id (its ancestors' headers).
