@@ -34,8 +34,8 @@ import (
 )
 
 type activation struct {
-	// diagnostic is why its last epoch failed (the error its turn ended
-	// with), set at disposal: the settlement notice says it.
+	// diagnostic is why an external child's last epoch failed (the error
+	// its turn ended with), set at disposal: its settlement notice says it.
 	diagnostic string
 	id         string
 	agent      *agent.Agent

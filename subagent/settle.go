@@ -94,7 +94,7 @@ func (c *Continuations) dispose(act *activation, cancel bool) error {
 	}
 	stop := driver.EpochStopReason(events)
 	output := agent.FinalOutput(events)
-	if stop == driver.StopError {
+	if stop == driver.StopError && act.provider == ExternalProvider {
 		act.diagnostic = driver.OneShotDiagnostic(events)
 	}
 	if err := c.kids.ReleaseChild(ctx, a); err != nil {
@@ -152,9 +152,10 @@ func (c *Continuations) notify(act *activation, stop string, output []session.Bl
 		return
 	}
 	msg := SettlementNotice(act.id, stop, output)
-	if act.diagnostic != "" && stop == driver.StopError {
-		// The cause, as a foreground result says it (an external agent
-		// that crashed, a model that failed).
+	if act.diagnostic != "" && stop == driver.StopError && act.provider == ExternalProvider {
+		// The cause, as a foreground result says it: an external agent
+		// that crashed, hung or refused. (Our own children's notices keep
+		// the contract's exact text, subagent-contract.md §2.10.)
 		msg.Content = append(msg.Content[:1:1], append([]session.Block{session.Text("Cause: " + act.diagnostic)}, msg.Content[1:]...)...)
 	}
 	if wt != nil {
