@@ -1,12 +1,14 @@
 package acp_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"testing"
+	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
@@ -126,8 +128,14 @@ model:
 // from disk by send_message streams its updates under its own id to a
 // client that asked, and the send_message call shows its digest, closed
 // with the outcome.
+//
+// It waits on events only (the recorder's notifications, the runtime's
+// residency), bounded by the test binary's own deadline rather than
+// ctxFor's 20 s: three model turns in two processes under -race on a
+// loaded machine can take longer, and the parent's notice turn comes
+// when the child's settlement reaches it, not within a set time.
 func TestColdResumedChildStreamsAndDigests(t *testing.T) {
-	ctx := ctxFor(t)
+	ctx := ctxUntilDeadline(t)
 	dir := t.TempDir()
 	caps := acpsdk.InitializeRequest{ProtocolVersion: acpsdk.ProtocolVersionNumber,
 		ClientCapabilities: acpsdk.ClientCapabilities{Meta: map[string]any{acp.MetaNamespace: map[string]any{acp.CapSubagentUpdates: true}}}}
@@ -141,10 +149,20 @@ func TestColdResumedChildStreamsAndDigests(t *testing.T) {
 		t.Fatal(err)
 	}
 	childID := findChild(t, e, id)
+	// The notice turn answers the child's settlement notice: await its
+	// update, then the child's leaving the runtime (after the notice).
+	if err := e.rec.await(ctx, func(ns []acpsdk.SessionNotification) bool {
+		var parent []acpsdk.SessionNotification
+		for _, n := range ns {
+			if string(n.SessionId) == id {
+				parent = append(parent, n)
+			}
+		}
+		return slices.Contains(transcript(parent), "agent_message_chunk NOTED")
+	}); err != nil {
+		t.Fatalf("the parent never read the notice: %q", transcript(e.rec.snapshot(id)))
+	}
 	awaitSettled(ctx, t, e, childID)
-	poll(ctx, t, "the parent reads the notice", func() bool {
-		return slices.Contains(transcript(e.rec.snapshot(id)), "agent_message_chunk NOTED")
-	})
 	e.stop()
 
 	ask := fmt.Sprintf(`    - tool_calls:
@@ -187,4 +205,16 @@ func TestColdResumedChildStreamsAndDigests(t *testing.T) {
 			t.Fatalf("resumed child's _meta = %#v", n.Meta)
 		}
 	}
+}
+
+// ctxUntilDeadline ends shortly before the test binary's deadline (go test
+// -timeout), so a slow run fails with the test's own message rather than
+// the binary's panic; without a deadline it ends with the test.
+func ctxUntilDeadline(t *testing.T) context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	if d, ok := t.Deadline(); ok {
+		ctx, cancel = context.WithDeadline(context.Background(), d.Add(-10*time.Second))
+	}
+	t.Cleanup(cancel)
+	return ctx
 }

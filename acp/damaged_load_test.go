@@ -18,6 +18,7 @@ import (
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/app"
+	appcli "github.com/acp-agent/acp-agent/app/cli"
 	"github.com/acp-agent/acp-agent/persistence"
 )
 
@@ -301,7 +302,7 @@ func TestLoadWhoseReplayCannotBeReadBackFails(t *testing.T) {
 func cli(t *testing.T, dir string, args ...string) string {
 	t.Helper()
 	var out bytes.Buffer
-	app.Main(context.Background(), append([]string{"--data-dir", dir}, args...), strings.NewReader(""), &out, &out, func(string) string { return "" })
+	appcli.Main(context.Background(), append([]string{"--data-dir", dir}, args...), strings.NewReader(""), &out, &out, func(string) string { return "" })
 	return out.String()
 }
 

@@ -115,10 +115,12 @@
 // terminal.go). Server.Env is the workspace.Resolver of the workspace
 // tools: a session's cwd, files and commands through its root session's
 // client (Options.LocalFiles / LocalCommands otherwise) and its gate.
-// The gate applies the root session's settings (Options.Settings, package
-// agent/settings: allow/ask/deny rules, loaded once per root and reported
-// to the user when malformed) and gives commands the root's environment
-// without secrets (policy.go); the policy is asked, never defined, here. A
+// The gate applies the root session's settings (Options.Settings, held per
+// root by package agent/settings/rootpolicy: allow/ask/deny rules, loaded
+// once per root and reported to the user when malformed) and gives
+// commands the root's environment without secrets (rootpolicy's
+// CommandEnv, wrapped by workspace.WithEnv); the policy is asked, never
+// defined, here (policy.go). A
 // child decides in the mode policy.ChildMode derives from its root's and
 // the permission mode its own descriptor records (an agent definition's,
 // read once from the child's log past its seed). A
@@ -140,8 +142,10 @@
 // with its settlement notice, which the translator maps back to the call
 // that started or last messaged the child: subagent_link.go). A client
 // announcing clientCapabilities._meta["acp-agent"].subagentUpdates also
-// gets each descendant's own updates under its session id, one emitter
-// per followed child fed by a session-store observer (child_stream.go).
+// gets each descendant's own updates under its session id: package
+// subagent/childtree follows the child tree and tells each child's events
+// (opened, announced, updates, state, messages), and child_stream.go
+// encodes them, one emitter per followed child.
 //
 // Updates: one translator maps log events (and transient tool progress) to
 // session/update for live streaming and for load replay alike —
@@ -183,7 +187,10 @@
 // Layering: acp imports agent, agent/session, agent/tool (and its
 // agent/tool/workspace interfaces), agent/model, and the shared leaves
 // agent/delegation (delegation tool names, the child-link _meta key,
-// result keys) and internal/errcode. It must not import subagent, driver,
+// result keys) and internal/errcode, plus agent/settings/rootpolicy (each
+// root's settings; never agent/settings, which reads the files) and
+// subagent/childtree (the child-tree watcher, a leaf over the session
+// store). It must not import the subagent runtime, driver, os/exec,
 // persistence, app or scenarios (internal/layering enforces this): durable
 // storage is reached through the SessionStore interface and the subagent
 // catalog through SubagentCatalog, both declared here and adapted by app.

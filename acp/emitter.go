@@ -249,45 +249,7 @@ func (e *emitter) process(it item) {
 		updates = e.tr.notice(*it.update.Notice)
 		sendRaw(e.tr)
 	case it.replay != nil || it.replayOf != nil:
-		tr := e.tr
-		if it.again {
-			tr = e.tr.fresh()
-		}
-		// Streamed: each event's updates are sent before the next event is
-		// translated, so a large replay never holds all its updates; runs
-		// of text chunks are merged (replay.go).
-		m := chunkMerger{send: sendOne, sendText: e.sendText, log: e.log}
-		err := it.replayed(func(ev session.Event) {
-			if ev.Type != session.TypeAssistantChunk {
-				m.flush() // a run never spans two model replies
-			}
-			us := tr.event(ev, true)
-			if len(tr.ctx.raw) > 0 {
-				m.flush()
-				sendRaw(tr)
-			}
-			if len(us) > 0 && !e.isDurable(ev) {
-				return // a live session's call a reload caught mid-checkpoint
-			}
-			for _, u := range us {
-				m.add(u)
-			}
-		})
-		if err != nil {
-			e.log.Error("replay cut short: the session log could not be read back", "err", err)
-			e.mu.Lock()
-			if e.replayErr == nil {
-				e.replayErr = err
-			}
-			e.mu.Unlock()
-		}
-		// The replay ends with the usage it leaves the session at.
-		for _, u := range tr.ctx.usageUpdate() {
-			m.add(u)
-		}
-		m.flush()
-		// A log that ends inside a turn (crash, or a live turn) keeps its
-		// calls open; live events that follow will close them.
+		e.replayItem(it, sendOne, sendRaw)
 	case it.closeOpen:
 		updates = e.tr.closeOpen()
 	case it.direct != nil:
@@ -296,6 +258,51 @@ func (e *emitter) process(it item) {
 		<-it.hold
 	}
 	sendAll(updates)
+}
+
+// replayItem streams the replay item it: each event's updates are sent
+// before the next event is translated, so a large replay never holds all
+// its updates; runs of text chunks are merged (replay.go).
+func (e *emitter) replayItem(it item, sendOne func(acpsdk.SessionUpdate), sendRaw func(*translator)) {
+	tr := e.tr
+	if it.again {
+		tr = e.tr.fresh()
+	}
+	// Streamed: each event's updates are sent before the next event is
+	// translated, so a large replay never holds all its updates; runs
+	// of text chunks are merged (replay.go).
+	m := chunkMerger{send: sendOne, sendText: e.sendText, log: e.log}
+	err := it.replayed(func(ev session.Event) {
+		if ev.Type != session.TypeAssistantChunk {
+			m.flush() // a run never spans two model replies
+		}
+		us := tr.event(ev, true)
+		if len(tr.ctx.raw) > 0 {
+			m.flush()
+			sendRaw(tr)
+		}
+		if len(us) > 0 && !e.isDurable(ev) {
+			return // a live session's call a reload caught mid-checkpoint
+		}
+		for _, u := range us {
+			m.add(u)
+		}
+	})
+	if err != nil {
+		e.log.Error("replay cut short: the session log could not be read back", "err", err)
+		e.mu.Lock()
+		if e.replayErr == nil {
+			e.replayErr = err
+		}
+		e.mu.Unlock()
+	}
+	// The replay ends with the usage it leaves the session at.
+	for _, u := range tr.ctx.usageUpdate() {
+		m.add(u)
+	}
+	m.flush()
+	// A log that ends inside a turn (crash, or a live turn) keeps its
+	// calls open; live events that follow will close them.
 }
 
 // replayBatch is the number of events a streamed replay reads at a time.

@@ -264,30 +264,46 @@ func (s *Server) loadLocked(ctx context.Context, id, cwd string, servers []acpsd
 		return s.startMCP(ctx, filepath.Clean(dir), servers)
 	}
 	if sess, ok := s.opts.Sessions.Get(id); ok {
-		if sess.Header().Origin == session.OriginSubagent {
-			if !replay {
-				return nil, nil, errViewOnly(id)
-			}
-			events, err := sess.Events()
-			if err != nil {
-				return nil, nil, err
-			}
-			b, err := s.readOnly(id, sess.Header().DelegationDepth, events, "")
-			s.markChild(b, sess.Header().ParentSession)
+		return s.loadLive(ctx, sess, replay, startMCP)
+	}
+	return s.loadStored(ctx, id, replay, startMCP)
+}
+
+// mcpStarter starts the MCP servers of a session being bound.
+type mcpStarter func(sess *session.Session) (*mcptool.Set, []acpsdk.SessionUpdate)
+
+// loadLive binds sess, live in the session store (a child's read-only
+// view, a session a live agent drives, or one with no agent yet).
+func (s *Server) loadLive(ctx context.Context, sess *session.Session, replay bool, startMCP mcpStarter) (*bound, []acpsdk.SessionUpdate, error) {
+	id := sess.ID()
+	if sess.Header().Origin == session.OriginSubagent {
+		if !replay {
+			return nil, nil, errViewOnly(id)
+		}
+		events, err := sess.Events()
+		if err != nil {
+			return nil, nil, err
+		}
+		b, err := s.readOnly(id, sess.Header().DelegationDepth, events, "")
+		s.markChild(b, sess.Header().ParentSession)
+		return b, nil, err
+	}
+	if s.opts.Agents != nil {
+		if ag, ok := s.opts.Agents.Get(id); ok {
+			b, err := s.bindAgent(sess, ag, false, false, replay)
+			b, err = s.settleDangling(ctx, b, err)
 			return b, nil, err
 		}
-		if s.opts.Agents != nil {
-			if ag, ok := s.opts.Agents.Get(id); ok {
-				b, err := s.bindAgent(sess, ag, false, false, replay)
-				b, err = s.settleDangling(ctx, b, err)
-				return b, nil, err
-			}
-		}
-		set, notices := startMCP(sess)
-		b, err := s.attachNew(sess, false, replay, set)
-		b, err = s.settleDangling(ctx, b, err)
-		return b, notices, err
 	}
+	set, notices := startMCP(sess)
+	b, err := s.attachNew(sess, false, replay, set)
+	b, err = s.settleDangling(ctx, b, err)
+	return b, notices, err
+}
+
+// loadStored restores session id from storage and binds it: a child's
+// read-only view, the valid part of a damaged log, or the session itself.
+func (s *Server) loadStored(ctx context.Context, id string, replay bool, startMCP mcpStarter) (*bound, []acpsdk.SessionUpdate, error) {
 	if s.opts.Stored == nil {
 		return nil, nil, errorf(CodeUnknownSession, "unknown session: %s", id)
 	}
@@ -346,7 +362,7 @@ func (s *Server) loadLocked(ctx context.Context, id, cwd string, servers []acpsd
 	if replay {
 		notices = append(s.repairedNotice(id, events), notices...)
 	}
-	b, err = s.attachNew(sess, true, replay, set)
+	b, err := s.attachNew(sess, true, replay, set)
 	if err != nil {
 		_ = s.opts.Sessions.Remove(id)
 		return nil, nil, err

@@ -72,7 +72,7 @@ func (s *Server) startMCP(ctx context.Context, cwd string, servers []acpsdk.McpS
 	cfgs, failures := mcpConfigs(servers, cwd)
 	// A stdio server gets what a command gets (no provider key, no other
 	// secret) plus what the editor passed for it.
-	base := s.filteredEnv(cwd)
+	base := s.rootPolicies().FilteredEnv(cwd)
 	for i := range cfgs {
 		cfgs[i].BaseEnv = base
 	}

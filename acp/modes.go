@@ -14,7 +14,6 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/acp-agent/acp-agent/agent/session"
-	"github.com/acp-agent/acp-agent/agent/settings"
 )
 
 // Session modes. A child session (subagent) follows its root session's
@@ -78,8 +77,6 @@ type gateState struct {
 	// children caches what the descriptor of child sessions records (the
 	// delegation label, the permission mode) by root id, then child id.
 	children map[string]map[string]childRecord
-	// policies holds each root session's settings (policy.go).
-	policies map[string]*settings.Policy
 }
 
 // forget drops everything remembered about session id (it was released).
@@ -88,7 +85,6 @@ func (g *gateState) forget(id string) {
 	defer g.mu.Unlock()
 	delete(g.modes, id)
 	delete(g.always, id)
-	delete(g.policies, id)
 	delete(g.children, id)
 }
 

@@ -1,54 +1,33 @@
 package acp
 
-// This file applies the settings (package agent/settings) to a root
-// session and its children: the permission rules the gate consults and
-// the environment commands get (without secrets). The policy belongs to
-// the root session: loaded once when its gate first decides, dropped with
-// it (gateState.forget), and followed by every child of that root.
+// This file applies the settings of a root session (package
+// agent/settings/rootpolicy holds them, loaded once per root and dropped
+// with it) to the gate: the permission rules it consults, the rules an
+// "always" answer saves, and the notices of settings files left out.
 
 import (
-	"context"
 	"fmt"
-	"os"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/acp-agent/acp-agent/agent/policy"
-	"github.com/acp-agent/acp-agent/agent/session"
-	"github.com/acp-agent/acp-agent/agent/settings"
+	"github.com/acp-agent/acp-agent/agent/settings/rootpolicy"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace"
 )
 
 // policyFor returns the policy of root session root, whose cwd is cwd;
-// nil when the server has no settings.
-func (s *Server) policyFor(root, cwd string) *settings.Policy {
-	if s.opts.Settings == nil {
-		return nil
-	}
-	s.gate.mu.Lock()
-	p, ok := s.gate.policies[root]
-	s.gate.mu.Unlock()
-	if ok {
-		return p
-	}
-	p = s.opts.Settings(cwd)
-	for _, err := range p.Problems() {
-		// Reported once per root session; nothing of that file applies.
-		s.log.Warn("settings file not applied", "session_id", root, "err", err)
-	}
-	for _, err := range p.Ignored() {
-		s.log.Warn("project setting not applied", "session_id", root, "err", err)
-	}
-	s.gate.mu.Lock()
-	defer s.gate.mu.Unlock()
-	if prev, ok := s.gate.policies[root]; ok {
-		return prev
-	}
-	if s.gate.policies == nil {
-		s.gate.policies = map[string]*settings.Policy{}
-	}
-	s.gate.policies[root] = p
-	return p
+// nil when the server has no settings (rootpolicy.Cache.For).
+func (s *Server) policyFor(root, cwd string) *rootpolicy.Policy {
+	return s.rootPolicies().For(root, cwd)
+}
+
+// rootPolicies is the connection's settings cache, made on first use from
+// Options (Settings, Environ, SecretEnv).
+func (s *Server) rootPolicies() *rootpolicy.Cache {
+	s.policiesOnce.Do(func() {
+		s.policies = &rootpolicy.Cache{Load: s.opts.Settings, Environ: s.opts.Environ, SecretEnv: s.opts.SecretEnv, Log: s.log}
+	})
+	return s.policies
 }
 
 // settingsNotices loads the settings of a root session now (so a
@@ -66,59 +45,6 @@ func (s *Server) settingsNotices(root, cwd string) []acpsdk.SessionUpdate {
 		out = append(out, acpsdk.UpdateAgentMessageText(fmt.Sprintf("Project setting not applied: %v\n\n", err)))
 	}
 	return out
-}
-
-// commandEnv is the environment of the commands of root session root,
-// and the names a client terminal must unset.
-func (s *Server) commandEnv(root, cwd string) (env, unset []string) {
-	environ := os.Environ
-	if s.opts.Environ != nil {
-		environ = s.opts.Environ
-	}
-	all := environ()
-	e := s.policyFor(root, cwd).Env()
-	return settings.CommandEnv(all, s.opts.SecretEnv, e), settings.DroppedNames(all, s.opts.SecretEnv, e)
-}
-
-// filteredEnv is the environment of processes started for a session in
-// cwd before it has a policy of its own (its MCP servers): the agent's
-// without secrets, under cwd's settings.
-func (s *Server) filteredEnv(cwd string) []string {
-	environ := os.Environ
-	if s.opts.Environ != nil {
-		environ = s.opts.Environ
-	}
-	var e settings.Env
-	if s.opts.Settings != nil {
-		e = s.opts.Settings(cwd).Env()
-	}
-	return settings.CommandEnv(environ(), s.opts.SecretEnv, e)
-}
-
-// envCommands gives every command the filtered environment.
-type envCommands struct {
-	workspace.Commands
-	env, unset []string
-}
-
-// DescribeSandbox forwards the sandbox of the wrapped Commands.
-func (c envCommands) DescribeSandbox(cwd string) string {
-	return workspace.SandboxOf(c.Commands, cwd)
-}
-
-// KeepsProtected forwards the sandbox's protection of the protected paths.
-func (c envCommands) KeepsProtected(cwd string) bool {
-	return workspace.SandboxKeepsProtected(c.Commands, cwd)
-}
-
-func (c envCommands) Run(ctx context.Context, cmd workspace.Command, display func(session.ToolDisplay)) (workspace.CommandResult, error) {
-	if cmd.Env == nil {
-		cmd.Env = c.env
-	}
-	if cmd.Unset == nil {
-		cmd.Unset = c.unset
-	}
-	return c.Commands.Run(ctx, cmd, display)
 }
 
 var _ workspace.ReadFilter = (*gate)(nil)

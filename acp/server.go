@@ -21,7 +21,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent/delegation"
 	"github.com/acp-agent/acp-agent/agent/policy"
 	"github.com/acp-agent/acp-agent/agent/session"
-	"github.com/acp-agent/acp-agent/agent/settings"
+	"github.com/acp-agent/acp-agent/agent/settings/rootpolicy"
 	"github.com/acp-agent/acp-agent/agent/tool"
 	mcptool "github.com/acp-agent/acp-agent/agent/tool/mcp"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace"
@@ -112,7 +112,7 @@ type Options struct {
 	// session whose settings (user file and project file merged, see
 	// Settings) have sandbox section sb; it replaces LocalCommands, so a
 	// project that turns the sandbox on gets sandboxed commands.
-	SandboxCommands func(sb settings.Sandbox) workspace.Commands
+	SandboxCommands func(sb rootpolicy.Sandbox) workspace.Commands
 	// KillLeftover, when set, kills the processes carrying any of the
 	// markers (local.KillMarked) and returns how many: a session loaded
 	// from storage kills what its last turn's commands left.
@@ -161,8 +161,8 @@ type Options struct {
 	// Settings loads the settings (permission rules, env, sandbox) in
 	// force for a project directory; nil means no settings files. A root
 	// session's policy is loaded once, when its gate first decides, and
-	// its children follow it (policy.go).
-	Settings func(cwd string) *settings.Policy
+	// its children follow it (agent/settings/rootpolicy).
+	Settings rootpolicy.Loader
 	// Protected are the agent's own files and directories (the user
 	// settings file, the data directory): an effect on them asks in every
 	// mode but bypass, wherever they lie.
@@ -206,6 +206,9 @@ type Server struct {
 	modelChoice modelState   // each session's model (config_options.go)
 	asks        childAsks    // children's permission requests in flight (child_permission.go)
 	children    childStreams // descendants' own streams, when asked (child_stream.go)
+
+	policiesOnce sync.Once
+	policies     *rootpolicy.Cache // each root session's settings (rootPolicies)
 
 	prompts  tracker // running Prompt handlers
 	emitters tracker // emitter drain goroutines
@@ -429,6 +432,7 @@ func (s *Server) Close(ctx context.Context) error {
 func (s *Server) release(ctx context.Context, b *bound) error {
 	b.cancelPrompt(errClosed, nil)
 	s.gate.forget(b.id)
+	s.rootPolicies().Forget(b.id)
 	s.forgetModel(b.id)
 	var errs []error
 	if b.agent != nil && b.ownAgent && s.opts.BeforeRelease != nil {

@@ -108,12 +108,13 @@ func TestPermissionStateGoesWithTheRoot(t *testing.T) {
 		for _, m := range s.gate.children {
 			l += len(m)
 		}
-		return [4]int{len(s.gate.always), n, l, len(s.gate.modes) + len(s.gate.policies)}
+		return [4]int{len(s.gate.always), n, l, len(s.gate.modes) + s.rootPolicies().Len()}
 	}
 	if got := sizes(); got[0] != 1 || got[1] != 1000 || got[2] != 1000 {
 		t.Fatalf("before release: roots %d, answers %d, labels %d", got[0], got[1], got[2])
 	}
 	s.gate.forget("root") // what release does
+	s.rootPolicies().Forget("root")
 	if got := sizes(); got != [4]int{} {
 		t.Errorf("after the root's release: %v, want every map empty", got)
 	}

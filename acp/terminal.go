@@ -32,6 +32,10 @@ var _ workspace.Commands = (*clientTerminal)(nil)
 // terminal's command and waits (bounded) for it to exit; the result then
 // has TimedOut set, or the error is ctx's cause. The terminal is always
 // released.
+//
+// It is long because it is one client-terminal lifetime (create, wait,
+// kill on ctx end or timeout, read the output, release) whose release
+// must follow every path; splitting it would spread that cleanup.
 func (c *clientTerminal) Run(ctx context.Context, cmd workspace.Command, display func(session.ToolDisplay)) (workspace.CommandResult, error) {
 	conn := c.s.conn
 	sid := acpsdk.SessionId(c.session)

@@ -88,6 +88,10 @@ func (t *translator) fresh() *translator {
 // event translates one log event. replay selects the session/load view,
 // which also shows the user's own messages (a live client already has
 // them). Events below t.next are skipped.
+//
+// It is long because it is the one table from log event types to wire
+// updates that live streaming and replay share: each case is a few lines,
+// and cutting the switch apart would scatter that table.
 func (t *translator) event(ev session.Event, replay bool) []acpsdk.SessionUpdate {
 	if ev.Seq < t.next {
 		return nil

@@ -58,13 +58,13 @@ func (s *Server) Env(ctx context.Context, sessionID string) (workspace.Env, erro
 		env.Commands = s.opts.SandboxCommands(s.policyFor(g.root, g.rootCwd).Sandbox())
 	}
 	// Every command gets the root's environment without secrets.
-	cmdEnv, unset := s.commandEnv(g.root, g.rootCwd)
+	cmdEnv, unset := s.rootPolicies().CommandEnv(g.root, g.rootCwd)
 	var local workspace.Commands
 	if env.Commands != nil {
 		// Recorded in the root's log (as a child's permission questions
 		// are), so that loading the root finds its children's leftovers.
 		local = &recordedCommands{s: s, session: g.root, requester: sessionID,
-			inner: envCommands{Commands: env.Commands, env: cmdEnv, unset: unset}}
+			inner: workspace.WithEnv(env.Commands, cmdEnv, unset)}
 		env.Commands = local
 	}
 	b := s.boundSession(g.root)
@@ -76,7 +76,7 @@ func (s *Server) Env(ctx context.Context, sessionID string) (workspace.Env, erro
 		env.Files = &clientFiles{s: s, session: g.root, read: caps.Fs.ReadTextFile, write: caps.Fs.WriteTextFile, local: s.opts.LocalFiles}
 	}
 	if caps.Terminal {
-		env.Commands = envCommands{Commands: &clientTerminal{s: s, session: g.root}, env: cmdEnv, unset: unset}
+		env.Commands = workspace.WithEnv(&clientTerminal{s: s, session: g.root}, cmdEnv, unset)
 		if local != nil && workspace.SandboxOf(local, g.cwd) != "" {
 			// The editor's terminals are not sandboxed by us: sandboxed
 			// commands run locally, only those the person let out of the

@@ -27,9 +27,9 @@ import (
 // (the --definitions flag).
 const EnvDefinitions = "ACP_AGENT_AGENTS_DEFINITIONS"
 
-// definitionOptions says where the definitions of cwd are looked up.
+// DefinitionOptions says where the definitions of cwd are looked up.
 // Scenario runs (PromptConfig.UserInstructions "-") read no user files.
-func definitionOptions(cwd string, pc PromptConfig, getenv func(string) string) agentdef.Options {
+func DefinitionOptions(cwd string, pc PromptConfig, getenv func(string) string) agentdef.Options {
 	o := agentdef.UserOptions(cwd, prompt.FindGitRoot(cwd), getenv)
 	if pc.UserInstructions == "-" {
 		o.ConfigHome, o.Home = "", ""
@@ -43,7 +43,7 @@ func (a *App) definitions(cwd string) *agentdef.Set {
 	if cwd == "" {
 		return &agentdef.Set{}
 	}
-	set := agentdef.Load(definitionOptions(cwd, a.Config.Prompt, a.Config.Getenv))
+	set := agentdef.Load(DefinitionOptions(cwd, a.Config.Prompt, a.Config.Getenv))
 	for _, p := range set.Problems {
 		if p.Skipped {
 			a.Log.Warn("agent definition skipped", "problem", p.String())
@@ -137,10 +137,10 @@ func (a *App) checkDefinition(cwd string) func(*agentdef.Definition) error {
 	}
 }
 
-// writeDefinitions renders a definition set: one block per agent (name,
+// WriteDefinitions renders a definition set: one block per agent (name,
 // source file, model, mode, isolation), then what was reported. Paths
 // inside cwd are shown relative to it.
-func writeDefinitions(w io.Writer, set *agentdef.Set, cwd string) error {
+func WriteDefinitions(w io.Writer, set *agentdef.Set, cwd string) error {
 	b := bufio.NewWriter(w)
 	show := func(p string) string {
 		if cwd != "" {

@@ -183,6 +183,12 @@ type App struct {
 
 // New builds the composition described by cfg. The caller owns the App and
 // must call Close.
+//
+// It is long on purpose: it is the one place where every part of the
+// process is wired to the others, in the order they depend on each other
+// (models, storage, catalog, subagents, workspace, caller's hooks, then
+// the ACP server's options, one field each); split, the order would be
+// spread over several functions sharing a half-built App.
 func New(cfg Config) (*App, error) {
 	if cfg.DataDir == "" {
 		return nil, errors.New("app: no data directory")
@@ -272,10 +278,12 @@ func New(cfg Config) (*App, error) {
 		},
 		// Workspace fallbacks when the client lacks fs / terminal
 		// (workspace.go).
-		LocalFiles:      localFiles,
+		LocalFiles:      local.Files{},
 		LocalCommands:   cmds.For(settings.Sandbox{}),
 		SandboxCommands: cmds.For,
-		KillLeftover:    killLeftover,
+		// What commands of an agent that died left (markers recorded
+		// in the session log) is killed when their session is loaded.
+		KillLeftover: local.KillMarked,
 		// A root loaded from storage settles the worktrees of foreground
 		// children a killed process left (subagent/leftover.go).
 		SettleWorktrees: a.Subagents.SettleLeftWorktrees,

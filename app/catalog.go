@@ -35,7 +35,7 @@ func wireCatalog(a *App) error {
 		return err
 	}
 	a.Cache = cache
-	a.index = cache.Index(a.Persist.Dir(), headerReader(a.Persist))
+	a.index = cache.Index(a.Persist.Dir(), HeaderReader(a.Persist))
 	index := catalogIndex{a.index}
 	// Registered before the projection registry attaches, so on removal it
 	// runs while the session's projection state still exists.
@@ -107,7 +107,7 @@ func (a *App) cachedTitle(h session.Header, size int64) (title string, ok bool) 
 	if err != nil || values == nil {
 		return "", false
 	}
-	return indexedTitle(values)
+	return IndexedTitle(values)
 }
 
 // liveTitle returns the title of a live session from its incremental
@@ -121,14 +121,14 @@ func (a *App) liveTitle(s *session.Session) (title string, ok bool) {
 	if err != nil {
 		return "", false
 	}
-	return indexedTitle(values)
+	return IndexedTitle(values)
 }
 
-// indexedTitle returns the title among checkpointed projection values; ok
+// IndexedTitle returns the title among checkpointed projection values; ok
 // is false when they hold none the log would agree with. The unit's view is
 // the last title event's title, while acp.LatestTitle skips empty titles:
 // they agree except on an empty last title, which is left to the log.
-func indexedTitle(values map[string]json.RawMessage) (title string, ok bool) {
+func IndexedTitle(values map[string]json.RawMessage) (title string, ok bool) {
 	raw, present := values[projection.KeyTitle]
 	if !present {
 		return "", false
@@ -143,10 +143,10 @@ func indexedTitle(values map[string]json.RawMessage) (title string, ok bool) {
 	return *t, true
 }
 
-// indexedRepaired returns the repair summary among checkpointed projection
+// IndexedRepaired returns the repair summary among checkpointed projection
 // values (nil for a log never repaired); ok is false when they hold no
 // usable value (the caller then reads the log).
-func indexedRepaired(values map[string]json.RawMessage) (sum *session.RepairedData, ok bool) {
+func IndexedRepaired(values map[string]json.RawMessage) (sum *session.RepairedData, ok bool) {
 	raw, present := values[projection.KeyRepaired]
 	if !present || json.Unmarshal(raw, &sum) != nil {
 		return nil, false

@@ -56,7 +56,7 @@ func agentsText(ctx context.Context, cat *subagent.Catalog, id string, queued []
 		return "", err
 	}
 	var b strings.Builder
-	if err := writeTree(ctx, &b, id, entries, queued); err != nil {
+	if err := WriteTree(ctx, &b, id, entries, queued); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("Subagents of this session (%d):\n\n```text\n%s```\n", len(entries), b.String()), nil
@@ -70,12 +70,12 @@ func (a *App) definitionsText(sessionID string) string {
 		return ""
 	}
 	cwd := s.Header().Cwd
-	set := agentdef.Load(definitionOptions(cwd, a.Config.Prompt, a.Config.Getenv))
+	set := agentdef.Load(DefinitionOptions(cwd, a.Config.Prompt, a.Config.Getenv))
 	if set.Len() == 0 && len(set.Problems) == 0 {
 		return ""
 	}
 	var b strings.Builder
-	if err := writeDefinitions(&b, set, cwd); err != nil {
+	if err := WriteDefinitions(&b, set, cwd); err != nil {
 		return ""
 	}
 	return fmt.Sprintf("Agent definitions (%d):\n\n```text\n%s```\n\n", set.Len(), b.String())

@@ -6,12 +6,8 @@
 // several --model values offer the model picker, models.go; a provider
 // whose API key is missing starts anyway and is built again when the
 // client authenticates, auth.go), the tool registry and the ACP server.
-// Main is the command line (main.go: root flags, environment variables,
-// serving; cli.go: the command tree — Command with synopsis, description,
-// examples, its own flags and subcommands, "help [COMMAND]", --help at
-// every level — and the exit status: 0 ok, 1 failure, 2 usage error,
-// UsageError; configuration mistakes, model.ErrBadConfig, are usage
-// errors).
+// The command line (flags, commands, exit status) is package app/cli,
+// which builds its Config; this package never imports it.
 //
 // The workspace tools (read, write, edit, glob, grep, bash; workspace.go)
 // are offered to top-level agents and to children (within their tool
@@ -29,33 +25,19 @@
 // slash command, and NewAgentWithTools, which gives a session's agent the
 // tools of its MCP servers (Config.MCPStartTimeout bounds their start).
 //
-// exec.go is "acp-agent exec": one prompt without an editor. It builds the
-// composition serving builds (serveConfig, New), runs its ACP server in
-// process over a pair of pipes and drives it with the headless client
-// (app/headless, on jsonrpc2), answering permission questions by --ask;
-// exit status 3 (ExitRefused, through ExitCodeError) is a refused
-// question or a cancelled turn. Its options' prepare hook is where a
-// recording model wrapper (--record) plugs into the Config.
-// record.go is exec --record: it sets Config.WrapModel to an
-// agent/model/recording wrapper (secret values from the key variables and
-// every variable named like a secret), observes the store for settlement
-// notices (the replay's wait step and fences), and writes the scenario
-// when the run is over. record_serve.go is serving's --record: the same
-// wrapper and observer, limited to the first session the editor creates
-// and its subagents, plus taps on stdin and stdout that read each
-// JSON-RPC line (before the server, or the editor, sees it) into the
-// scenario's client steps; the scenario is written when serving stops.
+// exec.go is the engine of "acp-agent exec" (App.Exec): it runs the ACP
+// server in process over a pair of pipes and drives it with the headless
+// client (app/headless, on jsonrpc2); the command itself is in app/cli.
+// Recording a run (--record) is package agent/model/recording/live, which
+// plugs in through Config.WrapModel and the session store.
 //
 // agents.go wires the subagent catalog into acp.SubagentsListExtension
-// (the protocol side lives in acp) and defines the "agents" command;
-// sessions.go the "sessions" command, whose "show" frames a log rendered
-// by agent/transcript (Inspect style); repair.go its "repair". These data
-// commands only read (they never create the data directory) and report
-// through dataerrors.go: "session not found", SESSION_CORRUPT, reasons
-// without package prefixes; a damaged or repaired log in
-// persistence.Damage's one wording, which store.go also hands to the acp
-// server (the session/load notice, session/list _meta) and the subagent
-// catalog (a damaged child's row), so every command words it the same.
+// (the protocol side lives in acp); readonly.go composes the read-only
+// catalog of a data directory that app/cli's "agents" command prints.
+// store.go hands persistence.Damage's one wording (Reason) to the acp
+// server (the session/load notice, session/list _meta), the subagent
+// catalog (a damaged child's row) and the commands, so every reader words
+// a damaged log the same.
 //
 // Config is what a user (or a program embedding acp-agent) configures.
 // Knobs only this module's tests and scenario runner turn (a model
@@ -71,7 +53,8 @@
 //
 // Layering: app imports everything below it (acp, agent/..., subagent,
 // driver/inprocess, persistence, internal/testhooks) and nothing imports
-// app except cmd/acp-agent, scenarios and tests. It adapts; protocol
+// app except app/cli, cmd/acp-agent, scenarios and tests. It must not
+// import app/cli (internal/layering checks it). It adapts; protocol
 // knowledge (methods, params, error codes) belongs in acp, not here.
 //
 // Concurrency and ownership: an App is built and torn down by one

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"github.com/acp-agent/acp-agent/app/storetest"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -23,7 +24,7 @@ import (
 func BenchmarkSessionList(b *testing.B) {
 	const n = 10_000
 	dir := b.TempDir()
-	writeTitledSessions(b, dir, n)
+	storetest.WriteTitledSessions(b, dir, n)
 	a, err := New(Config{DataDir: dir, Testing: &testhooks.Hooks{NoSync: true}, Sources: &session.DeterministicSources{}, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		b.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/acp-agent/acp-agent/app/storetest"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -63,12 +64,12 @@ func listAll(t *testing.T, srv *acp.Server) string {
 // children only on request, unreadable files left out.
 func TestSessionListIgnoresIndexState(t *testing.T) {
 	dir := t.TempDir()
-	writeTitledSessions(t, dir, 70) // more than one page
+	storetest.WriteTitledSessions(t, dir, 70) // more than one page
 	sdir := filepath.Join(dir, "sessions")
-	writeLog(t, sdir, session.Header{ID: "child", CreatedAt: 5, Cwd: "/work/project", ParentSession: "session-00003", Origin: session.OriginSubagent, DelegationDepth: 1})
-	writeLog(t, sdir, session.Header{ID: "other", CreatedAt: 6, Cwd: "/elsewhere"})
-	writeRaw(t, sdir, "empty.jsonl", nil)
-	writeRaw(t, sdir, "junk.jsonl", []byte("not a header\n"))
+	storetest.WriteLog(t, sdir, session.Header{ID: "child", CreatedAt: 5, Cwd: "/work/project", ParentSession: "session-00003", Origin: session.OriginSubagent, DelegationDepth: 1})
+	storetest.WriteLog(t, sdir, session.Header{ID: "other", CreatedAt: 6, Cwd: "/elsewhere"})
+	storetest.WriteRaw(t, sdir, "empty.jsonl", nil)
+	storetest.WriteRaw(t, sdir, "junk.jsonl", []byte("not a header\n"))
 	// Distinct and equal update times, all older than the racy window.
 	names, err := os.ReadDir(sdir)
 	if err != nil {
@@ -122,13 +123,15 @@ func TestSessionListIgnoresIndexState(t *testing.T) {
 			}
 		}},
 		{"deleted", func(t *testing.T) { os.Remove(indexFile) }},
-		{"garbage", func(t *testing.T) { writeRaw(t, filepath.Dir(indexFile), projcache.IndexFile, []byte("garbage")) }},
+		{"garbage", func(t *testing.T) {
+			storetest.WriteRaw(t, filepath.Dir(indexFile), projcache.IndexFile, []byte("garbage"))
+		}},
 		{"truncated", func(t *testing.T) {
 			data, err := os.ReadFile(indexFile)
 			if err != nil || len(data) < 100 {
 				t.Fatalf("index: %d bytes, %v", len(data), err)
 			}
-			writeRaw(t, filepath.Dir(indexFile), projcache.IndexFile, data[:len(data)/2+3])
+			storetest.WriteRaw(t, filepath.Dir(indexFile), projcache.IndexFile, data[:len(data)/2+3])
 		}},
 	} {
 		state.damage(t)
@@ -160,7 +163,7 @@ func (c *countingSessions) Load(ctx context.Context, id string) (session.Header,
 func TestSessionListWithValidIndexOpensNoLog(t *testing.T) {
 	const n = 120
 	dir := t.TempDir()
-	writeTitledSessions(t, dir, n)
+	storetest.WriteTitledSessions(t, dir, n)
 	p, err := persistence.Open(dir, persistence.Options{Logger: slog.New(slog.DiscardHandler), NoSync: true})
 	if err != nil {
 		t.Fatal(err)
@@ -178,7 +181,7 @@ func TestSessionListWithValidIndexOpensNoLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	var headerReads, cachedTitles atomic.Int64
-	read := headerReader(p)
+	read := HeaderReader(p)
 	index := cache.Index(p.Dir(), func(ctx context.Context, id string) (session.Header, error) {
 		headerReads.Add(1)
 		return read(ctx, id)

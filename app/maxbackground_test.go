@@ -30,12 +30,4 @@ func TestMaxBackgroundPrecedence(t *testing.T) {
 			t.Errorf("%s: %d, want %d", tt.name, got, tt.want)
 		}
 	}
-	env := map[string]string{EnvMaxBackground: "3"}
-	if f, _ := flagsFromEnv(func(k string) string { return env[k] }); f.MaxBackground != 3 {
-		t.Errorf("env 3: %d", f.MaxBackground)
-	}
-	env[EnvMaxBackground] = "many"
-	if f, _ := flagsFromEnv(func(k string) string { return env[k] }); f.MaxBackground != -1 {
-		t.Errorf("env many: %d, want the usage-error marker -1", f.MaxBackground)
-	}
 }

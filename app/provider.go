@@ -45,15 +45,6 @@ var errNoModel = fmt.Errorf("%w: start acp-agent with --model PROVIDER/MODEL "+
 
 var errNoScriptPath = errors.New("no script path")
 
-// asUsage marks configuration mistakes (model.ErrBadConfig: a bad
-// --model or --base-url) as usage errors, exit status 2.
-func asUsage(err error) error {
-	if errors.Is(err, model.ErrBadConfig) {
-		return &UsageError{Err: err}
-	}
-	return err
-}
-
 // resolveModel returns the configured model, or (nil, explanation, nil)
 // when none is configured. A bad spec or script is an error (the process
 // should not start with a broken configuration).
@@ -112,10 +103,10 @@ func providerModel(mc ModelConfig) (model.Model, error) {
 	return openai.New(cfg)
 }
 
-// checkModelSpec checks the form of one --model value ("" is no model)
+// CheckModelSpec checks the form of one --model value ("" is no model)
 // without building the model: the providers' own checks (base URL, key)
 // run when serving.
-func checkModelSpec(spec string) error {
+func CheckModelSpec(spec string) error {
 	switch {
 	case spec == "":
 		return nil

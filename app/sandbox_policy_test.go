@@ -25,8 +25,8 @@ func TestSandboxPolicyFromFlagAndSettings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := sandboxPolicy(tt.flag, tt.s); !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("sandboxPolicy = %+v, want %+v", got, tt.want)
+			if got := SandboxPolicy(tt.flag, tt.s); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("SandboxPolicy = %+v, want %+v", got, tt.want)
 			}
 		})
 	}

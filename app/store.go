@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent"
@@ -57,9 +58,9 @@ func (s storedSessions) List(ctx context.Context) ([]acp.StoredSession, error) {
 	out := make([]acp.StoredSession, len(rows))
 	for i, r := range rows {
 		out[i] = acp.StoredSession{Header: r.Header, UpdatedAt: r.ModTime, Size: r.Size}
-		out[i].Title, out[i].TitleKnown = indexedTitle(r.Values)
-		if sum, ok := indexedRepaired(r.Values); ok && sum != nil {
-			out[i].Damage = persistence.RepairedDamage(r.Header.ID, logPath(s.p, r.Header.ID), *sum).Text()
+		out[i].Title, out[i].TitleKnown = IndexedTitle(r.Values)
+		if sum, ok := IndexedRepaired(r.Values); ok && sum != nil {
+			out[i].Damage = persistence.RepairedDamage(r.Header.ID, LogPath(s.p, r.Header.ID), *sum).Text()
 		}
 	}
 	return out, nil
@@ -76,7 +77,7 @@ func describeDamage(p *persistence.Store) func(id string, events []session.Event
 			return ""
 		}
 		if sum, ok := session.Repaired(events); ok {
-			return persistence.RepairedDamage(id, logPath(p, id), sum).Text()
+			return persistence.RepairedDamage(id, LogPath(p, id), sum).Text()
 		}
 		return ""
 	}
@@ -115,7 +116,7 @@ func (s storedSessions) InspectValid(ctx context.Context, id string) (session.He
 	if ce == nil {
 		return snap.Header, snap.Events, "", nil
 	}
-	return snap.Header, snap.Events, reason(ce), nil
+	return snap.Header, snap.Events, Reason(ce), nil
 }
 
 func (s storedSessions) Load(ctx context.Context, id string) (session.Header, []session.Event, error) {
@@ -230,7 +231,7 @@ var (
 // DescribeRepaired words a repaired child log for its catalog row as
 // every command does.
 func (d durableStore) DescribeRepaired(id string, sum session.RepairedData) string {
-	return persistence.RepairedDamage(id, logPath(d.p, id), sum).Text()
+	return persistence.RepairedDamage(id, LogPath(d.p, id), sum).Text()
 }
 
 // Describe words a damaged child log for its catalog row (agents,
@@ -244,8 +245,8 @@ func (d durableStore) Describe(err error) string {
 
 func (d durableStore) Flush(ctx context.Context, id string) error { return d.p.Flush(ctx, id) }
 
-// headerReader is the index's fallback: persistence's own header read.
-func headerReader(p *persistence.Store) projcache.HeaderReader {
+// HeaderReader is the index's fallback: persistence's own header read.
+func HeaderReader(p *persistence.Store) projcache.HeaderReader {
 	return func(ctx context.Context, id string) (session.Header, error) {
 		e, err := p.Entry(ctx, id)
 		return e.Header, err
@@ -285,7 +286,27 @@ func (j journal) Shown(ctx context.Context, id string, _ int64) error {
 	return j.a.Server.Shown(ctx, id)
 }
 
-// logPath is the file of session id's log (named in damage wording).
-func logPath(p *persistence.Store, id string) string {
+// LogPath is the file of session id's log (named in damage wording).
+func LogPath(p *persistence.Store, id string) string {
 	return filepath.Join(p.Dir(), id+".jsonl")
+}
+
+// Reason says what is wrong, for a row or a message: a damaged log in
+// the one wording of persistence.Damage, other failures with their real
+// path where there is one, never a package prefix.
+func Reason(err error) string {
+	var (
+		le *persistence.LockedError
+		be *persistence.BackupError
+	)
+	if d, ok := persistence.DamageOf(err); ok {
+		return d.Text()
+	}
+	switch {
+	case errors.As(err, &le):
+		return "open for writing by another process (" + le.Path + ")"
+	case errors.As(err, &be):
+		return strings.TrimPrefix(be.Error(), "persistence: ")
+	}
+	return strings.ReplaceAll(err.Error(), "persistence: ", "")
 }

@@ -22,9 +22,6 @@ import (
 	"github.com/acp-agent/acp-agent/agent/tool/workspace/toolset"
 )
 
-// localFiles serves sessions whose client lacks fs.
-var localFiles workspace.Files = local.Files{}
-
 // localCommands serves sessions whose client lacks terminals, and every
 // sandboxed command: one local.Commands per sandbox policy in use (the
 // process's, and those projects tighten it to), each built once. A
@@ -85,7 +82,7 @@ func (l *localCommands) For(sb settings.Sandbox) workspace.Commands {
 // the process has none and the project turns it on. nil is no sandbox.
 func sessionSandbox(process *sandbox.Policy, sb settings.Sandbox) *sandbox.Policy {
 	if process == nil {
-		return sandboxPolicy(false, sb)
+		return SandboxPolicy(false, sb)
 	}
 	p := *process
 	if sb.Network != nil && !*sb.Network {
@@ -93,10 +90,6 @@ func sessionSandbox(process *sandbox.Policy, sb settings.Sandbox) *sandbox.Polic
 	}
 	return &p
 }
-
-// killLeftover kills what commands of an agent that died left (markers
-// recorded in the session log).
-var killLeftover = local.KillMarked
 
 // runningDir is the registry of running local commands in the data dir.
 func runningDir(dataDir string) string { return filepath.Join(dataDir, "running") }
@@ -146,4 +139,20 @@ func (a *App) AddWorkspaceTools(tools ...tool.Tool) error {
 		a.WorkspaceTools = append(a.WorkspaceTools, t)
 	}
 	return nil
+}
+
+// SandboxPolicy is the command sandbox in force for the process: on with
+// --sandbox or the user settings' sandbox.enabled, with the settings'
+// writable paths and network choice. nil is no sandbox. A project file
+// may tighten it for the sessions in that project (sessionSandbox).
+func SandboxPolicy(flag bool, s settings.Sandbox) *sandbox.Policy {
+	on := flag || s.Enabled != nil && *s.Enabled
+	if !on {
+		return nil
+	}
+	p := &sandbox.Policy{Writable: s.WritablePaths}
+	if s.Network != nil {
+		p.Network = *s.Network
+	}
+	return p
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/sebdah/goldie/v2"
 
 	"github.com/acp-agent/acp-agent/agent/session"
-	"github.com/acp-agent/acp-agent/app"
+	"github.com/acp-agent/acp-agent/app/cli"
 )
 
 // processSystem runs the real acp-agent binary as the agent: the runner's
@@ -56,7 +56,7 @@ func (p *processSystem) Serve(ctx context.Context, in io.Reader, out io.Writer) 
 	}
 	cmd := exec.CommandContext(ctx, p.bin, args...)
 	cmd.Dir = p.cfg.Cwd
-	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+filepath.Dir(p.cfg.DataDir), app.DeterministicEnv+"=1")
+	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+filepath.Dir(p.cfg.DataDir), cli.DeterministicEnv+"=1")
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = in, out, &p.stderr
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("acp-agent exited: %w; stderr:\n%s", err, p.stderr.String())

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/acp-agent/acp-agent/app"
+	"github.com/acp-agent/acp-agent/app/cli"
 )
 
 // Command is the "acp-agent scenario" command: "list" prints the embedded
@@ -15,25 +15,25 @@ import (
 // composition in a temporary directory and prints its transcript, and
 // "test --dir DIR [--update]" compares a directory's replay with its
 // goldens (dir.go). It needs no model configuration and no API key.
-func Command() app.Command {
+func Command() cli.Command {
 	var (
 		runDir, testDir string
 		update          bool
 	)
-	return app.Command{
+	return cli.Command{
 		Name:    "scenario",
 		Summary: "list, run or test scripted scenarios, built-in or your own (no API key needed)",
 		Description: `Each scenario drives the real agent with a scripted model and a scripted
 editor, in a temporary directory, and prints what the editor saw.`,
 		Examples: []string{"acp-agent scenario list", "acp-agent scenario run subagent-fork", "acp-agent scenario test --dir testdata/review-session"},
-		Sub: []app.Command{{
+		Sub: []cli.Command{{
 			Name:     "list",
 			Usage:    "scenario list",
 			Summary:  "list the scenarios, each with its summary",
 			Examples: []string{"acp-agent scenario list"},
-			Run: func(ctx context.Context, env *app.Env, args []string) error {
+			Run: func(ctx context.Context, env *cli.Env, args []string) error {
 				if len(args) > 0 {
-					return &app.UsageError{Err: fmt.Errorf("scenario list: unexpected argument %q", args[0])}
+					return &cli.UsageError{Err: fmt.Errorf("scenario list: unexpected argument %q", args[0])}
 				}
 				for _, n := range Names() {
 					sc, err := Load(n)
@@ -62,14 +62,14 @@ wrote, or one acp-agent exec --record wrote (see scenarios/README.md).`,
 			Flags: func(fs *flag.FlagSet) {
 				fs.StringVar(&runDir, "dir", "", "run the scenario in `DIR` (DIR/scenario.yaml) instead of a built-in one")
 			},
-			Run: func(ctx context.Context, env *app.Env, args []string) error {
+			Run: func(ctx context.Context, env *cli.Env, args []string) error {
 				if runDir != "" {
 					if len(args) > 0 {
-						return &app.UsageError{Err: fmt.Errorf("scenario run --dir: unexpected argument %q", args[0])}
+						return &cli.UsageError{Err: fmt.Errorf("scenario run --dir: unexpected argument %q", args[0])}
 					}
 					sc, err := LoadDir(runDir)
 					if err != nil {
-						return &app.UsageError{Err: err}
+						return &cli.UsageError{Err: err}
 					}
 					rec, err := RunScenario(ctx, sc, nil)
 					if err != nil {
@@ -79,10 +79,10 @@ wrote, or one acp-agent exec --record wrote (see scenarios/README.md).`,
 					return err
 				}
 				if len(args) != 1 {
-					return &app.UsageError{Err: fmt.Errorf("scenario run: want one scenario NAME or --dir DIR, got %d arguments (known: %s)", len(args), strings.Join(Names(), ", "))}
+					return &cli.UsageError{Err: fmt.Errorf("scenario run: want one scenario NAME or --dir DIR, got %d arguments (known: %s)", len(args), strings.Join(Names(), ", "))}
 				}
 				if _, err := Load(args[0]); err != nil {
-					return &app.UsageError{Err: err}
+					return &cli.UsageError{Err: err}
 				}
 				return Run(ctx, args[0], env.Stdout)
 			},
@@ -101,15 +101,15 @@ goldens instead: run it once after recording, review and commit DIR.`,
 				fs.StringVar(&testDir, "dir", "", "the scenario `DIR` (DIR/scenario.yaml, goldens in DIR/golden/)")
 				fs.BoolVar(&update, "update", false, "write the goldens from this run instead of comparing")
 			},
-			Run: func(ctx context.Context, env *app.Env, args []string) error {
+			Run: func(ctx context.Context, env *cli.Env, args []string) error {
 				if len(args) > 0 {
-					return &app.UsageError{Err: fmt.Errorf("scenario test: unexpected argument %q (give the directory with --dir)", args[0])}
+					return &cli.UsageError{Err: fmt.Errorf("scenario test: unexpected argument %q (give the directory with --dir)", args[0])}
 				}
 				if testDir == "" {
-					return &app.UsageError{Err: fmt.Errorf("scenario test: --dir DIR is required")}
+					return &cli.UsageError{Err: fmt.Errorf("scenario test: --dir DIR is required")}
 				}
 				if _, err := LoadDir(testDir); err != nil {
-					return &app.UsageError{Err: err}
+					return &cli.UsageError{Err: err}
 				}
 				return TestDir(ctx, testDir, update, env.Stdout, nil)
 			},

@@ -6,19 +6,19 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acp-agent/acp-agent/app"
+	"github.com/acp-agent/acp-agent/app/cli"
 )
 
 func runMain(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code := app.Main(context.Background(), args, strings.NewReader(""), &out, &errOut, func(string) string { return "" }, Command())
+	code := cli.Main(context.Background(), args, strings.NewReader(""), &out, &errOut, func(string) string { return "" }, Command())
 	return code, out.String(), errOut.String()
 }
 
 func TestCommand(t *testing.T) {
 	code, out, _ := runMain(t, "scenario", "list")
-	if code != app.ExitOK {
+	if code != cli.ExitOK {
 		t.Fatalf("list: exit %d", code)
 	}
 	for _, n := range Names() {
@@ -36,11 +36,11 @@ func TestCommand(t *testing.T) {
 		}
 	}
 	code, out, _ = runMain(t, "scenario", "run", "prompt-cancel")
-	if code != app.ExitOK || !strings.HasPrefix(out, "Scenario prompt-cancel\n") || !strings.Contains(out, "stop reason cancelled") {
+	if code != cli.ExitOK || !strings.HasPrefix(out, "Scenario prompt-cancel\n") || !strings.Contains(out, "stop reason cancelled") {
 		t.Errorf("run: exit %d, output:\n%s", code, out)
 	}
 	for _, args := range [][]string{{"scenario"}, {"scenario", "run"}, {"scenario", "run", "no-such"}, {"scenario", "walk"}, {"scenario", "list", "x"}} {
-		if code, out, errOut := runMain(t, args...); code != app.ExitUsage || out != "" || !strings.Contains(errOut, "Run 'acp-agent help scenario") {
+		if code, out, errOut := runMain(t, args...); code != cli.ExitUsage || out != "" || !strings.Contains(errOut, "Run 'acp-agent help scenario") {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want a usage error", args, code, out, errOut)
 		}
 	}

@@ -23,7 +23,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/acp-agent/acp-agent/app"
+	"github.com/acp-agent/acp-agent/app/cli"
 	"github.com/acp-agent/acp-agent/scenarios"
 )
 
@@ -151,11 +151,11 @@ func (p *keyedProvider) serve(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprint(w, "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1767225600,\"model\":\"fake\",\"choices\":[],\"usage\":{\"prompt_tokens\":120,\"completion_tokens\":7,\"total_tokens\":127}}\n\ndata: [DONE]\n\n")
 }
 
-// cli runs acp-agent (with the scenario command, as cmd/acp-agent does).
-func cli(t *testing.T, vars map[string]string, args ...string) (int, string, string) {
+// runCLI runs acp-agent (with the scenario command, as cmd/acp-agent does).
+func runCLI(t *testing.T, vars map[string]string, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code := app.Main(context.Background(), args, strings.NewReader(""), &out, &errOut, func(k string) string { return vars[k] }, scenarios.Command())
+	code := cli.Main(context.Background(), args, strings.NewReader(""), &out, &errOut, func(k string) string { return vars[k] }, scenarios.Command())
 	return code, out.String(), errOut.String()
 }
 
@@ -221,9 +221,9 @@ func TestRecordReplayRoundTrip(t *testing.T) {
 	})
 
 	// Record against the provider, with its key.
-	code, out, errOut := cli(t, vars, "exec", "--cwd", cwd, "--model", "openai-compatible/fake", "--base-url", p.srv.URL,
+	code, out, errOut := runCLI(t, vars, "exec", "--cwd", cwd, "--model", "openai-compatible/fake", "--base-url", p.srv.URL,
 		"--api-key-env", "FAKE_KEY", "--ask", "allow", "--record", dir, "ROOT: review notes.txt with a helper")
-	if code != app.ExitOK || out != "There are two notes. ROOT_DONE\n" {
+	if code != cli.ExitOK || out != "There are two notes. ROOT_DONE\n" {
 		t.Fatalf("exec --record: exit %d, stdout %q\nstderr: %s", code, out, errOut)
 	}
 	p.mu.Lock()
@@ -267,13 +267,13 @@ func TestRecordReplayRoundTrip(t *testing.T) {
 
 	// (a) Replay keyless: no provider, no key variable.
 	keyless := map[string]string{"HOME": root}
-	if code, out, errOut := cli(t, keyless, "scenario", "test", "--dir", dir); code == app.ExitOK || !strings.Contains(errOut, "no golden") {
+	if code, out, errOut := runCLI(t, keyless, "scenario", "test", "--dir", dir); code == cli.ExitOK || !strings.Contains(errOut, "no golden") {
 		t.Fatalf("test without goldens: exit %d, want a failure naming the missing goldens\n%s%s", code, out, errOut)
 	}
-	if code, out, errOut := cli(t, keyless, "scenario", "test", "--dir", dir, "--update"); code != app.ExitOK {
+	if code, out, errOut := runCLI(t, keyless, "scenario", "test", "--dir", dir, "--update"); code != cli.ExitOK {
 		t.Fatalf("test --update: exit %d\n%s%s", code, out, errOut)
 	}
-	if code, out, errOut := cli(t, keyless, "scenario", "test", "--dir", dir); code != app.ExitOK || !strings.Contains(out, "ok ") {
+	if code, out, errOut := runCLI(t, keyless, "scenario", "test", "--dir", dir); code != cli.ExitOK || !strings.Contains(out, "ok ") {
 		t.Fatalf("test: exit %d\n%s%s", code, out, errOut)
 	}
 	transcript, err := os.ReadFile(filepath.Join(dir, scenarios.GoldenDir, "transcript.golden"))
@@ -288,13 +288,13 @@ func TestRecordReplayRoundTrip(t *testing.T) {
 	if strings.Contains(string(transcript), "SCRIPT_MISMATCH") || strings.Contains(string(transcript), "no reply") {
 		t.Errorf("the replay asked for a reply the recording lacks:\n%s", transcript)
 	}
-	if code, out, errOut := cli(t, keyless, "scenario", "run", "--dir", dir); code != app.ExitOK || out != string(transcript) {
+	if code, out, errOut := runCLI(t, keyless, "scenario", "run", "--dir", dir); code != cli.ExitOK || out != string(transcript) {
 		t.Fatalf("scenario run --dir: exit %d, stdout is not the transcript golden\n%s%s", code, out, errOut)
 	}
 	// The replay's session logs say what the recorded ones say.
-	recorded, _ := filepath.Glob(filepath.Join(vars[app.EnvDataDir], "sessions", "*", "*.jsonl"))
+	recorded, _ := filepath.Glob(filepath.Join(vars[cli.EnvDataDir], "sessions", "*", "*.jsonl"))
 	if len(recorded) == 0 {
-		recorded, _ = filepath.Glob(filepath.Join(vars[app.EnvDataDir], "sessions", "*.jsonl"))
+		recorded, _ = filepath.Glob(filepath.Join(vars[cli.EnvDataDir], "sessions", "*.jsonl"))
 	}
 	if len(recorded) != 2 {
 		t.Fatalf("recorded session files %q, want root and child", recorded)
@@ -310,8 +310,8 @@ func TestRecordReplayRoundTrip(t *testing.T) {
 	if err := os.WriteFile(golden, bytes.Replace(transcript, []byte("ROOT_DONE"), []byte("ROOT_CHANGED"), 1), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, _, errOut = cli(t, keyless, "scenario", "test", "--dir", dir)
-	if code != app.ExitError {
+	code, _, errOut = runCLI(t, keyless, "scenario", "test", "--dir", dir)
+	if code != cli.ExitError {
 		t.Fatalf("altered golden: exit %d, want 1\n%s", code, errOut)
 	}
 	for _, want := range []string{"differs from 1 golden(s): transcript", "--- " + golden, "+++ replay", "-    agent: There are two notes. ROOT_CHANGED", "+    agent: There are two notes. ROOT_DONE", "--update"} {
@@ -319,10 +319,10 @@ func TestRecordReplayRoundTrip(t *testing.T) {
 			t.Errorf("diff lacks %q:\n%s", want, errOut)
 		}
 	}
-	if code, _, errOut := cli(t, keyless, "scenario", "test", "--dir", dir, "--update"); code != app.ExitOK {
+	if code, _, errOut := runCLI(t, keyless, "scenario", "test", "--dir", dir, "--update"); code != cli.ExitOK {
 		t.Fatalf("--update: exit %d\n%s", code, errOut)
 	}
-	if code, _, errOut := cli(t, keyless, "scenario", "test", "--dir", dir); code != app.ExitOK {
+	if code, _, errOut := runCLI(t, keyless, "scenario", "test", "--dir", dir); code != cli.ExitOK {
 		t.Fatalf("after --update: exit %d\n%s", code, errOut)
 	}
 }
@@ -348,9 +348,9 @@ func TestRecordReplayBackgroundChild(t *testing.T) {
 	served := make(chan struct{})
 	p.gates = map[gateKey]chan struct{}{{"BG-CHILD:", 0}: served}
 	p.opens = map[gateKey]chan struct{}{{"ROOT:", 1}: served}
-	code, out, errOut := cli(t, vars, "exec", "--cwd", cwd, "--model", "openai-compatible/fake", "--base-url", p.srv.URL,
+	code, out, errOut := runCLI(t, vars, "exec", "--cwd", cwd, "--model", "openai-compatible/fake", "--base-url", p.srv.URL,
 		"--api-key-env", "FAKE_KEY", "--record", dir, "ROOT: start a helper")
-	if code != app.ExitOK || out != "NOTED\n" {
+	if code != cli.ExitOK || out != "NOTED\n" {
 		t.Fatalf("exec --record: exit %d, stdout %q\nstderr: %s", code, out, errOut)
 	}
 	script, err := os.ReadFile(filepath.Join(dir, "scenario.yaml"))
@@ -363,10 +363,10 @@ func TestRecordReplayBackgroundChild(t *testing.T) {
 		}
 	}
 	keyless := map[string]string{"HOME": root}
-	if code, out, errOut := cli(t, keyless, "scenario", "test", "--dir", dir, "--update"); code != app.ExitOK {
+	if code, out, errOut := runCLI(t, keyless, "scenario", "test", "--dir", dir, "--update"); code != cli.ExitOK {
 		t.Fatalf("test --update: exit %d\n%s%s", code, out, errOut)
 	}
-	if code, out, errOut := cli(t, keyless, "scenario", "test", "--dir", dir); code != app.ExitOK {
+	if code, out, errOut := runCLI(t, keyless, "scenario", "test", "--dir", dir); code != cli.ExitOK {
 		t.Fatalf("test: exit %d\n%s%s", code, out, errOut)
 	}
 	transcript, err := os.ReadFile(filepath.Join(dir, scenarios.GoldenDir, "transcript.golden"))
@@ -396,9 +396,9 @@ func TestRecordSnapshotsWhatSearchesFound(t *testing.T) {
 			{text: "FOUND"},
 		},
 	})
-	code, out, errOut := cli(t, vars, "exec", "--cwd", cwd, "--model", "openai-compatible/fake", "--base-url", p.srv.URL,
+	code, out, errOut := runCLI(t, vars, "exec", "--cwd", cwd, "--model", "openai-compatible/fake", "--base-url", p.srv.URL,
 		"--api-key-env", "FAKE_KEY", "--ask", "allow", "--record", dir, "ROOT: find things")
-	if code != app.ExitOK || out != "FOUND\n" {
+	if code != cli.ExitOK || out != "FOUND\n" {
 		t.Fatalf("exec --record: exit %d, stdout %q\nstderr: %s", code, out, errOut)
 	}
 	script, err := os.ReadFile(filepath.Join(dir, "scenario.yaml"))
@@ -414,7 +414,7 @@ func TestRecordSnapshotsWhatSearchesFound(t *testing.T) {
 		t.Errorf("a file no search found was snapshotted:\n%s", script)
 	}
 	keyless := map[string]string{"HOME": root}
-	if code, out, errOut := cli(t, keyless, "scenario", "test", "--dir", dir, "--update"); code != app.ExitOK {
+	if code, out, errOut := runCLI(t, keyless, "scenario", "test", "--dir", dir, "--update"); code != cli.ExitOK {
 		t.Fatalf("test --update: exit %d\n%s%s", code, out, errOut)
 	}
 	transcript, err := os.ReadFile(filepath.Join(dir, scenarios.GoldenDir, "transcript.golden"))
@@ -448,7 +448,7 @@ func recordDirs(t *testing.T, files map[string]string) (root, cwd, dir string, v
 		}
 	}
 	vars = map[string]string{
-		app.EnvDataDir: filepath.Join(root, "data"), "HOME": root, "XDG_CONFIG_HOME": filepath.Join(root, "config"),
+		cli.EnvDataDir: filepath.Join(root, "data"), "HOME": root, "XDG_CONFIG_HOME": filepath.Join(root, "config"),
 		"FAKE_KEY": fakeKey,
 	}
 	return root, cwd, dir, vars

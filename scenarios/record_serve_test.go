@@ -28,7 +28,7 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/acp-agent/acp-agent/agent/tool/mcp/mcptest"
-	"github.com/acp-agent/acp-agent/app"
+	"github.com/acp-agent/acp-agent/app/cli"
 	"github.com/acp-agent/acp-agent/scenarios"
 )
 
@@ -177,7 +177,7 @@ func TestServeRecordReplayRoundTrip(t *testing.T) {
 	// The recording runs under the deterministic ids and clock, as the
 	// replay does, so both sides mint the same ids and times (and a
 	// running child's digests are sent unthrottled on both).
-	vars[app.DeterministicEnv] = "1"
+	vars[cli.DeterministicEnv] = "1"
 	// The model sees the real cwd (the system prompt's environment block)
 	// and the token estimates count it; the replay pads its cwd to 159
 	// bytes (scenarios' fixedLengthCwd), so the recording's is padded the
@@ -228,13 +228,13 @@ func TestServeRecordReplayRoundTrip(t *testing.T) {
 	p.opens = map[gateKey]chan struct{}{{"ROOT:", 1}: answered}
 
 	// Serve one editor connection with --record, in process, as the
-	// binary does (app.Main over pipes).
+	// binary does (cli.Main over pipes).
 	toAgentR, toAgentW := io.Pipe()
 	fromAgentR, fromAgentW := io.Pipe()
 	var stderr bytes.Buffer
 	exited := make(chan int, 1)
 	go func() {
-		code := app.Main(context.Background(), []string{"--model", "openai-compatible/fake", "--base-url", p.srv.URL,
+		code := cli.Main(context.Background(), []string{"--model", "openai-compatible/fake", "--base-url", p.srv.URL,
 			"--api-key-env", "FAKE_KEY", "--context-window", "16000", "--record", dir},
 			toAgentR, fromAgentW, &stderr, func(k string) string { return vars[k] }, scenarios.Command())
 		fromAgentW.Close()
@@ -269,7 +269,7 @@ func TestServeRecordReplayRoundTrip(t *testing.T) {
 	// The editor closes the connection: the agent shuts down and writes
 	// the recording.
 	ed.conn.Close()
-	if code := <-exited; code != app.ExitOK {
+	if code := <-exited; code != cli.ExitOK {
 		t.Fatalf("serving exited %d\n%s", code, stderr.String())
 	}
 	ed.mu.Lock()
@@ -322,10 +322,10 @@ func TestServeRecordReplayRoundTrip(t *testing.T) {
 
 	// Replay keyless: no provider, no key, no MCP server of ours.
 	keyless := map[string]string{"HOME": root}
-	if code, out, errOut := cli(t, keyless, "scenario", "test", "--dir", dir, "--update"); code != app.ExitOK {
+	if code, out, errOut := runCLI(t, keyless, "scenario", "test", "--dir", dir, "--update"); code != cli.ExitOK {
 		t.Fatalf("test --update: exit %d\n%s%s", code, out, errOut)
 	}
-	if code, out, errOut := cli(t, keyless, "scenario", "test", "--dir", dir); code != app.ExitOK {
+	if code, out, errOut := runCLI(t, keyless, "scenario", "test", "--dir", dir); code != cli.ExitOK {
 		t.Fatalf("test: exit %d\n%s%s", code, out, errOut)
 	}
 	transcript, err := os.ReadFile(filepath.Join(dir, scenarios.GoldenDir, "transcript.golden"))
@@ -342,8 +342,8 @@ func TestServeRecordReplayRoundTrip(t *testing.T) {
 	}
 
 	// The replay's session logs say what the served ones say.
-	recorded, _ := filepath.Glob(filepath.Join(vars[app.EnvDataDir], "sessions", "*.jsonl"))
-	nested, _ := filepath.Glob(filepath.Join(vars[app.EnvDataDir], "sessions", "*", "*.jsonl"))
+	recorded, _ := filepath.Glob(filepath.Join(vars[cli.EnvDataDir], "sessions", "*.jsonl"))
+	nested, _ := filepath.Glob(filepath.Join(vars[cli.EnvDataDir], "sessions", "*", "*.jsonl"))
 	recorded = append(recorded, nested...)
 	if len(recorded) != 3 {
 		t.Fatalf("recorded session files %q, want root and two children", recorded)
@@ -494,11 +494,11 @@ func TestServeRecordRefusals(t *testing.T) {
 		code      int
 		stderr    string
 	}{
-		{name: "a file", dir: file, code: app.ExitUsage, stderr: "not a directory"},
-		{name: "no session", dir: dir, code: app.ExitOK, stderr: "no session was created on the connection"},
+		{name: "a file", dir: file, code: cli.ExitUsage, stderr: "not a directory"},
+		{name: "no session", dir: dir, code: cli.ExitOK, stderr: "no session was created on the connection"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, out, errOut := cli(t, vars, "--record", tc.dir)
+			code, out, errOut := runCLI(t, vars, "--record", tc.dir)
 			if code != tc.code || out != "" || !strings.Contains(errOut, tc.stderr) {
 				t.Fatalf("exit %d, stdout %q, want %d and %q on stderr\n%s", code, out, tc.code, tc.stderr, errOut)
 			}

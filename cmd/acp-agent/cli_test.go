@@ -2,7 +2,7 @@ package main
 
 // Golden tests of the command line as people meet it: every --help, the
 // help command, and each usage error with its exit status. The command
-// set is the binary's (app.Main with scenarios.Command), run in process.
+// set is the binary's (cli.Main with scenarios.Command), run in process.
 // Refresh with GOLDIE_UPDATE=1 and read the diff.
 
 import (
@@ -21,7 +21,7 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/acp-agent/acp-agent/agent/session"
-	"github.com/acp-agent/acp-agent/app"
+	"github.com/acp-agent/acp-agent/app/cli"
 	"github.com/acp-agent/acp-agent/scenarios"
 )
 
@@ -36,11 +36,11 @@ func cliRun(t *testing.T, data string, args ...string) (int, string) {
 func cliRunEnv(t *testing.T, data string, more map[string]string, args ...string) (int, string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	env := map[string]string{app.EnvDataDir: data}
+	env := map[string]string{cli.EnvDataDir: data}
 	for k, v := range more {
 		env[k] = v
 	}
-	code := app.Main(context.Background(), args, strings.NewReader(""), &out, &errOut, func(k string) string { return env[k] }, scenarios.Command())
+	code := cli.Main(context.Background(), args, strings.NewReader(""), &out, &errOut, func(k string) string { return env[k] }, scenarios.Command())
 	norm := func(s string) string { return strings.ReplaceAll(s, data, "DATA") }
 	return code, fmt.Sprintf("$ acp-agent %s\nexit %d\n--- stdout\n%s--- stderr\n%s", strings.Join(args, " "), code, norm(out.String()), norm(errOut.String()))
 }
@@ -105,8 +105,8 @@ func TestCLIHelpAndUsageErrors(t *testing.T) {
 		{name: "usage-unknown-subcommand-suggest", args: []string{"scenario", "lst"}, want: 2},
 		{name: "usage-help-unknown-suggest", args: []string{"help", "agnets"}, want: 2},
 		{name: "usage-sessions-cwd-no-value", args: []string{"sessions", "-cwd"}, want: 2},
-		{name: "usage-bad-sandbox-env", args: []string{"sessions"}, want: 2, env: map[string]string{app.EnvSandbox: "enabled"}},
-		{name: "usage-bad-idle-timeout-env", args: []string{"sessions"}, want: 2, env: map[string]string{app.EnvIdleTimeout: "90"}},
+		{name: "usage-bad-sandbox-env", args: []string{"sessions"}, want: 2, env: map[string]string{cli.EnvSandbox: "enabled"}},
+		{name: "usage-bad-idle-timeout-env", args: []string{"sessions"}, want: 2, env: map[string]string{cli.EnvIdleTimeout: "90"}},
 		// Data commands: an empty listing names the directory it read; a
 		// damaged log keeps the table narrow; no log line on top.
 		{name: "sessions-empty", args: []string{"sessions"}, want: 0},

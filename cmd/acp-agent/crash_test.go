@@ -28,6 +28,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/app"
+	"github.com/acp-agent/acp-agent/app/cli"
 	"github.com/acp-agent/acp-agent/internal/testhooks"
 	"github.com/acp-agent/acp-agent/persistence"
 )
@@ -65,12 +66,12 @@ func (p pacedModel) Stream(ctx context.Context, req model.Request) iter.Seq2[ses
 // crashServeCommand is "acp-agent crash-serve": the ACP server of the
 // plain binary, with persistence's fault hook counting storage steps.
 // Only the test binary has it.
-func crashServeCommand() app.Command {
-	return app.Command{
+func crashServeCommand() cli.Command {
+	return cli.Command{
 		Name:    "crash-serve",
 		Usage:   "crash-serve",
 		Summary: "serve ACP and SIGKILL at storage step $" + crashAtEnv + " (crash tests only)",
-		Run: func(ctx context.Context, env *app.Env, args []string) error {
+		Run: func(ctx context.Context, env *cli.Env, args []string) error {
 			at, _ := strconv.ParseInt(env.Getenv(crashAtEnv), 10, 64)
 			var steps atomic.Int64
 			var wrap func(model.Model) model.Model

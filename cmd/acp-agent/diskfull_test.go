@@ -21,6 +21,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/app"
+	"github.com/acp-agent/acp-agent/app/cli"
 	"github.com/acp-agent/acp-agent/internal/testhooks"
 	"github.com/acp-agent/acp-agent/persistence"
 )
@@ -33,12 +34,12 @@ const diskFullEnv = "ACP_AGENT_TEST_DISK_FULL_FLAG"
 // ENOSPC injected at the write seam while $ACP_AGENT_TEST_DISK_FULL_FLAG
 // exists, and chunks paced like a real provider. Only the test binary has
 // it.
-func diskFullServeCommand() app.Command {
-	return app.Command{
+func diskFullServeCommand() cli.Command {
+	return cli.Command{
 		Name:    "diskfull-serve",
 		Usage:   "diskfull-serve",
 		Summary: "serve ACP with writes failing (ENOSPC) while $" + diskFullEnv + " exists (tests only)",
-		Run: func(ctx context.Context, env *app.Env, args []string) error {
+		Run: func(ctx context.Context, env *cli.Env, args []string) error {
 			flag := env.Getenv(diskFullEnv)
 			a, err := app.New(app.Config{
 				DataDir: env.Flags.DataDir,

@@ -5,12 +5,13 @@
 // variables.
 //
 // Layering: this package only collects the process inputs (arguments,
-// standard streams, environment) and hands them to package app, the
-// composition root; app.Main decides the exit code. Further subcommands
-// (scenario runner, agents catalog) are passed to app.Main as extra
-// app.Command values: one line each.
+// standard streams, environment) and hands them to package app/cli, the
+// command line over app (the composition root); cli.Main decides the exit
+// code. Further subcommands (the scenario runner) are passed to cli.Main
+// as extra cli.Command values: one line each. This is where the command
+// line and the composition meet: app never imports app/cli.
 //
-// Concurrency and ownership: app.Main owns every goroutine it starts and
+// Concurrency and ownership: cli.Main owns every goroutine it starts and
 // returns only after they stopped, except the SDK's reader blocked on
 // stdin after a signal, which the process exit ends.
 package main

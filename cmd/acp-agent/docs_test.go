@@ -15,7 +15,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acp-agent/acp-agent/app"
+	"github.com/acp-agent/acp-agent/app/cli"
 	"github.com/acp-agent/acp-agent/scenarios"
 )
 
@@ -23,7 +23,7 @@ import (
 func helpOf(t *testing.T, path ...string) string {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code := app.Main(context.Background(), append([]string{"help"}, path...), strings.NewReader(""), &out, &errOut, func(string) string { return "" }, scenarios.Command())
+	code := cli.Main(context.Background(), append([]string{"help"}, path...), strings.NewReader(""), &out, &errOut, func(string) string { return "" }, scenarios.Command())
 	if code != 0 {
 		t.Fatalf("help %v: exit %d: %s", path, code, errOut.String())
 	}
@@ -137,10 +137,10 @@ func TestREADMECommandsRun(t *testing.T) {
 		args := strings.Fields(strings.TrimSpace(m[1]))
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			dir := t.TempDir()
-			env := map[string]string{app.EnvDataDir: dir, "HOME": dir, "ANTHROPIC_API_KEY": "test", "DEEPSEEK_API_KEY": "test", "OPENAI_API_KEY": "test"}
+			env := map[string]string{cli.EnvDataDir: dir, "HOME": dir, "ANTHROPIC_API_KEY": "test", "DEEPSEEK_API_KEY": "test", "OPENAI_API_KEY": "test"}
 			var out, errOut bytes.Buffer
-			code := app.Main(context.Background(), args, strings.NewReader(""), &out, &errOut, func(k string) string { return env[k] }, scenarios.Command())
-			if code == app.ExitUsage {
+			code := cli.Main(context.Background(), args, strings.NewReader(""), &out, &errOut, func(k string) string { return env[k] }, scenarios.Command())
+			if code == cli.ExitUsage {
 				t.Errorf("README command `acp-agent %s` is a usage error:\n%s", strings.Join(args, " "), errOut.String())
 			}
 		})

@@ -7,7 +7,7 @@ import (
 	"os"
 
 	"github.com/acp-agent/acp-agent/agent/tool/workspace/local/sandbox"
-	"github.com/acp-agent/acp-agent/app"
+	"github.com/acp-agent/acp-agent/app/cli"
 	"github.com/acp-agent/acp-agent/scenarios"
 )
 
@@ -15,5 +15,5 @@ func main() {
 	// A sandboxed command starts as this executable, which sandboxes
 	// itself and execs the command (package sandbox); it never returns.
 	sandbox.Main()
-	os.Exit(app.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv, scenarios.Command()))
+	os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv, scenarios.Command()))
 }

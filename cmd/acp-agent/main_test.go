@@ -24,7 +24,7 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 	"go.uber.org/goleak"
 
-	"github.com/acp-agent/acp-agent/app"
+	"github.com/acp-agent/acp-agent/app/cli"
 )
 
 // beMain makes the test binary act as acp-agent.
@@ -32,7 +32,7 @@ const beMain = "ACP_AGENT_TEST_BE_MAIN"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(beMain) == "1" {
-		os.Exit(app.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv, crashServeCommand(), diskFullServeCommand()))
+		os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv, crashServeCommand(), diskFullServeCommand()))
 	}
 	goleak.VerifyTestMain(m)
 }

@@ -1,6 +1,3 @@
-// Package syncbuf owns Buffer, a bytes.Buffer that one goroutine may read
-// while another writes into it (a child process's output, a client's
-// stream). It imports only the standard library.
 package syncbuf
 
 import (

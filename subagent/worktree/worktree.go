@@ -1,16 +1,3 @@
-// Package worktree manages the git worktrees that isolate subagents: it
-// creates a worktree of a repository on a new branch, tells whether the
-// worktree was changed (and how, as a diffstat) and removes it again. It
-// runs the real `git` command (exec.CommandContext), so what it does is
-// exactly what a person would see with git.
-//
-// Layout: a child named N of a repository rooted at R gets the worktree
-// R/.acp-agent/worktrees/N on the branch acp-agent/N, started from R's
-// HEAD. The folder R/.acp-agent/worktrees holds a .gitignore of "*", so
-// the repository's `git status` stays clean while worktrees exist.
-//
-// Layering: standard library and internal/errcode only; it must not import
-// any other package of this module.
 package worktree
 
 import (

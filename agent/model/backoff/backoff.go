@@ -1,9 +1,3 @@
-// Package backoff holds what every HTTP model provider does between
-// attempts: reading the server's Retry-After and waiting for it, or for a
-// cancelled context. Each provider keeps its own policy (which statuses
-// retry, how many times, its base delay).
-//
-// Layering: standard library only.
 package backoff
 
 import (

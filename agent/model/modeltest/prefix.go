@@ -1,7 +1,3 @@
-// Package modeltest holds fixtures the model providers' tests share: a
-// conversation that grows call by call, as the agent loop sends it, and a
-// tool list, for the tests that a request's serialized prefix stays
-// byte-stable (prompt caching). Only tests import it.
 package modeltest
 
 import (

@@ -1,7 +1,3 @@
-// Command gentree writes the benchtree tree for the side-by-side search
-// comparison (scripts/bench-search.sh):
-//
-//	go run ./internal/benchtree/gentree -out /tmp/acp-search-tree
 package main
 
 import (

@@ -1,0 +1,347 @@
+package cli
+
+// This file defines "acp-agent exec": one prompt without an editor, for
+// scripts and CI. It is not a second agent: it builds the same composition
+// serving builds (serveConfig, New), runs its real ACP server in process
+// over a pair of pipes, and drives it as an editor would with the headless
+// client (package headless), answering permission questions by --ask.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/agent/model/recording/live"
+	"github.com/acp-agent/acp-agent/app"
+	"github.com/acp-agent/acp-agent/app/headless"
+)
+
+// Environment variables of exec's own flags (a flag wins over its
+// variable).
+const (
+	EnvExecResume       = "ACP_AGENT_EXEC_RESUME"
+	EnvExecCwd          = "ACP_AGENT_EXEC_CWD"
+	EnvExecOutput       = "ACP_AGENT_EXEC_OUTPUT"
+	EnvExecMode         = "ACP_AGENT_EXEC_MODE"
+	EnvExecAsk          = "ACP_AGENT_EXEC_ASK"
+	EnvExecMCPConfig    = "ACP_AGENT_MCP_CONFIG"
+	EnvExecWaitChildren = "ACP_AGENT_EXEC_WAIT_CHILDREN"
+	EnvExecRecord       = "ACP_AGENT_EXEC_RECORD"
+)
+
+// ExitCodeError ends a command with Code; Err, when set, is printed.
+type ExitCodeError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitCodeError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("exit status %d", e.Code)
+	}
+	return e.Err.Error()
+}
+func (e *ExitCodeError) Unwrap() error { return e.Err }
+
+// execOptions are exec's own flags.
+type execOptions struct {
+	resume, cwd, output, mode, ask, mcpConfig, record string
+	waitChildren                                      bool
+}
+
+func execCommand() Command {
+	var o execOptions
+	return Command{
+		Name:    "exec",
+		Summary: "run one prompt without an editor and print the answer (scripts and CI)",
+		Usage:   "exec [flags] [PROMPT | -]",
+		Description: `Runs PROMPT (or stdin, when PROMPT is - or absent and stdin is not a
+terminal) as one turn of a new session, or of the session --resume names,
+with the same model, settings, agent definitions, MCP servers and subagents
+as an editor's session, and exits when the turn (and every foreground
+subagent) is done; --wait-children also waits for background subagents to
+settle. The answer goes to stdout (--output jsonl: every session/update as
+one JSON line); progress goes to stderr when it is a terminal.
+
+Nobody is asked for permission: --mode and the settings rules decide, and a
+question neither answers is refused (--ask deny, the default) or allowed
+(--ask allow); each refusal is reported. SIGINT cancels the turn like
+session/cancel; a second SIGINT exits at once.
+
+Exit status: 0 done, 1 failed (provider error, turn failed, stopped at a
+limit), 2 usage, 3 refused (a permission question was refused, or the model
+refused) or cancelled. See docs/exec.md.`,
+		Examples: []string{
+			`acp-agent exec --model deepseek/deepseek-chat "Summarize README.md"`,
+			`git diff | acp-agent exec --mode plan - > review.txt`,
+			`acp-agent exec --output jsonl --mode accept-edits "Fix the failing test"`,
+			`acp-agent exec --resume SESSION_ID "And now the docs"`,
+		},
+		Common: []string{CommonDataDir, CommonModel, CommonBaseURL, CommonAPIKeyEnv, CommonLogLevel, CommonSandbox,
+			CommonContextWindow, CommonCompactThreshold, CommonIdleTimeout, CommonMaxBackground},
+		Flags: func(fs *flag.FlagSet) {
+			fs.StringVar(&o.resume, "resume", "", "continue the stored session `ID` instead of starting one (env "+EnvExecResume+")")
+			fs.StringVar(&o.cwd, "cwd", "", "working `DIR` of a new session (default the current directory; env "+EnvExecCwd+")")
+			fs.StringVar(&o.output, "output", "", "`FORMAT` of stdout: text (the answer) or jsonl (each session/update params as one JSON line) (default text; env "+EnvExecOutput+")")
+			fs.StringVar(&o.mode, "mode", "", "session `MODE`: default, accept-edits, plan or bypass (default: a new session's default, a resumed session's own; env "+EnvExecMode+")")
+			fs.StringVar(&o.ask, "ask", "", "`ANSWER` to a permission question no mode or rule decides: deny or allow (default deny; env "+EnvExecAsk+")")
+			fs.StringVar(&o.mcpConfig, "mcp-config", "", "MCP servers: a `FILE` or inline JSON holding what an editor sends as session/new's mcpServers (an array, or an object with an mcpServers array) (env "+EnvExecMCPConfig+")")
+			fs.StringVar(&o.record, "record", "", "record the session as a keyless scenario in `DIR` (model replies, the prompt, the files it read; secrets redacted), for acp-agent scenario test --dir (env "+EnvExecRecord+")")
+			fs.BoolVar(&o.waitChildren, "wait-children", false, "also wait for the session's background subagents to settle, and the turns their results start (env "+EnvExecWaitChildren+": 1/0, true/false, yes/no or on/off)")
+		},
+		Run: func(ctx context.Context, env *Env, args []string) error { return runExec(ctx, env, o, args) },
+	}
+}
+
+// fromEnv fills the flags not given from their variables.
+func (o *execOptions) fromEnv(getenv func(string) string) error {
+	for _, f := range []struct {
+		v   *string
+		env string
+	}{{&o.resume, EnvExecResume}, {&o.cwd, EnvExecCwd}, {&o.output, EnvExecOutput}, {&o.mode, EnvExecMode}, {&o.ask, EnvExecAsk}, {&o.mcpConfig, EnvExecMCPConfig}, {&o.record, EnvExecRecord}} {
+		if *f.v == "" {
+			*f.v = getenv(f.env)
+		}
+	}
+	if v := getenv(EnvExecWaitChildren); v != "" && !o.waitChildren {
+		b, err := parseBool(v)
+		if err != nil {
+			return usageErrorf("%s=%q: %v", EnvExecWaitChildren, v, err)
+		}
+		o.waitChildren = b
+	}
+	return nil
+}
+
+func (o *execOptions) check() error {
+	switch o.output {
+	case "":
+		o.output = headless.OutputText
+	case headless.OutputText, headless.OutputJSONL:
+	default:
+		return usageErrorf("--output %q: want text or jsonl", o.output)
+	}
+	switch o.ask {
+	case "":
+		o.ask = headless.AskDeny
+	case headless.AskDeny, headless.AskAllow:
+	default:
+		return usageErrorf("--ask %q: want deny or allow", o.ask)
+	}
+	switch o.mode {
+	case "", acp.ModeDefault, acp.ModeAcceptEdits, acp.ModePlan, acp.ModeBypass:
+	default:
+		return usageErrorf("--mode %q: want %s, %s, %s or %s", o.mode, acp.ModeDefault, acp.ModeAcceptEdits, acp.ModePlan, acp.ModeBypass)
+	}
+	return nil
+}
+
+// execPrompt is the prompt: the one argument, or stdin for "-" or none
+// (unless stdin is a terminal: nobody would know it waits).
+func execPrompt(env *Env, args []string) (string, error) {
+	if len(args) > 1 {
+		return "", usageErrorf("want one PROMPT (quote it), got %d arguments", len(args))
+	}
+	text := ""
+	if len(args) == 1 && args[0] != "-" {
+		text = args[0]
+	} else {
+		if len(args) == 0 && isTerminal(env.Stdin) {
+			return "", usageErrorf("no prompt: give it as an argument, or on stdin with - or a pipe")
+		}
+		b, err := io.ReadAll(env.Stdin)
+		if err != nil {
+			return "", fmt.Errorf("read the prompt from stdin: %w", err)
+		}
+		text = string(b)
+	}
+	if strings.TrimSpace(text) == "" {
+		return "", usageErrorf("the prompt is empty")
+	}
+	return text, nil
+}
+
+// isTerminal reports whether f is a terminal (a character device).
+func isTerminal(f any) bool {
+	file, ok := f.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := file.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// loadMCPConfig reads --mcp-config: inline JSON or a file, holding an
+// mcpServers array (or an object with one). The agent checks each server
+// as it checks an editor's.
+func loadMCPConfig(v string) (json.RawMessage, error) {
+	if v == "" {
+		return nil, nil
+	}
+	data := []byte(strings.TrimSpace(v))
+	if len(data) == 0 || (data[0] != '[' && data[0] != '{') {
+		var err error
+		if data, err = os.ReadFile(v); err != nil {
+			return nil, usageErrorf("--mcp-config: %v", err)
+		}
+		data = bytes.TrimSpace(data)
+	}
+	if len(data) > 0 && data[0] == '{' {
+		var wrapped struct {
+			MCPServers json.RawMessage `json:"mcpServers"`
+		}
+		if err := json.Unmarshal(data, &wrapped); err != nil || wrapped.MCPServers == nil {
+			return nil, usageErrorf("--mcp-config: want a JSON array of MCP servers or an object with an mcpServers array")
+		}
+		data = wrapped.MCPServers
+	}
+	var servers []map[string]json.RawMessage
+	if err := json.Unmarshal(data, &servers); err != nil {
+		return nil, usageErrorf("--mcp-config: want a JSON array of MCP servers (as in session/new's mcpServers): %v", err)
+	}
+	return data, nil
+}
+
+func runExec(ctx context.Context, env *Env, o execOptions, args []string) error {
+	if err := o.fromEnv(env.Getenv); err != nil {
+		return err
+	}
+	if err := o.check(); err != nil {
+		return err
+	}
+	servers, err := loadMCPConfig(o.mcpConfig)
+	if err != nil {
+		return err
+	}
+	cwd := o.cwd
+	if cwd == "" {
+		if cwd, err = os.Getwd(); err != nil {
+			return err
+		}
+	}
+	if cwd, err = filepath.Abs(cwd); err != nil {
+		return usageErrorf("--cwd: %v", err)
+	}
+	if st, err := os.Stat(cwd); err != nil || !st.IsDir() {
+		return usageErrorf("--cwd %s: not a directory", cwd)
+	}
+	text, err := execPrompt(env, args)
+	if err != nil {
+		return err
+	}
+	cfg, err := serveConfig(env)
+	if err != nil {
+		return err
+	}
+	var rec *live.Exec
+	if o.record != "" {
+		if o.resume != "" {
+			return usageErrorf("--record starts a new session: it cannot be combined with --resume")
+		}
+		if rec, err = live.NewExec(o.record, cwd); err != nil {
+			return &UsageError{Err: err}
+		}
+		cfg.WrapModel = rec.WrapModel(live.SecretValues(cfg.APIKeyEnv, env.Getenv, os.Environ()), cfg.WrapModel)
+		// A recording ends settled: a background child cut off by the
+		// shutdown would race with it on every replay.
+		o.waitChildren = true
+	}
+	a, err := app.New(cfg)
+	if err != nil {
+		return asUsage(err)
+	}
+	defer a.Close()
+	if a.ModelErr != nil {
+		return &UsageError{Err: a.ModelErr}
+	}
+	if rec != nil {
+		defer rec.Observe(a.Sessions)()
+	}
+
+	cancel, stopSignals := cancelOnSignal(env)
+	defer stopSignals()
+
+	res, err := a.Exec(ctx, headless.Options{
+		Prompt: text, Cwd: cwd, Resume: o.resume, MCPServers: servers,
+		Mode: o.mode, Ask: o.ask, Output: o.output,
+		Stdout: env.Stdout, Stderr: env.Stderr, Progress: env.Process.stderrTerminal(env.Stderr),
+		Cancel: cancel,
+	}, o.waitChildren)
+	var recErr error
+	if rec != nil {
+		recErr = rec.Write(live.ExecRun{
+			Prompt: text, Mode: o.mode, Answers: res.Answers, SessionID: res.SessionID,
+			WaitChildren: o.waitChildren, MCPServers: servers, ContextWindow: a.Config.ContextWindow,
+		}, env.Stderr)
+	}
+	return errors.Join(execOutcome(res, err), recErr, a.Close())
+}
+
+// cancelOnSignal closes cancel at the first SIGINT (or SIGTERM), which
+// cancels the turn, and exits at once with ExitRefused at a second one.
+// stop ends the subscription and its goroutine.
+func cancelOnSignal(env *Env) (cancel <-chan struct{}, stop func()) {
+	cancelled := make(chan struct{})
+	sigc := make(chan os.Signal, 2)
+	env.Process.notify(sigc)
+	sigDone := make(chan struct{})
+	go func() {
+		select {
+		case <-sigc:
+			close(cancelled)
+		case <-sigDone:
+			return
+		}
+		select {
+		case <-sigc:
+			fmt.Fprintln(env.Stderr, "acp-agent: interrupted again: exiting now")
+			env.Process.exit(ExitRefused)
+		case <-sigDone:
+		}
+	}()
+	return cancelled, func() {
+		close(sigDone)
+		env.Process.stop(sigc)
+	}
+}
+
+// execOutcome maps how the run ended to exec's exit status.
+func execOutcome(res headless.Result, err error) error {
+	var re *headless.RPCError
+	switch {
+	case errors.As(err, &re):
+		switch acp.Code(re.DataErr) {
+		case acp.CodeUnknownSession, acp.CodeInvalidSessionID, acp.CodeInvalidParams, acp.CodeReadOnlySession,
+			acp.CodeModelNotConfigured, acp.CodeAuthRequired, acp.CodeUnsupportedContent:
+			return &UsageError{Err: err}
+		case acp.CodeSessionLocked, acp.CodePromptInFlight:
+			return err
+		}
+		if re.Code == -32602 {
+			return &UsageError{Err: err}
+		}
+		return err
+	case err != nil:
+		return err
+	}
+	switch res.StopReason {
+	case "end_turn":
+		if res.Refused > 0 {
+			return &ExitCodeError{Code: ExitRefused, Err: fmt.Errorf("%d permission question(s) refused (session %s)", res.Refused, res.SessionID)}
+		}
+		return nil
+	case "cancelled":
+		return &ExitCodeError{Code: ExitRefused, Err: fmt.Errorf("the turn was cancelled (session %s)", res.SessionID)}
+	case "refusal":
+		return &ExitCodeError{Code: ExitRefused, Err: fmt.Errorf("the model refused (session %s)", res.SessionID)}
+	}
+	return &ExitCodeError{Code: ExitError, Err: fmt.Errorf("the turn stopped early: %s (session %s)", res.StopReason, res.SessionID)}
+}

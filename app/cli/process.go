@@ -1,0 +1,56 @@
+package cli
+
+// This file defines Process: what a command takes from the operating
+// system beyond its streams and environment. Tests pass their own
+// instead of replacing package variables.
+
+import (
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// Process is how commands subscribe to SIGINT/SIGTERM, exit at once and
+// tell whether stderr is a terminal. A nil field is the real one.
+type Process struct {
+	// Notify subscribes c to SIGINT and SIGTERM; Stop ends that.
+	Notify func(c chan<- os.Signal)
+	Stop   func(c chan<- os.Signal)
+	// Exit ends the process at once (exec's second SIGINT).
+	Exit func(code int)
+	// StderrTerminal reports whether w, the command's stderr, is a
+	// terminal (exec then shows progress on it).
+	StderrTerminal func(w io.Writer) bool
+}
+
+func (p Process) notify(c chan<- os.Signal) {
+	if p.Notify != nil {
+		p.Notify(c)
+		return
+	}
+	signal.Notify(c, os.Interrupt, syscall.SIGTERM)
+}
+
+func (p Process) stop(c chan<- os.Signal) {
+	if p.Stop != nil {
+		p.Stop(c)
+		return
+	}
+	signal.Stop(c)
+}
+
+func (p Process) exit(code int) {
+	if p.Exit != nil {
+		p.Exit(code)
+		return
+	}
+	os.Exit(code)
+}
+
+func (p Process) stderrTerminal(w io.Writer) bool {
+	if p.StderrTerminal != nil {
+		return p.StderrTerminal(w)
+	}
+	return isTerminal(w)
+}
