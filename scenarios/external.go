@@ -11,7 +11,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/acp-agent/acp-agent/app"
+	"github.com/acp-agent/acp-agent/app/cli"
 )
 
 var (
@@ -65,7 +65,7 @@ func externalEnv(dataDir string) (func(string) string, error) {
 		switch k {
 		case "PATH":
 			return dir + string(os.PathListSeparator) + os.Getenv("PATH")
-		case app.DeterministicEnv:
+		case cli.DeterministicEnv:
 			return "1"
 		case "XDG_STATE_HOME":
 			return state
