@@ -85,7 +85,11 @@ func (s *Server) Prompt(ctx context.Context, p acpsdk.PromptRequest) (resp acpsd
 	if err != nil {
 		return resp, toRequestError(err)
 	}
-	return acpsdk.PromptResponse{StopReason: reason}, nil
+	resp = acpsdk.PromptResponse{StopReason: reason}
+	if m := limitMeta(res.Reason); m != nil {
+		resp.Meta = m
+	}
+	return resp, nil
 }
 
 // admit registers the prompt's cancel handle, refusing a second prompt on
@@ -135,7 +139,9 @@ func stopReason(r session.TurnEndReason) (acpsdk.StopReason, error) {
 		return acpsdk.StopReasonRefusal, nil
 	case session.TurnEndMaxTokens:
 		return acpsdk.StopReasonMaxTokens, nil
-	case session.TurnEndMaxSteps:
+	case session.TurnEndMaxSteps, session.TurnEndBudget, session.TurnEndTimeout:
+		// ACP has no stop reason of its own for a spending or time limit:
+		// the nearest, with the exact one in _meta (limitMeta).
 		return acpsdk.StopReasonMaxTurnRequests, nil
 	case session.TurnEndError:
 		msg := "the turn failed"
@@ -145,4 +151,22 @@ func stopReason(r session.TurnEndReason) (acpsdk.StopReason, error) {
 		return "", &Error{Code: CodeTurnFailed, Message: "turn failed: " + msg}
 	}
 	return acpsdk.StopReasonEndTurn, nil
+}
+
+// MetaLimit is the PromptResponse _meta key saying which limit ended the
+// turn: {"reason": "budget" | "timeout" | "max-steps", "detail"?}.
+const MetaLimit = "acp-agent/limit"
+
+// limitMeta is the _meta of a turn a limit ended, nil otherwise.
+func limitMeta(r session.TurnEndReason) map[string]any {
+	switch r.Kind {
+	case session.TurnEndMaxSteps, session.TurnEndBudget, session.TurnEndTimeout:
+	default:
+		return nil
+	}
+	m := map[string]any{"reason": r.Kind}
+	if r.Detail != "" {
+		m["detail"] = r.Detail
+	}
+	return map[string]any{MetaLimit: m}
 }

@@ -6,7 +6,9 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"log/slog"
+	"time"
 
 	"github.com/acp-agent/acp-agent/agent/budget"
 	"github.com/acp-agent/acp-agent/agent/model"
@@ -58,6 +60,14 @@ type Options struct {
 
 	MaxSteps  int
 	MaxTokens int
+	// Limit, when set, is asked before each step of a turn (after the
+	// MaxSteps check, before steering messages are delivered, so a steer
+	// it sends reaches this step's request): a non-nil reason ends the
+	// turn with it before the model is called (a spending limit).
+	Limit LimitFunc
+	// TurnTimeout, when positive, bounds each turn's wall time: a turn
+	// still running then is cancelled and ends with kind "timeout".
+	TurnTimeout time.Duration
 	// Budget is the context policy: the window (known models or the
 	// override) and the compaction threshold. A zero window disables
 	// automatic compaction.
@@ -127,6 +137,13 @@ type StepInfo struct {
 	// descriptor inside its first turn).
 	FirstEnter bool
 }
+
+// LimitFunc is Options.Limit.
+type LimitFunc func(ctx context.Context, a *Agent, step StepInfo) *session.TurnEndReason
+
+// ErrTurnTimeout is the cancellation cause of a turn that ran past
+// Options.TurnTimeout.
+var ErrTurnTimeout = errors.New("the turn ran out of its time limit")
 
 // PreStepHook runs before a step's model request. Returning an error ends
 // the turn with kind "error".

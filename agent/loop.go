@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -96,6 +97,11 @@ func (a *Agent) startTurnLocked() *turnState {
 	}
 	t := &turnState{num: a.lastTurn + 1, first: a.ownTurns == 0, compact: creq}
 	t.ctx, t.cancel = context.WithCancelCause(a.life)
+	if d := a.opts.TurnTimeout; d > 0 {
+		ctx, stop := context.WithTimeoutCause(t.ctx, d, ErrTurnTimeout)
+		cancel := t.cancel
+		t.ctx, t.cancel = ctx, func(err error) { cancel(err); stop() }
+	}
 	ev, err := a.sess.Append(session.TypeTurnStart, session.TurnData{Turn: t.num})
 	if err != nil {
 		// The session is gone (removed from its store): nothing can run.
@@ -150,6 +156,9 @@ func (a *Agent) runTurn(t *turnState) {
 		reason = a.runCompactTurn(t)
 	} else {
 		reason = a.runSteps(t)
+	}
+	if reason.Kind == session.TurnEndAborted && errors.Is(context.Cause(t.ctx), ErrTurnTimeout) {
+		reason = session.TurnEndReason{Kind: session.TurnEndTimeout, Detail: fmt.Sprintf("ran past its time limit of %s (timeout)", a.opts.TurnTimeout)}
 	}
 	ctx := context.WithoutCancel(t.ctx)
 	end, err := a.sess.Append(session.TypeTurnEnd, session.TurnEndData{Turn: t.num, Reason: reason})
@@ -238,6 +247,11 @@ func (a *Agent) runSteps(t *turnState) session.TurnEndReason {
 		}
 		if step > a.opts.MaxSteps {
 			return session.TurnEndReason{Kind: session.TurnEndMaxSteps}
+		}
+		if a.opts.Limit != nil {
+			if r := a.opts.Limit(t.ctx, a, StepInfo{Turn: t.num, Step: step}); r != nil {
+				return *r
+			}
 		}
 		// Steering messages waiting now are delivered in this step.
 		a.mu.Lock()

@@ -82,6 +82,10 @@ func WriteTree(ctx context.Context, w io.Writer, root string, entries []subagent
 			b.WriteString(" — ")
 			b.WriteString(e.Damage)
 		}
+		if e.Usage != nil {
+			b.WriteString(" — used ")
+			b.WriteString(e.Usage.String())
+		}
 		b.WriteString("\n")
 		if e.Worktree != nil {
 			for range e.Depth + 1 {

@@ -82,6 +82,13 @@ type Config struct {
 	// running at once (--max-background); 0 means the settings file's
 	// subagents.maxBackground, else subagent.DefaultMaxBackground.
 	MaxBackground int
+	// TreeMaxTokens and TreeMaxCostUSD bound every root session's tree
+	// (exec --max-budget-usd; 0: the settings file's subagents.maxTokens
+	// and subagents.maxCostUsd, else none). TurnTimeout bounds each turn
+	// of a top-level session (exec --timeout; 0: none).
+	TreeMaxTokens  int
+	TreeMaxCostUSD float64
+	TurnTimeout    time.Duration
 	// Wire, when set, runs after the core is built and before the ACP
 	// server is created: it may add tools, extensions and drainers.
 	Wire func(a *App) error
@@ -363,7 +370,19 @@ func (a *App) agentOptions(s *session.Session, tools *tool.Registry) agent.Optio
 		Logger:        a.Log.With("session_id", id),
 
 		AfterCompaction: a.afterCompaction(id),
+
+		// Children get their own (childFactory overrides both).
+		Limit:       a.rootLimit(),
+		TurnTimeout: a.Config.TurnTimeout,
 	}
+}
+
+// rootLimit is the tree-limit hook of top-level sessions (nil: none).
+func (a *App) rootLimit() agent.LimitFunc {
+	if a.Subagents == nil {
+		return nil
+	}
+	return a.Subagents.RootLimit()
 }
 
 // afterCompaction is the test-only fault point after a durable compaction.

@@ -6,9 +6,12 @@ package app
 // the child-side report tool, and the runtime's drain at shutdown.
 
 import (
+	"context"
 	"fmt"
+	"time"
 
 	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/budget"
 	"github.com/acp-agent/acp-agent/agent/prompt"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/agent/settings"
@@ -25,6 +28,13 @@ const DefaultMaxDepth = 3
 
 // wireSubagents attaches the subagent runtime to a.
 func wireSubagents(a *App) error {
+	budgetOptions, err := a.budgetOptions()
+	if err != nil {
+		return err
+	}
+	if a.Catalog != nil {
+		a.Catalog.Prices = budgetOptions.Prices // listings price usage as the limits do
+	}
 	rt := subagent.New(subagent.Options{
 		Sessions: a.Sessions,
 		Agents:   a.Agents,
@@ -38,8 +48,15 @@ func wireSubagents(a *App) error {
 		MaxBackground: a.maxBackground(),
 		OnQueued:      a.Config.hooks().OnQueued,
 		Digest:        subagent.DigestOptions{Sync: a.Config.DigestSync, Ticks: a.Config.hooks().DigestTicks},
+		Budgets:       budgetOptions,
 	})
 	a.Subagents = rt
+	// The stall watchdog's sweeper: owned here, stopped and waited for at
+	// close.
+	watchCtx, stopWatch := context.WithCancel(context.Background())
+	watchDone := make(chan struct{})
+	go func() { defer close(watchDone); rt.WatchStalls(watchCtx) }()
+	a.Closers = append(a.Closers, func() error { stopWatch(); <-watchDone; return nil })
 	var opts []inprocess.Option
 	if f := a.Config.hooks().Faults; f != (inprocess.Faults{}) {
 		opts = append(opts, inprocess.WithFaults(f))
@@ -56,6 +73,49 @@ func wireSubagents(a *App) error {
 	}
 	a.Drainers = append(a.Drainers, rt.Drain)
 	return nil
+}
+
+// budgetOptions are the runtime's budgets: the person's price overrides,
+// the tree limit (flags, else settings) and the stall watchdog.
+func (a *App) budgetOptions() (subagent.BudgetOptions, error) {
+	pol := settings.Load(a.Config.SettingsFile, "")
+	subs := pol.Subagents()
+	var o subagent.BudgetOptions
+	if ps := pol.Prices(); len(ps) > 0 {
+		m := make(map[string]budget.Price, len(ps))
+		for k, v := range ps {
+			m[k] = budget.Price{Input: v.Input, CachedInput: v.CachedInput, Output: v.Output}
+		}
+		p, err := budget.NewPrices(m)
+		if err != nil {
+			return o, fmt.Errorf("settings prices: %w", err)
+		}
+		o.Prices = p
+	}
+	o.Tree.MaxTokens, o.Tree.MaxCostUSD = subs.MaxTokens, subs.MaxCostUSD
+	if a.Config.TreeMaxTokens > 0 {
+		o.Tree.MaxTokens = a.Config.TreeMaxTokens
+	}
+	if a.Config.TreeMaxCostUSD > 0 {
+		o.Tree.MaxCostUSD = a.Config.TreeMaxCostUSD
+	}
+	if err := o.Tree.Validate(); err != nil {
+		return o, fmt.Errorf("settings subagents: %w", err)
+	}
+	switch v := subs.StallTimeout; v {
+	case "":
+	case "0", "off":
+		o.StallAfter = -1
+	default:
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return o, fmt.Errorf(`settings subagents.stallTimeout %q: want a duration such as "5m", or "off"`, v)
+		}
+		o.StallAfter = d
+	}
+	o.InterruptStalled = subs.InterruptStalled
+	o.Now = a.Config.hooks().Now
+	return o, nil
 }
 
 func (a *App) maxBackground() int {
@@ -128,6 +188,8 @@ func (a *App) childFactory(s *session.Session, spec subagent.ChildSpec) (*agent.
 	if spec.MaxSteps > 0 {
 		opts.MaxSteps = spec.MaxSteps // an agent definition's maxTurns
 	}
+	// A child runs under its own limits, never the root's.
+	opts.Limit, opts.TurnTimeout = spec.Limit, spec.Limits.Timeout
 	opts.PreStep = append(opts.PreStep, spec.PreStep...)
 	opts.OnIdle = spec.OnIdle
 	return agent.New(s, opts), nil

@@ -16,6 +16,11 @@ const (
 	// of model requests (an agent definition's maxTurns, else the
 	// runtime's step limit) before it finished.
 	StopMaxTurns = "max-turns"
+	// StopBudget and StopTimeout (extension reasons): the child, or its
+	// tree, reached a spending limit (maxTokens, maxCostUsd) or its
+	// turn ran out of its time limit (timeout).
+	StopBudget  = "budget"
+	StopTimeout = "timeout"
 )
 
 // turnFacts is one turn of a child log, reduced to what the stop-reason
@@ -77,7 +82,8 @@ func (t turnFacts) accounts() bool {
 		return false
 	}
 	switch t.reason.Kind {
-	case session.TurnEndBlocked, session.TurnEndAborted, session.TurnEndInterrupted, session.TurnEndError:
+	case session.TurnEndBlocked, session.TurnEndAborted, session.TurnEndInterrupted, session.TurnEndError,
+		session.TurnEndBudget, session.TurnEndTimeout:
 		return true
 	}
 	return false
@@ -112,6 +118,10 @@ func OneShotStopReason(events []session.Event, cancelled bool) string {
 			stop = StopRefusal
 		case session.TurnEndMaxSteps:
 			stop = StopMaxTurns
+		case session.TurnEndBudget:
+			stop = StopBudget
+		case session.TurnEndTimeout:
+			stop = StopTimeout
 		}
 	}
 	if cancelled && stop != StopCompleted {
@@ -167,6 +177,10 @@ func EpochStopReason(events []session.Event) string {
 		return StopRefusal
 	case session.TurnEndMaxSteps:
 		return StopMaxTurns
+	case session.TurnEndBudget:
+		return StopBudget
+	case session.TurnEndTimeout:
+		return StopTimeout
 	case session.TurnEndCompleted:
 		if dropped {
 			return StopAborted

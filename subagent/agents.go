@@ -16,6 +16,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/policy"
 	"github.com/acp-agent/acp-agent/agent/tool"
+	"github.com/acp-agent/acp-agent/subagent/budgets"
 )
 
 // Codes of a call naming an agent.
@@ -147,6 +148,7 @@ func (c *AgentChoices) apply(name string, base childOptions) (childOptions, erro
 		opts.toolFilter = &ToolFilter{Allow: def.Tools, Deny: def.DisallowedTools}
 	}
 	opts.maxSteps = def.MaxTurns
+	opts.limits = budgets.Limits{MaxTokens: def.MaxTokens, MaxCostUSD: def.MaxCostUSD, MaxTurns: def.MaxTurns, Timeout: def.Timeout}
 	opts.background = base.background && def.Mode != agentdef.ModeForeground
 	opts.definition = &AgentDefinition{
 		Name: def.Name, Hash: def.Hash, File: def.File, Format: string(def.Format), Scope: string(def.Scope),

@@ -133,7 +133,7 @@ func TestAgentParameterErrorsAndDescription(t *testing.T) {
 		}
 		return nil
 	}})
-	if got := strings.Join(schemaKeys(t, d), ","); got != "agent,description,isolation,prompt,run_in_background" {
+	if got := strings.Join(schemaKeys(t, d), ","); got != "agent,description,isolation,maxCostUsd,maxTokens,maxTurns,prompt,run_in_background,timeout" {
 		t.Errorf("keys = %s", got)
 	}
 	desc := d.Spec().Description
@@ -155,7 +155,7 @@ func TestAgentParameterErrorsAndDescription(t *testing.T) {
 		t.Errorf("refused agent: %v", err)
 	}
 	plain := subagent.NewSubagentToolWith(st.Runtime, nil)
-	if got := strings.Join(schemaKeys(t, plain), ","); got != "description,isolation,prompt,run_in_background" {
+	if got := strings.Join(schemaKeys(t, plain), ","); got != "description,isolation,maxCostUsd,maxTokens,maxTurns,prompt,run_in_background,timeout" {
 		t.Errorf("without definitions keys = %s", got)
 	}
 	_, err = invoke(t, plain, parent, map[string]any{"description": "x", "prompt": "p", "agent": "a00"})

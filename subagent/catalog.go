@@ -9,6 +9,8 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"github.com/acp-agent/acp-agent/agent/budget"
+	"github.com/acp-agent/acp-agent/subagent/budgets"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -75,6 +77,8 @@ type Catalog struct {
 	// Concurrency bounds the cold reads of one listing (DefaultConcurrency
 	// when 0 or negative).
 	Concurrency int
+	// Prices price the rows' usage (nil: the built-in table).
+	Prices *budget.Prices
 
 	delegated delegations // the live parents' named children (accounted.go)
 }
@@ -392,6 +396,7 @@ func (c *Catalog) resolveLive(r *record, hasChildren bool) *ListEntry {
 	}
 	row := child(r, id, ActivityRunning, hasChildren)
 	row.Damage = c.repairedOf(r.header.ID, snap.Values)
+	row.Usage = c.usageOf(snap.Values)
 	return row
 }
 
@@ -439,6 +444,7 @@ func (c *Catalog) resolveCold(ctx context.Context, r *record, hasChildren bool) 
 	if id, values := c.cachedIdentity(r); id != nil && id.Seq >= int64(r.header.SeedLength) {
 		row := child(r, id, ActivityInactive, hasChildren)
 		row.Damage = c.repairedOf(r.header.ID, values)
+		row.Usage = c.usageOf(values)
 		return row, nil
 	}
 	if err := cancelled(ctx); err != nil {
@@ -478,7 +484,19 @@ func (c *Catalog) resolveCold(ctx context.Context, r *record, hasChildren bool) 
 	}
 	row := child(r, id, ActivityInactive, hasChildren)
 	row.Damage = c.repairedOf(r.header.ID, snap.Values)
+	row.Usage = c.usageOf(snap.Values)
 	return row, nil
+}
+
+// usageOf prices the subagentUsage value among values; nil when there is
+// none (no usage reported, or a cache written without the unit).
+func (c *Catalog) usageOf(values map[string]json.RawMessage) *budgets.Usage {
+	l, ok := budgets.DecodeLedger(values[budgets.KeyUsage])
+	if !ok || len(l.Routes) == 0 {
+		return nil
+	}
+	u := l.Usage(c.Prices)
+	return &u
 }
 
 // cachedIdentity is rung 2: the indexed values of the record, then the

@@ -14,6 +14,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/driver"
+	"github.com/acp-agent/acp-agent/subagent/budgets"
 )
 
 // children owns the creation and release of child agents: their live
@@ -23,6 +24,7 @@ type children struct {
 	agents   *agent.Registry
 	factory  AgentFactory
 	log      *slog.Logger
+	spend    *spending
 }
 
 // create creates a child session with header h and seed, builds its agent
@@ -40,10 +42,19 @@ func (c *children) create(h session.Header, seed []session.Event, spec ChildSpec
 
 // build builds and registers the agent of the live session s.
 func (c *children) build(s *session.Session, spec ChildSpec) (*agent.Agent, error) {
+	if spec.Limits.MaxTurns > 0 && (spec.MaxSteps == 0 || spec.Limits.MaxTurns < spec.MaxSteps) {
+		spec.MaxSteps = spec.Limits.MaxTurns
+	}
+	if c.spend != nil && spec.Parent != nil {
+		spec.Limit = c.spend.childHook(s.ID(), spec.Parent, spec.Limits)
+	}
 	a, err := c.factory(s, spec)
 	if err != nil {
 		c.removeSession(s.ID())
 		return nil, err
+	}
+	if c.spend != nil && spec.Parent != nil {
+		c.spend.watch(a, spec.Parent.ID())
 	}
 	if c.agents != nil {
 		if err := c.agents.Register(a); err != nil {
@@ -100,7 +111,7 @@ func (h *oneShotHost) CreateChild(ctx context.Context, seed []session.Event, onI
 	spec := ChildSpec{
 		Mode: ModeOneShot, Label: h.req.Label, Route: resolveRoute(parent, h.req.Route),
 		MaxTokens: maxTokens, Persona: h.req.Persona, ToolFilter: h.req.ToolFilter, Depth: depth, Parent: parent,
-		MaxSteps: h.req.MaxSteps, Definition: h.req.Definition,
+		MaxSteps: h.req.MaxSteps, Definition: h.req.Definition, Limits: h.req.Limits,
 		PermissionMode: h.req.PermissionMode, PermissionScope: h.req.PermissionScope,
 		Fresh: true, PreStep: []agent.PreStepHook{descriptorHook(h.desc, h.req.Definition)}, OnIdle: onIdle,
 	}
@@ -118,7 +129,7 @@ func (h *oneShotHost) CreateChild(ctx context.Context, seed []session.Event, onI
 		d.Isolation, d.Worktree = IsolationWorktree, rec
 		raw, err := d.Snapshot()
 		if err == nil {
-			seed, err = creationSeed(h.sessions, id, seed, raw, h.req.Definition)
+			seed, err = creationSeed(h.sessions, id, seed, raw, h.req.Definition, h.req.Limits)
 		}
 		if err != nil {
 			h.svc.cont.dropWorktree(rec)
@@ -175,7 +186,7 @@ func (h *continuableHost) CreateChild(ctx context.Context, prefix []session.Even
 		hdr.Cwd = cwd
 		h.act.worktree = rec
 	}
-	seed, err := creationSeed(h.sessions, p.childID, prefix, desc, p.spec.Definition)
+	seed, err := creationSeed(h.sessions, p.childID, prefix, desc, p.spec.Definition, p.spec.Limits)
 	if err != nil {
 		h.svc.cont.dropWorktree(h.act.worktree)
 		h.act.worktree = nil
@@ -183,7 +194,7 @@ func (h *continuableHost) CreateChild(ctx context.Context, prefix []session.Even
 	}
 	spec := ChildSpec{
 		Mode: ModeContinuable, Label: p.spec.Label, Route: p.route, MaxTokens: p.spec.MaxTokens,
-		MaxSteps: p.spec.MaxSteps, Definition: p.spec.Definition,
+		MaxSteps: p.spec.MaxSteps, Definition: p.spec.Definition, Limits: p.spec.Limits,
 		PermissionMode: p.spec.PermissionMode, PermissionScope: p.spec.PermissionScope,
 		Persona: p.spec.Persona, ToolFilter: p.spec.ToolFilter, Depth: p.depth, Parent: p.spec.Parent, Fresh: true,
 		OnIdle: h.svc.cont.idleHook(h.act),
@@ -201,7 +212,7 @@ func (h *continuableHost) CreateChild(ctx context.Context, prefix []session.Even
 // its end-seed marker), then the descriptor, then the agent definition
 // record when there is one. Store.Create appends the final
 // session/end-seed after it (subagent-contract.md §1.4, §6 item 21).
-func creationSeed(st *session.Store, childID string, prefix []session.Event, desc []byte, def *AgentDefinition) ([]session.Event, error) {
+func creationSeed(st *session.Store, childID string, prefix []session.Event, desc []byte, def *AgentDefinition, limits budgets.Limits) ([]session.Event, error) {
 	clock, _ := st.Sources().For(childID)
 	seed := slices.Clone(prefix)
 	if n := len(seed); n > 0 && seed[n-1].Type != session.TypeEndSeed {
@@ -210,6 +221,13 @@ func creationSeed(st *session.Store, childID string, prefix []session.Event, des
 	seed = append(seed, session.Event{Type: session.TypeDescriptor, Seq: int64(len(seed)), Time: clock.Now(), Data: desc})
 	if def != nil {
 		ev, err := definitionEvent(def, int64(len(seed)), clock.Now())
+		if err != nil {
+			return nil, err
+		}
+		seed = append(seed, ev)
+	}
+	if !limits.Zero() {
+		ev, err := limits.Event(int64(len(seed)), clock.Now())
 		if err != nil {
 			return nil, err
 		}

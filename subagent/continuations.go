@@ -66,6 +66,9 @@ type activation struct {
 	// slotRoot is the root session whose background slot act holds ("":
 	// none).
 	slotRoot string
+	// account is what the settlement notice says of the child's spending
+	// and of a limit that stopped it (spend.go), set at disposal.
+	account []session.Block
 	// unwatch ends the watch's OnUpdate subscription, onSettled is its
 	// OnSettled and onReplaced its OnReplaced: the start's, or the latest
 	// watched message's (rewatch); all nil once called.

@@ -240,6 +240,10 @@ func outcomeWord(stop string) string {
 		return "out of tokens"
 	case driver.StopMaxTurns:
 		return "reached its turn limit"
+	case driver.StopBudget:
+		return "reached its budget"
+	case driver.StopTimeout:
+		return "ran out of time"
 	case driver.StopRefusal:
 		return "declined"
 	}

@@ -6,6 +6,7 @@ package subagent
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/acp-agent/acp-agent/subagent/budgets"
 	"strconv"
 )
 
@@ -61,6 +62,11 @@ type ListEntry struct {
 	// Damage, on a child row, says what its log lost though it reads (a
 	// repair dropped lines), as the storage words it; "" otherwise.
 	Damage string
+	// Usage, on a child row, is what the child itself spent (its own
+	// log's responses, from the subagentUsage projection; cost at the
+	// catalog's prices, absent when not known); nil when it reported no
+	// usage or the projection is not registered.
+	Usage *budgets.Usage
 }
 
 // DescendantEntry is a row of the descendant walk: a ListEntry positioned
@@ -120,6 +126,15 @@ func (e ListEntry) write(b *bytes.Buffer) {
 	if e.Damage != "" {
 		b.WriteString(`,"damage":`)
 		writeString(b, e.Damage)
+	}
+	if u := e.Usage; u != nil {
+		v := *u
+		if !v.CostKnown() {
+			v.Cost = 0 // never a made-up cost
+		}
+		enc, _ := json.Marshal(v)
+		b.WriteString(`,"usage":`)
+		b.Write(enc)
 	}
 }
 

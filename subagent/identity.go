@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/acp-agent/acp-agent/subagent/budgets"
 	"strconv"
 	"unicode/utf8"
 
@@ -193,5 +194,11 @@ func RegisterProjections(reg *projection.Registry) (unregister func(), err error
 		unID()
 		return nil, err
 	}
-	return func() { unTiming(); unID() }, nil
+	unUsage, err := reg.Register(budgets.Unit())
+	if err != nil {
+		unTiming()
+		unID()
+		return nil, err
+	}
+	return func() { unUsage(); unTiming(); unID() }, nil
 }

@@ -116,6 +116,16 @@ type AgentEntry struct {
 	// Worktree describes an isolated child's worktree ("" without one).
 	Worktree string
 	rec      *WorktreeRecord
+	// Usage is what the child spent ("" when it reported no usage);
+	// Stalled marks a running child the watchdog found quiet.
+	Usage   string
+	Stalled bool
+}
+
+// StallReporter is the optional AgentStatus extension saying whether a
+// running child is stalled (Runtime implements it).
+type StallReporter interface {
+	Stalled(id string) bool
 }
 
 // MarshalJSON renders {"kind","id","label","status"[,"parent","depth"]} or
@@ -137,6 +147,13 @@ func (e AgentEntry) MarshalJSON() ([]byte, error) {
 		if e.Worktree != "" {
 			b.WriteString(`,"worktree":`)
 			writeString(&b, e.Worktree)
+		}
+		if e.Usage != "" {
+			b.WriteString(`,"usage":`)
+			writeString(&b, e.Usage)
+		}
+		if e.Stalled {
+			b.WriteString(`,"stalled":true`)
 		}
 	}
 	if e.Positioned {
@@ -245,7 +262,14 @@ func (t *ListAgents) project(r ListEntry) (AgentEntry, bool) {
 			}
 		}
 	}
-	return AgentEntry{Kind: KindChild, ID: r.ID, Label: r.Label, Status: status, rec: r.Worktree}, true
+	e := AgentEntry{Kind: KindChild, ID: r.ID, Label: r.Label, Status: status, rec: r.Worktree}
+	if r.Usage != nil {
+		e.Usage = r.Usage.String()
+	}
+	if sr, ok := t.agents.(StallReporter); ok && status == StatusRunning {
+		e.Stalled = sr.Stalled(r.ID)
+	}
+	return e, true
 }
 
 // RenderAgents renders entries as list_agents text: one line per entry,
@@ -265,7 +289,11 @@ func RenderAgents(entries []AgentEntry) string {
 		if e.Kind == KindDiagnostic {
 			b.WriteString(" [diagnostic: " + string(e.Reason) + "]")
 		} else {
-			b.WriteString(" [" + e.Status + "]")
+			status := e.Status
+			if e.Stalled {
+				status += ", stalled"
+			}
+			b.WriteString(" [" + status + "]")
 		}
 		if e.Positioned {
 			b.WriteString(" parent=" + e.Parent + " depth=" + strconv.Itoa(e.Depth))
@@ -275,6 +303,9 @@ func RenderAgents(entries []AgentEntry) string {
 		}
 		if e.Worktree != "" {
 			b.WriteString(" (" + e.Worktree + ")")
+		}
+		if e.Usage != "" {
+			b.WriteString(" (used " + e.Usage + ")")
 		}
 	}
 	return b.String()

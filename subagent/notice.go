@@ -32,6 +32,10 @@ func noticeSummary(childID, stop string) string {
 		return fmt.Sprintf("Background subagent %s failed before it finished.", childID)
 	case driver.StopMaxTurns:
 		return fmt.Sprintf("Background subagent %s reached its turn limit (maxTurns) before it finished.", childID)
+	case driver.StopBudget:
+		return fmt.Sprintf("Background subagent %s reached its budget before it finished (stop reason budget).", childID)
+	case driver.StopTimeout:
+		return fmt.Sprintf("Background subagent %s ran out of time before it finished (stop reason timeout).", childID)
 	}
 	return fmt.Sprintf("Background subagent %s ended abnormally (%s) before it finished.", childID, stop)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/subagent/budgets"
 )
 
 func unavailable(childID string, cause error) error {
@@ -47,6 +48,15 @@ func (s *Service) resume(ctx context.Context, parent *agent.Agent, childID strin
 		}
 		return nil, unavailable(childID, err)
 	}
+	// The limits it was started with (a malformed record: not resumable,
+	// rather than run unbounded).
+	limits, _, err := budgets.FoldLimits(events[min(max(h.SeedLength, 0), len(events)):])
+	if err != nil {
+		if rerr := s.durable.Release(childID); rerr != nil {
+			s.kids.log.Warn("subagent: releasing a child with malformed limits failed", "session", childID, "err", rerr)
+		}
+		return nil, unavailable(childID, err)
+	}
 	sess, err := s.kids.sessions.Adopt(h, events)
 	if err != nil {
 		if rerr := s.durable.Release(childID); rerr != nil {
@@ -65,6 +75,7 @@ func (s *Service) resume(ctx context.Context, parent *agent.Agent, childID strin
 	if def != nil {
 		spec.MaxSteps = def.MaxTurns // the limits it was started with, not the file's today
 	}
+	spec.Limits = limits // as it was started: a cold resume keeps them
 	child, err := s.kids.build(sess, spec)
 	if err != nil {
 		var se *SubagentError

@@ -13,6 +13,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/subagent/budgets"
 )
 
 // ChildSpec tells the AgentFactory how to build a child agent.
@@ -49,6 +50,13 @@ type ChildSpec struct {
 	PreStep []agent.PreStepHook
 	// OnIdle must be installed as agent.Options.OnIdle.
 	OnIdle func(*agent.Agent)
+	// Limits are the child's limits (its definition's, narrowed by the
+	// call; recorded in a continuable child's seed and read back on cold
+	// resume). The factory must install Limit as agent.Options.Limit and
+	// Limits.Timeout as agent.Options.TurnTimeout; MaxSteps already
+	// carries Limits.MaxTurns.
+	Limits budgets.Limits
+	Limit  agent.LimitFunc
 }
 
 // AgentFactory builds the agent driving a child session. It supplies the
@@ -118,6 +126,9 @@ type Options struct {
 	// Digest paces the live digests delegations show of their children
 	// (digest.go).
 	Digest DigestOptions
+	// Budgets are the price overrides, the tree limit and the stall
+	// watchdog (spend.go).
+	Budgets BudgetOptions
 }
 
 // Runtime is the subagent runtime. It only composes its parts, each the
@@ -135,6 +146,8 @@ type Runtime struct {
 	*Listing
 	*Continuations
 	*Service
+
+	spend *spending
 }
 
 // New returns a Runtime.
@@ -147,7 +160,8 @@ func New(opts Options) *Runtime {
 	}
 	lc := &Lifecycle{log: opts.Logger}
 	live := liveAgents{reg: opts.Agents}
-	kids := &children{sessions: opts.Sessions, agents: opts.Agents, factory: opts.Factory, log: opts.Logger}
+	spend := newSpending(opts.Budgets)
+	kids := &children{sessions: opts.Sessions, agents: opts.Agents, factory: opts.Factory, log: opts.Logger, spend: spend}
 	reg := &ProviderRegistry{lc: lc}
 	cont := newContinuations(live, kids, opts.Durable, lc, opts.Logger, opts.NewRunID)
 	cont.worktrees, cont.onQueued = opts.Worktrees, opts.OnQueued
@@ -163,6 +177,6 @@ func New(opts Options) *Runtime {
 	}
 	return &Runtime{
 		Lifecycle: lc, ProviderRegistry: reg, Listing: &Listing{catalog: opts.Catalog, live: live},
-		Continuations: cont, Service: svc,
+		Continuations: cont, Service: svc, spend: spend,
 	}
 }

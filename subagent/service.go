@@ -12,6 +12,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/driver"
+	"github.com/acp-agent/acp-agent/subagent/budgets"
 )
 
 // OneShotRequest is a one-shot delegation (subagent-contract.md §2.2).
@@ -34,6 +35,8 @@ type OneShotRequest struct {
 	MaxSteps int
 	// Definition, when set, is recorded in the child's log (definition.go).
 	Definition *AgentDefinition
+	// Limits bound the child (spend.go); Limits.MaxTurns narrows MaxSteps.
+	Limits budgets.Limits
 	// Isolation is where the child works: IsolationWorktree starts it in a
 	// git worktree of its own, created and recorded in its descriptor
 	// (staged in its creation seed) before its first turn; the caller
@@ -80,6 +83,9 @@ type ContinuableSpec struct {
 	// Definition, when set, is recorded in the child's creation seed after
 	// its descriptor (definition.go).
 	Definition *AgentDefinition
+	// Limits bound the child (spend.go): recorded in its creation seed
+	// (subagent/limits), so a cold resume keeps them.
+	Limits budgets.Limits
 	// OnUpdate, when set, receives every update of the child agent of this
 	// first activation, from before its prompt is delivered until it
 	// settles. It runs under the child's session lock: keep it quick.

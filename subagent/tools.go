@@ -8,8 +8,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/delegation"
@@ -17,6 +19,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/agent/tool"
 	"github.com/acp-agent/acp-agent/driver"
+	"github.com/acp-agent/acp-agent/subagent/budgets"
 )
 
 // Tool names.
@@ -99,6 +102,11 @@ const (
 	paramPromptFresh = "The complete, self-contained task for the subagent. It does not share this conversation's context, so include everything it needs."
 	paramPromptFork  = "The task for the subagent. It already sees this conversation's completed turns, so build on them freely and state only what is new."
 	paramBackground  = "Whether to run in the background and return a durable subagent id immediately. Defaults to true. Set false to wait for the result when your next action depends on it."
+	paramLimits      = "Optional limits for this subagent; each may only narrow what its agent definition allows, never widen it. "
+	paramMaxTokens   = paramLimits + "The most tokens (input plus output, over its whole life) it may use; reaching it stops the subagent with stop reason budget."
+	paramMaxCost     = paramLimits + "The most it may spend, in US dollars at list prices (only where the model's price is known); reaching it stops the subagent with stop reason budget."
+	paramMaxTurns    = paramLimits + "The most model requests in each of its turns; reaching it stops the turn with stop reason max-turns."
+	paramTimeout     = paramLimits + "The most seconds each of its turns may run; reaching it stops the turn with stop reason timeout."
 	paramIsolation   = "Where the subagent works. \"none\" (default): in this working tree. \"worktree\": in a new git worktree of this repository on a branch of its own, so it cannot disturb this tree or other subagents; when it finishes, an untouched worktree is removed and one with changes is kept and reported (path, branch, diffstat). Use worktree for subagents that edit files."
 
 	descFresh = "Hand a self-contained piece of work (research, a scoped change, an analysis) to a subagent: a separate agent " +
@@ -144,6 +152,10 @@ func (d *Delegation) Spec() model.ToolSpec {
 	} else {
 		desc += descForeground
 	}
+	props["maxTokens"] = map[string]any{"type": "integer", "minimum": 1, "description": paramMaxTokens}
+	props["maxCostUsd"] = map[string]any{"type": "number", "exclusiveMinimum": 0, "description": paramMaxCost}
+	props["maxTurns"] = map[string]any{"type": "integer", "minimum": 1, "description": paramMaxTurns}
+	props["timeout"] = map[string]any{"type": "number", "exclusiveMinimum": 0, "description": paramTimeout}
 	if d.cfg.Agents.offered() {
 		props["agent"] = map[string]any{"type": "string", "description": paramAgent}
 		desc += d.cfg.Agents.describe()
@@ -161,6 +173,21 @@ type delegationArgs struct {
 	RunInBackground *bool  `json:"run_in_background"`
 	Isolation       string `json:"isolation"`
 	Agent           string `json:"agent"`
+	// Optional limits (narrowing only); Timeout in seconds.
+	MaxTokens  int     `json:"maxTokens"`
+	MaxCostUSD float64 `json:"maxCostUsd"`
+	MaxTurns   int     `json:"maxTurns"`
+	Timeout    float64 `json:"timeout"`
+}
+
+// limits returns the call's own limits.
+func (a delegationArgs) limits() (budgets.Limits, error) {
+	if a.Timeout < 0 || a.Timeout > 1e9 || math.IsNaN(a.Timeout) {
+		return budgets.Limits{}, fmt.Errorf("timeout must be a positive number of seconds, got %v", a.Timeout)
+	}
+	l := budgets.Limits{MaxTokens: a.MaxTokens, MaxCostUSD: a.MaxCostUSD, MaxTurns: a.MaxTurns,
+		Timeout: time.Duration(a.Timeout * float64(time.Second))}
+	return l, l.Validate()
 }
 
 // childOptions are what a call's child is started with: the tool's
@@ -170,6 +197,7 @@ type childOptions struct {
 	persona    string
 	toolFilter *ToolFilter
 	maxSteps   int
+	limits     budgets.Limits
 	definition *AgentDefinition
 	// background is the default when the call does not say.
 	background bool
@@ -216,6 +244,16 @@ func (d *Delegation) Execute(ctx context.Context, inv tool.Invocation) (tool.Res
 		if opts, err = d.cfg.Agents.apply(args.Agent, opts); err != nil {
 			return tool.Result{}, err
 		}
+	}
+	asked, err := args.limits()
+	if err == nil {
+		opts.limits, err = budgets.Narrow(opts.limits, asked)
+	}
+	if err != nil {
+		return tool.Result{}, &tool.Error{Code: tool.CodeInvalidArgs, Message: "invalid arguments: " + err.Error()}
+	}
+	if opts.limits.MaxTurns > 0 {
+		opts.maxSteps = opts.limits.MaxTurns
 	}
 	iso, err := ParseIsolation(args.Isolation)
 	if err != nil || (!d.cfg.Background && args.Isolation != "") {
@@ -264,7 +302,7 @@ func (d *Delegation) Execute(ctx context.Context, inv tool.Invocation) (tool.Res
 		_, _, err := d.svc.StartContinuable(ctx, ContinuableSpec{
 			Provider: d.providerFor(opts), Label: args.Description, CallID: inv.CallID, ChildID: childID, Prompt: prompt, Parent: caller,
 			Route: opts.route, MaxDepth: d.cfg.MaxDepth, ToolFilter: opts.toolFilter, Persona: opts.persona,
-			MaxSteps: opts.maxSteps, Definition: opts.definition, Isolation: iso, OnQueued: onQueued,
+			MaxSteps: opts.maxSteps, Definition: opts.definition, Limits: opts.limits, Isolation: iso, OnQueued: onQueued,
 			PermissionMode: opts.permissionMode, PermissionScope: opts.permissionScope,
 			OnUpdate: rep.observe,
 			OnSettled: func(stop string, wt *WorktreeOutcome) string {
@@ -299,6 +337,15 @@ func (d *Delegation) Execute(ctx context.Context, inv tool.Invocation) (tool.Res
 func (d *Delegation) foreground(ctx context.Context, inv tool.Invocation, caller *agent.Agent, label string, prompt []session.Block, opts childOptions, iso Isolation) (tool.Result, error) {
 	var rep *digestReporter
 	var onUpdate func(*agent.Agent, agent.Update)
+	// The child agent, for its account once its run is over.
+	var childMu sync.Mutex
+	var child *agent.Agent
+	seen := func(c *agent.Agent) {
+		childMu.Lock()
+		child = c
+		childMu.Unlock()
+	}
+	onUpdate = func(c *agent.Agent, _ agent.Update) { seen(c) }
 	if inv.Progress != nil {
 		// The link names the child once it exists (its first update).
 		var once sync.Once
@@ -309,13 +356,14 @@ func (d *Delegation) foreground(ctx context.Context, inv tool.Invocation, caller
 				meta := childLinkMeta(child.ID(), ModeOneShot, child.Session().Header().DelegationDepth)
 				rep.setLink(meta, report)
 			})
+			seen(child)
 			rep.observe(child, u)
 		}
 		defer rep.stop()
 	}
 	run, wt, err := d.svc.StartIsolated(ctx, d.providerFor(opts), OneShotRequest{
 		Label: label, CallID: inv.CallID, Prompt: prompt, Parent: caller, Route: opts.route, MaxDepth: d.cfg.MaxDepth,
-		ToolFilter: opts.toolFilter, Persona: opts.persona, MaxSteps: opts.maxSteps, Definition: opts.definition,
+		ToolFilter: opts.toolFilter, Persona: opts.persona, MaxSteps: opts.maxSteps, Definition: opts.definition, Limits: opts.limits,
 		PermissionMode: opts.permissionMode, PermissionScope: opts.permissionScope, Isolation: iso,
 		OnUpdate: onUpdate,
 	})
@@ -325,6 +373,13 @@ func (d *Delegation) foreground(ctx context.Context, inv tool.Invocation, caller
 	// The run settles on its own once ctx is cancelled (the provider
 	// cancels the child), so wait without ctx; always dispose.
 	res, runErr := run.Result(context.WithoutCancel(ctx))
+	childMu.Lock()
+	var account []session.Block
+	if child != nil {
+		evs, _ := child.Session().Events()
+		account = d.svc.kids.spend.account(child, evs)
+	}
+	childMu.Unlock()
 	disposeErr := run.Dispose(context.WithoutCancel(ctx))
 	// The child is closed: its worktree, if any, is removed when
 	// untouched, kept and reported otherwise, whatever the outcome.
@@ -363,6 +418,7 @@ func (d *Delegation) foreground(ctx context.Context, inv tool.Invocation, caller
 	if res.StopReason == driver.StopCompleted {
 		raw := delegation.ForegroundResult(run.ID, res.Output)
 		out := tool.TextResult(session.JoinText(res.Output, ""), raw)
+		out.Content = append(out.Content, account...)
 		if tree != nil {
 			out.Content = append(out.Content, worktreeNotice(tree))
 			raw["worktree"] = worktreeRaw(tree)
@@ -370,7 +426,11 @@ func (d *Delegation) foreground(ctx context.Context, inv tool.Invocation, caller
 		out.Display = display
 		return out, nil
 	}
-	return fail(&tool.Error{Code: CodeSubagentRunFailed, Message: ForegroundFailure(res)})
+	msg := ForegroundFailure(res)
+	if text := session.JoinText(account, "\n"); text != "" {
+		msg += "\n" + text
+	}
+	return fail(&tool.Error{Code: CodeSubagentRunFailed, Message: msg})
 }
 
 // ForegroundFailure renders a non-completed foreground result:
@@ -394,6 +454,10 @@ func ForegroundFailure(res driver.Result) string {
 		b.WriteString("subagent declined the task")
 	case driver.StopMaxTurns:
 		b.WriteString("subagent run reached its turn limit (maxTurns) before finishing")
+	case driver.StopBudget:
+		b.WriteString("subagent run reached its budget before finishing (stop reason budget)")
+	case driver.StopTimeout:
+		b.WriteString("subagent run ran out of time before finishing (stop reason timeout)")
 	default:
 		fmt.Fprintf(&b, "subagent run ended abnormally (%s)", res.StopReason)
 	}

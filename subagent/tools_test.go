@@ -48,8 +48,8 @@ func TestToolSchemasAndDescriptions(t *testing.T) {
 	}{
 		{subagent.NewSendMessageTool(rt), "message,subagent_id", []string{"next turn"}, []string{"job_output", "job id"}},
 		{subagent.NewInterruptTool(rt), "agent_id", []string{"current turn", "send_message"}, nil},
-		{subagent.NewSubagentTool(rt), "description,isolation,prompt,run_in_background", []string{"send_message", "runs in the background by default"}, []string{"job_output", "job_kill"}},
-		{subagent.NewForkTool(rt), "description,prompt", []string{"completed", "waits for the subagent"}, []string{"run_in_background"}},
+		{subagent.NewSubagentTool(rt), "description,isolation,maxCostUsd,maxTokens,maxTurns,prompt,run_in_background,timeout", []string{"send_message", "runs in the background by default"}, []string{"job_output", "job_kill"}},
+		{subagent.NewForkTool(rt), "description,maxCostUsd,maxTokens,maxTurns,prompt,timeout", []string{"completed", "waits for the subagent"}, []string{"run_in_background"}},
 		{subagent.NewReportTool(rt), "output", nil, nil},
 	}
 	for _, tt := range tests {

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/acp-agent/acp-agent/internal/levels"
 )
@@ -84,6 +85,12 @@ type Definition struct {
 	// MaxTurns bounds the model requests of each of the child's turns
 	// (0: the runtime's default).
 	MaxTurns int
+	// MaxTokens and MaxCostUSD bound what the child may spend over its
+	// whole life (tokens in and out; USD at list prices), Timeout the wall
+	// time of each of its turns (0: no limit).
+	MaxTokens  int
+	MaxCostUSD float64
+	Timeout    time.Duration
 	// Isolation is IsolationNone or IsolationWorktree.
 	Isolation string
 	// Instructions is the body: the child's persona.

@@ -3,10 +3,12 @@ package agentdef
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -166,6 +168,36 @@ func (f field) positiveInt() (int, error) {
 	return n, nil
 }
 
+func (f field) positiveNumber() (float64, error) {
+	var x float64
+	if f.val.Kind != yaml.ScalarNode || (f.val.Tag != "!!int" && f.val.Tag != "!!float") || f.val.Decode(&x) != nil ||
+		!(x > 0) || math.IsInf(x, 0) {
+		return 0, fmt.Errorf("%s must be a positive number", f.key)
+	}
+	return x, nil
+}
+
+// duration decodes a Go duration ("90s", "10m") or a whole number of
+// seconds.
+func (f field) duration() (time.Duration, error) {
+	bad := fmt.Errorf(`%s must be a positive duration ("90s", "10m") or a whole number of seconds`, f.key)
+	if f.val.Kind != yaml.ScalarNode || isNull(f.val) {
+		return 0, bad
+	}
+	if f.val.Tag == "!!int" {
+		var n int64
+		if f.val.Decode(&n) != nil || n <= 0 || n > math.MaxInt64/int64(time.Second) {
+			return 0, bad
+		}
+		return time.Duration(n) * time.Second, nil
+	}
+	d, err := time.ParseDuration(f.val.Value)
+	if err != nil || d <= 0 {
+		return 0, bad
+	}
+	return d, nil
+}
+
 var (
 	namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 	toolPattern = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*$`)
@@ -265,6 +297,12 @@ func parseMarkdown(path string, format Format, data []byte) (*Definition, []Prob
 			}
 		case "maxTurns":
 			def.MaxTurns, err = f.positiveInt()
+		case "maxTokens":
+			def.MaxTokens, err = f.positiveInt()
+		case "maxCostUsd":
+			def.MaxCostUSD, err = f.positiveNumber()
+		case "timeout":
+			def.Timeout, err = f.duration()
 		case "isolation":
 			var m string
 			if m, err = f.str(); err == nil {
@@ -281,7 +319,7 @@ func parseMarkdown(path string, format Format, data []byte) (*Definition, []Prob
 			err = parseExternal(def, f)
 		default:
 			if format == FormatOurs {
-				err = fmt.Errorf("unknown key %q (known: name, description, tools, disallowedTools, model, mode, permissionMode, maxTurns, isolation, command, args, env, loadSession, resume)", f.key)
+				err = fmt.Errorf("unknown key %q (known: name, description, tools, disallowedTools, model, mode, permissionMode, maxTurns, maxTokens, maxCostUsd, timeout, isolation, command, args, env, loadSession, resume)", f.key)
 			} else {
 				note(f.line, "key %q is not mapped: ignored", f.key)
 			}

@@ -100,8 +100,9 @@ func Cost(u session.Usage, p Price) float64 {
 type Tally struct {
 	// Calls counts model responses; Counted those that reported usage.
 	Calls, Counted int
-	// Input, Output, CachedRead and CacheWrite sum the reported usage.
-	Input, Output, CachedRead, CacheWrite int
+	// Input, Output, CachedRead, CacheWrite and Reasoning sum the
+	// reported usage.
+	Input, Output, CachedRead, CacheWrite, Reasoning int
 	// Cost sums the cost of the priced calls (USD); Priced counts them.
 	Cost   float64
 	Priced int
@@ -113,6 +114,9 @@ type Tally struct {
 	Route model.Route
 	// Compactions counts completed compactions.
 	Compactions int
+	// Prices overrides the built-in price table (the user's settings);
+	// nil uses the table alone. Set it before the first Add.
+	Prices *Prices
 }
 
 // Add folds one event into t. It never decodes message content: a
@@ -148,8 +152,9 @@ func (t *Tally) Add(ev session.Event) {
 		t.Output += u.OutputTokens
 		t.CachedRead += u.CacheReadTokens
 		t.CacheWrite += u.CacheWriteTokens
+		t.Reasoning += u.ReasoningTokens
 		t.Used = u.InputTokens + u.OutputTokens
-		if p, ok := KnownPrice(t.Route); ok {
+		if p, ok := t.Prices.Price(t.Route); ok {
 			t.Cost += Cost(u, p)
 			t.Priced++
 		}

@@ -5,6 +5,8 @@ package budget
 // snapshots ("gpt-4.1-2025-04-14") find their family.
 
 import (
+	"fmt"
+	"math"
 	"strings"
 
 	"github.com/acp-agent/acp-agent/agent/model"
@@ -92,4 +94,75 @@ func KnownPrice(r model.Route) (Price, bool) {
 		return Price{}, false
 	}
 	return *k.price, true
+}
+
+// Prices are price overrides (the user settings' prices): keys are
+// "provider/model" or a bare model id, each matched as a prefix of the
+// route's model id, the longest match winning; a provider-qualified key
+// beats a bare one of the same length. The key "*" prices every model
+// no other key (nor the built-in table) prices, as a local or scripted
+// model. A nil *Prices has no overrides.
+type Prices struct {
+	byKey map[string]Price
+}
+
+// NewPrices validates overrides: every price finite and not negative.
+func NewPrices(overrides map[string]Price) (*Prices, error) {
+	if len(overrides) == 0 {
+		return nil, nil
+	}
+	p := &Prices{byKey: make(map[string]Price, len(overrides))}
+	for k, v := range overrides {
+		if strings.TrimSpace(k) == "" {
+			return nil, fmt.Errorf("price override with an empty model id")
+		}
+		for _, f := range []float64{v.Input, v.CachedInput, v.Output} {
+			if f < 0 || math.IsNaN(f) || math.IsInf(f, 0) {
+				return nil, fmt.Errorf("price override %q: prices must be finite and not negative", k)
+			}
+		}
+		p.byKey[k] = v
+	}
+	return p, nil
+}
+
+// Price returns the price of route r: an override, else the built-in
+// list price; not ok when neither knows it (no cost is made up).
+func (p *Prices) Price(r model.Route) (Price, bool) {
+	if p != nil {
+		best, bestLen, found := Price{}, -1, false
+		for k, v := range p.byKey {
+			if k == "*" {
+				continue
+			}
+			id, qualified := k, false
+			if prov, m, ok := strings.Cut(k, "/"); ok && prov == r.Provider {
+				id, qualified = m, true
+			} else if ok {
+				continue
+			}
+			if !strings.HasPrefix(r.Model, id) {
+				continue
+			}
+			n := 2 * len(id)
+			if qualified {
+				n++
+			}
+			if n > bestLen {
+				best, bestLen, found = v, n, true
+			}
+		}
+		if found {
+			return best, true
+		}
+	}
+	if pr, ok := KnownPrice(r); ok {
+		return pr, true
+	}
+	if p != nil {
+		if pr, ok := p.byKey["*"]; ok {
+			return pr, true
+		}
+	}
+	return Price{}, false
 }

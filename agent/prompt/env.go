@@ -29,6 +29,10 @@ type Env struct {
 	GitRoot string
 	Branch  string
 	Dirty   bool
+	// StatusUnknown is set when git status did not answer (a timeout on a
+	// loaded machine, a broken repository): the prompt then says so rather
+	// than calling the tree clean.
+	StatusUnknown bool
 }
 
 // ProbeOptions are Probe's inputs besides the cwd. Every field is
@@ -93,6 +97,8 @@ func Probe(ctx context.Context, cwd string, o ProbeOptions) Env {
 	}
 	if out, err := git(ctx, cwd, "status", "--porcelain", "--untracked-files=normal"); err == nil {
 		e.Dirty = len(bytes.TrimSpace(out)) > 0
+	} else {
+		e.StatusUnknown = true
 	}
 	return e
 }

@@ -31,12 +31,13 @@ func TestProbe_TimeoutBoundsTheWait(t *testing.T) {
 		gitFile    bool // .git is a file (worktree): the branch needs git
 		wantBranch string
 		wantDirty  bool
+		wantUnsure bool // status did not answer: the prompt must not call the tree clean
 	}{
-		{name: "hanging git, branch from HEAD", script: "sleep 30", wantBranch: "main"},
-		{name: "hanging git in a worktree", script: "sleep 30", gitFile: true},
-		{name: "hanging git after some output", script: "echo ' M x'; sleep 30", wantBranch: "main"},
+		{name: "hanging git, branch from HEAD", script: "sleep 30", wantBranch: "main", wantUnsure: true},
+		{name: "hanging git in a worktree", script: "sleep 30", gitFile: true, wantUnsure: true},
+		{name: "hanging git after some output", script: "echo ' M x'; sleep 30", wantBranch: "main", wantUnsure: true},
 		{name: "answering git", script: "echo ' M x'", wantBranch: "main", wantDirty: true},
-		{name: "failing git", script: "exit 128", wantBranch: "main"},
+		{name: "failing git", script: "exit 128", wantBranch: "main", wantUnsure: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -57,8 +58,8 @@ func TestProbe_TimeoutBoundsTheWait(t *testing.T) {
 			defer cancel()
 			select {
 			case e := <-done:
-				if e.GitRoot != root || e.Branch != tc.wantBranch || e.Dirty != tc.wantDirty {
-					t.Errorf("got root %q branch %q dirty %v, want %q %q %v", e.GitRoot, e.Branch, e.Dirty, root, tc.wantBranch, tc.wantDirty)
+				if e.GitRoot != root || e.Branch != tc.wantBranch || e.Dirty != tc.wantDirty || e.StatusUnknown != tc.wantUnsure {
+					t.Errorf("got root %q branch %q dirty %v unknown %v, want %q %q %v %v", e.GitRoot, e.Branch, e.Dirty, e.StatusUnknown, root, tc.wantBranch, tc.wantDirty, tc.wantUnsure)
 				}
 			case <-deadline.Done():
 				t.Fatal("Probe still waiting for git long after its 200ms timeout")

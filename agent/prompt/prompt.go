@@ -106,7 +106,10 @@ func (e Env) Block() string {
 		}
 		fmt.Fprintf(&b, "Branch: %s\n", branch)
 		state := "clean"
-		if e.Dirty {
+		switch {
+		case e.StatusUnknown:
+			state = "unknown (git status did not answer)"
+		case e.Dirty:
 			state = "has uncommitted changes"
 		}
 		fmt.Fprintf(&b, "Working tree: %s\n", state)

@@ -106,8 +106,10 @@ func TestAssemble_Golden(t *testing.T) {
 			}
 			cwd, user := tt.setup(t, root)
 			got := Assemble(t.Context(), Config{
-				Cwd:      cwd,
-				Probe:    ProbeOptions{Now: start, Getenv: func(string) string { return "/bin/bash" }, OS: "linux", Arch: "amd64"},
+				Cwd: cwd,
+				// A minute, not the default 2 s: this test is about rendering, and
+				// git status on a loaded machine can take longer than the default.
+				Probe:    ProbeOptions{Now: start, Getenv: func(string) string { return "/bin/bash" }, OS: "linux", Arch: "amd64", Timeout: time.Minute},
 				UserFile: user,
 				Cap:      tt.cap,
 				Input:    tt.input,

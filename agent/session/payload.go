@@ -132,6 +132,9 @@ type TurnEndReason struct {
 	Kind   string       `json:"kind"`
 	Reason *AbortReason `json:"reason,omitempty"`
 	Error  *ErrorInfo   `json:"error,omitempty"`
+	// Detail says which limit ended a "budget" or "timeout" turn, for
+	// people ("used 1200 tokens of its limit of 1000 (maxTokens)").
+	Detail string `json:"detail,omitempty"`
 }
 
 // Turn end kinds. TurnEndInterrupted is only synthesized by crash recovery;
@@ -144,6 +147,11 @@ const (
 	TurnEndMaxTokens   = "max-tokens"
 	TurnEndInterrupted = "interrupted"
 	TurnEndMaxSteps    = "max-steps"
+	// TurnEndBudget ends a turn whose session (or tree) reached a
+	// spending limit (tokens, cost) before its next model request;
+	// TurnEndTimeout one that ran out of its time limit.
+	TurnEndBudget  = "budget"
+	TurnEndTimeout = "timeout"
 )
 
 // AbortReason says who aborted a turn: "user", "parent", "hook",
@@ -213,6 +221,9 @@ type Usage struct {
 	// counts all prompt tokens, cached ones included).
 	CacheReadTokens  int `json:"cacheReadTokens,omitempty"`
 	CacheWriteTokens int `json:"cacheWriteTokens,omitempty"`
+	// ReasoningTokens is how many of OutputTokens were the model's
+	// reasoning (providers that report it); omitted when zero.
+	ReasoningTokens int `json:"reasoningTokens,omitempty"`
 }
 
 // AssistantMessageData is the payload of assistant/message.

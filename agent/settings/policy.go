@@ -22,6 +22,8 @@ type Policy struct {
 	sbx   Sandbox
 	ctx   Context
 	subs  Subagents
+	// prices are the user file's price overrides.
+	prices map[string]Price
 	// ignored are the project settings left out (*Error,
 	// CodeIgnoredSetting): the rest of that file applies.
 	ignored []error
@@ -44,6 +46,7 @@ func Load(userPath, cwd string) *Policy {
 
 func (p *Policy) reload() {
 	p.rules, p.env, p.sbx, p.ctx, p.subs, p.problems, p.ignored = ruleSet{}, Env{}, Sandbox{}, Context{}, Subagents{}, nil, nil
+	p.prices = nil
 	var user, project File
 	var projectData []byte
 	if p.userPath != "" {
@@ -83,6 +86,11 @@ func (p *Policy) reload() {
 	p.subs = user.Subagents
 	if project.Subagents != (Subagents{}) {
 		p.ignore(projectData, "subagents", "subagents: a project file cannot set how many background subagents run at once (only the user file can); left out")
+	}
+	// What a model costs is the person's bill, not the repository's say.
+	p.prices = user.Prices
+	if len(project.Prices) > 0 {
+		p.ignore(projectData, "prices", "prices: a project file cannot set model prices (only the user file can); left out")
 	}
 }
 
@@ -203,6 +211,16 @@ func (p *Policy) Subagents() Subagents {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.subs
+}
+
+// Prices returns the person's price overrides (user file only).
+func (p *Policy) Prices() map[string]Price {
+	if p == nil {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.prices
 }
 
 // Ignored are the settings of the project file that were left out

@@ -53,6 +53,10 @@ type File struct {
 	// Subagents limits background subagents; honoured at the user level
 	// only.
 	Subagents Subagents `json:"subagents,omitzero"`
+	// Prices overrides the built-in list prices, per model id
+	// ("provider/model" or a bare model id, matched as a prefix), in USD
+	// per million tokens; honoured at the user level only.
+	Prices map[string]Price `json:"prices,omitempty"`
 	// Projects holds rules scoped to one project directory (absolute
 	// path); honoured at the user level only. "Always allow" answers are
 	// saved here.
@@ -98,8 +102,27 @@ type Context struct {
 // Subagents is the person's limit on background subagents: at most
 // MaxBackground continuable children of one root session run at once (0:
 // the built-in default).
+//
+// MaxTokens and MaxCostUSD bound the whole tree of one root session (the
+// root's own model calls and every descendant's); reaching one ends the
+// tree's work with stop reason "budget". StallTimeout is how long a
+// running child may go without model output or tool progress before its
+// parent is told (a Go duration, "5m" by default; "0" or "off" never),
+// and InterruptStalled also interrupts it then.
 type Subagents struct {
-	MaxBackground int `json:"maxBackground,omitempty"`
+	MaxBackground    int     `json:"maxBackground,omitempty"`
+	MaxTokens        int     `json:"maxTokens,omitempty"`
+	MaxCostUSD       float64 `json:"maxCostUsd,omitempty"`
+	StallTimeout     string  `json:"stallTimeout,omitempty"`
+	InterruptStalled bool    `json:"interruptStalled,omitempty"`
+}
+
+// Price is a model's price in USD per million tokens: input, cached
+// input (a prompt-cache hit) and output.
+type Price struct {
+	Input       float64 `json:"input"`
+	CachedInput float64 `json:"cachedInput"`
+	Output      float64 `json:"output"`
 }
 
 // UserPath is the user-level settings file: $XDG_CONFIG_HOME, else

@@ -14,9 +14,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent/model/recording/live"
@@ -55,6 +57,11 @@ func (e *ExitCodeError) Unwrap() error { return e.Err }
 type execOptions struct {
 	resume, cwd, output, mode, ask, mcpConfig, record string
 	waitChildren                                      bool
+	// Limits (0: none): the tree's cost, the turn's model requests, the
+	// turn's wall time.
+	maxBudgetUSD float64
+	maxTurns     int
+	timeout      time.Duration
 }
 
 func execCommand() Command {
@@ -76,9 +83,16 @@ question neither answers is refused (--ask deny, the default) or allowed
 (--ask allow); each refusal is reported. SIGINT cancels the turn like
 session/cancel; a second SIGINT exits at once.
 
-Exit status: 0 done, 1 failed (provider error, turn failed, stopped at a
-limit), 2 usage, 3 refused (a permission question was refused, or the model
-refused) or cancelled. See docs/exec.md.`,
+Limits: --max-turns bounds the model requests of the turn, --max-budget-usd
+what the session and all its subagents may spend (list prices, where the
+model's price is known), --timeout the turn's wall time. Reaching one ends
+the turn with the limit's stop reason (max-steps, budget, timeout), said on
+stderr.
+
+Exit status: 0 done, 1 failed (provider error, turn failed), 2 usage, 3
+refused (a permission question was refused, or the model refused) or
+cancelled, 4 a limit was reached (--max-turns, --max-budget-usd, --timeout
+or a limit of the settings). See docs/exec.md.`,
 		Examples: []string{
 			`acp-agent exec --model deepseek/deepseek-chat "Summarize README.md"`,
 			`git diff | acp-agent exec --mode plan - > review.txt`,
@@ -95,6 +109,9 @@ refused) or cancelled. See docs/exec.md.`,
 			fs.StringVar(&o.ask, "ask", "", "`ANSWER` to a permission question no mode or rule decides: deny or allow (default deny; env "+EnvExecAsk+")")
 			fs.StringVar(&o.mcpConfig, "mcp-config", "", "MCP servers: a `FILE` or inline JSON holding what an editor sends as session/new's mcpServers (an array, or an object with an mcpServers array) (env "+EnvExecMCPConfig+")")
 			fs.StringVar(&o.record, "record", "", "record the session as a keyless scenario in `DIR` (model replies, the prompt, the files it read; secrets redacted), for acp-agent scenario test --dir (env "+EnvExecRecord+")")
+			fs.Float64Var(&o.maxBudgetUSD, "max-budget-usd", 0, "stop when the session and its subagents have spent `USD` at list prices (models with a known price only; exit status 4)")
+			fs.IntVar(&o.maxTurns, "max-turns", 0, "stop the turn after `N` model requests (exit status 4)")
+			fs.DurationVar(&o.timeout, "timeout", 0, "stop the turn after `DURATION` (\"90s\", \"10m\"; exit status 4)")
 			fs.BoolVar(&o.waitChildren, "wait-children", false, "also wait for the session's background subagents to settle, and the turns their results start (env "+EnvExecWaitChildren+": 1/0, true/false, yes/no or on/off)")
 		},
 		Run: func(ctx context.Context, env *Env, args []string) error { return runExec(ctx, env, o, args) },
@@ -122,6 +139,15 @@ func (o *execOptions) fromEnv(getenv func(string) string) error {
 }
 
 func (o *execOptions) check() error {
+	if o.maxBudgetUSD < 0 || math.IsNaN(o.maxBudgetUSD) || math.IsInf(o.maxBudgetUSD, 0) {
+		return usageErrorf("--max-budget-usd %v: want a positive amount", o.maxBudgetUSD)
+	}
+	if o.maxTurns < 0 {
+		return usageErrorf("--max-turns %d: want a positive number", o.maxTurns)
+	}
+	if o.timeout < 0 {
+		return usageErrorf("--timeout %s: want a positive duration", o.timeout)
+	}
 	switch o.output {
 	case "":
 		o.output = headless.OutputText
@@ -254,6 +280,15 @@ func runExec(ctx context.Context, env *Env, o execOptions, args []string) error 
 		// shutdown would race with it on every replay.
 		o.waitChildren = true
 	}
+	if o.maxBudgetUSD > 0 {
+		cfg.TreeMaxCostUSD = o.maxBudgetUSD
+	}
+	if o.maxTurns > 0 {
+		cfg.MaxSteps = o.maxTurns
+	}
+	if o.timeout > 0 {
+		cfg.TurnTimeout = o.timeout
+	}
 	a, err := app.New(cfg)
 	if err != nil {
 		return asUsage(err)
@@ -331,6 +366,13 @@ func execOutcome(res headless.Result, err error) error {
 		return err
 	case err != nil:
 		return err
+	}
+	if res.Limit != "" {
+		detail := ""
+		if res.LimitDetail != "" {
+			detail = ": " + res.LimitDetail
+		}
+		return &ExitCodeError{Code: ExitLimit, Err: fmt.Errorf("the turn reached a limit (stop reason %s)%s (session %s)", res.Limit, detail, res.SessionID)}
 	}
 	switch res.StopReason {
 	case "end_turn":

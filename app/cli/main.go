@@ -51,6 +51,10 @@ const (
 	// ExitRefused: exec's turn was cancelled, or refused something
 	// (exec.go).
 	ExitRefused = 3
+	// ExitLimit: exec's turn (or its session tree) reached a limit:
+	// --max-turns, --max-budget-usd, --timeout, or one of the settings'
+	// (exec.go).
+	ExitLimit = 4
 )
 
 // Env is what a command runs with: the standard streams, the

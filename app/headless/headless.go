@@ -80,6 +80,10 @@ type Options struct {
 type Result struct {
 	SessionID  string
 	StopReason string
+	// Limit is the limit that ended the turn ("max-steps", "budget",
+	// "timeout"; the response's _meta "acp-agent/limit"), with its
+	// detail; "" when none did.
+	Limit, LimitDetail string
 	// Refused counts the permission questions answered with a refusal.
 	Refused int
 	// Answers are the option ids given to the permission questions, in
@@ -202,6 +206,12 @@ func (c *client) run(ctx context.Context) (Result, error) {
 	answered := make(chan error, 1)
 	var pr struct {
 		StopReason string `json:"stopReason"`
+		Meta       struct {
+			Limit *struct {
+				Reason string `json:"reason"`
+				Detail string `json:"detail"`
+			} `json:"acp-agent/limit"`
+		} `json:"_meta"`
 	}
 	go func() { answered <- w.Wait(ctx, &pr) }()
 	cancelled := false
@@ -219,6 +229,9 @@ func (c *client) run(ctx context.Context) (Result, error) {
 		return c.result(res), rpcError("session/prompt", err)
 	}
 	res.StopReason = pr.StopReason
+	if l := pr.Meta.Limit; l != nil {
+		res.Limit, res.LimitDetail = l.Reason, l.Detail
+	}
 	if !cancelled && c.o.AfterTurn != nil {
 		wctx, stop := context.WithCancel(ctx)
 		go func() {

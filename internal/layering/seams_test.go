@@ -28,8 +28,9 @@ func imports(t *testing.T, pkg string) []string {
 // same seam. Neither side imports the other, and the runtime reaches the
 // rest of the program only through agent interfaces and the persistence
 // interfaces it declares itself (plus the leaf internal/errcode, the
-// module's one typed-error shape, and its own leaf subagent/worktree, the
-// git runner of worktree isolation, with the leaf internal/ownpaths).
+// module's one typed-error shape, its own leaf subagent/worktree, the
+// git runner of worktree isolation, with the leaf internal/ownpaths, and
+// its own leaf subagent/budgets).
 func TestRuntimeAndDriversMeetOnlyAtTheDriverSeam(t *testing.T) {
 	tests := []struct {
 		pkg     string
@@ -50,7 +51,13 @@ func TestRuntimeAndDriversMeetOnlyAtTheDriverSeam(t *testing.T) {
 		}},
 		{"subagent", func(imp string) bool {
 			return imp == "driver" || imp == "agent" || strings.HasPrefix(imp, "agent/") || imp == "internal/errcode" ||
-				imp == "subagent/worktree"
+				imp == "subagent/worktree" || imp == "subagent/budgets"
+		}},
+		// Budgets are a leaf of the runtime: usage folds, limits, the tree
+		// meter and the stall watchdog, over the session log and the price
+		// table only.
+		{"subagent/budgets", func(imp string) bool {
+			return imp == "agent/session" || imp == "agent/model" || imp == "agent/budget" || imp == "agent/projection"
 		}},
 		// The git runner of worktree isolation is a leaf of the runtime
 		// (internal/ownpaths: the folders it makes are claimed as the

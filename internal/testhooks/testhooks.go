@@ -37,6 +37,8 @@ type Hooks struct {
 	// OnQueued is subagent.Options.OnQueued: called when a background
 	// start begins to wait for a slot (scenario fences observe it).
 	OnQueued func(parentID, childID string)
+	// Now is the subagent stall watchdog's clock (nil: time.Now).
+	Now func() time.Time
 	// PrepareStarted, when set, is called as a top-level session's
 	// environment probe (agent.Options.PrepareSystem) starts, before it
 	// probes (ACP tests check it starts with session/new, not with the

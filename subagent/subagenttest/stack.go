@@ -109,6 +109,8 @@ type Config struct {
 	// Worktrees and MaxBackground are passed to the Runtime.
 	Worktrees     subagent.Worktrees
 	MaxBackground int
+	// Budgets are subagent.Options.Budgets (prices, tree limit, watchdog).
+	Budgets subagent.BudgetOptions
 	// ParentCwd is the cwd of NewParent's sessions (default /workspace).
 	ParentCwd string
 }
@@ -140,7 +142,7 @@ func New(t testing.TB, cfg Config) *Stack {
 	}
 	s.Runtime = subagent.New(subagent.Options{
 		Sessions: st, Agents: s.Agents, Durable: cfg.Durable, Factory: factory, Logger: cfg.Logger,
-		Worktrees: cfg.Worktrees, MaxBackground: cfg.MaxBackground,
+		Worktrees: cfg.Worktrees, MaxBackground: cfg.MaxBackground, Budgets: cfg.Budgets,
 	})
 	if _, err := s.Runtime.RegisterProviders(inprocess.Drivers(inprocess.WithFaults(cfg.Faults))...); err != nil {
 		t.Fatal(err)
@@ -214,7 +216,7 @@ func (s *Stack) Factory() subagent.AgentFactory {
 		return agent.New(sess, agent.Options{
 			Model: s.Model, Route: spec.Route, ScriptKey: spec.Label, Tools: tools,
 			MaxTokens: spec.MaxTokens, MaxSteps: spec.MaxSteps, PreStep: append(append([]agent.PreStepHook(nil), s.cfg.ChildPreStep...), spec.PreStep...),
-			Journal: s.journal(), OnIdle: spec.OnIdle,
+			Journal: s.journal(), OnIdle: spec.OnIdle, Limit: spec.Limit, TurnTimeout: spec.Limits.Timeout,
 		}), nil
 	}
 }
@@ -238,7 +240,7 @@ func (s *Stack) Register(t testing.TB, sess *session.Session) *agent.Agent {
 	t.Helper()
 	a := agent.New(sess, agent.Options{
 		Model: s.Model, Route: model.Route{Provider: "mock", Model: "mock"}, Tools: s.Tools(sess.Header().DelegationDepth, false),
-		Journal: s.journal(),
+		Journal: s.journal(), Limit: s.Runtime.RootLimit(),
 	})
 	if err := s.Agents.Register(a); err != nil {
 		t.Fatal(err)

@@ -46,7 +46,7 @@ func TestStreamReplay(t *testing.T) {
 				{Type: session.ChunkReasoning, Text: " \"Four\"\n"},
 				{Type: session.ChunkText, Text: "2 + 2"},
 				{Type: session.ChunkText, Text: " = 4."},
-				{Type: session.ChunkUsage, Usage: &session.Usage{InputTokens: 14, OutputTokens: 19}},
+				{Type: session.ChunkUsage, Usage: &session.Usage{InputTokens: 14, OutputTokens: 19, ReasoningTokens: 12}},
 				{Type: session.ChunkFinish, Finish: model.FinishStop},
 			},
 		},

@@ -58,6 +58,11 @@ type wireUsage struct {
 	PromptTokensDetails  *struct {
 		CachedTokens int `json:"cached_tokens"`
 	} `json:"prompt_tokens_details"`
+	// CompletionTokensDetails.ReasoningTokens counts the reasoning part
+	// of the completion (OpenAI's reasoning models).
+	CompletionTokensDetails *struct {
+		ReasoningTokens int `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
 }
 
 // usage maps the wire usage onto the provider-neutral struct.
@@ -65,6 +70,9 @@ func (u *wireUsage) usage() *session.Usage {
 	out := &session.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, CacheReadTokens: u.PromptCacheHitTokens}
 	if u.PromptTokensDetails != nil && u.PromptTokensDetails.CachedTokens > out.CacheReadTokens {
 		out.CacheReadTokens = u.PromptTokensDetails.CachedTokens
+	}
+	if d := u.CompletionTokensDetails; d != nil && d.ReasoningTokens > 0 {
+		out.ReasoningTokens = d.ReasoningTokens
 	}
 	return out
 }

@@ -71,6 +71,10 @@ type ToolCall struct {
 type Usage struct {
 	Input  int `yaml:"input"`
 	Output int `yaml:"output"`
+	// Cached is how many of Input were read from the prompt cache;
+	// Reasoning how many of Output were reasoning.
+	Cached    int `yaml:"cached"`
+	Reasoning int `yaml:"reasoning"`
 }
 
 // file is the document shape: only the model section is read, so a
@@ -113,7 +117,7 @@ var (
 		"finish": true, "error": true, "error_after_chunks": true, "context_length_exceeded": true, "stream_broken": true,
 		"hang": true}
 	callFields  = map[string]bool{"id": true, "name": true, "arguments": true}
-	usageFields = map[string]bool{"input": true, "output": true}
+	usageFields = map[string]bool{"input": true, "output": true, "cached": true, "reasoning": true}
 )
 
 // checkFields rejects unknown keys in replies, tool calls and usage, so a
@@ -209,8 +213,11 @@ func (s *Script) Validate() error {
 			if r.StreamBroken && r.ContextLengthExceeded {
 				return fmt.Errorf("%s: stream_broken and context_length_exceeded are exclusive", where)
 			}
-			if r.Usage != nil && (r.Usage.Input < 0 || r.Usage.Output < 0) {
+			if u := r.Usage; u != nil && (u.Input < 0 || u.Output < 0 || u.Cached < 0 || u.Reasoning < 0) {
 				return fmt.Errorf("%s: negative usage", where)
+			}
+			if u := r.Usage; u != nil && (u.Cached > u.Input || u.Reasoning > u.Output) {
+				return fmt.Errorf("%s: usage: cached must not exceed input, nor reasoning output", where)
 			}
 			for j, c := range r.ToolCalls {
 				if c.Name == "" {
@@ -365,7 +372,10 @@ func Chunks(r Reply) []session.Chunk {
 		out = append(out, session.Chunk{Type: session.ChunkToolCall, Index: i, ID: c.ID, Name: c.Name, Arguments: c.Arguments})
 	}
 	if r.Usage != nil {
-		out = append(out, session.Chunk{Type: session.ChunkUsage, Usage: &session.Usage{InputTokens: r.Usage.Input, OutputTokens: r.Usage.Output}})
+		out = append(out, session.Chunk{Type: session.ChunkUsage, Usage: &session.Usage{
+			InputTokens: r.Usage.Input, OutputTokens: r.Usage.Output,
+			CacheReadTokens: r.Usage.Cached, ReasoningTokens: r.Usage.Reasoning,
+		}})
 	}
 	finish := r.Finish
 	if finish == "" {
