@@ -49,8 +49,9 @@ type Agent struct {
 	idle       chan struct{}
 	idleClosed bool
 
-	subMu sync.Mutex // guards subs
-	subs  []*subscriber
+	closeOnce sync.Once  // runs Options.OnClose
+	subMu     sync.Mutex // guards subs
+	subs      []*subscriber
 
 	// Loop-goroutine state. Loop goroutines run one after another and hand
 	// over through mu, so these need no lock of their own.
@@ -223,6 +224,9 @@ func (a *Agent) Close(ctx context.Context) error {
 	a.subMu.Unlock()
 	for _, s := range subs {
 		s.stop()
+	}
+	if a.opts.OnClose != nil {
+		a.closeOnce.Do(a.opts.OnClose)
 	}
 	return nil
 }

@@ -84,7 +84,11 @@ type Options struct {
 	// OnIdle is called (on the loop goroutine, after it stops running) each
 	// time the agent becomes quiescent: idle with no waking inbox item.
 	OnIdle func(a *Agent)
-	Logger *slog.Logger
+	// OnClose, when set, is called once by the first Close, after the loop
+	// goroutine has exited: the end of what the agent owns outside the
+	// log (an external agent's process, driver/external).
+	OnClose func()
+	Logger  *slog.Logger
 }
 
 // Journal is all the agent needs from durable storage and from whoever

@@ -174,6 +174,26 @@ func WriteDefinitions(w io.Writer, set *agentdef.Set, cwd string) error {
 		}
 		fmt.Fprintf(b, "  %s — %s\n", d.Name, oneLine(d.Description, 100))
 		fmt.Fprintf(b, "      file: %s (%s, %s)\n", show(d.File), d.Scope, d.Format)
+		if e := d.External; e != nil {
+			fmt.Fprintf(b, "      external agent: %s\n", e.CommandLine())
+			if len(e.Env) > 0 {
+				fmt.Fprintf(b, "      env: %s\n", strings.Join(e.Env, ", "))
+			}
+			fmt.Fprintf(b, "      mode: %s, isolation: %s", d.Mode, d.Isolation)
+			if d.PermissionMode != "" {
+				fmt.Fprintf(b, ", permissionMode: %s", d.PermissionMode)
+			}
+			for _, p := range []struct {
+				key string
+				v   *bool
+			}{{"loadSession", e.LoadSession}, {"resume", e.Resume}} {
+				if p.v != nil {
+					fmt.Fprintf(b, ", %s: %v", p.key, *p.v)
+				}
+			}
+			b.WriteString("\n")
+			continue
+		}
 		fmt.Fprintf(b, "      model: %s, mode: %s, isolation: %s", model, d.Mode, d.Isolation)
 		if d.MaxTurns > 0 {
 			fmt.Fprintf(b, ", maxTurns: %d", d.MaxTurns)

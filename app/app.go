@@ -180,6 +180,8 @@ type App struct {
 	// commands (nil when it could not be opened: the session log's record
 	// remains).
 	running *local.Running
+	// extApprovals are the project agent commands allowed per root session.
+	extApprovals externalApprovals
 	// context is the context policy of every session (budget).
 	context   budget.Config
 	detach    func()

@@ -16,6 +16,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/agent/settings"
 	"github.com/acp-agent/acp-agent/agent/tool"
+	"github.com/acp-agent/acp-agent/driver/external"
 	"github.com/acp-agent/acp-agent/driver/inprocess"
 	"github.com/acp-agent/acp-agent/subagent"
 	"github.com/acp-agent/acp-agent/subagent/worktree"
@@ -60,7 +61,7 @@ func wireSubagents(a *App) error {
 	if f := a.Config.hooks().Faults; f != (inprocess.Faults{}) {
 		opts = append(opts, inprocess.WithFaults(f))
 	}
-	unregister, err := rt.RegisterProviders(inprocess.Drivers(opts...)...)
+	unregister, err := rt.RegisterProviders(append(inprocess.Drivers(opts...), external.NewDriver())...)
 	if err != nil {
 		return err
 	}
@@ -139,6 +140,10 @@ func (a *App) maxDepth() int {
 // label), the report tool plus the parent tools its depth allows, filtered
 // by the delegation's tool filter.
 func (a *App) childFactory(s *session.Session, spec subagent.ChildSpec) (*agent.Agent, error) {
+	if d := spec.Definition; d != nil && d.External != nil {
+		// Another ACP agent (also on a cold resume: the record names it).
+		return a.externalChild(s, spec)
+	}
 	rt := a.Subagents
 	tools := append(subagent.ParentTools(rt, spec.Depth, a.maxDepth()), subagent.NewReportTool(rt), subagent.NewListAgents(rt, rt))
 	tools = append(tools, a.WorkspaceTools...)

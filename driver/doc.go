@@ -13,8 +13,9 @@
 // id, delegation depth, model route, durable descriptor, activations,
 // lifecycle events) before or inside Host.CreateChild; a driver decides only
 // how the child is seeded and how a one-shot run is delivered, cancelled and
-// settled. A remote driver (an ACP child process) would implement Driver
-// against the same Host.
+// settled. The external driver (driver/external: a child that is another
+// ACP agent's process) is started through the same Host; what runs its
+// child is the agent the composition root's factory builds for it.
 //
 // Layering: driver imports agent and agent/session only. It must not import
 // subagent, persistence, acp or app; driver/inprocess and subagent both

@@ -45,6 +45,13 @@ func Composition(_ context.Context, cfg Config) (System, error) {
 	if err := applyFaults(&ac, cfg.Faults); err != nil {
 		return nil, err
 	}
+	if cfg.ExternalAgents {
+		getenv, err := externalEnv(cfg.DataDir)
+		if err != nil {
+			return nil, err
+		}
+		ac.Getenv = getenv
+	}
 	a, err := app.New(ac)
 	if err != nil {
 		return nil, err

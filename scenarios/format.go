@@ -55,6 +55,11 @@ type Scenario struct {
 	// Git makes the cwd a git repository holding Files in one commit, with
 	// a pinned identity and date (so its hash is the same on every run).
 	Git bool
+	// ExternalAgents puts the acp-agent binary on the PATH of the run as
+	// "acp-agent" (SetAgentBinary), with ACP_AGENT_DETERMINISTIC=1 and
+	// XDG_STATE_HOME under the run's root, so an agent definition can run
+	// acp-agent itself as an external agent.
+	ExternalAgents bool
 }
 
 // SeedSession is a session persisted before the run.
@@ -255,8 +260,10 @@ func Parse(file, name string, data []byte) (*Scenario, error) {
 			sc.Sandbox, err = p.sandbox(v)
 		case "git":
 			sc.Git, err = p.boolean(v, "git")
+		case "external_agents":
+			sc.ExternalAgents, err = p.boolean(v, "external_agents")
 		default:
-			err = p.errf(k, "", "unknown key %q (want summary, description, seed, faults, fences, model, models, context_window, mcp_servers, steps, client, files, sandbox, git)", k.Value)
+			err = p.errf(k, "", "unknown key %q (want summary, description, seed, faults, fences, model, models, context_window, mcp_servers, steps, client, files, sandbox, git, external_agents)", k.Value)
 		}
 		if err != nil {
 			return nil, err

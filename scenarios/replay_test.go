@@ -28,6 +28,9 @@ func TestLiveAndReplayAgree(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if sc.ExternalAgents {
+				needAgentBinary(t)
+			}
 			withLoads, refs := thenReloadEverySession(sc)
 			ctx, cancel := context.WithTimeoutCause(t.Context(), 2*time.Minute, errors.New("scenario did not finish within 2 minutes"))
 			defer cancel()

@@ -55,6 +55,8 @@ type Config struct {
 	Logger        *slog.Logger
 	// Sandbox, when set, runs local commands in the sandbox.
 	Sandbox *SandboxSpec
+	// ExternalAgents is Scenario.ExternalAgents.
+	ExternalAgents bool
 }
 
 // Factory builds one agent process of a run.
@@ -247,6 +249,8 @@ func (r *runner) start(ctx context.Context) error {
 		Faults:        r.sc.Faults,
 		Logger:        r.logger,
 		Sandbox:       r.sc.Sandbox,
+
+		ExternalAgents: r.sc.ExternalAgents,
 	})
 	if err != nil {
 		cancel()

@@ -61,6 +61,9 @@ func TestScenarios(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if sc.ExternalAgents {
+				needAgentBinary(t)
+			}
 			if sc.Sandbox != nil && sandbox.ProbeKernel().ABI < 1 {
 				t.Skip("this kernel has no Landlock: a sandbox scenario cannot run here")
 			}

@@ -138,6 +138,9 @@ func (c *AgentChoices) describe() string {
 		if d.Mode == agentdef.ModeForeground {
 			b.WriteString(" (runs in the foreground)")
 		}
+		if d.External != nil {
+			b.WriteString(" (another ACP agent: " + d.External.Command + ")")
+		}
 	}
 	return b.String()
 }
@@ -202,6 +205,12 @@ func (c *AgentChoices) apply(name string, base childOptions) (childOptions, erro
 		Name: def.Name, Hash: def.Hash, File: def.File, Format: string(def.Format), Scope: string(def.Scope),
 		Mode: string(def.Mode), MaxTurns: def.MaxTurns, PermissionMode: def.PermissionMode, Isolation: def.Isolation,
 		Skills: records,
+	}
+	if e := def.External; e != nil {
+		opts.provider = ExternalProvider
+		opts.definition.External = &ExternalCommand{
+			Command: e.Command, Args: e.Args, Env: e.Env, LoadSession: e.LoadSession, Resume: e.Resume,
+		}
 	}
 	if def.Isolation == agentdef.IsolationWorktree {
 		opts.isolation = IsolationWorktree

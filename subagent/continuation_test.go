@@ -11,6 +11,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/driver/inprocess"
 	"github.com/acp-agent/acp-agent/subagent"
 	"github.com/acp-agent/acp-agent/subagent/subagenttest"
 )
@@ -907,5 +908,43 @@ func TestStartContinuablePreconditions(t *testing.T) {
 	})
 	if st.Runtime.ResidentCount() != 0 {
 		t.Error("failed starts left activations")
+	}
+}
+
+// externalNamed is the spawn driver under the external driver's name (the
+// real one lives in driver/external, which this package cannot import).
+type externalNamed struct{ *inprocess.Provider }
+
+func (externalNamed) Name() string { return subagent.ExternalProvider }
+
+// An external agent's child that fails says why in its settlement notice
+// (our own children keep the contract's text, C68).
+func TestExternalChildNoticeSaysTheCause(t *testing.T) {
+	ctx := testCtx(t)
+	sc := newScript()
+	sc.add("ext", func(context.Context) ([]session.Chunk, error) {
+		return nil, errors.New("external agent helper exited (exit status 3)")
+	})
+	ps := mustPersistence(t)
+	st := subagenttest.New(t, subagenttest.Config{Model: sc.model(), Attach: func(s *session.Store) { ps.Attach(s) }, Durable: durable{ps}})
+	if _, err := st.Runtime.RegisterProvider(externalNamed{inprocess.Spawn()}); err != nil {
+		t.Fatal(err)
+	}
+	lc := record(st.Runtime)
+	parent := st.NewParent(t, "parent")
+	id, _, err := st.Runtime.StartContinuable(ctx, subagent.ContinuableSpec{
+		Provider: subagent.ExternalProvider, Label: "ext", Prompt: text("task"), Parent: parent,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ends := lc.waitEnds(t, ctx, id, 1); ends[0].StopReason != "error" {
+		t.Fatalf("stop = %s", ends[0].StopReason)
+	}
+	waitIdle(t, ctx, parent)
+	msgs := userMessages(parent.Session().MustEvents())
+	want := "Background subagent " + id + " failed before it finished.\nCause: external agent helper exited (exit status 3)\nIt left no closing message."
+	if len(msgs) == 0 || session.JoinText(msgs[0].Content, "\n") != want {
+		t.Fatalf("notice = %+v\nwant %q", msgs, want)
 	}
 }

@@ -34,13 +34,16 @@ import (
 )
 
 type activation struct {
-	id       string
-	agent    *agent.Agent
-	provider string
-	parentID string
-	depth    int
-	runID    string
-	startSeq int
+	// diagnostic is why an external child's last epoch failed (the error
+	// its turn ended with), set at disposal: its settlement notice says it.
+	diagnostic string
+	id         string
+	agent      *agent.Agent
+	provider   string
+	parentID   string
+	depth      int
+	runID      string
+	startSeq   int
 	// owner is the parent's activation when the parent is itself a
 	// resident continuable child.
 	owner    *activation

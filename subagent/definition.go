@@ -41,6 +41,10 @@ type AgentDefinition struct {
 	// Skills are the skills the definition preloaded into the child's
 	// prompt (their bodies are in the descriptor's persona).
 	Skills []SkillRecord `json:"skills,omitempty"`
+	// External is the command of an external agent (nil for an agent of
+	// ours): what a cold resume starts again, whatever the file says by
+	// then.
+	External *ExternalCommand `json:"external,omitempty"`
 }
 
 // SkillRecord is what a child records of a skill it was started with.
@@ -49,6 +53,17 @@ type SkillRecord struct {
 	File string `json:"file"`
 	// Hash is the SKILL.md's hash when the child started.
 	Hash string `json:"hash"`
+}
+
+// ExternalCommand is the command an external agent's child runs (as its
+// definition named it when the child started). Env holds variable names,
+// never values.
+type ExternalCommand struct {
+	Command     string   `json:"command"`
+	Args        []string `json:"args,omitempty"`
+	Env         []string `json:"env,omitempty"`
+	LoadSession *bool    `json:"loadSession,omitempty"`
+	Resume      *bool    `json:"resume,omitempty"`
 }
 
 // snapshot validates r and renders its payload.
@@ -65,6 +80,12 @@ func (r AgentDefinition) snapshot() ([]byte, error) {
 			return nil, errors.New("subagent definition skill record needs a name")
 		}
 		strs = append(strs, k.Name, k.File, k.Hash)
+	}
+	if e := r.External; e != nil {
+		if e.Command == "" {
+			return nil, errors.New("subagent definition record of an external agent needs a command")
+		}
+		strs = append(append(append(strs, e.Command), e.Args...), e.Env...)
 	}
 	for _, s := range strs {
 		if !utf8.ValidString(s) {
@@ -92,7 +113,7 @@ func FoldDefinition(events []session.Event) (*AgentDefinition, error) {
 			continue
 		}
 		var r AgentDefinition
-		if err := json.Unmarshal(ev.Data, &r); err != nil || r.Name == "" || r.MaxTurns < 0 {
+		if err := json.Unmarshal(ev.Data, &r); err != nil || r.Name == "" || r.MaxTurns < 0 || (r.External != nil && r.External.Command == "") {
 			return nil, fmt.Errorf("persisted subagent definition record at seq %d is malformed", ev.Seq)
 		}
 		return &r, nil

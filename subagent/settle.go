@@ -94,6 +94,9 @@ func (c *Continuations) dispose(act *activation, cancel bool) error {
 	}
 	stop := driver.EpochStopReason(events)
 	output := agent.FinalOutput(events)
+	if stop == driver.StopError && act.provider == ExternalProvider {
+		act.diagnostic = driver.OneShotDiagnostic(events)
+	}
 	act.account = c.kids.spend.account(a, events)
 	if err := c.kids.ReleaseChild(ctx, a); err != nil {
 		errs = append(errs, fmt.Errorf("subagent %q activation handle disposal failed: %w", act.id, err))
@@ -150,6 +153,12 @@ func (c *Continuations) notify(act *activation, stop string, output []session.Bl
 		return
 	}
 	msg := SettlementNotice(act.id, stop, output)
+	if act.diagnostic != "" && stop == driver.StopError && act.provider == ExternalProvider {
+		// The cause, as a foreground result says it: an external agent
+		// that crashed, hung or refused. (Our own children's notices keep
+		// the contract's exact text, subagent-contract.md §2.10.)
+		msg.Content = append(msg.Content[:1:1], append([]session.Block{session.Text("Cause: " + act.diagnostic)}, msg.Content[1:]...)...)
+	}
 	if wt != nil {
 		msg.Content = append(msg.Content, worktreeNotice(wt))
 	}

@@ -206,6 +206,21 @@ type childOptions struct {
 	// permissionMode and permissionScope are the definition's permission
 	// mode and who wrote it ("" without a definition asking for one).
 	permissionMode, permissionScope string
+	// provider, when set, replaces the tool's provider (an external
+	// agent's definition starts through ExternalProvider).
+	provider string
+}
+
+// ExternalProvider is the driver children of external agent definitions
+// start through (driver/external registers it).
+const ExternalProvider = "external"
+
+// providerFor is the provider opts' child starts through.
+func (d *Delegation) providerFor(opts childOptions) string {
+	if opts.provider != "" {
+		return opts.provider
+	}
+	return d.cfg.Provider
 }
 
 // Execute starts the child: a continuable background child (the default
@@ -289,7 +304,7 @@ func (d *Delegation) Execute(ctx context.Context, inv tool.Invocation) (tool.Res
 		rep := newDigestReporter(d.svc.digest, false, childLinkMeta(childID, ModeContinuable, depth), inv.Progress)
 		rep.holdFinal() // until the call has returned (setReport below)
 		_, _, err := d.svc.StartContinuable(ctx, ContinuableSpec{
-			Provider: d.cfg.Provider, Label: args.Description, CallID: inv.CallID, ChildID: childID, Prompt: prompt, Parent: caller,
+			Provider: d.providerFor(opts), Label: args.Description, CallID: inv.CallID, ChildID: childID, Prompt: prompt, Parent: caller,
 			Route: opts.route, MaxDepth: d.cfg.MaxDepth, ToolFilter: opts.toolFilter, Persona: opts.persona,
 			MaxSteps: opts.maxSteps, Definition: opts.definition, Limits: opts.limits, Isolation: iso, OnQueued: onQueued,
 			PermissionMode: opts.permissionMode, PermissionScope: opts.permissionScope,
@@ -350,7 +365,7 @@ func (d *Delegation) foreground(ctx context.Context, inv tool.Invocation, caller
 		}
 		defer rep.stop()
 	}
-	run, wt, err := d.svc.StartIsolated(ctx, d.cfg.Provider, OneShotRequest{
+	run, wt, err := d.svc.StartIsolated(ctx, d.providerFor(opts), OneShotRequest{
 		Label: label, CallID: inv.CallID, Prompt: prompt, Parent: caller, Route: opts.route, MaxDepth: d.cfg.MaxDepth,
 		ToolFilter: opts.toolFilter, Persona: opts.persona, MaxSteps: opts.maxSteps, Definition: opts.definition, Limits: opts.limits,
 		PermissionMode: opts.permissionMode, PermissionScope: opts.permissionScope, Isolation: iso,

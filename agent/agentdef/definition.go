@@ -124,6 +124,10 @@ type Definition struct {
 	// Skills are the names of skills whose bodies are preloaded into
 	// the child's prompt (ours and Claude Code's "skills" key).
 	Skills []string
+	// External, when set, makes the definition an external agent: the
+	// child runs this command as an ACP agent instead of a model of ours
+	// (Model, Tools, DisallowedTools and MaxTurns are then absent).
+	External *External
 
 	// File is the absolute path it was read from; Line the line of its
 	// name (1 when the name came from the file name).

@@ -276,6 +276,9 @@ func parseMarkdown(path string, format Format, data []byte) (*Definition, []Prob
 	if def.Description == "" {
 		return skip(fm.Line, "description is missing or empty (the model picks an agent by its description)")
 	}
+	if line, err := checkExternal(def, fields); err != nil {
+		return skip(line, "%v", err)
+	}
 	if err := checkName(def.Name); err != nil {
 		return skip(def.Line, "%v", err)
 	}
@@ -360,9 +363,15 @@ func applyField(def *Definition, f field, format Format, note func(line int, for
 				err = fmt.Errorf(`isolation must be "none" or "worktree", not %q`, m)
 			}
 		}
+	case "command", "args", "env", "loadSession", "resume":
+		if format != FormatOurs {
+			note(f.line, "key %q is not mapped: ignored", f.key)
+			return nil
+		}
+		err = parseExternal(def, f)
 	default:
 		if format == FormatOurs {
-			err = fmt.Errorf("unknown key %q (known: name, description, tools, disallowedTools, model, mode, permissionMode, maxTurns, maxTokens, maxCostUsd, timeout, skills, isolation)", f.key)
+			err = fmt.Errorf("unknown key %q (known: name, description, tools, disallowedTools, model, mode, permissionMode, maxTurns, maxTokens, maxCostUsd, timeout, skills, isolation, command, args, env, loadSession, resume)", f.key)
 		} else {
 			note(f.line, "key %q is not mapped: ignored", f.key)
 		}

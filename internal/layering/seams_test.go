@@ -38,6 +38,17 @@ func TestRuntimeAndDriversMeetOnlyAtTheDriverSeam(t *testing.T) {
 	}{
 		{"driver", func(imp string) bool { return imp == "agent" || imp == "agent/session" }},
 		{"driver/inprocess", func(imp string) bool { return imp == "driver" || imp == "agent" || imp == "agent/session" }},
+		// The external driver reuses the spawn driver's start and drives
+		// the child's agent as its model and tool, through the workspace
+		// seam (files, commands, gate) and the local process supervisor.
+		{"driver/external", func(imp string) bool {
+			switch imp {
+			case "driver", "driver/inprocess", "agent/agentdef", "agent/model", "agent/session", "agent/tool",
+				"agent/tool/workspace", "agent/tool/workspace/local":
+				return true
+			}
+			return false
+		}},
 		{"subagent", func(imp string) bool {
 			return imp == "driver" || imp == "agent" || strings.HasPrefix(imp, "agent/") || imp == "internal/errcode" ||
 				imp == "subagent/worktree" || imp == "subagent/budgets"

@@ -1,0 +1,110 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/acp-agent/acp-agent/agent/policy"
+	"github.com/acp-agent/acp-agent/agent/tool"
+	"github.com/acp-agent/acp-agent/agent/tool/workspace"
+	"github.com/acp-agent/acp-agent/driver/external"
+	"github.com/acp-agent/acp-agent/subagent"
+)
+
+// askingGate records the questions and answers them with answer.
+type askingGate struct {
+	asked  []workspace.PermissionRequest
+	answer error
+}
+
+func (g *askingGate) Authorize(_ context.Context, req workspace.PermissionRequest) error {
+	g.asked = append(g.asked, req)
+	return g.answer
+}
+
+// A project definition naming a command is asked like a command before it
+// runs (the exact command line, once per root session), refused in plan
+// mode, and in bypass runs only with an allow rule of the person's own
+// settings; a user definition is the person's own and is not asked.
+func TestExternalCommandIsAskedBeforeItRuns(t *testing.T) {
+	cwd := t.TempDir()
+	settingsFile := filepath.Join(t.TempDir(), "settings.json")
+	cmd := external.Command{Name: "helper", Command: "codex-acp", Args: []string{"--profile", "my work"}}
+	line := "codex-acp --profile 'my work'"
+	project := &subagent.AgentDefinition{Name: "helper", File: "/repo/.acp-agent/agents/helper.md", Scope: "project"}
+	tests := []struct {
+		name     string
+		mode     policy.Mode
+		rules    string
+		answer   error
+		wantErr  string
+		wantAsks int
+	}{
+		{name: "default asks", mode: policy.ModeDefault, wantAsks: 1},
+		{name: "accept-edits asks", mode: policy.ModeAcceptEdits, wantAsks: 1},
+		{name: "rejected", mode: policy.ModeDefault, answer: &tool.Error{Code: workspace.CodePermissionRejected, Message: "the user rejected it"}, wantErr: "the user rejected it", wantAsks: 1},
+		{name: "plan refuses", mode: policy.ModePlan, wantErr: "plan mode", wantAsks: 0},
+		{name: "bypass without a rule refuses", mode: policy.ModeBypass, wantErr: "only when the person's settings allow it", wantAsks: 0},
+		{name: "bypass with the person's rule runs", mode: policy.ModeBypass, rules: `{"permissions": {"allow": ["bash(codex-acp --profile 'my work')"]}}`, wantAsks: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rules := tt.rules
+			if rules == "" {
+				rules = `{}`
+			}
+			writeFile(t, settingsFile, rules)
+			a := &App{Config: Config{SettingsFile: settingsFile}}
+			g := &askingGate{answer: tt.answer}
+			env := workspace.Env{Cwd: cwd, Permissions: g}
+			err := a.decideExternal(context.Background(), project, cmd, tt.mode, "root-1", env)
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Fatalf("err = %v, want %q", err, tt.wantErr)
+			}
+			if tt.mode == policy.ModePlan {
+				var te *tool.Error
+				if !errors.As(err, &te) || te.Code != workspace.CodeModeForbids {
+					t.Errorf("plan refusal code: %v", err)
+				}
+			}
+			if len(g.asked) != tt.wantAsks {
+				t.Fatalf("asked %d times, want %d", len(g.asked), tt.wantAsks)
+			}
+			if tt.wantAsks == 1 {
+				q := g.asked[0]
+				if q.Kind != workspace.KindExecute || q.Subject != line || !strings.Contains(q.Title, line) || !strings.Contains(q.Detail, line) {
+					t.Errorf("question %+v does not show the exact command line %q", q, line)
+				}
+				// Asked once per root session: the next start (a cold
+				// resume) runs without asking when it was allowed.
+				err2 := a.decideExternal(context.Background(), project, cmd, tt.mode, "root-1", env)
+				wantAgain := 1
+				if tt.answer != nil {
+					wantAgain = 2
+				}
+				if len(g.asked) != wantAgain {
+					t.Errorf("second start asked %d times in all, want %d (err %v)", len(g.asked), wantAgain, err2)
+				}
+				if tt.answer == nil {
+					_ = a.decideExternal(context.Background(), project, cmd, tt.mode, "root-2", env)
+					if len(g.asked) != 2 {
+						t.Errorf("another root session was not asked")
+					}
+				}
+			}
+		})
+	}
+	t.Run("user definition", func(t *testing.T) {
+		a := &App{}
+		approve := a.approveExternal(&subagent.AgentDefinition{Name: "mine", Scope: "user"})
+		if err := approve(context.Background(), "child", cmd); err != nil {
+			t.Fatalf("a user definition was refused: %v", err)
+		}
+	})
+}
