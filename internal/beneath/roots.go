@@ -55,7 +55,7 @@ func (r *Roots) Close() error {
 
 // open returns the root of anchor and path relative to it; for the anchor
 // "" (Anywhere) a nil root and path itself.
-func (r *Roots) open(anchor, path string) (*os.Root, string, error) {
+func (r *Roots) open(anchor, path string) (*Root, string, error) {
 	if anchor == Anywhere {
 		if !filepath.IsAbs(path) {
 			return nil, "", fmt.Errorf("beneath: %s must be absolute", path)
@@ -81,7 +81,7 @@ func (r *Roots) open(anchor, path string) (*os.Root, string, error) {
 	if e.err != nil {
 		return nil, "", e.err
 	}
-	return e.root.r, rel, nil
+	return e.root, rel, nil
 }
 
 // ReadDir lists the directory path beneath anchor, sorted by name.
@@ -113,11 +113,13 @@ func (r *Roots) Stat(anchor, path string) (fs.FileInfo, error) {
 	if root == nil {
 		return os.Stat(rel)
 	}
-	return root.Stat(rel)
+	fi, err := root.r.Stat(rel)
+	return fi, root.classify(rel, err)
 }
 
-// openIn opens name beneath root, or anywhere when root is nil.
-func openIn(root *os.Root, name string) (*os.File, error) {
+// openIn opens name beneath root (an escape is a CodeLeavesRoot error, as
+// for every Root), or anywhere when root is nil.
+func openIn(root *Root, name string) (*os.File, error) {
 	if root == nil {
 		return os.Open(name)
 	}

@@ -36,7 +36,7 @@ func TestSharedPackagesStayLeaves(t *testing.T) {
 		// The permission decision: the settings rules only, so the ACP
 		// server and a headless run decide alike (no ACP, no tools).
 		{"agent/policy", []string{"agent/settings"}},
-		{"agent/settings", nil},
+		{"agent/settings", []string{"internal/beneath"}},
 		// The per-root settings cache: the settings only.
 		{"agent/settings/rootpolicy", []string{"agent/settings"}},
 		// The child-tree watcher reads the live session store only, so the
