@@ -51,19 +51,9 @@ with its line and why.`,
 
 // runDefinitions prints the agent definitions of one directory.
 func runDefinitions(env *Env, args []string) error {
-	if len(args) > 1 {
-		return usageErrorf("agents --definitions: want at most one directory, got %d arguments", len(args))
-	}
-	dir := "."
-	if len(args) == 1 {
-		dir = args[0]
-	}
-	cwd, err := filepath.Abs(dir)
+	cwd, err := dirArg("agents --definitions", args)
 	if err != nil {
 		return err
-	}
-	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
-		return usageErrorf("agents --definitions: %s is not a directory", dir)
 	}
 	set := agentdef.Load(app.DefinitionOptions(cwd, app.PromptConfig{}, env.Getenv))
 	fmt.Fprintf(env.Stdout, "Agent definitions of %s (%d):\n", cwd, set.Len())
@@ -104,4 +94,25 @@ func runAgents(ctx context.Context, env *Env, descendants bool, args []string) e
 		tree[i] = subagent.DescendantEntry{ListEntry: e, ParentID: id, Depth: 1}
 	}
 	return app.WriteTree(ctx, env.Stdout, id, tree, nil)
+}
+
+// dirArg is the one optional DIR argument of a read-only listing command
+// (default the current directory), made absolute and checked to be a
+// directory; what is wrong is a usage error naming the command.
+func dirArg(command string, args []string) (string, error) {
+	if len(args) > 1 {
+		return "", usageErrorf("%s: want at most one directory, got %d arguments", command, len(args))
+	}
+	dir := "."
+	if len(args) == 1 {
+		dir = args[0]
+	}
+	cwd, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
+		return "", usageErrorf("%s: %s is not a directory", command, dir)
+	}
+	return cwd, nil
 }

@@ -7,8 +7,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/acp-agent/acp-agent/agent/skill"
 	"github.com/acp-agent/acp-agent/app"
@@ -28,19 +26,9 @@ shadowed, with its line and why.`,
 		Examples: []string{"acp-agent skills", "acp-agent skills ../other-project"},
 		Flags:    func(*flag.FlagSet) {},
 		Run: func(_ context.Context, env *Env, args []string) error {
-			if len(args) > 1 {
-				return usageErrorf("skills: want at most one directory, got %d arguments", len(args))
-			}
-			dir := "."
-			if len(args) == 1 {
-				dir = args[0]
-			}
-			cwd, err := filepath.Abs(dir)
+			cwd, err := dirArg("skills", args)
 			if err != nil {
 				return err
-			}
-			if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
-				return usageErrorf("skills: %s is not a directory", dir)
 			}
 			set := skill.Load(app.DefinitionOptions(cwd, app.PromptConfig{}, env.Getenv))
 			fmt.Fprintf(env.Stdout, "Skills of %s (%d):\n", cwd, set.Len())
