@@ -168,6 +168,11 @@ func (c *client) run(ctx context.Context) (Result, error) {
 	if len(servers) == 0 {
 		servers = json.RawMessage("[]")
 	}
+	if c.cancelled() {
+		// A signal before the session exists: nothing is created.
+		res.StopReason = "cancelled"
+		return c.result(res), nil
+	}
 	id := c.o.Resume
 	if id == "" {
 		raw, err := c.call(ctx, "session/new", map[string]any{"cwd": c.o.Cwd, "mcpServers": servers})
@@ -258,6 +263,16 @@ func (c *client) run(ctx context.Context) (Result, error) {
 		}
 	}
 	return c.result(res), nil
+}
+
+// cancelled reports whether Options.Cancel has yielded.
+func (c *client) cancelled() bool {
+	select {
+	case <-c.o.Cancel:
+		return true
+	default:
+		return false
+	}
 }
 
 func (c *client) result(r Result) Result {
