@@ -79,7 +79,10 @@ func (a *App) report(ctx context.Context, root string, mark int, createdSince in
 		var per []ModelUsage
 		for _, rt := range l.Routes {
 			name := rt.Provider + "/" + rt.Model
-			if rt.Provider == "" {
+			switch {
+			case rt.Provider == "" && rt.Model == "":
+				name = "unknown" // a model that names no route (scripted)
+			case rt.Provider == "":
 				name = rt.Model
 			}
 			per = append(per, ModelUsage{Model: name, Usage: budgets.Ledger{Routes: []budgets.RouteTokens{rt}}.Usage(a.Catalog.Prices)})
