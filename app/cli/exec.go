@@ -342,6 +342,13 @@ func runExec(ctx context.Context, env *Env, o execOptions, args []string) error 
 	if a.ModelErr != nil {
 		return &UsageError{Err: a.ModelErr}
 	}
+	if o.resume == "" {
+		// A missing key fails the prompt: say so before a session is
+		// created, so none is left behind.
+		if err := a.KeyReady(); err != nil {
+			return &UsageError{Err: err}
+		}
+	}
 	if rec != nil {
 		defer rec.Observe(a.Sessions)()
 	}

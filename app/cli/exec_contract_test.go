@@ -248,3 +248,18 @@ func TestExecLogLevelAfterTheCommand(t *testing.T) {
 		t.Fatalf("exit %d; stderr without info lines:\n%s", code, errOut)
 	}
 }
+
+// A run that fails before its first prompt (the key is missing) leaves
+// no session behind, and says why on stderr.
+func TestExecMissingKeyLeavesNoSession(t *testing.T) {
+	e := newExecEnv(t)
+	delete(e.vars, "FAKE_KEY")
+	p := newFakeProvider(t, reply{text: "never"})
+	code, _, errOut := e.run(p, "", "Hello")
+	if code != cli.ExitUsage || !strings.Contains(errOut, "FAKE_KEY") {
+		t.Fatalf("exit %d, want 2 naming the variable\n%s", code, errOut)
+	}
+	if files := sessionFiles(t, e); len(files) != 0 {
+		t.Fatalf("a session was left: %v", files)
+	}
+}
