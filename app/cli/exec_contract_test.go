@@ -8,12 +8,15 @@ package cli_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/agent/tool/mcp/mcptest"
 	"github.com/acp-agent/acp-agent/app/cli"
 )
 
@@ -261,5 +264,49 @@ func TestExecMissingKeyLeavesNoSession(t *testing.T) {
 	}
 	if files := sessionFiles(t, e); len(files) != 0 {
 		t.Fatalf("a session was left: %v", files)
+	}
+}
+
+// An MCP tool call gets its closing tool_call_update in the jsonl; an
+// MCP server that cannot start is said on stderr.
+func TestExecMCPCallClosesAndBrokenServerIsSaid(t *testing.T) {
+	srv, err := mcptest.StartHTTP()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	servers := fmt.Sprintf(`[{"type":"http","name":"demo","url":"%s/demo","headers":[]},{"type":"http","name":"gone","url":"http://127.0.0.1:1/mcp","headers":[]}]`, srv.URL)
+	e := newExecEnv(t)
+	p := newFakeProvider(t, reply{toolName: "mcp__demo__echo", toolArgs: `{"text":"hello from mcp"}`}, reply{text: "Echoed."})
+	code, out, errOut := e.run(p, "", "--output", "jsonl", "--mcp-config", servers, "Echo it")
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	var id string
+	closed := false
+	for _, u := range updates(t, out) {
+		up := u["update"].(map[string]any)
+		switch kindOf(u) {
+		case "tool_call":
+			id, _ = up["toolCallId"].(string)
+		case "tool_call_update":
+			if up["toolCallId"] == id && (up["status"] == "completed" || up["status"] == "failed") {
+				closed = true
+			}
+		}
+	}
+	if id == "" || !closed {
+		t.Fatalf("the MCP call (id %q) has no closing update:\n%s\n%s", id, out, errOut)
+	}
+	if !strings.Contains(errOut, "gone") {
+		t.Fatalf("stderr does not say the MCP server gone could not start:\n%s", errOut)
+	}
+}
+
+// The headless client names the MCP failure notice's _meta itself: the
+// two must agree.
+func TestExecKnowsTheMCPFailureNotice(t *testing.T) {
+	if acp.MetaNotice != "acp-agent/notice" || acp.NoticeMCPServerFailed != "mcp-server-failed" {
+		t.Fatal("acp's MCP failure notice changed: update app/headless to match")
 	}
 }
