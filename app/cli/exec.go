@@ -93,10 +93,18 @@ model's price is known), --timeout the turn's wall time. Reaching one ends
 the turn with the limit's stop reason (max-steps, budget, timeout), said on
 stderr.
 
-Exit status: 0 done, 1 failed (provider error, turn failed), 2 usage, 3
-refused (a permission question was refused, or the model refused) or
-cancelled, 4 a limit was reached (--max-turns, --max-budget-usd, --timeout
-or a limit of the settings). See docs/exec.md.`,
+--output jsonl ends with one result line: {"type":"result", sessionId,
+outcome, exitStatus, stopReason, turns, durationMs, usage, models,
+children}. --bare ignores the user's settings, agent definitions, skills
+and instructions file. Piped stdin with a PROMPT is added as context.
+
+Exit status: 0 done, 1 failed (provider error, turn failed, or a failed
+subagent with --wait-children), 2 usage, 3 refused (a permission question
+was refused, or the model refused), cancelled (SIGINT, SIGTERM, SIGHUP,
+stdout closed) or stopped early (max_tokens), 4 a limit was reached
+(--max-turns, --max-budget-usd, --timeout or a limit of the settings). The
+cause of every failure, a subagent's too, is said on stderr. See
+docs/exec.md.`,
 		Examples: []string{
 			`acp-agent exec --model deepseek/deepseek-chat "Summarize README.md"`,
 			`git diff | acp-agent exec --mode plan - > review.txt`,
