@@ -248,3 +248,45 @@ func TestPlanRefusalTellsNothingOfThePath(t *testing.T) {
 		}
 	}
 }
+
+// TestDenyRuleCoversAHardLink: "deny read(.env)" denies a read of
+// another name of the same file (a hard link the model made or found),
+// which rules matching names alone would only ask about; a link to a
+// file no rule denies is asked as before.
+func TestDenyRuleCoversAHardLink(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	user := filepath.Join(t.TempDir(), "settings.json")
+	if err := os.WriteFile(user, []byte(`{"permissions": {"deny": ["read(.env)", "edit(config/prod.yml)"]}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string]string{".env": "SECRET=1\n", "plain.txt": "hello\n", "config/prod.yml": "db: x\n"} {
+		os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for link, target := range map[string]string{"notes.txt": ".env", "other.txt": "plain.txt", "p.yml": "config/prod.yml"} {
+		if err := os.Link(filepath.Join(dir, target), filepath.Join(dir, link)); err != nil {
+			t.Skipf("no hard links here: %v", err)
+		}
+	}
+	s := gateServer(map[string]string{"root": ModeDefault})
+	s.opts.Settings = func(cwd string) *settings.Policy { return settings.Load(user, cwd) }
+	g := rootGate(s, "root")
+	g.cwd, g.rootCwd = dir, dir
+	for _, tc := range []struct {
+		tool, kind, path, want string
+	}{
+		{"read", workspace.KindRead, "notes.txt", workspace.CodeRuleDenies},
+		{"grep", "search", "notes.txt", workspace.CodeRuleDenies},
+		{"write", workspace.KindEdit, "p.yml", workspace.CodeRuleDenies},
+		{"read", workspace.KindRead, "p.yml", workspace.CodePermissionCancelled}, // the rule denies edits only
+		{"read", workspace.KindRead, "other.txt", workspace.CodePermissionCancelled},
+	} {
+		req := workspace.PermissionRequest{CallID: "c", Tool: tc.tool, Kind: tc.kind, Subject: tc.path, Resolved: tc.path, OutsideCwd: true}
+		if got := codeOf(g.Authorize(ctx, req)); got != tc.want {
+			t.Errorf("%s %s: %q, want %q", tc.tool, tc.path, got, tc.want)
+		}
+	}
+}
