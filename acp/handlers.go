@@ -529,6 +529,9 @@ func (s *Server) SetSessionConfigOption(ctx context.Context, p acpsdk.SetSession
 // HandleExtensionMethod dispatches "_..." methods to Options.Extensions.
 func (s *Server) HandleExtensionMethod(ctx context.Context, method string, params json.RawMessage) (res any, err error) {
 	defer s.recoverTo(method, &err)
+	if res, ok, err := s.routed(ctx, method, params); ok {
+		return res, toRequestError(err)
+	}
 	h, ok := s.opts.Extensions[method]
 	if !ok {
 		return nil, acpsdk.NewMethodNotFound(method)

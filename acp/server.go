@@ -316,7 +316,7 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 			}
 		}
 	}()
-	conn := acpsdk.NewAgentSideConnection(s, s.out, &countingReader{r: in, c: s.wire, gate: s.ready, reject: s.queueReject})
+	conn := acpsdk.NewAgentSideConnection(s, s.out, &countingReader{r: newAliasReader(in), c: s.wire, gate: s.ready, reject: s.queueReject})
 	conn.SetLogger(s.log)
 	s.conn = conn
 	close(s.ready)

@@ -41,6 +41,36 @@ func (a *App) openStore() error {
 type storedSessions struct {
 	p     *persistence.Store
 	index *projcache.Index
+	cache *projcache.Cache // rows dropped with a deleted session; may be nil
+}
+
+var _ acp.Deleter = storedSessions{}
+
+// HeldElsewhere is persistence's probe of another writer's lock.
+func (s storedSessions) HeldElsewhere(id string) (bool, error) {
+	held, err := s.p.HeldElsewhere(id)
+	if err != nil {
+		return false, storeError(id, err)
+	}
+	return held, nil
+}
+
+// Delete removes the logs of ids in order, and their projection rows
+// (derived: a row left behind is a miss, never a listed session; the
+// catalog index drops a deleted log at its next scan).
+func (s storedSessions) Delete(ctx context.Context, ids []string) error {
+	for _, id := range ids {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := s.p.Delete(id); err != nil {
+			return storeError(id, err)
+		}
+		if s.cache != nil {
+			_ = s.cache.Remove(id)
+		}
+	}
+	return nil
 }
 
 var _ acp.SessionStore = storedSessions{}

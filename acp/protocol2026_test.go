@@ -1,0 +1,434 @@
+package acp_test
+
+// The 2026 protocol additions over the real connection (io.Pipe, an
+// independent jsonrpc2 client), every frame in both directions checked
+// against the ACP v1 schema (internal/acpschema).
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/app"
+	"github.com/acp-agent/acp-agent/internal/acpschema"
+	"github.com/acp-agent/acp-agent/internal/testhooks"
+)
+
+// frameChecker validates each JSON-RPC line of one direction; requests
+// from either side are remembered by id so their responses are checked
+// against the method's result shape.
+type frameChecker struct {
+	mu      sync.Mutex
+	pending map[string]string // "c:<id>" client requests, "a:<id>" agent requests → method
+	errs    []string
+	frames  int
+}
+
+func newFrameChecker() *frameChecker { return &frameChecker{pending: map[string]string{}} }
+
+// line checks one line written by side ("c" client, "a" agent).
+func (f *frameChecker) line(side string, line []byte) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return
+	}
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Result json.RawMessage `json:"result"`
+		Error  json.RawMessage `json:"error"`
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.frames++
+	if err := json.Unmarshal(line, &m); err != nil {
+		f.errs = append(f.errs, side+": not JSON: "+string(line))
+		return
+	}
+	if m.Method != "" {
+		if len(m.ID) > 0 && string(m.ID) != "null" {
+			f.pending[side+":"+string(m.ID)] = m.Method
+		}
+		if strings.HasPrefix(m.Method, "_") {
+			return // our own extensions are not in the schema
+		}
+		if err := acpschema.ValidateMessage(line); err != nil {
+			f.errs = append(f.errs, side+": "+err.Error())
+		}
+		return
+	}
+	other := "c"
+	if side == "c" {
+		other = "a"
+	}
+	method, ok := f.pending[other+":"+string(m.ID)]
+	delete(f.pending, other+":"+string(m.ID))
+	switch {
+	case !ok || strings.HasPrefix(method, "_"):
+	case len(m.Error) > 0:
+		if err := acpschema.Validate("Error", m.Error); err != nil {
+			f.errs = append(f.errs, side+": "+err.Error())
+		}
+	default:
+		if err := acpschema.ValidateResult(method, m.Result); err != nil {
+			f.errs = append(f.errs, side+": "+method+" result: "+err.Error())
+		}
+	}
+}
+
+// checkedWriter checks each complete line written through it.
+type checkedWriter struct {
+	w    io.WriteCloser
+	side string
+	f    *frameChecker
+	buf  []byte
+}
+
+func (c *checkedWriter) Write(p []byte) (int, error) {
+	c.buf = append(c.buf, p...)
+	for {
+		i := bytes.IndexByte(c.buf, '\n')
+		if i < 0 {
+			break
+		}
+		c.f.line(c.side, c.buf[:i])
+		c.buf = c.buf[i+1:]
+	}
+	return c.w.Write(p)
+}
+
+func (c *checkedWriter) Close() error { return c.w.Close() }
+
+// protoEnv is one agent process whose frames are all checked, with a
+// client that records session/update params and answers the agent's
+// requests through answer (nil: method not found).
+type protoEnv struct {
+	*rpcEnv
+	frames *frameChecker
+}
+
+type protoOpts struct {
+	script string
+	hooks  func(*testhooks.Hooks)
+	answer func(method string, params json.RawMessage) (any, error)
+}
+
+func startProto(t *testing.T, dir string, o protoOpts) *protoEnv {
+	t.Helper()
+	fc := newFrameChecker()
+	t.Cleanup(func() {
+		fc.mu.Lock()
+		defer fc.mu.Unlock()
+		for _, e := range fc.errs {
+			t.Error("frame does not match the ACP schema: " + e)
+		}
+	})
+	h := &testhooks.Hooks{Model: loadScript(t, o.script), NoSync: true, PanicOnBug: true}
+	if o.hooks != nil {
+		o.hooks(h)
+	}
+	a, err := app.New(app.Config{DataDir: dir, Version: "test", Logger: testLogger(t), Testing: h})
+	if err != nil {
+		t.Fatalf("app.New: %v", err)
+	}
+	c2aR, c2aW := io.Pipe()
+	a2cR, a2cW := io.Pipe()
+	e := &rpcEnv{t: t, app: a, c2aW: c2aW, a2cW: a2cW, done: make(chan error, 1)}
+	go func() { e.done <- a.Serve(context.Background(), c2aR, &checkedWriter{w: a2cW, side: "a", f: fc}) }()
+	handler := jsonrpc2.HandlerWithError(func(ctx context.Context, c *jsonrpc2.Conn, req *jsonrpc2.Request) (any, error) {
+		if req.Method == "session/update" && req.Params != nil {
+			e.mu.Lock()
+			e.updates = append(e.updates, *req.Params)
+			e.mu.Unlock()
+			return nil, nil
+		}
+		if o.answer != nil && req.Params != nil {
+			return o.answer(req.Method, *req.Params)
+		}
+		return nil, &jsonrpc2.Error{Code: jsonrpc2.CodeMethodNotFound, Message: "not supported by the test client"}
+	})
+	e.conn = jsonrpc2.NewConn(context.Background(), jsonrpc2.NewPlainObjectStream(pipeRWC{a2cR, &checkedWriter{w: c2aW, side: "c", f: fc}}), jsonrpc2.AsyncHandler(handler))
+	t.Cleanup(e.stop)
+	return &protoEnv{rpcEnv: e, frames: fc}
+}
+
+func (e *protoEnv) newSession(ctx context.Context, cwd string, extra map[string]any) string {
+	e.t.Helper()
+	params := map[string]any{"cwd": cwd, "mcpServers": []any{}}
+	for k, v := range extra {
+		params[k] = v
+	}
+	var r struct {
+		SessionID string `json:"sessionId"`
+	}
+	e.mustCall(ctx, "session/new", params, &r)
+	return r.SessionID
+}
+
+func (e *protoEnv) listed(ctx context.Context, meta map[string]any) []string {
+	e.t.Helper()
+	params := map[string]any{}
+	if meta != nil {
+		params["_meta"] = meta
+	}
+	var r struct {
+		Sessions []struct {
+			SessionID string `json:"sessionId"`
+		} `json:"sessions"`
+	}
+	e.mustCall(ctx, "session/list", params, &r)
+	var out []string
+	for _, s := range r.Sessions {
+		out = append(out, s.SessionID)
+	}
+	return out
+}
+
+func logFile(dir, id string) string { return filepath.Join(dir, "sessions", id+".jsonl") }
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+func TestInitializeAdvertisesSessionDelete(t *testing.T) {
+	ctx := ctxFor(t)
+	e := startProto(t, t.TempDir(), protoOpts{script: oneReply})
+	r := e.initialize(ctx)
+	caps, _ := r["agentCapabilities"].(map[string]any)
+	sc, _ := caps["sessionCapabilities"].(map[string]any)
+	if _, ok := sc["delete"].(map[string]any); !ok {
+		t.Errorf("sessionCapabilities = %v, want delete: {}", sc)
+	}
+	// What the SDK advertised is still there.
+	for _, k := range []string{"list", "close", "resume"} {
+		if _, ok := sc[k]; !ok {
+			t.Errorf("sessionCapabilities lost %q: %v", k, sc)
+		}
+	}
+	if r["protocolVersion"] != float64(1) {
+		t.Errorf("protocolVersion = %v", r["protocolVersion"])
+	}
+}
+
+const delegateOnce = `
+model:
+  main:
+    - tool_calls:
+        - id: call-1
+          name: subagent
+          arguments: '{"description": "Helper", "prompt": "Do it."}'
+    - text: PARENT_DONE
+  Helper:
+    - text: CHILD_DONE
+`
+
+func TestSessionDeleteRemovesTheTreeAndListingsAgree(t *testing.T) {
+	ctx := ctxFor(t)
+	dir, cwd := t.TempDir(), tempCwd(t)
+	e := startProto(t, dir, protoOpts{script: delegateOnce})
+	e.initialize(ctx)
+	keep := e.newSession(ctx, cwd, nil)
+	id := e.newSession(ctx, cwd, nil)
+	e.prompt(ctx, id, "delegate")
+	all := e.listed(ctx, map[string]any{"acp-agent/includeChildren": true})
+	var child string
+	for _, x := range all {
+		if x != id && x != keep {
+			child = x
+		}
+	}
+	if child == "" || !exists(logFile(dir, child)) {
+		t.Fatalf("listing with children = %v: no child log for %s", all, id)
+	}
+
+	var res map[string]any
+	e.mustCall(ctx, "session/delete", map[string]any{"sessionId": id}, &res)
+	for _, x := range []string{id, child} {
+		if exists(logFile(dir, x)) {
+			t.Errorf("log of %s still exists after delete", x)
+		}
+	}
+	if got := e.listed(ctx, map[string]any{"acp-agent/includeChildren": true}); len(got) != 1 || got[0] != keep {
+		t.Errorf("listing after delete = %v, want only %s", got, keep)
+	}
+	// The session is gone from this connection too.
+	err := e.call(ctx, "session/prompt", map[string]any{"sessionId": id, "prompt": []any{map[string]any{"type": "text", "text": "x"}}}, &res)
+	if rpcCode(err) != -32002 {
+		t.Errorf("prompt after delete = %v, want -32002", err)
+	}
+	for _, x := range []string{id, child} {
+		err = e.call(ctx, "session/delete", map[string]any{"sessionId": x}, &res)
+		if rpcCode(err) != -32002 {
+			t.Errorf("second delete of %s = %v, want -32002", x, err)
+		}
+	}
+	// A fresh process rebuilding the listing (index and all) agrees.
+	e.stop()
+	f := startProto(t, dir, protoOpts{script: oneReply})
+	f.initialize(ctx)
+	if got := f.listed(ctx, map[string]any{"acp-agent/includeChildren": true}); len(got) != 1 || got[0] != keep {
+		t.Errorf("listing in a new process = %v, want only %s", got, keep)
+	}
+}
+
+func TestSessionDeleteRefusals(t *testing.T) {
+	ctx := ctxFor(t)
+	dir, cwd := t.TempDir(), tempCwd(t)
+	e := startProto(t, dir, protoOpts{script: delegateOnce})
+	e.initialize(ctx)
+	id := e.newSession(ctx, cwd, nil)
+	e.prompt(ctx, id, "delegate")
+	var child string
+	for _, x := range e.listed(ctx, map[string]any{"acp-agent/includeChildren": true}) {
+		if x != id {
+			child = x
+		}
+	}
+	var res map[string]any
+	for _, tt := range []struct {
+		name   string
+		params map[string]any
+		code   int64
+		says   string
+	}{
+		{"a subagent", map[string]any{"sessionId": child}, -32602, "delete its top-level session"},
+		{"unknown", map[string]any{"sessionId": "no-such-session"}, -32002, "unknown session"},
+		{"malformed id", map[string]any{"sessionId": "../x"}, -32602, "invalid session id"},
+	} {
+		err := e.call(ctx, "session/delete", tt.params, &res)
+		if rpcCode(err) != tt.code || !strings.Contains(err.Error(), tt.says) {
+			t.Errorf("%s: delete = %v, want %d saying %q", tt.name, err, tt.code, tt.says)
+		}
+	}
+	if !exists(logFile(dir, id)) || !exists(logFile(dir, child)) {
+		t.Errorf("a refused delete removed a log")
+	}
+}
+
+const hangingReply = `
+model:
+  main:
+    - hang: true
+`
+
+func TestSessionDeleteRefusedWhileRunning(t *testing.T) {
+	ctx := ctxFor(t)
+	dir, cwd := t.TempDir(), tempCwd(t)
+	e := startProto(t, dir, protoOpts{script: hangingReply})
+	e.initialize(ctx)
+	id := e.newSession(ctx, cwd, nil)
+	done := make(chan error, 1)
+	go func() {
+		var r map[string]any
+		done <- e.call(ctx, "session/prompt", map[string]any{"sessionId": id, "prompt": []any{map[string]any{"type": "text", "text": "wait"}}}, &r)
+	}()
+	waitFor(t, func() bool { return e.app.Agents != nil && agentRunning(e.app, id) })
+	var res map[string]any
+	err := e.call(ctx, "session/delete", map[string]any{"sessionId": id}, &res)
+	if rpcCode(err) != -32602 || !strings.Contains(err.Error(), "it is running") {
+		t.Fatalf("delete while prompting = %v, want -32602 saying it runs", err)
+	}
+	if !exists(logFile(dir, id)) {
+		t.Fatal("refused delete removed the log")
+	}
+	if err := e.conn.Notify(ctx, "session/cancel", map[string]any{"sessionId": id}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("cancelled prompt: %v", err)
+	}
+	e.mustCall(ctx, "session/delete", map[string]any{"sessionId": id}, &res)
+	if exists(logFile(dir, id)) {
+		t.Error("log still there after delete")
+	}
+}
+
+func TestSessionDeletedInOneProcessIsNotFoundInAnother(t *testing.T) {
+	ctx := ctxFor(t)
+	dir, cwd, id := firstSession(t, ctx)
+	a := startProto(t, dir, protoOpts{script: oneReply})
+	b := startProto(t, dir, protoOpts{script: oneReply})
+	a.initialize(ctx)
+	b.initialize(ctx)
+	if got := b.listed(ctx, nil); len(got) != 1 || got[0] != id {
+		t.Fatalf("b lists %v before the delete", got)
+	}
+	var res map[string]any
+	a.mustCall(ctx, "session/delete", map[string]any{"sessionId": id}, &res)
+	if got := b.listed(ctx, nil); len(got) != 0 {
+		t.Errorf("b lists %v after a deleted %s", got, id)
+	}
+	for _, tt := range []struct {
+		method string
+		params map[string]any
+	}{
+		{"session/load", map[string]any{"sessionId": id, "cwd": cwd, "mcpServers": []any{}}},
+		{"session/resume", map[string]any{"sessionId": id, "cwd": cwd}},
+		{"session/delete", map[string]any{"sessionId": id}},
+	} {
+		err := b.call(ctx, tt.method, tt.params, &res)
+		if rpcCode(err) != -32002 {
+			t.Errorf("b's %s of a deleted session = %v, want -32002", tt.method, err)
+		}
+	}
+}
+
+func TestSessionDeleteRefusedWhileAnotherProcessHoldsIt(t *testing.T) {
+	ctx := ctxFor(t)
+	dir, cwd, id := firstSession(t, ctx)
+	a := startProto(t, dir, protoOpts{script: oneReply})
+	b := startProto(t, dir, protoOpts{script: oneReply})
+	a.initialize(ctx)
+	b.initialize(ctx)
+	var res map[string]any
+	b.mustCall(ctx, "session/resume", map[string]any{"sessionId": id, "cwd": cwd}, &res)
+	err := a.call(ctx, "session/delete", map[string]any{"sessionId": id}, &res)
+	if rpcCode(err) != -32602 || !strings.Contains(err.Error(), "open in another acp-agent process") {
+		t.Fatalf("delete of a session held elsewhere = %v, want -32602 saying where it is open", err)
+	}
+	if !exists(logFile(dir, id)) {
+		t.Fatal("refused delete removed the log")
+	}
+	b.mustCall(ctx, "session/close", map[string]any{"sessionId": id}, &res)
+	a.mustCall(ctx, "session/delete", map[string]any{"sessionId": id}, &res)
+	if exists(logFile(dir, id)) {
+		t.Error("log still there after delete")
+	}
+}
+
+// waitFor polls cond until it holds or the test's time runs out.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+func agentRunning(a *app.App, id string) bool {
+	ag, ok := a.Agents.Get(id)
+	return ok && ag.Status() == agent.StatusRunning
+}
+
+func TestFrameCheckerCatchesABadFrame(t *testing.T) {
+	fc := newFrameChecker()
+	fc.line("c", []byte(`{"jsonrpc":"2.0","id":1,"method":"session/delete","params":{}}`))
+	fc.line("a", []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","messageId":5,"content":{"type":"text","text":"x"}}}}`))
+	if len(fc.errs) != 2 {
+		t.Errorf("errors = %q, want the delete without sessionId and the numeric messageId", fc.errs)
+	}
+}
