@@ -165,6 +165,10 @@ func (s *Server) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (
 	s.reannounceChildren(ctx, b)
 	// The replay is on the wire before the response (ACP).
 	if err := s.flush(ctx, b); err != nil {
+		if !wasBound && errors.Is(err, context.Canceled) {
+			// $/cancel_request: the load did not happen.
+			s.unbindFailed(ctx, b)
+		}
 		return resp, toRequestError(err)
 	}
 	if rerr := b.em.takeReplayErr(); rerr != nil {
@@ -181,17 +185,22 @@ func (s *Server) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (
 // bound before stays as it was.
 func (s *Server) failedReplay(ctx context.Context, b *bound, wasBound bool, cause error) error {
 	if !wasBound {
-		s.mu.Lock()
-		if s.sessions[b.id] == b {
-			delete(s.sessions, b.id)
-		}
-		s.mu.Unlock()
-		if err := s.release(ctx, b); err != nil {
-			s.log.Warn("release after a failed replay", "session_id", b.id, "err", err)
-		}
+		s.unbindFailed(ctx, b)
 	}
 	return &Error{Code: CodeReplayFailed, Err: cause, Message: fmt.Sprintf(
 		"session %s was not loaded: its history could not be read back from its log: %v", b.id, cause)}
+}
+
+// unbindFailed releases b, bound by a session/load that then failed.
+func (s *Server) unbindFailed(ctx context.Context, b *bound) {
+	s.mu.Lock()
+	if s.sessions[b.id] == b {
+		delete(s.sessions, b.id)
+	}
+	s.mu.Unlock()
+	if err := s.release(context.WithoutCancel(ctx), b); err != nil {
+		s.log.Warn("release after a failed load", "session_id", b.id, "err", err)
+	}
 }
 
 // evictLoaded lets a session bound from storage drop its loaded log from

@@ -73,6 +73,9 @@ func (s *Server) Prompt(ctx context.Context, p acpsdk.PromptRequest) (resp acpsd
 	}
 	if cancelled {
 		s.log.Info("prompt cancelled", "session_id", b.id, "cause", context.Cause(ctx))
+		if s.wire.takeRequestCancel(b.id) {
+			return resp, errRequestCancelled("session/prompt")
+		}
 		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonCancelled}, nil
 	}
 	if perr != nil {

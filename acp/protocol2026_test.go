@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -430,5 +431,98 @@ func TestFrameCheckerCatchesABadFrame(t *testing.T) {
 	fc.line("a", []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","messageId":5,"content":{"type":"text","text":"x"}}}}`))
 	if len(fc.errs) != 2 {
 		t.Errorf("errors = %q, want the delete without sessionId and the numeric messageId", fc.errs)
+	}
+}
+
+// storeGate holds the ACP server's storage reads of one kind while armed,
+// until the request's context ends.
+type storeGate struct {
+	op      string
+	armed   atomic.Bool
+	entered chan struct{}
+}
+
+func newStoreGate(op string) *storeGate { return &storeGate{op: op, entered: make(chan struct{}, 4)} }
+
+func (g *storeGate) hook(h *testhooks.Hooks) {
+	h.StoreCall = func(ctx context.Context, op, id string) error {
+		if op != g.op || !g.armed.Load() {
+			return nil
+		}
+		g.entered <- struct{}{}
+		<-ctx.Done()
+		return ctx.Err()
+	}
+}
+
+func TestCancelRequestCancelsListLoadAndPrompt(t *testing.T) {
+	ctx := ctxFor(t)
+	dir, cwd, stored := firstSession(t, ctx)
+	for _, tt := range []struct {
+		name   string
+		op     string // storage read held ("" none)
+		script string
+		call   func(e *protoEnv) (method string, params map[string]any)
+		after  func(t *testing.T, e *protoEnv)
+	}{
+		{name: "session/list", op: "list", script: oneReply,
+			call: func(e *protoEnv) (string, map[string]any) { return "session/list", map[string]any{} }},
+		{name: "session/load", op: "header", script: oneReply,
+			call: func(e *protoEnv) (string, map[string]any) {
+				return "session/load", map[string]any{"sessionId": stored, "cwd": cwd, "mcpServers": []any{}}
+			},
+			after: func(t *testing.T, e *protoEnv) {
+				// Nothing was bound: a prompt finds no session, and a
+				// later load works.
+				var r map[string]any
+				err := e.call(ctxFor(t), "session/prompt", map[string]any{"sessionId": stored, "prompt": []any{map[string]any{"type": "text", "text": "x"}}}, &r)
+				if rpcCode(err) != -32002 {
+					t.Errorf("prompt after a cancelled load = %v, want -32002", err)
+				}
+				e.mustCall(ctxFor(t), "session/load", map[string]any{"sessionId": stored, "cwd": cwd, "mcpServers": []any{}}, &r)
+			}},
+		{name: "session/prompt", script: hangingReply,
+			call: func(e *protoEnv) (string, map[string]any) {
+				id := e.newSession(ctxFor(t), cwd, nil)
+				return "session/prompt", map[string]any{"sessionId": id, "prompt": []any{map[string]any{"type": "text", "text": "wait"}}}
+			},
+			after: func(t *testing.T, e *protoEnv) {
+				// The turn ended, so the session takes the next prompt.
+				for _, id := range e.listed(ctxFor(t), nil) {
+					waitFor(t, func() bool { return !agentRunning(e.app, id) })
+				}
+			}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			gate := newStoreGate(tt.op)
+			e := startProto(t, dir, protoOpts{script: tt.script, hooks: gate.hook})
+			e.initialize(ctx)
+			method, params := tt.call(e)
+			gate.armed.Store(tt.op != "")
+			done := make(chan error, 1)
+			go func() {
+				var r map[string]any
+				done <- e.conn.Call(ctx, method, params, &r, jsonrpc2.PickID(jsonrpc2.ID{Num: 7001}))
+			}()
+			if tt.op != "" {
+				<-gate.entered
+			} else {
+				waitFor(t, func() bool {
+					sid, _ := params["sessionId"].(string)
+					return agentRunning(e.app, sid)
+				})
+			}
+			if err := e.conn.Notify(ctx, "$/cancel_request", map[string]any{"requestId": 7001}); err != nil {
+				t.Fatal(err)
+			}
+			err := <-done
+			gate.armed.Store(false)
+			if rpcCode(err) != -32800 {
+				t.Fatalf("%s after $/cancel_request = %v, want -32800", method, err)
+			}
+			if tt.after != nil {
+				tt.after(t, e)
+			}
+		})
 	}
 }

@@ -35,6 +35,12 @@ type wireCounter struct {
 	broken   bool       // counting gave up (oversized line); never wait
 	changed  chan struct{}
 	prompts  map[string]*promptOrder // by session id; see promptOrder
+	// promptIDs maps the id of each session/prompt request read (its JSON
+	// text) to its session; requestCancelled marks the sessions whose
+	// prompt a $/cancel_request named, so Prompt answers -32800 rather
+	// than stopReason "cancelled" (cancel_request.go).
+	promptIDs        map[string]string
+	requestCancelled map[string]bool
 }
 
 func newWireCounter() *wireCounter { return &wireCounter{changed: make(chan struct{})} }
@@ -122,8 +128,11 @@ func (cr *countingReader) Read(p []byte) (int, error) {
 				switch {
 				case li.prompt:
 					cr.c.promptRead(li.sessionID)
+					cr.c.promptIDRead(li.id, li.sessionID)
 				case li.cancel:
 					cr.c.cancelRead(li.sessionID)
+				case li.cancelRequest != "":
+					cr.c.cancelRequestRead(li.cancelRequest)
 				}
 			}
 		}
@@ -140,6 +149,9 @@ type lineInfo struct {
 	prompt    bool   // a session/prompt request the SDK hands to Prompt
 	cancel    bool   // a session/cancel notification the SDK hands to Cancel
 	sessionID string // of prompt or cancel
+	// id is a prompt request's id (its JSON text); cancelRequest the
+	// requestId of a $/cancel_request notification (the same form).
+	id, cancelRequest string
 	// invalid is the JSON-RPC error the line deserves because the SDK
 	// drops it unanswered: -32700 (not JSON) or -32600 (JSON, but not a
 	// message the SDK can decode). 0 otherwise, also for blank lines.
@@ -185,6 +197,14 @@ func scanLine(line []byte) lineInfo {
 		var p acpsdk.PromptRequest
 		if json.Unmarshal(m.Params, &p) == nil && p.Validate() == nil {
 			li.prompt, li.sessionID = true, string(p.SessionId)
+			li.id = idKey(*m.ID)
+		}
+	case !li.request && m.Method == methodCancelRequest:
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		if json.Unmarshal(m.Params, &p) == nil && len(p.RequestID) > 0 {
+			li.cancelRequest = idKey(p.RequestID)
 		}
 	case li.request && m.Method == acpsdk.AgentMethodInitialize:
 		var p struct {
@@ -286,6 +306,12 @@ func (c *wireCounter) promptDone(sessionID string, ticket int64) {
 	o.active--
 	if o.active <= 0 && o.started >= o.read {
 		delete(c.prompts, sessionID)
+		for id, sid := range c.promptIDs {
+			if sid == sessionID {
+				delete(c.promptIDs, id)
+			}
+		}
+		delete(c.requestCancelled, sessionID)
 	}
 }
 

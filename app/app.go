@@ -263,7 +263,7 @@ func New(cfg Config) (*App, error) {
 	a.Server, err = acp.New(acp.Options{
 		Version:     cfg.Version,
 		Sessions:    a.Sessions,
-		Stored:      storedSessions{p: a.Persist, index: a.index, cache: a.Cache},
+		Stored:      storedSessions{p: a.Persist, index: a.index, cache: a.Cache, call: hooks.StoreCall},
 		Durable:     a.Persist.SyncTo,
 		DurableText: a.Persist.SyncSoon,
 		CachedTitle: func(r acp.StoredSession) (string, bool) {
