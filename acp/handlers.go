@@ -44,6 +44,8 @@ func (s *Server) Initialize(ctx context.Context, p acpsdk.InitializeRequest) (re
 			Close:  &acpsdk.SessionCloseCapabilities{},
 			Resume: &acpsdk.SessionResumeCapabilities{},
 			Fork:   &acpsdk.SessionForkCapabilities{},
+			// Extra workspace roots (directories.go).
+			AdditionalDirectories: &acpsdk.SessionAdditionalDirectoriesCapabilities{},
 		},
 	}
 	if ext := s.advertisedExtensions(); len(ext) > 0 {
@@ -84,14 +86,15 @@ func (s *Server) NewSession(ctx context.Context, p acpsdk.NewSessionRequest) (re
 	if err := checkCwd(p.Cwd); err != nil {
 		return resp, toRequestError(err)
 	}
-	if err := checkAdditionalDirectories(p.AdditionalDirectories); err != nil {
+	dirs, err := cleanDirectories(p.AdditionalDirectories)
+	if err != nil {
 		return resp, toRequestError(err)
 	}
 	if err := s.admitting(); err != nil {
 		return resp, toRequestError(err)
 	}
 	set, notices := s.startMCP(ctx, filepath.Clean(p.Cwd), p.McpServers)
-	sess, err := s.opts.Sessions.Create(session.Header{Cwd: filepath.Clean(p.Cwd)}, session.CreateOptions{})
+	sess, err := s.opts.Sessions.Create(session.Header{Cwd: filepath.Clean(p.Cwd), AdditionalDirectories: session.NewDirs(dirs)}, session.CreateOptions{})
 	if err != nil {
 		_ = set.Close()
 		return resp, toRequestError(fmt.Errorf("create session: %w", err))
@@ -143,7 +146,8 @@ func (s *Server) attachNew(sess *session.Session, ownSession, replay bool, set *
 func (s *Server) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (resp acpsdk.LoadSessionResponse, err error) {
 	defer s.recoverTo("session/load", &err)
 	id := string(p.SessionId)
-	if err := checkStoredBind(id, p.Cwd, p.Cwd != "", p.AdditionalDirectories); err != nil {
+	dirs, err := checkStoredBind(id, p.Cwd, p.Cwd != "", p.AdditionalDirectories)
+	if err != nil {
 		return resp, toRequestError(err)
 	}
 	if err := s.admitting(); err != nil {
@@ -152,8 +156,11 @@ func (s *Server) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (
 	s.bindMu.Lock()
 	defer s.bindMu.Unlock()
 	wasBound := s.boundSession(id) != nil
-	b, notices, err := s.loadLocked(ctx, id, p.Cwd, p.McpServers, true)
+	b, notices, err := s.loadLocked(ctx, id, p.Cwd, p.McpServers, dirs, true)
 	if err != nil {
+		return resp, toRequestError(err)
+	}
+	if err := s.setRoots(ctx, b, dirs); err != nil {
 		return resp, toRequestError(err)
 	}
 	resp.Modes = s.modeState(b)
@@ -228,17 +235,18 @@ const evictCollectEvents = 50_000
 
 // checkStoredBind checks the params of a request binding stored session
 // id (session/load, session/resume): a valid id, an absolute cwd where one
-// is given or required, and no additional directories.
-func checkStoredBind(id, cwd string, checkCwdToo bool, dirs []string) error {
+// is given or required, and additional directories that exist (returned
+// cleaned).
+func checkStoredBind(id, cwd string, checkCwdToo bool, dirs []string) ([]string, error) {
 	if err := session.ValidateID(id); err != nil {
-		return &Error{Code: CodeInvalidSessionID, Message: fmt.Sprintf("invalid session id %q: %v", id, err), Err: err}
+		return nil, &Error{Code: CodeInvalidSessionID, Message: fmt.Sprintf("invalid session id %q: %v", id, err), Err: err}
 	}
 	if checkCwdToo {
 		if err := checkCwd(cwd); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return checkAdditionalDirectories(dirs)
+	return cleanDirectories(dirs)
 }
 
 // readyStored announces a stored session bound for writing (modes,
@@ -255,7 +263,7 @@ func (s *Server) readyStored(b *bound, notices []acpsdk.SessionUpdate) {
 // A session already bound or driven by a live agent keeps its tools.
 // Without replay (session/resume) nothing of the log is sent, and a child
 // (subagent) session, which can only be viewed, is refused.
-func (s *Server) loadLocked(ctx context.Context, id, cwd string, servers []acpsdk.McpServer, replay bool) (*bound, []acpsdk.SessionUpdate, error) {
+func (s *Server) loadLocked(ctx context.Context, id, cwd string, servers []acpsdk.McpServer, dirs []string, replay bool) (*bound, []acpsdk.SessionUpdate, error) {
 	s.mu.Lock()
 	b, ok := s.sessions[id]
 	s.mu.Unlock()
@@ -270,6 +278,11 @@ func (s *Server) loadLocked(ctx context.Context, id, cwd string, servers []acpsd
 		return b, nil, s.replayAgain(b)
 	}
 	startMCP := func(sess *session.Session) (*mcptool.Set, []acpsdk.SessionUpdate) {
+		// The agent is built next: it starts from the roots named here
+		// (directories.go; setRoots retries a failure after binding).
+		if err := s.recordRoots(ctx, sess, dirs); err != nil {
+			s.log.Warn("record the additional directories", "session_id", sess.ID(), "err", err)
+		}
 		dir := cwd
 		if dir == "" {
 			dir = sess.Header().Cwd
@@ -461,7 +474,7 @@ func (s *Server) replayAgain(b *bound) error {
 // Like bindAgent, it is refused after Close before any replay is queued.
 func (s *Server) readOnly(id string, depth int, events []session.Event, damage string, notices ...acpsdk.SessionUpdate) (*bound, error) {
 	b := &bound{id: id, readOnly: true, damage: damage, replayLog: events, viewNotices: notices}
-	b.em = newEmitter(newTranslator(s.opts.Tools).withDepth(depth).withModels(s.opts.Models), s.sendTo(id), &s.emitters, s.log.With("session_id", id))
+	b.em = newEmitter(newTranslator(s.opts.Tools).withDepth(depth).withSession(id).withModels(s.opts.Models), s.sendTo(id), &s.emitters, s.log.With("session_id", id))
 	b.em.sendText = s.sendTextTo(id)
 	s.mu.Lock()
 	defer s.mu.Unlock()

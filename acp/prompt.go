@@ -41,6 +41,9 @@ func (s *Server) Prompt(ctx context.Context, p acpsdk.PromptRequest) (resp acpsd
 	if err := s.authReady(b.id); err != nil {
 		return resp, toRequestError(err)
 	}
+	if p.MessageId != nil && !isUUID(*p.MessageId) {
+		return resp, toRequestError(errorf(CodeInvalidParams, "messageId must be a UUID, got %q", *p.MessageId))
+	}
 	blocks, err := promptBlocks(p.Prompt, s.opts.MaxPromptBytes, s.imageInput(b.id))
 	if err != nil {
 		return resp, toRequestError(err)
@@ -55,8 +58,14 @@ func (s *Server) Prompt(ctx context.Context, p acpsdk.PromptRequest) (resp acpsd
 	defer s.prompts.Done()
 	defer b.endPrompt()
 
+	msgID := b.sess.NewID()
+	if p.MessageId != nil {
+		// The client's own id for its message, recorded so a replay
+		// shows it again.
+		msgID = *p.MessageId
+	}
 	msg := session.Message{
-		ID:      b.sess.NewID(),
+		ID:      msgID,
 		Role:    session.RoleUser,
 		Content: blocks,
 		Source:  session.Source{Kind: session.SourceUser},
@@ -89,6 +98,9 @@ func (s *Server) Prompt(ctx context.Context, p acpsdk.PromptRequest) (resp acpsd
 		return resp, toRequestError(err)
 	}
 	resp = acpsdk.PromptResponse{StopReason: reason}
+	if p.MessageId != nil {
+		resp.UserMessageId = acpsdk.Ptr(msgID)
+	}
 	if m := limitMeta(res.Reason); m != nil {
 		resp.Meta = m
 	}

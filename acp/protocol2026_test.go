@@ -8,9 +8,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"iter"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,6 +23,9 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/model"
+	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/agent/tool/workspace/local/sandbox"
 	"github.com/acp-agent/acp-agent/app"
 	"github.com/acp-agent/acp-agent/internal/acpschema"
 	"github.com/acp-agent/acp-agent/internal/testhooks"
@@ -121,6 +127,7 @@ type protoEnv struct {
 type protoOpts struct {
 	script string
 	hooks  func(*testhooks.Hooks)
+	config func(*app.Config)
 	answer func(method string, params json.RawMessage) (any, error)
 }
 
@@ -138,7 +145,11 @@ func startProto(t *testing.T, dir string, o protoOpts) *protoEnv {
 	if o.hooks != nil {
 		o.hooks(h)
 	}
-	a, err := app.New(app.Config{DataDir: dir, Version: "test", Logger: testLogger(t), Testing: h})
+	cfg := app.Config{DataDir: dir, Version: "test", Logger: testLogger(t), Testing: h}
+	if o.config != nil {
+		o.config(&cfg)
+	}
+	a, err := app.New(cfg)
 	if err != nil {
 		t.Fatalf("app.New: %v", err)
 	}
@@ -524,5 +535,298 @@ func TestCancelRequestCancelsListLoadAndPrompt(t *testing.T) {
 				tt.after(t, e)
 			}
 		})
+	}
+}
+
+// chunkIDs returns, for session id, the kind and messageId of each message
+// chunk received ("" when it has none).
+func (e *protoEnv) chunkIDs(id string) [][2]string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out [][2]string
+	for _, raw := range e.updates {
+		var n struct {
+			SessionID string `json:"sessionId"`
+			Update    struct {
+				Kind      string  `json:"sessionUpdate"`
+				MessageID *string `json:"messageId"`
+			} `json:"update"`
+		}
+		_ = json.Unmarshal(raw, &n)
+		if n.SessionID != id || (n.Update.Kind != "agent_message_chunk" && n.Update.Kind != "user_message_chunk") {
+			continue
+		}
+		mid := ""
+		if n.Update.MessageID != nil {
+			mid = *n.Update.MessageID
+		}
+		out = append(out, [2]string{n.Update.Kind, mid})
+	}
+	return out
+}
+
+const twoReplies = `
+model:
+  main:
+    - text: "first answer"
+    - text: "second answer"
+`
+
+func TestMessageIDsAreRecordedAndReplayed(t *testing.T) {
+	ctx := ctxFor(t)
+	dir, cwd := t.TempDir(), tempCwd(t)
+	e := startProto(t, dir, protoOpts{script: twoReplies})
+	e.initialize(ctx)
+	id := e.newSession(ctx, cwd, nil)
+	const mine = "5f0c3a52-8e7b-4d0e-9f43-2b1c6d7e8a90"
+	var r struct {
+		StopReason    string `json:"stopReason"`
+		UserMessageID string `json:"userMessageId"`
+	}
+	e.mustCall(ctx, "session/prompt", map[string]any{"sessionId": id, "messageId": mine,
+		"prompt": []any{map[string]any{"type": "text", "text": "one"}}}, &r)
+	if r.UserMessageID != mine {
+		t.Errorf("userMessageId = %q, want the client's %q", r.UserMessageID, mine)
+	}
+	e.prompt(ctx, id, "two")
+	live := e.chunkIDs(id)
+	var answers []string
+	for _, c := range live {
+		if c[0] != "agent_message_chunk" || len(c[1]) != 36 {
+			t.Fatalf("live chunk %v: want agent message chunks with UUID messageIds", c)
+		}
+		if len(answers) == 0 || answers[len(answers)-1] != c[1] {
+			answers = append(answers, c[1])
+		}
+	}
+	if len(answers) != 2 || answers[0] == answers[1] {
+		t.Fatalf("live answers' messageIds = %v, want two different ones", answers)
+	}
+	var bad map[string]any
+	err := e.call(ctx, "session/prompt", map[string]any{"sessionId": id, "messageId": "not-a-uuid",
+		"prompt": []any{map[string]any{"type": "text", "text": "x"}}}, &bad)
+	if rpcCode(err) != -32602 || !strings.Contains(err.Error(), "messageId must be a UUID") {
+		t.Errorf("prompt with a bad messageId = %v, want -32602", err)
+	}
+	e.stop()
+
+	// Two loads in fresh processes show the same ids: the client's for its
+	// first message, the live ones for the answers.
+	var replays [][][2]string
+	for range 2 {
+		f := startProto(t, dir, protoOpts{script: oneReply})
+		f.initialize(ctx)
+		var lr map[string]any
+		f.mustCall(ctx, "session/load", map[string]any{"sessionId": id, "cwd": cwd, "mcpServers": []any{}}, &lr)
+		replays = append(replays, f.chunkIDs(id))
+		f.stop()
+	}
+	got := replays[0]
+	if !slices.Equal(got, replays[1]) {
+		t.Errorf("two replays differ:\n%v\n%v", got, replays[1])
+	}
+	var users, agents []string
+	for _, c := range got {
+		if c[0] == "user_message_chunk" {
+			users = append(users, c[1])
+		} else if len(agents) == 0 || agents[len(agents)-1] != c[1] {
+			agents = append(agents, c[1])
+		}
+	}
+	if len(users) != 2 || users[0] != mine || len(users[1]) != 36 || users[1] == mine {
+		t.Errorf("replayed user messageIds = %v, want [%s <a UUID of its own>]", users, mine)
+	}
+	if !slices.Equal(agents, answers) {
+		t.Errorf("replayed answer messageIds = %v, want the live %v", agents, answers)
+	}
+}
+
+// systemSeen records the system prompt of each model request.
+type systemSeen struct {
+	model.Model
+	mu       sync.Mutex
+	systems  []string
+	messages []string // the text of the last request's messages
+}
+
+func (m *systemSeen) Stream(ctx context.Context, req model.Request) iter.Seq2[session.Chunk, error] {
+	m.mu.Lock()
+	m.systems = append(m.systems, req.System)
+	m.messages = m.messages[:0]
+	for _, msg := range req.Messages {
+		for _, b := range msg.Content {
+			m.messages = append(m.messages, b.Text)
+		}
+	}
+	m.mu.Unlock()
+	return m.Model.Stream(ctx, req)
+}
+
+func (m *systemSeen) last() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.systems) == 0 {
+		return ""
+	}
+	return m.systems[len(m.systems)-1]
+}
+
+// readScript reads path with the read tool, once per prompt.
+func readScript(paths ...string) string {
+	s := "model:\n  main:\n"
+	for i, p := range paths {
+		s += fmt.Sprintf("    - tool_calls:\n        - id: call-%d\n          name: read\n          arguments: '{\"path\": %q}'\n    - text: READ%d\n", i, p, i)
+	}
+	return s
+}
+
+// toolResultText is the text of the last tool_call_update of call id.
+func (e *protoEnv) toolResult(id, call string) (status, text string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, raw := range e.updates {
+		var n struct {
+			SessionID string `json:"sessionId"`
+			Update    struct {
+				Kind    string `json:"sessionUpdate"`
+				ID      string `json:"toolCallId"`
+				Status  string `json:"status"`
+				Content []struct {
+					Content struct {
+						Text string `json:"text"`
+					} `json:"content"`
+				} `json:"content"`
+			} `json:"update"`
+		}
+		_ = json.Unmarshal(raw, &n)
+		if n.SessionID != id || n.Update.Kind != "tool_call_update" || n.Update.ID != call {
+			continue
+		}
+		if n.Update.Status != "" {
+			status = n.Update.Status
+		}
+		for _, c := range n.Update.Content {
+			text += c.Content.Text
+		}
+	}
+	return status, text
+}
+
+func TestAdditionalDirectoriesAreInsideTheBoundary(t *testing.T) {
+	ctx := ctxFor(t)
+	dir, cwd := t.TempDir(), tempCwd(t)
+	extra, other := t.TempDir(), t.TempDir()
+	for _, d := range []string{extra, other} {
+		if err := os.WriteFile(filepath.Join(d, "notes.txt"), []byte("NOTES IN "+filepath.Base(d)+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var asked atomic.Int32
+	answer := func(method string, params json.RawMessage) (any, error) {
+		if method == "session/request_permission" {
+			asked.Add(1)
+			return map[string]any{"outcome": map[string]any{"outcome": "cancelled"}}, nil
+		}
+		return nil, &jsonrpc2.Error{Code: jsonrpc2.CodeMethodNotFound, Message: "no"}
+	}
+	seen := &systemSeen{}
+	e := startProto(t, dir, protoOpts{
+		script: readScript(filepath.Join(extra, "notes.txt"), filepath.Join(other, "notes.txt")),
+		hooks: func(h *testhooks.Hooks) {
+			h.WrapModel = func(m model.Model) model.Model { seen.Model = m; return seen }
+		},
+		answer: answer,
+	})
+	caps := e.initialize(ctx)["agentCapabilities"].(map[string]any)["sessionCapabilities"].(map[string]any)
+	if _, ok := caps["additionalDirectories"].(map[string]any); !ok {
+		t.Errorf("sessionCapabilities = %v, want additionalDirectories: {}", caps)
+	}
+	id := e.newSession(ctx, cwd, map[string]any{"additionalDirectories": []string{extra, extra + "/"}})
+
+	// Recorded in the session header, cleaned and without duplicates.
+	first, err := os.ReadFile(logFile(dir, id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	line, _, _ := bytes.Cut(first, []byte("\n"))
+	var h struct {
+		AdditionalDirectories []string `json:"additionalDirectories"`
+	}
+	if err := json.Unmarshal(line, &h); err != nil || !slices.Equal(h.AdditionalDirectories, []string{extra}) {
+		t.Errorf("header %s: additionalDirectories = %v, want [%s]", line, h.AdditionalDirectories, extra)
+	}
+
+	// A file in the extra root is read without asking, as one in the cwd.
+	e.prompt(ctx, id, "read the notes")
+	if status, text := e.toolResult(id, "call-0"); status != "completed" || !strings.Contains(text, "NOTES IN "+filepath.Base(extra)) {
+		t.Errorf("read in the extra root: %s %q", status, text)
+	}
+	if n := asked.Load(); n != 0 {
+		t.Errorf("%d permission requests for a read inside an extra root", n)
+	}
+	if sys := seen.last(); !strings.Contains(sys, "Additional directories (you may work in them as in the working directory): "+extra+"\n") {
+		t.Errorf("system prompt's environment does not list the extra root:\n%s", sys)
+	}
+	// A directory that is not one of them is still outside: the read asks.
+	e.prompt(ctx, id, "read the other notes")
+	if n := asked.Load(); n != 1 {
+		t.Errorf("%d permission requests for a read outside every root, want 1", n)
+	}
+	e.stop()
+
+	// A load naming other roots records them; from then on they are the
+	// session's, also in a process that loads it without naming any.
+	f := startProto(t, dir, protoOpts{script: readScript(filepath.Join(other, "notes.txt")), answer: answer})
+	f.initialize(ctx)
+	var r map[string]any
+	f.mustCall(ctx, "session/load", map[string]any{"sessionId": id, "cwd": cwd, "mcpServers": []any{}, "additionalDirectories": []string{other}}, &r)
+	f.stop()
+	asked.Store(0)
+	seen2 := &systemSeen{}
+	g := startProto(t, dir, protoOpts{
+		script: readScript(filepath.Join(extra, "notes.txt"), filepath.Join(extra, "notes.txt"), filepath.Join(other, "notes.txt")),
+		hooks: func(h *testhooks.Hooks) {
+			h.WrapModel = func(m model.Model) model.Model { seen2.Model = m; return seen2 }
+		},
+		answer: answer,
+	})
+	g.initialize(ctx)
+	g.mustCall(ctx, "session/resume", map[string]any{"sessionId": id, "cwd": cwd}, &r)
+	g.prompt(ctx, id, "read the other notes again")
+	if status, text := g.toolResult(id, "call-2"); status != "completed" || !strings.Contains(text, "NOTES IN "+filepath.Base(other)) || asked.Load() != 0 {
+		t.Errorf("read in the recorded root after a restart: %s %q, %d asked", status, text, asked.Load())
+	}
+	// The recorded system prompt was rewritten to list the new roots.
+	if sys := seen2.last(); !strings.Contains(sys, "the working directory): "+other+"\n") || strings.Contains(sys, extra) {
+		t.Errorf("system prompt after the load's roots:\n%s", sys)
+	}
+}
+
+func TestAdditionalDirectoriesAreWritableInTheSandbox(t *testing.T) {
+	if sandbox.ProbeKernel().ABI < 1 {
+		t.Skip("this kernel has no Landlock: the sandbox cannot be tested here")
+	}
+	ctx := ctxFor(t)
+	dir, cwd, extra := t.TempDir(), tempCwd(t), t.TempDir()
+	made := filepath.Join(extra, "made.txt")
+	script := "model:\n  main:\n    - tool_calls:\n        - id: call-1\n          name: bash\n          arguments: '{\"command\":\"touch " + made + "\"}'\n    - text: done\n"
+	for _, withRoot := range []bool{false, true} {
+		e := startProto(t, dir, protoOpts{script: script, config: func(c *app.Config) { c.Sandbox = &sandbox.Policy{TempDir: t.TempDir()} },
+			answer: func(method string, _ json.RawMessage) (any, error) {
+				return map[string]any{"outcome": map[string]any{"outcome": "cancelled"}}, nil
+			}})
+		e.initialize(ctx)
+		extraParams := map[string]any{}
+		if withRoot {
+			extraParams["additionalDirectories"] = []string{extra}
+		}
+		id := e.newSession(ctx, cwd, extraParams)
+		var r map[string]any
+		e.mustCall(ctx, "session/set_mode", map[string]any{"sessionId": id, "modeId": "accept-edits"}, &r)
+		e.prompt(ctx, id, "touch it")
+		e.stop()
+		if exists(made) != withRoot {
+			t.Errorf("with the extra root %v: %s made = %v", withRoot, made, exists(made))
+		}
 	}
 }

@@ -172,6 +172,12 @@ type Options struct {
 	// provider's key variable).
 	Environ   func() []string
 	SecretEnv []string
+	// SystemPromptRoots, when set, rewrites a recorded system prompt to
+	// list other additional workspace roots (agent/prompt.WithRoots);
+	// changed is false when the text has no section to rewrite. A load or
+	// resume that changes a session's roots records the rewritten prompt
+	// (directories.go).
+	SystemPromptRoots func(text string, roots []string) (rewritten string, changed bool)
 	// Commands are the slash commands offered to clients (commands.go).
 	Commands []Command
 	// Models are the models a session can be switched to, the default
@@ -206,6 +212,11 @@ type Server struct {
 	modelChoice modelState   // each session's model (config_options.go)
 	asks        childAsks    // children's permission requests in flight (child_permission.go)
 	children    childStreams // descendants' own streams, when asked (child_stream.go)
+
+	// rootsMu guards roots: each bound session's additional workspace
+	// roots, read from its log once (directories.go).
+	rootsMu sync.Mutex
+	roots   map[string][]string
 
 	policiesOnce sync.Once
 	policies     *rootpolicy.Cache // each root session's settings (rootPolicies)
@@ -432,6 +443,7 @@ func (s *Server) Close(ctx context.Context) error {
 func (s *Server) release(ctx context.Context, b *bound) error {
 	b.cancelPrompt(errClosed, nil)
 	s.gate.forget(b.id)
+	s.forgetRoots(b.id)
 	s.rootPolicies().Forget(b.id)
 	s.forgetModel(b.id)
 	var errs []error
@@ -529,7 +541,7 @@ func (s *Server) lookup(id string) (*bound, error) {
 // before any live update; the caller flushes.
 func (s *Server) bindAgent(sess *session.Session, ag *agent.Agent, ownAgent, ownSession, replay bool) (*bound, error) {
 	b := &bound{id: sess.ID(), sess: sess, agent: ag, ownAgent: ownAgent, ownSession: ownSession}
-	tr := newTranslator(s.toolLookup(ag)).withDepth(sess.Header().DelegationDepth)
+	tr := newTranslator(s.toolLookup(ag)).withDepth(sess.Header().DelegationDepth).withSession(sess.ID())
 	tr = tr.withModels(s.opts.Models)
 	tr.configModes = true
 	tr.cwd = sess.Header().Cwd

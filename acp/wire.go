@@ -206,7 +206,8 @@ func scanLine(line []byte) lineInfo {
 		if json.Unmarshal(m.Params, &p) == nil && len(p.RequestID) > 0 {
 			li.cancelRequest = idKey(p.RequestID)
 		}
-	case li.request && m.Method == acpsdk.AgentMethodInitialize:
+	case li.request && (m.Method == acpsdk.AgentMethodInitialize || m.Method == aliasPrefix+acpsdk.AgentMethodInitialize):
+		// (aliasReader, in front of this reader, renamed it: protocol2026.go)
 		var p struct {
 			ClientCapabilities struct {
 				Session struct {

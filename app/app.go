@@ -26,6 +26,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/policy"
 	"github.com/acp-agent/acp-agent/agent/projection"
+	"github.com/acp-agent/acp-agent/agent/prompt"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/agent/settings"
 	"github.com/acp-agent/acp-agent/agent/tool"
@@ -305,13 +306,16 @@ func New(cfg Config) (*App, error) {
 		Protected: policy.Protector{Files: []string{cfg.SettingsFile}, Dirs: append([]string{cfg.DataDir}, userConfigDir(cfg.SettingsFile)...)},
 		// The provider's key never reaches a command (nor do other names
 		// that look like secrets: agent/settings).
-		SecretEnv:  []string{cfg.APIKeyEnv, "OPENAI_API_KEY", "DEEPSEEK_API_KEY", "ANTHROPIC_API_KEY"},
-		MCP:        mcp.Options{StartTimeout: cfg.MCPStartTimeout, Logger: a.Log},
-		Commands:   a.commands(),
-		Budget:     a.budget(),
-		Models:     pickerOptions(a.Models),
-		Images:     anyImages(a.Models),
-		ImageInput: a.imageInput,
+		SecretEnv: []string{cfg.APIKeyEnv, "OPENAI_API_KEY", "DEEPSEEK_API_KEY", "ANTHROPIC_API_KEY"},
+		MCP:       mcp.Options{StartTimeout: cfg.MCPStartTimeout, Logger: a.Log},
+		Commands:  a.commands(),
+		// A session whose roots change keeps its recorded prompt but
+		// for the environment's list of them (acp/directories.go).
+		SystemPromptRoots: prompt.WithRoots,
+		Budget:            a.budget(),
+		Models:            pickerOptions(a.Models),
+		Images:            anyImages(a.Models),
+		ImageInput:        a.imageInput,
 	})
 	if err != nil {
 		a.Close()

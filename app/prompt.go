@@ -89,6 +89,7 @@ func (a *App) systemPrompt(s *session.Session, child bool, persona string, get f
 			UserFile: user,
 			Cap:      pc.InstructionsCap,
 			Input:    prompt.Input{Tools: names, Child: child, Persona: persona, Extra: extra},
+			Roots:    a.sessionRoots(ctx, h.ID),
 		})
 	}, pending.Start
 }
@@ -119,4 +120,13 @@ func (a *App) imageInput(id string) bool {
 		}
 	}
 	return a.Models[0].Images()
+}
+
+// sessionRoots are the additional workspace roots of session id (its root
+// session's), as the ACP server holds them.
+func (a *App) sessionRoots(ctx context.Context, id string) []string {
+	if a.Server == nil {
+		return nil
+	}
+	return a.Server.SessionRoots(ctx, id)
 }

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/acp-agent/acp-agent/agent/settings"
@@ -87,6 +88,14 @@ func sessionSandbox(process *sandbox.Policy, sb settings.Sandbox) *sandbox.Polic
 	p := *process
 	if sb.Network != nil && !*sb.Network {
 		p.Network = false
+	}
+	// sb's writable paths are the user's (already the process's) and the
+	// session's additional workspace roots (acp adds them): a project
+	// file cannot add any (settings.Policy leaves them out).
+	for _, w := range sb.WritablePaths {
+		if !slices.Contains(p.Writable, w) {
+			p.Writable = append(slices.Clone(p.Writable), w)
+		}
 	}
 	return &p
 }
