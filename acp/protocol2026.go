@@ -135,7 +135,10 @@ func (s *Server) moreSessionCapabilities() map[string]any {
 // longer than maxLine is passed through as it comes (the SDK fails on it
 // anyway).
 type aliasReader struct {
-	r    io.Reader
+	r io.Reader
+	// raw takes the responses to our raw calls (rawcall.go) out of the
+	// stream; nil: none.
+	raw  *rawCalls
 	buf  []byte
 	out  []byte // ready to be read
 	line []byte // the current incomplete line
@@ -143,7 +146,9 @@ type aliasReader struct {
 	err  error
 }
 
-func newAliasReader(r io.Reader) *aliasReader { return &aliasReader{r: r, buf: make([]byte, 64<<10)} }
+func newAliasReader(r io.Reader, raw *rawCalls) *aliasReader {
+	return &aliasReader{r: r, raw: raw, buf: make([]byte, 64<<10)}
+}
 
 func (a *aliasReader) Read(p []byte) (int, error) {
 	for len(a.out) == 0 {
@@ -187,7 +192,9 @@ func (a *aliasReader) feed(data []byte) {
 			a.pass = false
 		} else {
 			a.line = append(a.line, data[:i]...)
-			a.out = append(append(a.out, aliasLine(a.line)...), '\n')
+			if a.raw == nil || !a.raw.deliver(a.line) {
+				a.out = append(append(a.out, aliasLine(a.line)...), '\n')
+			}
 			a.line = a.line[:0]
 		}
 		data = data[i+1:]

@@ -647,11 +647,16 @@ type systemSeen struct {
 	mu       sync.Mutex
 	systems  []string
 	messages []string // the text of the last request's messages
+	tools    []string // the tool names of the last request
 }
 
 func (m *systemSeen) Stream(ctx context.Context, req model.Request) iter.Seq2[session.Chunk, error] {
 	m.mu.Lock()
 	m.systems = append(m.systems, req.System)
+	m.tools = m.tools[:0]
+	for _, t := range req.Tools {
+		m.tools = append(m.tools, t.Name)
+	}
 	m.messages = m.messages[:0]
 	for _, msg := range req.Messages {
 		for _, b := range msg.Content {
@@ -828,5 +833,110 @@ func TestAdditionalDirectoriesAreWritableInTheSandbox(t *testing.T) {
 		if exists(made) != withRoot {
 			t.Errorf("with the extra root %v: %s made = %v", withRoot, made, exists(made))
 		}
+	}
+}
+
+const askScript = `
+model:
+  main:
+    - tool_calls:
+        - id: call-ask
+          name: ask_user
+          arguments: '{"question": "Which database should the tests use?", "choices": ["postgres", "sqlite"]}'
+    - text: USING_IT
+    - tool_calls:
+        - id: call-form
+          name: ask_user
+          arguments: '{"question": "Where and how many?", "fields": [{"name": "host"}, {"name": "replicas", "type": "integer", "optional": true}]}'
+    - text: NOTED
+`
+
+func TestAskUserElicitsAQuestionAndRecordsTheAnswer(t *testing.T) {
+	ctx := ctxFor(t)
+	dir, cwd := t.TempDir(), tempCwd(t)
+	var mu sync.Mutex
+	var asked []map[string]any
+	answers := []map[string]any{
+		{"action": "accept", "content": map[string]any{"answer": "sqlite"}},
+		{"action": "decline"},
+	}
+	seen := &systemSeen{}
+	e := startProto(t, dir, protoOpts{script: askScript,
+		hooks: func(h *testhooks.Hooks) {
+			h.WrapModel = func(m model.Model) model.Model { seen.Model = m; return seen }
+		},
+		answer: func(method string, params json.RawMessage) (any, error) {
+			if method != "elicitation/create" {
+				return nil, &jsonrpc2.Error{Code: jsonrpc2.CodeMethodNotFound, Message: "no"}
+			}
+			var p map[string]any
+			_ = json.Unmarshal(params, &p)
+			mu.Lock()
+			defer mu.Unlock()
+			asked = append(asked, p)
+			return answers[len(asked)-1], nil
+		}})
+	var r map[string]any
+	e.mustCall(ctx, "initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{"elicitation": map[string]any{"form": map[string]any{}}}}, &r)
+	id := e.newSession(ctx, cwd, nil)
+	e.prompt(ctx, id, "set up the tests")
+	seen.mu.Lock()
+	offered := slices.Contains(seen.tools, "ask_user")
+	seen.mu.Unlock()
+	if !offered {
+		t.Errorf("ask_user not offered to a client with form elicitation: %v", seen.tools)
+	}
+	if status, text := e.toolResult(id, "call-ask"); status != "completed" || text != "The person answered: sqlite" {
+		t.Errorf("ask_user result = %s %q", status, text)
+	}
+	e.prompt(ctx, id, "and where?")
+	if status, text := e.toolResult(id, "call-form"); status != "completed" || !strings.Contains(text, "declined") {
+		t.Errorf("declined ask_user result = %s %q", status, text)
+	}
+	mu.Lock()
+	if len(asked) != 2 {
+		t.Fatalf("questions asked: %v", asked)
+	}
+	q := asked[0]
+	schema, _ := q["requestedSchema"].(map[string]any)
+	props, _ := schema["properties"].(map[string]any)
+	answer, _ := props["answer"].(map[string]any)
+	if q["sessionId"] != id || q["toolCallId"] != "call-ask" || q["mode"] != "form" || q["message"] != "Which database should the tests use?" ||
+		len(answer["oneOf"].([]any)) != 2 {
+		t.Errorf("first question = %v", q)
+	}
+	form := asked[1]["requestedSchema"].(map[string]any)
+	if req, _ := form["required"].([]any); len(req) != 1 || req[0] != "host" {
+		t.Errorf("form's required = %v, want [host]", form["required"])
+	}
+	mu.Unlock()
+	e.stop()
+
+	// A replay shows the question and its answer as they were.
+	f := startProto(t, dir, protoOpts{script: oneReply})
+	f.initialize(ctx)
+	f.mustCall(ctx, "session/load", map[string]any{"sessionId": id, "cwd": cwd, "mcpServers": []any{}}, &r)
+	if status, text := f.toolResult(id, "call-ask"); status != "completed" || text != "The person answered: sqlite" {
+		t.Errorf("replayed ask_user = %s %q", status, text)
+	}
+}
+
+func TestAskUserIsNotOfferedWithoutElicitation(t *testing.T) {
+	ctx := ctxFor(t)
+	seen := &systemSeen{}
+	e := startProto(t, t.TempDir(), protoOpts{script: askScript,
+		hooks: func(h *testhooks.Hooks) {
+			h.WrapModel = func(m model.Model) model.Model { seen.Model = m; return seen }
+		}})
+	e.initialize(ctx)
+	id := e.newSession(ctx, tempCwd(t), nil)
+	e.prompt(ctx, id, "set up the tests")
+	seen.mu.Lock()
+	defer seen.mu.Unlock()
+	if slices.Contains(seen.tools, "ask_user") || len(seen.tools) == 0 {
+		t.Errorf("tools offered without elicitation: %v", seen.tools)
+	}
+	if status, _ := e.toolResult(id, "call-ask"); status != "failed" {
+		t.Errorf("a call of the unoffered ask_user ended %q, want failed", status)
 	}
 }

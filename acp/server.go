@@ -213,6 +213,8 @@ type Server struct {
 	asks        childAsks    // children's permission requests in flight (child_permission.go)
 	children    childStreams // descendants' own streams, when asked (child_stream.go)
 
+	raw rawCalls // requests to the client the SDK cannot express (rawcall.go)
+
 	// rootsMu guards roots: each bound session's additional workspace
 	// roots, read from its log once (directories.go).
 	rootsMu sync.Mutex
@@ -327,7 +329,7 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 			}
 		}
 	}()
-	conn := acpsdk.NewAgentSideConnection(s, s.out, &countingReader{r: newAliasReader(in), c: s.wire, gate: s.ready, reject: s.queueReject})
+	conn := acpsdk.NewAgentSideConnection(s, s.out, &countingReader{r: newAliasReader(in, &s.raw), c: s.wire, gate: s.ready, reject: s.queueReject})
 	conn.SetLogger(s.log)
 	s.conn = conn
 	close(s.ready)
