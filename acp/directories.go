@@ -102,12 +102,20 @@ func rootsFromLog(h session.Header, events []session.Event) []string {
 	return h.AdditionalDirectories.List()
 }
 
-// recordRoots records the roots a load or resume named for sess before
-// its agent is built (nil or empty, or the ones it has: nothing), with its
-// recorded system prompt's environment section rewritten to list them
-// (Options.SystemPromptRoots), so the agent built next starts from both.
-func (s *Server) recordRoots(ctx context.Context, sess *session.Session, dirs []string) error {
-	if len(dirs) == 0 {
+// binding is what a session/new, load or resume asks of the session it
+// binds beyond the SDK's fields: additional roots (nil or empty: keep) and
+// the client's system prompt (nil: keep).
+type binding struct {
+	dirs   []string
+	client *string
+}
+
+// recordBinding records, before sess's agent is built, the roots and the
+// client system prompt a request named where they differ from what its
+// log holds, and rewrites its recorded system prompt to match
+// (Options.RewriteSystemPrompt), so the agent built next starts from them.
+func (s *Server) recordBinding(ctx context.Context, sess *session.Session, bind binding) error {
+	if len(bind.dirs) == 0 && bind.client == nil {
 		return nil
 	}
 	h := sess.Header()
@@ -115,24 +123,38 @@ func (s *Server) recordRoots(ctx context.Context, sess *session.Session, dirs []
 	if err != nil {
 		return err
 	}
-	if slices.Equal(rootsFromLog(h, events), dirs) {
+	roots, client := rootsFromLog(h, events), clientPromptFromLog(events)
+	var last int64 = -1
+	if len(bind.dirs) > 0 && !slices.Equal(roots, bind.dirs) {
+		ev, err := sess.Append(TypeSessionDirectories, SessionDirectoriesData{Directories: bind.dirs}, session.Ignorable())
+		if err != nil {
+			return err
+		}
+		roots, last = bind.dirs, ev.Seq
+	}
+	if bind.client != nil && *bind.client != client {
+		ev, err := sess.Append(TypeClientSystemPrompt, ClientSystemPromptData{Mode: "append", Text: *bind.client}, session.Ignorable())
+		if err != nil {
+			return err
+		}
+		client, last = *bind.client, ev.Seq
+	}
+	if last < 0 {
 		return nil
 	}
-	ev, err := sess.Append(TypeSessionDirectories, SessionDirectoriesData{Directories: dirs}, session.Ignorable())
-	if err != nil {
-		return err
-	}
-	if rewrite := s.opts.SystemPromptRoots; rewrite != nil && h.SeedLength <= len(events) {
+	if rewrite := s.opts.RewriteSystemPrompt; rewrite != nil && h.SeedLength <= len(events) {
 		text, ok, err := session.RecordedSystemPrompt(events[h.SeedLength:])
 		if err == nil && ok {
-			if next, changed := rewrite(text, dirs); changed && next != text {
-				if ev, err = sess.Append(session.TypeSystemPrompt, session.SystemPromptData{Text: next}); err != nil {
+			if next, changed := rewrite(text, roots, client); changed && next != text {
+				ev, err := sess.Append(session.TypeSystemPrompt, session.SystemPromptData{Text: next})
+				if err != nil {
 					return err
 				}
+				last = ev.Seq
 			}
 		}
 	}
-	return s.makeDurable(ctx, sess.ID(), ev.Seq)
+	return s.makeDurable(ctx, sess.ID(), last)
 }
 
 // setRoots gives b the roots a load or resume named (nil or empty: keep

@@ -82,6 +82,11 @@ func (s *Server) ClientCapabilities() acpsdk.ClientCapabilities {
 // MCP servers (mcp.go); servers that fail are reported to the user once
 // the response is out, with the available commands.
 func (s *Server) NewSession(ctx context.Context, p acpsdk.NewSessionRequest) (resp acpsdk.NewSessionResponse, err error) {
+	return s.newSession(ctx, p, nil)
+}
+
+// newSession is session/new with the client's system prompt (nil: none).
+func (s *Server) newSession(ctx context.Context, p acpsdk.NewSessionRequest, client *string) (resp acpsdk.NewSessionResponse, err error) {
 	defer s.recoverTo("session/new", &err)
 	if err := checkCwd(p.Cwd); err != nil {
 		return resp, toRequestError(err)
@@ -98,6 +103,11 @@ func (s *Server) NewSession(ctx context.Context, p acpsdk.NewSessionRequest) (re
 	if err != nil {
 		_ = set.Close()
 		return resp, toRequestError(fmt.Errorf("create session: %w", err))
+	}
+	if err := s.recordBinding(ctx, sess, binding{client: client}); err != nil {
+		_ = set.Close()
+		_ = s.opts.Sessions.Remove(sess.ID())
+		return resp, toRequestError(err)
 	}
 	b, err := s.attachNew(sess, true, false, set)
 	if err != nil {
@@ -144,6 +154,12 @@ func (s *Server) attachNew(sess *session.Session, ownSession, replay bool, set *
 // session becomes live on this connection (prompts continue it); a child
 // (subagent) session is replayed read-only, followed by a notice saying so.
 func (s *Server) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (resp acpsdk.LoadSessionResponse, err error) {
+	return s.loadSession(ctx, p, nil)
+}
+
+// loadSession is session/load with the client's system prompt (nil: keep
+// the recorded one).
+func (s *Server) loadSession(ctx context.Context, p acpsdk.LoadSessionRequest, client *string) (resp acpsdk.LoadSessionResponse, err error) {
 	defer s.recoverTo("session/load", &err)
 	id := string(p.SessionId)
 	dirs, err := checkStoredBind(id, p.Cwd, p.Cwd != "", p.AdditionalDirectories)
@@ -156,7 +172,7 @@ func (s *Server) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (
 	s.bindMu.Lock()
 	defer s.bindMu.Unlock()
 	wasBound := s.boundSession(id) != nil
-	b, notices, err := s.loadLocked(ctx, id, p.Cwd, p.McpServers, dirs, true)
+	b, notices, err := s.loadLocked(ctx, id, p.Cwd, p.McpServers, binding{dirs: dirs, client: client}, true)
 	if err != nil {
 		return resp, toRequestError(err)
 	}
@@ -263,7 +279,7 @@ func (s *Server) readyStored(b *bound, notices []acpsdk.SessionUpdate) {
 // A session already bound or driven by a live agent keeps its tools.
 // Without replay (session/resume) nothing of the log is sent, and a child
 // (subagent) session, which can only be viewed, is refused.
-func (s *Server) loadLocked(ctx context.Context, id, cwd string, servers []acpsdk.McpServer, dirs []string, replay bool) (*bound, []acpsdk.SessionUpdate, error) {
+func (s *Server) loadLocked(ctx context.Context, id, cwd string, servers []acpsdk.McpServer, bind binding, replay bool) (*bound, []acpsdk.SessionUpdate, error) {
 	s.mu.Lock()
 	b, ok := s.sessions[id]
 	s.mu.Unlock()
@@ -280,7 +296,7 @@ func (s *Server) loadLocked(ctx context.Context, id, cwd string, servers []acpsd
 	startMCP := func(sess *session.Session) (*mcptool.Set, []acpsdk.SessionUpdate) {
 		// The agent is built next: it starts from the roots named here
 		// (directories.go; setRoots retries a failure after binding).
-		if err := s.recordRoots(ctx, sess, dirs); err != nil {
+		if err := s.recordBinding(ctx, sess, bind); err != nil {
 			s.log.Warn("record the additional directories", "session_id", sess.ID(), "err", err)
 		}
 		dir := cwd

@@ -34,8 +34,11 @@ const aliasPrefix = "_" + MetaNamespace + "/protocol/"
 // routedMethods are the methods aliasReader renames, with "initialize",
 // whose answer carries capabilities the SDK's type cannot say.
 var routedMethods = map[string]bool{
-	acpsdk.AgentMethodInitialize: true,
-	MethodSessionDelete:          true,
+	acpsdk.AgentMethodInitialize:    true,
+	MethodSessionDelete:             true,
+	acpsdk.AgentMethodSessionNew:    true,
+	acpsdk.AgentMethodSessionLoad:   true,
+	acpsdk.AgentMethodSessionResume: true,
 }
 
 // SessionDeleteCapabilities is sessionCapabilities.delete ({} advertises
@@ -66,6 +69,27 @@ func (s *Server) routed(ctx context.Context, method string, params json.RawMessa
 		res, err = s.initialize2026(ctx, params)
 	case MethodSessionDelete:
 		res, err = s.deleteSession(ctx, params)
+	case acpsdk.AgentMethodSessionNew:
+		var p acpsdk.NewSessionRequest
+		client, derr := decodeLifecycle(params, &p)
+		if derr != nil {
+			return nil, true, derr
+		}
+		res, err = s.newSession(ctx, p, client)
+	case acpsdk.AgentMethodSessionLoad:
+		var p acpsdk.LoadSessionRequest
+		client, derr := decodeLifecycle(params, &p)
+		if derr != nil {
+			return nil, true, derr
+		}
+		res, err = s.loadSession(ctx, p, client)
+	case acpsdk.AgentMethodSessionResume:
+		var p acpsdk.ResumeSessionRequest
+		client, derr := decodeLifecycle(params, &p)
+		if derr != nil {
+			return nil, true, derr
+		}
+		res, err = s.resumeSession(ctx, p, client)
 	default:
 		return nil, true, acpsdk.NewMethodNotFound(name)
 	}
@@ -127,6 +151,7 @@ func (s *Server) moreSessionCapabilities() map[string]any {
 			m["delete"] = SessionDeleteCapabilities{}
 		}
 	}
+	m["systemPrompt"] = SessionSystemPromptCapabilities{}
 	return m
 }
 
@@ -203,8 +228,11 @@ func (a *aliasReader) feed(data []byte) {
 
 // aliasLine returns line with a routed method renamed, else line itself.
 func aliasLine(line []byte) []byte {
-	if !bytes.Contains(line, []byte(`"`+MethodSessionDelete+`"`)) && !bytes.Contains(line, []byte(`"`+acpsdk.AgentMethodInitialize+`"`)) {
+	if !bytes.Contains(line, []byte(`"method"`)) || !bytes.Contains(line, []byte(`"session/`)) && !bytes.Contains(line, []byte(`"`+acpsdk.AgentMethodInitialize+`"`)) {
 		return line
+	}
+	if bytes.Contains(line, []byte(`"`+acpsdk.AgentMethodSessionPrompt+`"`)) || bytes.Contains(line, []byte(`"session/update"`)) {
+		return line // the busiest lines are never routed: skip decoding them
 	}
 	var m struct {
 		JSONRPC json.RawMessage `json:"jsonrpc"`

@@ -940,3 +940,76 @@ func TestAskUserIsNotOfferedWithoutElicitation(t *testing.T) {
 		t.Errorf("a call of the unoffered ask_user ended %q, want failed", status)
 	}
 }
+
+const threeReplies = "model:\n  main:\n    - text: one\n    - text: two\n    - text: three\n"
+
+func TestClientSystemPromptIsItsOwnSectionAndKept(t *testing.T) {
+	ctx := ctxFor(t)
+	dir, cwd := t.TempDir(), tempCwd(t)
+	text := func(s string) map[string]any {
+		return map[string]any{"mode": "append", "content": []any{map[string]any{"type": "text", "text": s}}}
+	}
+	seen := &systemSeen{}
+	wrap := func(s *systemSeen) func(h *testhooks.Hooks) {
+		return func(h *testhooks.Hooks) { h.WrapModel = func(m model.Model) model.Model { s.Model = m; return s } }
+	}
+	e := startProto(t, dir, protoOpts{script: threeReplies, hooks: wrap(seen)})
+	caps := e.initialize(ctx)["agentCapabilities"].(map[string]any)["sessionCapabilities"].(map[string]any)
+	if _, ok := caps["systemPrompt"].(map[string]any); !ok {
+		t.Errorf("sessionCapabilities = %v, want systemPrompt: {}", caps)
+	}
+	var res map[string]any
+	for _, tt := range []struct {
+		name string
+		sp   map[string]any
+		says string
+	}{
+		{"override", map[string]any{"mode": "override", "content": []any{map[string]any{"type": "text", "text": "x"}}}, "mode \"append\" only"},
+		{"image", map[string]any{"mode": "append", "content": []any{map[string]any{"type": "image", "mimeType": "image/png", "data": "AA=="}}}, "must be text blocks"},
+	} {
+		err := e.call(ctx, "session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}, "systemPrompt": tt.sp}, &res)
+		if rpcCode(err) != -32602 || !strings.Contains(err.Error(), tt.says) {
+			t.Errorf("%s: session/new = %v, want -32602 saying %q", tt.name, err, tt.says)
+		}
+	}
+	id := e.newSession(ctx, cwd, map[string]any{"systemPrompt": text("Answer in French.")})
+	e.prompt(ctx, id, "hello")
+	sys := seen.last()
+	if !strings.HasSuffix(sys, "\n\n<client-instructions>\nThe editor the person uses adds these instructions; follow them as you follow the project's.\n\nAnswer in French.\n</client-instructions>\n") {
+		t.Errorf("system prompt does not end with the client's section:\n%s", sys)
+	}
+	log, _ := os.ReadFile(logFile(dir, id))
+	if !bytes.Contains(log, []byte(`"type":"session/client-system-prompt"`)) {
+		t.Errorf("the client's system prompt is not in the log")
+	}
+	e.stop()
+
+	// Loaded without one, the session keeps it; loaded with another, the
+	// recorded prompt's section is rewritten and the rest kept.
+	for _, tt := range []struct {
+		name string
+		sp   map[string]any
+		want string
+	}{
+		{"kept", nil, "Answer in French."},
+		{"replaced", text("Answer in German."), "Answer in German."},
+	} {
+		s := &systemSeen{}
+		f := startProto(t, dir, protoOpts{script: threeReplies, hooks: wrap(s)})
+		f.initialize(ctx)
+		params := map[string]any{"sessionId": id, "cwd": cwd, "mcpServers": []any{}}
+		if tt.sp != nil {
+			params["systemPrompt"] = tt.sp
+		}
+		f.mustCall(ctx, "session/load", params, &res)
+		f.prompt(ctx, id, "again")
+		got := s.last()
+		if !strings.Contains(got, tt.want+"\n</client-instructions>\n") || strings.Count(got, "<client-instructions>") != 1 {
+			t.Errorf("%s: system prompt after load:\n%s", tt.name, got)
+		}
+		if head, _, _ := strings.Cut(got, "<client-instructions>"); !strings.HasPrefix(sys, head) {
+			t.Errorf("%s: the rest of the recorded prompt changed", tt.name)
+		}
+		f.stop()
+	}
+}

@@ -15,6 +15,12 @@ import (
 // log. A subagent (child) session can only be viewed (session/load) and is
 // refused.
 func (s *Server) ResumeSession(ctx context.Context, p acpsdk.ResumeSessionRequest) (resp acpsdk.ResumeSessionResponse, err error) {
+	return s.resumeSession(ctx, p, nil)
+}
+
+// resumeSession is session/resume with the client's system prompt (nil:
+// keep the recorded one).
+func (s *Server) resumeSession(ctx context.Context, p acpsdk.ResumeSessionRequest, client *string) (resp acpsdk.ResumeSessionResponse, err error) {
 	defer s.recoverTo("session/resume", &err)
 	id := string(p.SessionId)
 	dirs, err := checkStoredBind(id, p.Cwd, true, p.AdditionalDirectories)
@@ -26,7 +32,7 @@ func (s *Server) ResumeSession(ctx context.Context, p acpsdk.ResumeSessionReques
 	}
 	s.bindMu.Lock()
 	defer s.bindMu.Unlock()
-	b, notices, err := s.loadLocked(ctx, id, p.Cwd, p.McpServers, dirs, false)
+	b, notices, err := s.loadLocked(ctx, id, p.Cwd, p.McpServers, binding{dirs: dirs, client: client}, false)
 	if err != nil {
 		return resp, toRequestError(err)
 	}

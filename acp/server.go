@@ -172,12 +172,12 @@ type Options struct {
 	// provider's key variable).
 	Environ   func() []string
 	SecretEnv []string
-	// SystemPromptRoots, when set, rewrites a recorded system prompt to
-	// list other additional workspace roots (agent/prompt.WithRoots);
-	// changed is false when the text has no section to rewrite. A load or
-	// resume that changes a session's roots records the rewritten prompt
-	// (directories.go).
-	SystemPromptRoots func(text string, roots []string) (rewritten string, changed bool)
+	// RewriteSystemPrompt, when set, rewrites a recorded system prompt
+	// for other additional workspace roots and another client system
+	// prompt (agent/prompt.WithRoots, WithClient); changed is false when
+	// the text has no section to rewrite. A load or resume that changes
+	// either records the rewritten prompt (directories.go).
+	RewriteSystemPrompt func(text string, roots []string, client string) (rewritten string, changed bool)
 	// Commands are the slash commands offered to clients (commands.go).
 	Commands []Command
 	// Models are the models a session can be switched to, the default

@@ -311,11 +311,17 @@ func New(cfg Config) (*App, error) {
 		Commands:  a.commands(),
 		// A session whose roots change keeps its recorded prompt but
 		// for the environment's list of them (acp/directories.go).
-		SystemPromptRoots: prompt.WithRoots,
-		Budget:            a.budget(),
-		Models:            pickerOptions(a.Models),
-		Images:            anyImages(a.Models),
-		ImageInput:        a.imageInput,
+		RewriteSystemPrompt: func(text string, roots []string, client string) (string, bool) {
+			text, ok := prompt.WithRoots(text, roots)
+			if !ok {
+				return text, false
+			}
+			return prompt.WithClient(text, client), true
+		},
+		Budget:     a.budget(),
+		Models:     pickerOptions(a.Models),
+		Images:     anyImages(a.Models),
+		ImageInput: a.imageInput,
 	})
 	if err != nil {
 		a.Close()

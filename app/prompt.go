@@ -88,7 +88,7 @@ func (a *App) systemPrompt(s *session.Session, child bool, persona string, get f
 			Pending:  pending,
 			UserFile: user,
 			Cap:      pc.InstructionsCap,
-			Input:    prompt.Input{Tools: names, Child: child, Persona: persona, Extra: extra},
+			Input:    prompt.Input{Tools: names, Child: child, Persona: persona, Extra: extra, Client: a.clientPrompt(ctx, h.ID, child)},
 			Roots:    a.sessionRoots(ctx, h.ID),
 		})
 	}, pending.Start
@@ -129,4 +129,13 @@ func (a *App) sessionRoots(ctx context.Context, id string) []string {
 		return nil
 	}
 	return a.Server.SessionRoots(ctx, id)
+}
+
+// clientPrompt is the system prompt the editor gave top-level session id
+// (a child has none of its own).
+func (a *App) clientPrompt(ctx context.Context, id string, child bool) string {
+	if a.Server == nil || child {
+		return ""
+	}
+	return a.Server.ClientSystemPrompt(ctx, id)
 }

@@ -15,6 +15,9 @@ type Input struct {
 	// Roots are the session's additional workspace roots (ACP
 	// additionalDirectories), listed in the environment section.
 	Roots []string
+	// Client is the system prompt the editor gave the session (ACP
+	// systemPrompt, append mode): the last section, of its own.
+	Client string
 	// Tools are the names of the tools the session is offered, in the
 	// order the model sees them; each known one gets its guidance line.
 	Tools        []string
@@ -57,7 +60,37 @@ func Build(in Input) string {
 			parts = append(parts, p)
 		}
 	}
+	if c := clientSection(in.Client); c != "" {
+		parts = append(parts, c)
+	}
 	return strings.Join(parts, "\n\n") + "\n"
+}
+
+// clientOpen starts the section of the editor's system prompt.
+const clientOpen = "<client-instructions>\n"
+
+// clientSection renders the editor's system prompt, "" for none.
+func clientSection(text string) string {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return ""
+	}
+	return clientOpen + "The editor the person uses adds these instructions; follow them as you follow the project's.\n\n" +
+		text + "\n</client-instructions>"
+}
+
+// WithClient returns a system prompt text Build made with its editor's
+// section replaced by one for client ("" drops it). The section is always
+// the last, so the rest of the text stays byte for byte.
+func WithClient(text, client string) string {
+	body := strings.TrimSuffix(text, "\n")
+	if i := strings.LastIndex(body, "\n\n"+clientOpen); i >= 0 && strings.HasSuffix(body, "</client-instructions>") {
+		body = body[:i]
+	}
+	if c := clientSection(client); c != "" {
+		body += "\n\n" + c
+	}
+	return body + "\n"
 }
 
 // ChildSection is the section every delegated child gets: it works for

@@ -25,3 +25,19 @@ func TestWithRootsReplacesTheEnvironmentLine(t *testing.T) {
 		t.Error("a prompt without an environment section was changed")
 	}
 }
+
+func TestWithClientReplacesTheLastSection(t *testing.T) {
+	env := Env{Cwd: "/w", OS: "linux", Arch: "amd64", Shell: "sh", Date: "2026-01-01"}
+	base := Build(Input{Env: env, Extra: []string{"extra section"}})
+	with := func(c string) string { return Build(Input{Env: env, Extra: []string{"extra section"}, Client: c}) }
+	for _, tt := range []struct{ name, text, client, want string }{
+		{"added", base, "be brief", with("be brief")},
+		{"replaced", with("old"), "be brief", with("be brief")},
+		{"dropped", with("old"), "", base},
+		{"none", base, "", base},
+	} {
+		if got := WithClient(tt.text, tt.client); got != tt.want {
+			t.Errorf("%s:\n got %q\nwant %q", tt.name, got, tt.want)
+		}
+	}
+}
