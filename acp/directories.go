@@ -200,6 +200,7 @@ func rootsNote(dirs []string) string {
 func (s *Server) forgetRoots(id string) {
 	s.rootsMu.Lock()
 	delete(s.roots, id)
+	delete(s.sandboxes, id)
 	s.rootsMu.Unlock()
 }
 

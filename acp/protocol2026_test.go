@@ -1013,3 +1013,90 @@ func TestClientSystemPromptIsItsOwnSectionAndKept(t *testing.T) {
 		f.stop()
 	}
 }
+
+// sandboxValue returns the sandbox option's currentValue in a
+// configOptions list, and whether it is there.
+func sandboxValue(opts []any) (on, found bool) {
+	for _, o := range opts {
+		m, _ := o.(map[string]any)
+		if m["id"] == "sandbox" {
+			v, _ := m["currentValue"].(bool)
+			return v, m["type"] == "boolean"
+		}
+	}
+	return false, false
+}
+
+func TestSandboxBooleanConfigOption(t *testing.T) {
+	if sandbox.ProbeKernel().ABI < 1 {
+		t.Skip("this kernel has no Landlock: the sandbox cannot be tested here")
+	}
+	ctx := ctxFor(t)
+	dir, cwd := t.TempDir(), tempCwd(t)
+	script := "model:\n  main:\n" + strings.Repeat("    - tool_calls:\n        - id: call-1\n          name: bash\n          arguments: '{\"command\":\"touch made.txt\"}'\n    - text: done\n", 2)
+	var asked atomic.Int32
+	answer := func(method string, _ json.RawMessage) (any, error) {
+		asked.Add(1)
+		return map[string]any{"outcome": map[string]any{"outcome": "cancelled"}}, nil
+	}
+	optIn := map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{"session": map[string]any{"configOptions": map[string]any{"boolean": map[string]any{}}}}}
+
+	// Without the opt-in there is no boolean option.
+	plain := startProto(t, t.TempDir(), protoOpts{script: script})
+	plain.initialize(ctx)
+	var nr struct {
+		SessionID     string `json:"sessionId"`
+		ConfigOptions []any  `json:"configOptions"`
+	}
+	plain.mustCall(ctx, "session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}}, &nr)
+	if _, found := sandboxValue(nr.ConfigOptions); found {
+		t.Errorf("sandbox option offered without the client's opt-in: %v", nr.ConfigOptions)
+	}
+	var res map[string]any
+	err := plain.call(ctx, "session/set_config_option", map[string]any{"sessionId": nr.SessionID, "configId": "sandbox", "type": "boolean", "value": true}, &res)
+	if rpcCode(err) != -32602 {
+		t.Errorf("set sandbox without the opt-in = %v, want -32602", err)
+	}
+	plain.stop()
+
+	e := startProto(t, dir, protoOpts{script: script, answer: answer})
+	e.mustCall(ctx, "initialize", optIn, &res)
+	e.mustCall(ctx, "session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}}, &nr)
+	id := nr.SessionID
+	if on, found := sandboxValue(nr.ConfigOptions); !found || on {
+		t.Fatalf("configOptions = %v, want the sandbox option, off", nr.ConfigOptions)
+	}
+	e.mustCall(ctx, "session/set_mode", map[string]any{"sessionId": id, "modeId": "accept-edits"}, &res)
+	// Off: accept-edits asks before the command.
+	e.prompt(ctx, id, "touch it")
+	if asked.Load() != 1 || exists(filepath.Join(cwd, "made.txt")) {
+		t.Fatalf("sandbox off: %d asked, made = %v; want one question and nothing run", asked.Load(), exists(filepath.Join(cwd, "made.txt")))
+	}
+	var sr struct {
+		ConfigOptions []any `json:"configOptions"`
+	}
+	e.mustCall(ctx, "session/set_config_option", map[string]any{"sessionId": id, "configId": "sandbox", "type": "boolean", "value": true}, &sr)
+	if on, _ := sandboxValue(sr.ConfigOptions); !on {
+		t.Fatalf("set_config_option answer = %v, want sandbox on", sr.ConfigOptions)
+	}
+	// On: the sandboxed command runs unasked (where the kernel keeps the
+	// protected paths; else it still asks).
+	e.prompt(ctx, id, "touch it again")
+	if n := keepsAsks(); n == 0 && (!exists(filepath.Join(cwd, "made.txt")) || asked.Load() != 1) {
+		t.Errorf("sandbox on: made = %v, %d asked; want the command run unasked", exists(filepath.Join(cwd, "made.txt")), asked.Load())
+	} else if n != 0 && asked.Load() != 2 {
+		t.Errorf("sandbox on, a kernel that cannot keep protected paths: %d asked, want 2", asked.Load())
+	}
+	e.stop()
+
+	// A load in a new process keeps the choice.
+	f := startProto(t, dir, protoOpts{script: script})
+	f.mustCall(ctx, "initialize", optIn, &res)
+	var lr struct {
+		ConfigOptions []any `json:"configOptions"`
+	}
+	f.mustCall(ctx, "session/load", map[string]any{"sessionId": id, "cwd": cwd, "mcpServers": []any{}}, &lr)
+	if on, _ := sandboxValue(lr.ConfigOptions); !on {
+		t.Errorf("loaded configOptions = %v, want sandbox on", lr.ConfigOptions)
+	}
+}

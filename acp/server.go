@@ -113,6 +113,10 @@ type Options struct {
 	// Settings) have sandbox section sb; it replaces LocalCommands, so a
 	// project that turns the sandbox on gets sandboxed commands.
 	SandboxCommands func(sb rootpolicy.Sandbox) workspace.Commands
+	// UnsandboxedCommands are the local commands of a session whose
+	// person turned the sandbox off (config_boolean.go); with
+	// SandboxCommands it lets the "sandbox" boolean option be offered.
+	UnsandboxedCommands workspace.Commands
 	// KillLeftover, when set, kills the processes carrying any of the
 	// markers (local.KillMarked) and returns how many: a session loaded
 	// from storage kills what its last turn's commands left.
@@ -219,6 +223,9 @@ type Server struct {
 	// roots, read from its log once (directories.go).
 	rootsMu sync.Mutex
 	roots   map[string][]string
+	// sandboxes are the sessions' recorded sandbox choices, also under
+	// rootsMu (config_boolean.go).
+	sandboxes map[string]bool
 
 	policiesOnce sync.Once
 	policies     *rootpolicy.Cache // each root session's settings (rootPolicies)
@@ -547,6 +554,15 @@ func (s *Server) bindAgent(sess *session.Session, ag *agent.Agent, ownAgent, own
 	tr = tr.withModels(s.opts.Models)
 	tr.configModes = true
 	tr.cwd = sess.Header().Cwd
+	if s.offersSandboxOption() && sess.Header().Origin != session.OriginSubagent {
+		// A replay folds the choices from the default; a live bind
+		// starts from the session's state now.
+		on := s.sandboxDefault(b.id, sess.Header().Cwd)
+		if !replay {
+			on = s.sandboxOn(b)
+		}
+		tr.sandbox = &on
+	}
 	tr.ctx.cfg, tr.ctx.native = s.opts.Budget, s.wire.compaction.Load()
 	if !replay {
 		// No replay folds the log's earlier choices and learned context

@@ -68,6 +68,9 @@ type translator struct {
 	models      modelList
 	configModes bool
 	model, mode string
+	// sandbox is the sandbox option's value folded so far; nil when the
+	// option is not offered (config_boolean.go).
+	sandbox *bool
 	// ctx is the context accounting and open compactions (context.go).
 	ctx contextState
 	// delegations maps a child session id to the tool call that started it
@@ -84,6 +87,7 @@ func (t *translator) fresh() *translator {
 	n := newTranslator(t.tools).withDepth(t.depth).withSession(t.session)
 	n.cwd = t.cwd
 	n.models, n.configModes = t.models, t.configModes
+	n.sandbox = t.sandbox
 	n.ctx.cfg, n.ctx.native = t.ctx.cfg, t.ctx.native
 	return n
 }
@@ -216,6 +220,9 @@ func (t *translator) event(ev session.Event, replay bool) []acpsdk.SessionUpdate
 
 	case TypeSessionModel:
 		return t.modelUpdate(ev)
+
+	case TypeSessionSandbox:
+		return t.sandboxUpdate(ev)
 
 	case TypeChildPermission:
 		return childPermissionUpdate(ev)

@@ -28,6 +28,9 @@ type wireCounter struct {
 	// subagents records clientCapabilities.subagents (ACP v1 subagent
 	// sessions): the SDK's type has no field for it either.
 	subagents atomic.Bool
+	// booleanConfig records clientCapabilities.session.configOptions
+	// .boolean (boolean config options, config_boolean.go).
+	booleanConfig atomic.Bool
 
 	mu       sync.Mutex // guards the fields below
 	received int64      // requests read
@@ -123,6 +126,9 @@ func (cr *countingReader) Read(p []byte) (int, error) {
 				if li.subagents {
 					cr.c.subagents.Store(true)
 				}
+				if li.booleanConfig {
+					cr.c.booleanConfig.Store(true)
+				}
 				// Recorded before Read returns, so before the SDK can
 				// dispatch the line.
 				switch {
@@ -162,6 +168,9 @@ type lineInfo struct {
 	// subagents: an initialize request whose clientCapabilities.subagents
 	// is an object (ACP v1 subagent sessions, subagent_wire.go).
 	subagents bool
+	// booleanConfig: an initialize request whose
+	// clientCapabilities.session.configOptions.boolean is an object.
+	booleanConfig bool
 }
 
 // scanLine classifies a line the way the SDK will: it decodes the line into
@@ -211,7 +220,10 @@ func scanLine(line []byte) lineInfo {
 		var p struct {
 			ClientCapabilities struct {
 				Session struct {
-					Compaction json.RawMessage `json:"compaction"`
+					Compaction    json.RawMessage `json:"compaction"`
+					ConfigOptions struct {
+						Boolean json.RawMessage `json:"boolean"`
+					} `json:"configOptions"`
 				} `json:"session"`
 				Subagents json.RawMessage `json:"subagents"`
 			} `json:"clientCapabilities"`
@@ -222,6 +234,7 @@ func scanLine(line []byte) lineInfo {
 			// ACP v1: an object (usually {}) opts in; omitted or null
 			// does not.
 			li.subagents = bytes.HasPrefix(bytes.TrimSpace(p.ClientCapabilities.Subagents), []byte("{"))
+			li.booleanConfig = bytes.HasPrefix(bytes.TrimSpace(p.ClientCapabilities.Session.ConfigOptions.Boolean), []byte("{"))
 		}
 	case !li.request && m.Method == acpsdk.AgentMethodSessionCancel:
 		var p acpsdk.CancelNotification

@@ -63,6 +63,19 @@ func (s *Server) Env(ctx context.Context, sessionID string) (workspace.Env, erro
 			sb.WritablePaths = append(slices.Clone(sb.WritablePaths), roots...)
 		}
 		env.Commands = s.opts.SandboxCommands(sb)
+		// The person's choice for the session (config_boolean.go).
+		if rb := s.boundSession(g.root); rb != nil && !rb.readOnly {
+			if on, ok := s.sandboxChoice(rb); ok {
+				switch {
+				case on && !sandboxed(env.Commands, g.cwd):
+					enabled := true
+					sb.Enabled = &enabled
+					env.Commands = s.opts.SandboxCommands(sb)
+				case !on && s.opts.UnsandboxedCommands != nil:
+					env.Commands = s.opts.UnsandboxedCommands
+				}
+			}
+		}
 	}
 	// Every command gets the root's environment without secrets.
 	cmdEnv, unset := s.rootPolicies().CommandEnv(g.root, g.rootCwd)

@@ -290,6 +290,9 @@ func New(cfg Config) (*App, error) {
 		LocalFiles:      local.Files{},
 		LocalCommands:   cmds.For(settings.Sandbox{}),
 		SandboxCommands: cmds.For,
+		// A session whose person turns the sandbox off (the "sandbox"
+		// boolean config option).
+		UnsandboxedCommands: cmds.Unsandboxed(),
 		// What commands of an agent that died left (markers recorded
 		// in the session log) is killed when their session is loaded.
 		KillLeftover: local.KillMarked,

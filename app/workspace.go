@@ -77,6 +77,10 @@ func (l *localCommands) For(sb settings.Sandbox) workspace.Commands {
 	return c
 }
 
+// Unsandboxed returns local commands without a sandbox, for a session
+// whose person turned it off (acp.Options.UnsandboxedCommands).
+func (l *localCommands) Unsandboxed() workspace.Commands { return local.Commands{Running: l.running} }
+
 // sessionSandbox is the sandbox of a root session's commands: the
 // process's, tightened by sb (the user file and the session's project
 // file merged, which may only tighten: settings.Policy), or sb's own when
