@@ -239,8 +239,9 @@ model:
     - tool_calls:
         - id: call-1
           name: subagent
-          arguments: '{"description": "Helper", "prompt": "Do it."}'
+          arguments: '{"description": "Helper", "prompt": "Do it.", "run_in_background": false}'
     - text: PARENT_DONE
+    - text: NOTED
   Helper:
     - text: CHILD_DONE
 `
