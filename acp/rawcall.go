@@ -90,8 +90,8 @@ func (s *Server) notifyRaw(method string, params any) {
 	}
 }
 
-// deliver hands a response line to its raw call and reports whether the
-// line was one (and so must not reach the SDK).
+// deliver hands a response line to its waiting raw call and reports
+// whether it did (the line then does not reach the SDK).
 func (c *rawCalls) deliver(line []byte) bool {
 	if !bytes.Contains(line, []byte(`"`+rawIDPrefix)) {
 		return false
@@ -112,11 +112,12 @@ func (c *rawCalls) deliver(line []byte) bool {
 	c.mu.Lock()
 	ch := c.pending[id]
 	c.mu.Unlock()
-	if ch != nil {
-		select {
-		case ch <- rawResponse{Result: m.Result, Error: m.Error}:
-		default: // answered twice: the first answer stands
-		}
+	if ch == nil {
+		return false // late or unknown: the SDK drops what it did not ask
+	}
+	select {
+	case ch <- rawResponse{Result: m.Result, Error: m.Error}:
+	default: // answered twice: the first answer stands
 	}
 	return true
 }
