@@ -58,14 +58,8 @@ func (s *Server) Prompt(ctx context.Context, p acpsdk.PromptRequest) (resp acpsd
 	defer s.prompts.Done()
 	defer b.endPrompt()
 
-	msgID := b.sess.NewID()
-	if p.MessageId != nil {
-		// The client's own id for its message, recorded so a replay
-		// shows it again.
-		msgID = *p.MessageId
-	}
 	msg := session.Message{
-		ID:      msgID,
+		ID:      userMessageIDOf(b, p.MessageId),
 		Role:    session.RoleUser,
 		Content: blocks,
 		Source:  session.Source{Kind: session.SourceUser},
@@ -97,10 +91,7 @@ func (s *Server) Prompt(ctx context.Context, p acpsdk.PromptRequest) (resp acpsd
 	if err != nil {
 		return resp, toRequestError(err)
 	}
-	resp = acpsdk.PromptResponse{StopReason: reason}
-	if p.MessageId != nil {
-		resp.UserMessageId = acpsdk.Ptr(msgID)
-	}
+	resp = acpsdk.PromptResponse{StopReason: reason, UserMessageId: p.MessageId} // echoed: it was recorded
 	if m := limitMeta(res.Reason); m != nil {
 		resp.Meta = m
 	}
@@ -184,4 +175,14 @@ func limitMeta(r session.TurnEndReason) map[string]any {
 		m["detail"] = r.Detail
 	}
 	return map[string]any{MetaLimit: m}
+}
+
+// userMessageIDOf is the id a prompt's user message is recorded with: the
+// client's own messageId (checked to be a UUID before admission), so a
+// replay shows it again, else a new one of the session's.
+func userMessageIDOf(b *bound, client *string) string {
+	if client != nil {
+		return *client
+	}
+	return b.sess.NewID()
 }
