@@ -1,6 +1,7 @@
 package testhooks
 
 import (
+	"context"
 	"time"
 
 	"github.com/acp-agent/acp-agent/agent/model"
@@ -47,4 +48,9 @@ type Hooks struct {
 	// DigestTicks is subagent.DigestOptions.Ticks: tests tick the digest
 	// throttle by hand.
 	DigestTicks func() (ticks <-chan time.Time, stop func())
+	// StoreCall, when set, is called with the request's context before
+	// each read the ACP server makes of stored sessions (op "list",
+	// "header", "inspect", "load"); its error fails the read. Tests hold
+	// a request there to cancel it in flight ($/cancel_request).
+	StoreCall func(ctx context.Context, op, id string) error
 }
