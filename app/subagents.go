@@ -8,6 +8,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/acp-agent/acp-agent/agent"
@@ -44,11 +45,12 @@ func wireSubagents(a *App) error {
 		Factory:  a.childFactory,
 		// Worktree isolation runs the real git; its queue limit is the
 		// flag's, else the person's settings, else the default.
-		Worktrees:     worktree.Git{},
-		MaxBackground: a.maxBackground(),
-		OnQueued:      a.Config.hooks().OnQueued,
-		Digest:        subagent.DigestOptions{Sync: a.Config.DigestSync, Ticks: a.Config.hooks().DigestTicks},
-		Budgets:       budgetOptions,
+		Worktrees:       worktree.Git{},
+		WorktreeIntents: worktree.Intents{Dir: filepath.Join(a.Config.DataDir, "worktree-intents"), Fault: a.Config.hooks().WorktreeFault},
+		MaxBackground:   a.maxBackground(),
+		OnQueued:        a.Config.hooks().OnQueued,
+		Digest:          subagent.DigestOptions{Sync: a.Config.DigestSync, Ticks: a.Config.hooks().DigestTicks},
+		Budgets:         budgetOptions,
 	})
 	a.Subagents = rt
 	// The stall watchdog's sweeper: owned here, stopped and waited for at
@@ -193,4 +195,15 @@ func (a *App) childFactory(s *session.Session, spec subagent.ChildSpec) (*agent.
 	opts.PreStep = append(opts.PreStep, spec.PreStep...)
 	opts.OnIdle = spec.OnIdle
 	return agent.New(s, opts), nil
+}
+
+// sweepWorktreeIntents removes the worktrees a killed agent was making for
+// its children and no child recorded (subagent.SweepWorktreeIntents).
+func (a *App) sweepWorktreeIntents(ctx context.Context) {
+	if a.Subagents == nil {
+		return
+	}
+	if err := a.Subagents.SweepWorktreeIntents(ctx); err != nil {
+		a.Log.Warn("removing the worktrees a stopped agent was making", "err", err)
+	}
 }

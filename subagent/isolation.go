@@ -10,13 +10,9 @@ package subagent
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 
-	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/subagent/worktree"
 )
@@ -65,7 +61,8 @@ func (r WorktreeRecord) tree() worktree.Worktree {
 
 // Worktrees is what isolation needs from git (worktree.Git implements it).
 type Worktrees interface {
-	Create(ctx context.Context, dir, name string) (worktree.Worktree, error)
+	Plan(ctx context.Context, dir, name string) (worktree.Worktree, error)
+	Add(ctx context.Context, wt worktree.Worktree) error
 	Restore(ctx context.Context, wt worktree.Worktree) error
 	Changes(ctx context.Context, wt worktree.Worktree) (worktree.Changes, error)
 	Remove(ctx context.Context, wt worktree.Worktree) error
@@ -120,47 +117,6 @@ func changeSummary(ch worktree.Changes) string {
 		s += fmt.Sprintf(", %d commit(s)", ch.Commits)
 	}
 	return s
-}
-
-// createWorktree makes the worktree of a new child of parent and returns
-// its record and the child's cwd in it: the parent's cwd's place in the
-// repository, so a parent in <repo>/sub has a child in <worktree>/sub.
-func (s *Service) createWorktree(ctx context.Context, parent *agent.Agent, childID string) (*WorktreeRecord, string, error) {
-	if s.worktrees == nil {
-		return nil, "", NewError(CodeIsolationFailed, "worktree isolation is not available in this agent (no git support wired)")
-	}
-	cwd := parent.Session().Header().Cwd
-	wt, err := s.worktrees.Create(ctx, cwd, childID)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, "", context.Cause(ctx)
-		}
-		var we *worktree.Error
-		if errors.As(err, &we) && we.Code == worktree.CodeNotARepository {
-			return nil, "", wrapError(CodeIsolationFailed, fmt.Sprintf("isolation %q needs a git repository, and %s is not in one", IsolationWorktree, cwd), err)
-		}
-		return nil, "", wrapError(CodeIsolationFailed, fmt.Sprintf("could not create the worktree of subagent %q: %v", childID, err), err)
-	}
-	rec := &WorktreeRecord{Repo: wt.Repo, Path: wt.Path, Branch: wt.Branch, Base: wt.Base}
-	childCwd := wt.Path
-	if real, err := filepath.EvalSymlinks(cwd); err == nil {
-		repo, _ := filepath.EvalSymlinks(wt.Repo)
-		if rel, err := filepath.Rel(repo, real); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
-			childCwd = filepath.Join(wt.Path, rel)
-		}
-	}
-	return rec, childCwd, nil
-}
-
-// dropWorktree removes the worktree of a child that never started (a
-// failed start): nothing may stay behind.
-func (c *Continuations) dropWorktree(rec *WorktreeRecord) {
-	if rec == nil || c.worktrees == nil {
-		return
-	}
-	if err := c.worktrees.Remove(context.Background(), rec.tree()); err != nil {
-		c.log.Warn("subagent: removing the worktree of a failed start failed", "worktree", rec.Path, "err", err)
-	}
 }
 
 // WorktreeOutcome is what became of a child's worktree at settlement.

@@ -14,6 +14,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/subagent/budgets"
+	"github.com/acp-agent/acp-agent/subagent/worktree"
 )
 
 // ChildSpec tells the AgentFactory how to build a child agent.
@@ -117,6 +118,10 @@ type Options struct {
 	// Worktrees runs git for worktree isolation (nil: isolation is
 	// refused with ISOLATION_FAILED).
 	Worktrees Worktrees
+	// WorktreeIntents journals each worktree before it is made (a folder
+	// in the agent's data directory; Dir "": no journal), so the next
+	// process removes what a killed one half-made (SweepWorktreeIntents).
+	WorktreeIntents worktree.Intents
 	// MaxBackground limits the background children of one root session
 	// resident at once (0: DefaultMaxBackground; negative: no limit).
 	MaxBackground int
@@ -164,7 +169,7 @@ func New(opts Options) *Runtime {
 	kids := &children{sessions: opts.Sessions, agents: opts.Agents, factory: opts.Factory, log: opts.Logger, spend: spend}
 	reg := &ProviderRegistry{lc: lc}
 	cont := newContinuations(live, kids, opts.Durable, lc, opts.Logger, opts.NewRunID)
-	cont.worktrees, cont.onQueued = opts.Worktrees, opts.OnQueued
+	cont.worktrees, cont.onQueued, cont.intents = opts.Worktrees, opts.OnQueued, opts.WorktreeIntents
 	switch {
 	case opts.MaxBackground == 0:
 		cont.maxBackground = DefaultMaxBackground

@@ -198,11 +198,11 @@ func (s *Service) StartIsolated(ctx context.Context, providerName string, req On
 	host := &oneShotHost{children: s.kids, svc: s, req: req, desc: desc, isolation: iso}
 	run, err := p.StartOneShot(ctx, host, driver.Request{Parent: req.Parent, Prompt: req.Prompt, OnUpdate: req.OnUpdate})
 	if err != nil {
-		s.cont.dropWorktree(host.worktree)
+		host.lease.abandon()
 		return nil, nil, err
 	}
 	s.publishOneShot(run, providerName, req.Parent.ID())
-	return run, host.worktree, nil
+	return run, host.lease.record(), nil
 }
 
 // publishOneShot emits run's start edge and, once it settles, its end.
@@ -287,7 +287,7 @@ func (s *Service) StartContinuable(ctx context.Context, spec ContinuableSpec) (c
 	host := &continuableHost{children: s.kids, svc: s, plan: plan, act: act}
 	child, err := plan.driver.StartContinuable(ctx, host, driver.Request{Parent: parent})
 	if err != nil {
-		s.cont.dropWorktree(act.worktree)
+		act.lease.abandon()
 		s.cont.releaseSlot(root)
 		return "", "", err
 	}
