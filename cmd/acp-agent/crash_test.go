@@ -44,6 +44,10 @@ const crashAtEnv = "ACP_AGENT_TEST_CRASH_AT"
 // points fall between chunks shown and chunks not yet durable.
 const chunkPauseEnv = "ACP_AGENT_TEST_CHUNK_PAUSE"
 
+// worktreeCrashEnv names the step of making a child's worktree (a
+// worktree.Fault* point) at which crash-serve kills itself with SIGKILL.
+const worktreeCrashEnv = "ACP_AGENT_TEST_WORKTREE_CRASH"
+
 // pacedModel paces a model's chunks (the workload, not an assertion).
 type pacedModel struct {
 	m     model.Model
@@ -86,6 +90,11 @@ func crashServeCommand() cli.Command {
 				Getenv:  env.Getenv,
 				Testing: &testhooks.Hooks{WrapModel: wrap, StorageFault: func(persistence.FaultPoint) {
 					if n := steps.Add(1); n == at {
+						syscall.Kill(os.Getpid(), syscall.SIGKILL)
+						select {} // the signal is on its way
+					}
+				}, WorktreeFault: func(point string) {
+					if point == env.Getenv(worktreeCrashEnv) {
 						syscall.Kill(os.Getpid(), syscall.SIGKILL)
 						select {} // the signal is on its way
 					}
