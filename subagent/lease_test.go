@@ -1,0 +1,112 @@
+package subagent_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+
+	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/persistence"
+	"github.com/acp-agent/acp-agent/subagent"
+	"github.com/acp-agent/acp-agent/subagent/subagenttest"
+	"github.com/acp-agent/acp-agent/subagent/worktree"
+)
+
+// leaseStack is a durable stack working in repo whose child factory fails
+// while *failBuild is set; intents go to intents.
+func leaseStack(t *testing.T, repo, intents string, sc *script, failBuild *atomic.Bool) *subagenttest.Stack {
+	t.Helper()
+	ps, err := persistence.Open(t.TempDir(), persistence.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ps.Close() })
+	return subagenttest.New(t, subagenttest.Config{
+		Model: &subagenttest.FuncModel{Fn: sc.respond}, Attach: func(s *session.Store) { ps.Attach(s) }, Durable: durable{ps}, SyncTo: ps.SyncTo,
+		Worktrees: worktree.Git{Env: gitEnv}, ParentCwd: repo, WorktreeIntents: worktree.Intents{Dir: intents},
+		WrapFactory: func(f subagent.AgentFactory) subagent.AgentFactory {
+			return func(s *session.Session, spec subagent.ChildSpec) (*agent.Agent, error) {
+				if failBuild.Load() {
+					return nil, errors.New("injected: the agent cannot be built")
+				}
+				return f(s, spec)
+			}
+		},
+	})
+}
+
+// nothingLeft fails when repo holds an acp-agent worktree or branch, or
+// the journal an intent.
+func nothingLeft(t *testing.T, repo, intents string) {
+	t.Helper()
+	if b := runGit(t, repo, "branch", "--list", "acp-agent/*"); b != "" {
+		t.Errorf("branches left: %q", b)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(repo, ".acp-agent", "worktrees")); len(entries) > 0 {
+		t.Errorf("worktree folder holds %v", entries)
+	}
+	if entries, _ := os.ReadDir(intents); len(entries) > 0 {
+		t.Errorf("intents left: %v", entries)
+	}
+	if s := runGit(t, repo, "status", "--porcelain", "--untracked-files=all"); s != "" {
+		t.Errorf("status not clean:\n%s", s)
+	}
+}
+
+// Every path that ends a worktree child before it runs ends its worktree
+// the same way: a failed build of a continuable or a one-shot start, a
+// cancelled start, and a failed cold resume of a child whose untouched
+// worktree was removed at settlement (restored, then removed again).
+func TestWorktreeLeaseEndsWithTheStart(t *testing.T) {
+	ctx := testCtx(t)
+	repo := gitRepo(t)
+	intents := filepath.Join(t.TempDir(), "intents")
+	var failBuild atomic.Bool
+	sc := newScript().text("clean", "nothing to do").text("main", "NOTED", "NOTED")
+	st := leaseStack(t, repo, intents, sc, &failBuild)
+	lc := record(st.Runtime)
+	parent := st.NewParent(t, "parent")
+
+	failBuild.Store(true)
+	if _, _, err := st.Runtime.StartContinuable(ctx, subagent.ContinuableSpec{
+		Provider: "spawn", Label: "clean", Prompt: text("x"), Parent: parent, Isolation: subagent.IsolationWorktree,
+	}); err == nil {
+		t.Fatal("a start whose agent cannot be built succeeded")
+	}
+	nothingLeft(t, repo, intents)
+	if _, _, err := st.Runtime.StartIsolated(ctx, "spawn", subagent.OneShotRequest{
+		Label: "clean", Prompt: text("x"), Parent: parent, Isolation: subagent.IsolationWorktree,
+	}); err == nil {
+		t.Fatal("a one-shot start whose agent cannot be built succeeded")
+	}
+	nothingLeft(t, repo, intents)
+	failBuild.Store(false)
+
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, _, err := st.Runtime.StartContinuable(cancelled, subagent.ContinuableSpec{
+		Provider: "spawn", Label: "clean", Prompt: text("x"), Parent: parent, Isolation: subagent.IsolationWorktree,
+	}); err == nil {
+		t.Fatal("a cancelled start succeeded")
+	}
+	nothingLeft(t, repo, intents)
+
+	id, _, err := st.Runtime.StartContinuable(ctx, subagent.ContinuableSpec{
+		Provider: "spawn", Label: "clean", Prompt: text("x"), Parent: parent, Isolation: subagent.IsolationWorktree,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lc.waitEnds(t, ctx, id, 1)
+	nothingLeft(t, repo, intents) // untouched: removed at settlement
+
+	failBuild.Store(true)
+	if _, err := st.Runtime.Followup(ctx, parent, id, text("again")); err == nil {
+		t.Fatal("a cold resume whose agent cannot be built succeeded")
+	}
+	nothingLeft(t, repo, intents)
+}
