@@ -20,5 +20,9 @@ func Group(cmd *exec.Cmd) {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		return cmd.Process.Kill()
 	}
-	cmd.WaitDelay = 50 * time.Millisecond
+	// Only a process outside the group can hold git's pipes after the
+	// group is gone; the delay must not be shorter than a loaded machine
+	// takes to copy out what git wrote before it exited (Wait would cut
+	// the output and fail with ErrWaitDelay).
+	cmd.WaitDelay = 2 * time.Second
 }

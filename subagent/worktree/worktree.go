@@ -95,6 +95,12 @@ type Git struct {
 // run runs git with args in dir and returns its stdout (trailing newline
 // trimmed).
 func (g Git) run(ctx context.Context, dir string, env []string, args ...string) (string, error) {
+	out, err := g.runRaw(ctx, dir, env, args...)
+	return strings.TrimRight(out, "\n"), err
+}
+
+// runRaw is run keeping stdout as git wrote it.
+func (g Git) runRaw(ctx context.Context, dir string, env []string, args ...string) (string, error) {
 	// The one git runner (internal/gitrun): no GIT_* of the agent's
 	// environment (an agent started from a git hook has GIT_DIR and
 	// GIT_INDEX_FILE set), no fsmonitor, hooks or filter drivers of the
@@ -117,7 +123,7 @@ func (g Git) run(ctx context.Context, dir string, env []string, args ...string) 
 		}
 		return "", &Error{Code: CodeGitFailed, Message: fmt.Sprintf("git %s: %s", strings.Join(args, " "), msg), Err: err}
 	}
-	return strings.TrimRight(stdout.String(), "\n"), nil
+	return stdout.String(), nil
 }
 
 // Root returns the root of the git work tree holding dir, or a
