@@ -39,12 +39,14 @@ type activation struct {
 	// its turn ended with), set at disposal: its settlement notice says it.
 	diagnostic string
 	id         string
-	agent      *agent.Agent
-	provider   string
-	parentID   string
-	depth      int
-	runID      string
-	startSeq   int
+	// label is the child's task label (the commit of its work names it).
+	label    string
+	agent    *agent.Agent
+	provider string
+	parentID string
+	depth    int
+	runID    string
+	startSeq int
 	// owner is the parent's activation when the parent is itself a
 	// resident continuable child.
 	owner    *activation

@@ -135,7 +135,7 @@ func (l *worktreeLease) abandon() {
 				l.intent = nil
 			}
 		case l.restored:
-			l.c.settleTree(ctx, l.id, l.rec)
+			l.c.settleTree(ctx, l.id, l.rec, nil)
 		}
 	})
 }

@@ -65,7 +65,7 @@ func (s *Service) resume(ctx context.Context, parent *agent.Agent, childID strin
 		}
 		return nil, unavailable(childID, err)
 	}
-	act := &activation{id: childID, provider: desc.Provider, parentID: parent.ID(), depth: h.DelegationDepth, worktree: desc.Worktree, lease: lease}
+	act := &activation{id: childID, label: desc.Label, provider: desc.Provider, parentID: parent.ID(), depth: h.DelegationDepth, worktree: desc.Worktree, lease: lease}
 	spec := ChildSpec{
 		Mode: ModeContinuable, Label: desc.Label, Definition: def,
 		Route:   model.Route{Provider: desc.AgentProvider, Model: desc.AgentModel},

@@ -283,7 +283,7 @@ func (s *Service) StartContinuable(ctx context.Context, spec ContinuableSpec) (c
 	defer s.cont.endWork()
 	unlock := s.cont.lockChild(plan.childID)
 	defer unlock()
-	act := &activation{id: plan.childID, provider: spec.Provider, parentID: parent.ID(), depth: plan.depth, fresh: true, slotRoot: root}
+	act := &activation{id: plan.childID, label: spec.Label, provider: spec.Provider, parentID: parent.ID(), depth: plan.depth, fresh: true, slotRoot: root}
 	host := &continuableHost{children: s.kids, svc: s, plan: plan, act: act}
 	child, err := plan.driver.StartContinuable(ctx, host, driver.Request{Parent: parent})
 	if err != nil {

@@ -104,7 +104,7 @@ func (c *Continuations) dispose(act *activation, cancel bool) error {
 	if len(errs) > 0 {
 		stop, output = driver.StopError, nil
 	}
-	wt := c.settleWorktree(act)
+	wt := c.settleWorktree(act, Work{Label: act.label, Output: output, Stop: stop})
 	c.retire(act, stop, output, wt)
 	if len(errs) > 0 {
 		return wrapError(CodeActivationTeardownFailed, fmt.Sprintf("subagent %q activation teardown failed: %v", act.id, errors.Join(errs...)), errors.Join(errs...))

@@ -387,7 +387,7 @@ func (d *Delegation) foreground(ctx context.Context, inv tool.Invocation, caller
 	disposeErr := run.Dispose(context.WithoutCancel(ctx))
 	// The child is closed: its worktree, if any, is removed when
 	// untouched, kept and reported otherwise, whatever the outcome.
-	tree := d.svc.SettleWorktree(ctx, run.ID, wt)
+	tree := d.svc.SettleWorktree(ctx, run.ID, wt, Work{Label: label, Output: res.Output, Stop: res.StopReason})
 	// Every outcome names the child: the link is recorded with the result,
 	// so a replay of the parent shows it too (failures included), and the
 	// final digest of what the child did goes with it.

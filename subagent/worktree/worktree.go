@@ -71,8 +71,10 @@ type Changes struct {
 	// Changed is true when the worktree has uncommitted changes
 	// (untracked files included) or commits beyond its base.
 	Changed bool
-	// Commits counts the branch's commits beyond its base.
+	// Commits counts the branch's commits beyond its base; Head is the
+	// branch's head commit when there are any.
 	Commits int
+	Head    string
 	// Summary is git's one-line summary of the diff against the base
 	// ("2 files changed, 3 insertions(+), 1 deletion(-)"), "" when the
 	// tree equals the base.
@@ -344,6 +346,11 @@ func (g Git) changes(ctx context.Context, wt Worktree) (Changes, error) {
 	if !ch.Changed {
 		return ch, nil
 	}
+	if ch.Commits > 0 {
+		if ch.Head, err = g.run(ctx, wt.Path, nil, "rev-parse", "HEAD"); err != nil {
+			return Changes{}, err
+		}
+	}
 	tmp, err := os.CreateTemp("", "acp-agent-index-*")
 	if err != nil {
 		return Changes{}, errcode.Errorf(CodeGitFailed, "temporary index: %w", err)
@@ -403,6 +410,9 @@ func (g Git) branchChanges(ctx context.Context, wt Worktree) (Changes, error) {
 	ch.Commits, _ = strconv.Atoi(count)
 	if ch.Changed = ch.Commits > 0; !ch.Changed {
 		return ch, nil
+	}
+	if ch.Head, err = g.run(ctx, wt.Repo, nil, "rev-parse", "refs/heads/"+wt.Branch); err != nil {
+		return Changes{}, err
 	}
 	if ch.Stat, err = g.run(ctx, wt.Repo, nil, "diff", "--stat=100", "--no-color", wt.Base, wt.Branch); err != nil {
 		return Changes{}, err
