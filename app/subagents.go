@@ -45,7 +45,7 @@ func wireSubagents(a *App) error {
 		Factory:  a.childFactory,
 		// Worktree isolation runs the real git; its queue limit is the
 		// flag's, else the person's settings, else the default.
-		Worktrees:       worktree.Git{},
+		Worktrees:       worktree.Git{Env: a.Config.hooks().WorktreeGitEnv},
 		WorktreeIntents: worktree.Intents{Dir: filepath.Join(a.Config.DataDir, "worktree-intents"), Fault: a.Config.hooks().WorktreeFault},
 		MaxBackground:   a.maxBackground(),
 		OnQueued:        a.Config.hooks().OnQueued,

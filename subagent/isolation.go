@@ -70,6 +70,8 @@ type Worktrees interface {
 	Commit(ctx context.Context, wt worktree.Worktree, message string) (head string, committed bool, err error)
 	Preview(ctx context.Context, into string, wt worktree.Worktree, maxFiles, maxBytes int) ([]worktree.FileDiff, int, error)
 	Merge(ctx context.Context, into string, wt worktree.Worktree, squash bool, message string) (worktree.MergeResult, error)
+	End(ctx context.Context, wt worktree.Worktree, how, commit string) error
+	Ended(ctx context.Context, wt worktree.Worktree) (how, commit string)
 }
 
 var _ Worktrees = worktree.Git{}
@@ -83,6 +85,10 @@ type WorktreeState struct {
 	Changes worktree.Changes
 	// Err is set when git could not tell.
 	Err error
+	// Ended is how its work ended once removed: worktree.EndMerged (at
+	// EndCommit) or worktree.EndDiscarded; "" when it was removed as
+	// untouched.
+	Ended, EndCommit string
 }
 
 // InspectWorktree reports the current state of a recorded worktree: git
@@ -90,6 +96,9 @@ type WorktreeState struct {
 func InspectWorktree(ctx context.Context, wts Worktrees, rec WorktreeRecord) WorktreeState {
 	st := WorktreeState{WorktreeRecord: rec}
 	if _, err := os.Lstat(rec.Path); err != nil {
+		if wts != nil {
+			st.Ended, st.EndCommit = wts.Ended(ctx, rec.tree())
+		}
 		return st
 	}
 	st.Present = true
@@ -102,6 +111,10 @@ func InspectWorktree(ctx context.Context, wts Worktrees, rec WorktreeRecord) Wor
 // Describe renders the state on one line, for listings.
 func (st WorktreeState) Describe() string {
 	switch {
+	case !st.Present && st.Ended == worktree.EndMerged:
+		return fmt.Sprintf("work merged (commit %s); worktree removed with its branch %s", shortHash(st.EndCommit), st.Branch)
+	case !st.Present && st.Ended == worktree.EndDiscarded:
+		return fmt.Sprintf("work discarded; worktree removed with its branch %s", st.Branch)
 	case !st.Present:
 		return fmt.Sprintf("worktree removed with its branch %s: it made no changes", st.Branch)
 	case st.Err != nil:

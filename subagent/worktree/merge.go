@@ -256,3 +256,42 @@ func IsConflict(err error) ([]string, bool) {
 	}
 	return nil, false
 }
+
+// How a worktree's work ended when a person or the parent acted on it
+// (End, Ended).
+const (
+	EndMerged    = "merged"
+	EndDiscarded = "discarded"
+)
+
+// endRef is the ref that records how wt's work ended: refs/acp-agent/
+// merged/<name> at the merged commit, or refs/acp-agent/discarded/<name>
+// at the base (so it keeps no object alive). Outside refs/heads, no
+// branch listing shows it; listings read it once the worktree and its
+// branch are gone, so they can say "merged" rather than "no changes".
+func endRef(wt Worktree, how string) string {
+	return "refs/acp-agent/" + how + "/" + strings.TrimPrefix(wt.Branch, BranchPrefix)
+}
+
+// End records how wt's work ended (EndMerged at commit, or EndDiscarded).
+func (g Git) End(ctx context.Context, wt Worktree, how, commit string) error {
+	if how == EndDiscarded || commit == "" {
+		commit = wt.Base
+	}
+	_, err := g.run(ctx, wt.Repo, nil, "update-ref", endRef(wt, how), commit)
+	return err
+}
+
+// Ended returns how wt's work ended and the commit recorded ("" when
+// neither End was recorded, or git cannot tell).
+func (g Git) Ended(ctx context.Context, wt Worktree) (how, commit string) {
+	out, err := g.run(ctx, wt.Repo, nil, "for-each-ref", "--format=%(refname) %(objectname)", endRef(wt, EndMerged), endRef(wt, EndDiscarded))
+	if err != nil || out == "" {
+		return "", ""
+	}
+	ref, commit, _ := strings.Cut(strings.SplitN(out, "\n", 2)[0], " ")
+	if strings.HasPrefix(ref, "refs/acp-agent/"+EndMerged+"/") {
+		return EndMerged, commit
+	}
+	return EndDiscarded, commit
+}
