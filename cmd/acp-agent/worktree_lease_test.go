@@ -174,3 +174,60 @@ func TestWorktreeCheckoutCancelled(t *testing.T) {
 	p.stdin.Close()
 	p.waitExit(t, exitBound)
 }
+
+// The person merges or discards a settled worktree child's work from the
+// command line: its work was committed on its branch when it settled;
+// merge brings it into the repository's branch, discard drops it, and
+// either way its worktree and branch are gone and the listing says so.
+func TestAgentsMergeAndDiscard(t *testing.T) {
+	for _, verb := range []string{"merge", "discard"} {
+		t.Run(verb, func(t *testing.T) {
+			dir, data, cwd := crashRepo(t)
+			script := `model:
+  main:
+    - tool_calls: [{id: call_start, name: subagent, arguments: '{"description": "Add a file", "prompt": "work", "isolation": "worktree"}'}]
+    - text: STARTED
+    - text: NOTED
+  Add a file:
+    - tool_calls: [{id: call_edit, name: bash, arguments: '{"command": "echo new > new.txt"}'}]
+    - text: Added new.txt.
+`
+			p := startProc(t, "--data-dir", data, "--model", "script:"+writeScript(t, dir, script))
+			p.answerPermissions("allow-once")
+			parent := p.newSession(t, cwd)
+			_ = p.promptAsync(parent, "go")
+			p.awaitUpdate(t, func(u update) bool { return u.Kind == "agent_message_chunk" && u.Text() == "NOTED" })
+			p.stdin.Close()
+			p.waitExit(t, exitBound)
+			folders, _ := leftovers(t, cwd)
+			if len(folders) != 1 {
+				t.Fatalf("worktrees %v, want the kept one", folders)
+			}
+			child := folders[0]
+			if msg := gitIn(t, cwd, "log", "-1", "--format=%s", "acp-agent/"+child); msg != "Add a file" {
+				t.Fatalf("the child's work is not committed on its branch: %q", msg)
+			}
+			code, out := cliRun(t, data, "agents", verb, child)
+			if code != 0 {
+				t.Fatalf("agents %s: %d\n%s", verb, code, out)
+			}
+			_, err := os.Stat(filepath.Join(cwd, "new.txt"))
+			if (verb == "merge") != (err == nil) {
+				t.Errorf("after %s, new.txt in the repository: %v\n%s", verb, err, out)
+			}
+			if folders, branches := leftovers(t, cwd); len(folders)+len(branches) > 0 {
+				t.Errorf("left after %s: %v %v", verb, folders, branches)
+			}
+			if s := gitIn(t, cwd, "status", "--porcelain", "--untracked-files=all"); s != "" {
+				t.Errorf("the repository is not clean:\n%s", s)
+			}
+			want := map[string]string{"merge": "work merged (commit ", "discard": "work discarded; worktree removed"}[verb]
+			if _, out := cliRun(t, data, "agents", parent); !strings.Contains(out, want) {
+				t.Errorf("agents after %s:\n%s", verb, out)
+			}
+			if code, out := cliRun(t, data, "agents", verb, child); code == 0 || !strings.Contains(out, "no worktree or branch left") {
+				t.Errorf("a second %s: %d\n%s", verb, code, out)
+			}
+		})
+	}
+}
