@@ -9,10 +9,12 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/budget"
+	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/prompt"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/agent/settings"
@@ -206,4 +208,28 @@ func (a *App) sweepWorktreeIntents(ctx context.Context) {
 	if err := a.Subagents.SweepWorktreeIntents(ctx); err != nil {
 		a.Log.Warn("removing the worktrees a stopped agent was making", "err", err)
 	}
+}
+
+// checkRoute refuses a child's model route that no configured model
+// serves: one configured with that route, or another model of the same
+// provider (its client serves any model id of its provider). Scripted
+// models serve only their own route.
+func (a *App) checkRoute(r model.Route) error {
+	var ids []string
+	for _, c := range a.Models {
+		if c.Route == r {
+			return nil
+		}
+		if r.Provider != "" && r.Provider != ScriptProvider && c.Route.Provider == r.Provider {
+			return nil
+		}
+		if c.Route.Provider != "" {
+			ids = append(ids, c.ID())
+		}
+	}
+	have := "none with a PROVIDER/MODEL route"
+	if len(ids) > 0 {
+		have = strings.Join(ids, ", ")
+	}
+	return fmt.Errorf("model route %q is not configured in this agent (configured: %s); add it with --model, or set the agent definition's model to inherit to use the parent's model", r.Provider+"/"+r.Model, have)
 }

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/persistence"
 	"github.com/acp-agent/acp-agent/subagent"
@@ -109,4 +111,48 @@ func TestWorktreeLeaseEndsWithTheStart(t *testing.T) {
 		t.Fatal("a cold resume whose agent cannot be built succeeded")
 	}
 	nothingLeft(t, repo, intents)
+}
+
+// A start whose requested model route no configured model serves fails
+// with MODEL_NOT_CONFIGURED naming the route, before anything is made (no
+// session, no worktree); an inherited route is not checked.
+func TestUnconfiguredRouteFailsTheStart(t *testing.T) {
+	ctx := testCtx(t)
+	repo := gitRepo(t)
+	intents := filepath.Join(t.TempDir(), "intents")
+	ps, err := persistence.Open(t.TempDir(), persistence.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ps.Close() })
+	sc := newScript().text("inherit", "done").text("main", "NOTED")
+	st := subagenttest.New(t, subagenttest.Config{
+		Model: &subagenttest.FuncModel{Fn: sc.respond}, Attach: func(s *session.Store) { ps.Attach(s) }, Durable: durable{ps}, SyncTo: ps.SyncTo,
+		Worktrees: worktree.Git{Env: gitEnv}, ParentCwd: repo, WorktreeIntents: worktree.Intents{Dir: intents},
+		CheckRoute: func(r model.Route) error {
+			if r.Provider == "other" {
+				return errors.New(`model route "other/big" is not configured in this agent`)
+			}
+			return nil
+		},
+	})
+	parent := st.NewParent(t, "parent")
+	for _, oneShot := range []bool{false, true} {
+		var err error
+		if oneShot {
+			_, _, err = st.Runtime.StartIsolated(ctx, "spawn", subagent.OneShotRequest{Label: "big", Prompt: text("x"), Parent: parent,
+				Route: &model.Route{Provider: "other", Model: "big"}, Isolation: subagent.IsolationWorktree})
+		} else {
+			_, _, err = st.Runtime.StartContinuable(ctx, subagent.ContinuableSpec{Provider: "spawn", Label: "big", Prompt: text("x"), Parent: parent,
+				Route: &model.Route{Provider: "other", Model: "big"}, Isolation: subagent.IsolationWorktree})
+		}
+		var se *subagent.SubagentError
+		if !errors.As(err, &se) || se.Code != subagent.CodeModelNotConfigured || !strings.Contains(err.Error(), `"other/big"`) {
+			t.Fatalf("one-shot %v: got %v", oneShot, err)
+		}
+		nothingLeft(t, repo, intents)
+	}
+	if _, _, err := st.Runtime.StartContinuable(ctx, subagent.ContinuableSpec{Provider: "spawn", Label: "inherit", Prompt: text("x"), Parent: parent}); err != nil {
+		t.Fatalf("an inherited route was refused: %v", err)
+	}
 }

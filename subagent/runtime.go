@@ -122,6 +122,12 @@ type Options struct {
 	// in the agent's data directory; Dir "": no journal), so the next
 	// process removes what a killed one half-made (SweepWorktreeIntents).
 	WorktreeIntents worktree.Intents
+	// CheckRoute, when set, refuses a child's model route no configured
+	// model serves (a definition naming a model this agent does not
+	// have): the start fails with MODEL_NOT_CONFIGURED instead of running
+	// on another model. Only routes a start asks for are checked; an
+	// inherited route is the parent's own.
+	CheckRoute func(model.Route) error
 	// MaxBackground limits the background children of one root session
 	// resident at once (0: DefaultMaxBackground; negative: no limit).
 	MaxBackground int
@@ -178,7 +184,7 @@ func New(opts Options) *Runtime {
 	}
 	svc := &Service{
 		providers: reg, cont: cont, kids: kids, live: live, lc: lc,
-		durable: opts.Durable, newRunID: opts.NewRunID, worktrees: opts.Worktrees, digest: opts.Digest,
+		durable: opts.Durable, newRunID: opts.NewRunID, worktrees: opts.Worktrees, digest: opts.Digest, checkRoute: opts.CheckRoute,
 	}
 	return &Runtime{
 		Lifecycle: lc, ProviderRegistry: reg, Listing: &Listing{catalog: opts.Catalog, live: live},

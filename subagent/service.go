@@ -146,6 +146,25 @@ type Service struct {
 	newRunID  func() string
 	worktrees Worktrees
 	digest    DigestOptions
+	// checkRoute refuses a requested route no configured model serves.
+	checkRoute func(model.Route) error
+}
+
+// CodeModelNotConfigured: the child's model route (from its agent
+// definition, or the request) is not served by any model this agent has
+// configured; nothing was started.
+const CodeModelNotConfigured Code = "MODEL_NOT_CONFIGURED"
+
+// checkRequestedRoute refuses a requested route (override non-nil) whose
+// resolved form no configured model serves.
+func (s *Service) checkRequestedRoute(override *model.Route, resolved model.Route) error {
+	if override == nil || s.checkRoute == nil {
+		return nil
+	}
+	if err := s.checkRoute(resolved); err != nil {
+		return wrapError(CodeModelNotConfigured, err.Error(), err)
+	}
+	return nil
 }
 
 // Start starts a one-shot child through the named driver
@@ -176,6 +195,9 @@ func (s *Service) StartIsolated(ctx context.Context, providerName string, req On
 	}
 	iso, err := ParseIsolation(string(req.Isolation))
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := s.checkRequestedRoute(req.Route, resolveRoute(req.Parent, req.Route)); err != nil {
 		return nil, nil, err
 	}
 	if iso == IsolationWorktree && s.worktrees == nil {
@@ -342,6 +364,9 @@ func (s *Service) planContinuable(spec ContinuableSpec) (continuablePlan, error)
 		return plan, err
 	}
 	plan.depth, plan.route = depth, resolveRoute(parent, spec.Route)
+	if err := s.checkRequestedRoute(spec.Route, plan.route); err != nil {
+		return plan, err
+	}
 	iso, err := ParseIsolation(string(spec.Isolation))
 	if err != nil {
 		return plan, err

@@ -327,7 +327,14 @@ func (d *Delegation) Execute(ctx context.Context, inv tool.Invocation) (tool.Res
 		// caller until the child settles.
 		callID := inv.CallID
 		rep.setReport(func(p tool.Progress) { caller.ReportProgress(callID, p) })
-		res := tool.TextResult("started subagent "+childID, delegation.ContinuableResult(childID))
+		text := "started subagent " + childID
+		if r := opts.route; r != nil {
+			// A definition picked the model: say which, so the person
+			// (and the model) know the child does not run on the
+			// parent's.
+			text += fmt.Sprintf(" on model %s/%s", r.Provider, r.Model)
+		}
+		res := tool.TextResult(text, delegation.ContinuableResult(childID))
 		res.Display = childDisplay(childID, ModeContinuable, depth)
 		return withCap(res), nil
 	}

@@ -112,6 +112,8 @@ type Config struct {
 	MaxBackground int
 	// WorktreeIntents is subagent.Options.WorktreeIntents.
 	WorktreeIntents worktree.Intents
+	// CheckRoute is subagent.Options.CheckRoute.
+	CheckRoute func(model.Route) error
 	// Budgets are subagent.Options.Budgets (prices, tree limit, watchdog).
 	Budgets subagent.BudgetOptions
 	// ParentCwd is the cwd of NewParent's sessions (default /workspace).
@@ -146,7 +148,7 @@ func New(t testing.TB, cfg Config) *Stack {
 	s.Runtime = subagent.New(subagent.Options{
 		Sessions: st, Agents: s.Agents, Durable: cfg.Durable, Factory: factory, Logger: cfg.Logger,
 		Worktrees: cfg.Worktrees, MaxBackground: cfg.MaxBackground, Budgets: cfg.Budgets,
-		WorktreeIntents: cfg.WorktreeIntents,
+		WorktreeIntents: cfg.WorktreeIntents, CheckRoute: cfg.CheckRoute,
 	})
 	if _, err := s.Runtime.RegisterProviders(inprocess.Drivers(inprocess.WithFaults(cfg.Faults))...); err != nil {
 		t.Fatal(err)
