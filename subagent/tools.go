@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/delegation"
 	"github.com/acp-agent/acp-agent/agent/model"
+	"github.com/acp-agent/acp-agent/agent/policy"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/agent/tool"
 	"github.com/acp-agent/acp-agent/driver"
@@ -270,6 +272,11 @@ func (d *Delegation) Execute(ctx context.Context, inv tool.Invocation) (tool.Res
 	if args.Isolation == "" {
 		iso = opts.isolation
 	}
+	if iso == IsolationWorktree && !canWrite(opts.permissionMode, opts.toolFilter) {
+		// A child that cannot change files has nothing to isolate: no
+		// worktree (and no checkout to wait for).
+		iso = IsolationNone
+	}
 	background := opts.background
 	if args.RunInBackground != nil {
 		background = *args.RunInBackground
@@ -497,4 +504,26 @@ func childLinkMeta(childID string, mode Mode, depth int) map[string]any {
 // childDisplay records the child link with a delegation's result.
 func childDisplay(childID string, mode Mode, depth int) *session.ToolDisplay {
 	return &session.ToolDisplay{Meta: childLinkMeta(childID, mode, depth)}
+}
+
+// writeTools are the tools that change files: a child with none of them
+// (or in plan mode) cannot write.
+var writeTools = []string{"edit", "write", "bash"}
+
+// canWrite reports whether a child with this permission mode and tool
+// filter can change files.
+func canWrite(mode string, f *ToolFilter) bool {
+	if mode == string(policy.ModePlan) {
+		return false
+	}
+	if f == nil {
+		return true
+	}
+	for _, t := range writeTools {
+		allowed := len(f.Allow) == 0 || slices.Contains(f.Allow, t)
+		if allowed && !slices.Contains(f.Deny, t) {
+			return true
+		}
+	}
+	return false
 }
