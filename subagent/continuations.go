@@ -142,8 +142,11 @@ type Continuations struct {
 
 	// Background slots (queue.go): slots[root] counts the taken slots,
 	// queue[root] the waiting starts; slotFreed is closed on each change.
-	worktrees     Worktrees
-	intents       worktree.Intents
+	worktrees Worktrees
+	intents   worktree.Intents
+	// starting are the background starts whose child is being made
+	// after their call returned (starting.go), guarded by mu.
+	starting      map[string]*startingStart
 	maxBackground int
 	slots         map[string]int
 	queue         map[string][]queuedStart

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/model"
@@ -155,4 +156,67 @@ func TestUnconfiguredRouteFailsTheStart(t *testing.T) {
 	if _, _, err := st.Runtime.StartContinuable(ctx, subagent.ContinuableSpec{Provider: "spawn", Label: "inherit", Prompt: text("x"), Parent: parent}); err != nil {
 		t.Fatalf("an inherited route was refused: %v", err)
 	}
+}
+
+// slowAdd is git whose checkout lasts until it is cancelled.
+type slowAdd struct {
+	worktree.Git
+	started chan struct{}
+}
+
+func (s slowAdd) Add(ctx context.Context, wt worktree.Worktree) error {
+	close(s.started)
+	<-ctx.Done()
+	return context.Cause(ctx)
+}
+
+// An Async start returns before its checkout ends; meanwhile the child is
+// listed as starting; an interrupt cancels the checkout, nothing is left,
+// and the watch ends with an error.
+func TestAsyncStartIsInterruptible(t *testing.T) {
+	ctx := testCtx(t)
+	repo := gitRepo(t)
+	intents := filepath.Join(t.TempDir(), "intents")
+	ps, err := persistence.Open(t.TempDir(), persistence.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ps.Close() })
+	sc := newScript().text("main", "NOTED", "NOTED")
+	git := slowAdd{worktree.Git{Env: gitEnv}, make(chan struct{})}
+	st := subagenttest.New(t, subagenttest.Config{
+		Model: &subagenttest.FuncModel{Fn: sc.respond}, Attach: func(s *session.Store) { ps.Attach(s) }, Durable: durable{ps}, SyncTo: ps.SyncTo,
+		Worktrees: git, ParentCwd: repo, WorktreeIntents: worktree.Intents{Dir: intents},
+	})
+	parent := st.NewParent(t, "parent")
+	settled := make(chan string, 1)
+	id, msg, err := st.Runtime.StartContinuable(ctx, subagent.ContinuableSpec{
+		Provider: "spawn", Label: "slow", Prompt: text("x"), Parent: parent, Isolation: subagent.IsolationWorktree, Async: true,
+		OnSettled: func(stop string, _ *subagent.WorktreeOutcome) string { settled <- stop; return "" },
+	})
+	if err != nil || msg != "" {
+		t.Fatalf("start: %q %v", msg, err)
+	}
+	<-git.started
+	if got := st.Runtime.Starting(parent.ID()); len(got) != 1 || got[0].ID != id || got[0].Label != "slow" {
+		t.Fatalf("starting %+v", got)
+	}
+	if err := st.Runtime.Interrupt(id, subagent.UserAuthority("someone-else")); err == nil {
+		t.Error("another parent interrupted the start")
+	}
+	if err := st.Runtime.Interrupt(id, subagent.UserAuthority(parent.ID())); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case stop := <-settled:
+		if stop != "error" {
+			t.Errorf("stop %q", stop)
+		}
+	case <-ctx.Done():
+		t.Fatal("the interrupted start never ended its watch")
+	}
+	for len(st.Runtime.Starting(parent.ID())) > 0 && ctx.Err() == nil {
+		time.Sleep(time.Millisecond)
+	}
+	nothingLeft(t, repo, intents)
 }

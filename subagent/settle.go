@@ -191,6 +191,7 @@ func (c *Continuations) Drain(ctx context.Context) error {
 	c.draining = true
 	c.signalSlots() // queued starts see the drain
 	c.mu.Unlock()
+	c.cancelStarting("", errStartDrained) // checkouts in flight stop now
 	if c.drainBegan != nil {
 		c.drainBegan()
 	}

@@ -314,6 +314,7 @@ func (d *Delegation) Execute(ctx context.Context, inv tool.Invocation) (tool.Res
 			Provider: d.providerFor(opts), Label: args.Description, CallID: inv.CallID, ChildID: childID, Prompt: prompt, Parent: caller,
 			Route: opts.route, MaxDepth: d.cfg.MaxDepth, ToolFilter: opts.toolFilter, Persona: opts.persona,
 			MaxSteps: opts.maxSteps, Definition: opts.definition, Limits: opts.limits, Isolation: iso, OnQueued: onQueued,
+			Async:          true, // with isolation: the checkout does not hold up this call
 			PermissionMode: opts.permissionMode, PermissionScope: opts.permissionScope,
 			OnUpdate: rep.observe,
 			OnSettled: func(stop string, wt *WorktreeOutcome) string {
@@ -335,6 +336,9 @@ func (d *Delegation) Execute(ctx context.Context, inv tool.Invocation) (tool.Res
 		callID := inv.CallID
 		rep.setReport(func(p tool.Progress) { caller.ReportProgress(callID, p) })
 		text := "started subagent " + childID
+		if iso == IsolationWorktree {
+			text += " (its worktree is being checked out)"
+		}
 		if r := opts.route; r != nil {
 			// A definition picked the model: say which, so the person
 			// (and the model) know the child does not run on the

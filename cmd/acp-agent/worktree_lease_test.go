@@ -152,24 +152,46 @@ func TestWorktreeCheckoutSIGTERM(t *testing.T) {
 	}
 }
 
-// session/cancel during a checkout: the turn ends cancelled and the lease
-// removes what was made, in the same process.
-func TestWorktreeCheckoutCancelled(t *testing.T) {
+// A background delegation with isolation returns while git is still
+// checking out (the checkout is the child's own start); an interrupt of
+// the starting child kills git's process group at once, the lease removes
+// what was made, and the parent is told the child did not start.
+func TestWorktreeCheckoutInterrupted(t *testing.T) {
 	dir, data, cwd := crashRepo(t)
 	pidFile := filepath.Join(dir, "git.pid")
-	p := startProcEnv(t, slowGit(t, pidFile), "--data-dir", data, "--model", "script:"+writeScript(t, dir, isoScript))
+	// Deterministic ids: the first child is 8ee0dfe6-….
+	const child = "8ee0dfe6-15fb-46d6-942d-3cf420d8fb36"
+	script := `model:
+  main:
+    - tool_calls: [{id: call_start, name: subagent, arguments: '{"description": "Iso", "prompt": "work", "isolation": "worktree"}'}]
+    - tool_calls: [{id: call_wait, name: bash, arguments: '{"command": "while [ ! -s ` + pidFile + ` ]; do sleep 0.05; done"}'}]
+    - tool_calls: [{id: call_stop, name: interrupt_agent, arguments: '{"agent_id": "` + child + `"}'}]
+    - text: INTERRUPTED
+    - text: NOTED
+  Iso:
+    - text: DONE
+`
+	env := append(slowGit(t, pidFile), "ACP_AGENT_DETERMINISTIC=1")
+	p := startProcEnv(t, env, "--data-dir", data, "--model", "script:"+writeScript(t, dir, script))
+	p.answerPermissions("allow-once")
 	parent := p.newSession(t, cwd)
-	out := p.promptAsync(parent, "go")
-	awaitPIDFile(t, pidFile)
-	p.cancel(t, parent)
-	if o := <-out; o.err != nil || o.StopReason != "cancelled" {
-		t.Fatalf("prompt: %+v", o)
+	_ = p.promptAsync(parent, "go")
+	gitPID := awaitPIDFile(t, pidFile)
+	// The call returns without waiting for git: the checkout sleeps a
+	// minute, and the parent's turn goes on to its interrupt (a call that
+	// waited for git would hold the turn past every wait here).
+	p.awaitUpdate(t, func(u update) bool {
+		return u.ToolCallID == "call_start" && strings.Contains(string(u.Content), "started subagent "+child+" (its worktree is being checked out)")
+	})
+	p.awaitUpdate(t, func(u update) bool { return u.Kind == "agent_message_chunk" && u.Text() == "NOTED" })
+	if err := syscall.Kill(gitPID, 0); err == nil {
+		t.Errorf("git (pid %d) outlived the interrupt", gitPID)
 	}
 	if folders, branches := leftovers(t, cwd); len(folders)+len(branches) > 0 {
-		t.Errorf("left after the cancel: folders %v, branches %v", folders, branches)
+		t.Errorf("left after the interrupt: folders %v, branches %v", folders, branches)
 	}
 	if entries, _ := os.ReadDir(filepath.Join(data, "worktree-intents")); len(entries) != 0 {
-		t.Errorf("intents left after the cancel: %v", entries)
+		t.Errorf("intents left after the interrupt: %v", entries)
 	}
 	p.stdin.Close()
 	p.waitExit(t, exitBound)
