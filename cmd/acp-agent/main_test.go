@@ -33,7 +33,7 @@ const beMain = "ACP_AGENT_TEST_BE_MAIN"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(beMain) == "1" {
-		os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, persistence.WithHome(os.Getenv), crashServeCommand(), diskFullServeCommand()))
+		os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, persistence.WithHome(os.Getenv), crashServeCommand(), diskFullServeCommand(), benchDelegateCommand()))
 	}
 	goleak.VerifyTestMain(m)
 }

@@ -7,8 +7,13 @@ package main
 // same repository (run in turn, pair by pair).
 //
 //	go test ./cmd/acp-agent -run '^$' -bench BenchmarkWorktreeDelegation -benchtime 5x
+//
+// For the whole process side by side, the test binary's bench-delegate
+// command runs one delegation (see benchDelegateCommand).
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -17,6 +22,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/acp-agent/acp-agent/app/cli"
 )
 
 // benchRepo makes a git repository of dirs×files small text files in one
@@ -128,4 +135,59 @@ func writeBenchScript(b *testing.B, dir, s string) string {
 		b.Fatal(err)
 	}
 	return path
+}
+
+// benchDelegateCommand is "acp-agent bench-delegate REPO SCRIPT" (test
+// binary only): the whole process of one worktree delegation, for a
+// whole-process comparison with `git worktree add` alone. It starts
+// crash-serve on the data directory, opens a session in REPO, sends one
+// prompt (SCRIPT's main starts a background child with isolation
+// "worktree"), and exits 0 as soon as the child's first model request
+// comes (the server is killed then).
+func benchDelegateCommand() cli.Command {
+	return cli.Command{
+		Name:    "bench-delegate",
+		Usage:   "bench-delegate REPO SCRIPT",
+		Summary: "time one worktree delegation up to the child's first model request (benchmarks only)",
+		Run: func(ctx context.Context, env *cli.Env, args []string) error {
+			if len(args) != 2 {
+				return errors.New("bench-delegate REPO SCRIPT")
+			}
+			tb := &cliTB{}
+			defer tb.cleanup()
+			marker := filepath.Join(env.Flags.DataDir, fmt.Sprintf("first-request-%d", os.Getpid()))
+			p := startProcEnv(tb, []string{firstRequestEnv + "=" + marker}, "--data-dir", env.Flags.DataDir, "--model", "script:"+args[1], "crash-serve")
+			parent := p.newSession(tb, args[0])
+			_ = p.promptAsync(parent, "go")
+			for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(time.Millisecond) {
+				if _, err := os.Stat(marker); err == nil {
+					break
+				}
+				if time.Now().After(deadline) {
+					return errors.New("the child's first model request never came")
+				}
+			}
+			_ = p.cmd.Process.Kill()
+			_ = p.cmd.Wait()
+			return nil
+		},
+	}
+}
+
+// cliTB is the testing.TB of a helper command: a failure prints and
+// exits, cleanups run at the end.
+type cliTB struct {
+	testing.TB
+	cleanups []func()
+}
+
+func (c *cliTB) Helper()                   {}
+func (c *cliTB) Logf(string, ...any)       {}
+func (c *cliTB) Cleanup(f func())          { c.cleanups = append(c.cleanups, f) }
+func (c *cliTB) Fatal(args ...any)         { fmt.Fprintln(os.Stderr, args...); os.Exit(1) }
+func (c *cliTB) Fatalf(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...); os.Exit(1) }
+func (c *cliTB) cleanup() {
+	for i := len(c.cleanups) - 1; i >= 0; i-- {
+		c.cleanups[i]()
+	}
 }
