@@ -498,6 +498,9 @@ func (a *App) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 	// Setup: kill what the commands of agents that died left running
 	// (their sessions may never be loaded again).
 	a.sweepLeftovers()
+	// And the worktrees a killed agent was making for its children (the
+	// intent journal): removed unless a child recorded them.
+	a.sweepWorktreeIntents(ctx)
 	// Orphans (an MCP server's helper, a command whose reaper was killed)
 	// re-parent to this process, are reaped, and are killed when it ends
 	// (deferred: after the shutdown stopped the commands).

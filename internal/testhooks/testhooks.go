@@ -45,6 +45,13 @@ type Hooks struct {
 	// probes (ACP tests check it starts with session/new, not with the
 	// first prompt).
 	PrepareStarted func(sessionID string)
+	// WorktreeGitEnv is worktree.Git.Env: the identity and dates of the
+	// commits the agent makes for worktree children (scenarios pin them,
+	// so commit hashes are the same on every run).
+	WorktreeGitEnv []string
+	// WorktreeFault is worktree.Intents.Fault: called at each named step
+	// of making a child's worktree (crash tests kill the process there).
+	WorktreeFault func(point string)
 	// DigestTicks is subagent.DigestOptions.Ticks: tests tick the digest
 	// throttle by hand.
 	DigestTicks func() (ticks <-chan time.Time, stop func())
