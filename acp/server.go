@@ -178,6 +178,13 @@ type Options struct {
 	// first; with two or more the model picker is offered
 	// (config_options.go).
 	Models []ModelOption
+	// Questions holds children's questions asked while no prompt of their
+	// root runs, for a client without clientCapabilities.subagents, and
+	// refuses those nobody answers in time (held_questions.go); nil: a
+	// queue with DefaultQuestionTimeout and the wall clock. Share it with
+	// SubagentsListExtension so the listings show held and refused
+	// questions.
+	Questions *HeldQuestions
 }
 
 // Server is the ACP agent side: it implements acpsdk.Agent (plus
@@ -205,6 +212,9 @@ type Server struct {
 	gate        gateState    // modes and remembered permission decisions (modes.go)
 	modelChoice modelState   // each session's model (config_options.go)
 	asks        childAsks    // children's permission requests in flight (child_permission.go)
+
+	questionsOnce sync.Once
+	held          *HeldQuestions // children's questions held for a prompt (held_questions.go)
 	children    childStreams // descendants' own streams, when asked (child_stream.go)
 
 	policiesOnce sync.Once
@@ -431,6 +441,7 @@ func (s *Server) Close(ctx context.Context) error {
 // release closes what the server owns of one detached session.
 func (s *Server) release(ctx context.Context, b *bound) error {
 	b.cancelPrompt(errClosed, nil)
+	s.questions().Drop(b.id)
 	s.gate.forget(b.id)
 	s.rootPolicies().Forget(b.id)
 	s.forgetModel(b.id)
@@ -549,7 +560,7 @@ func (s *Server) bindAgent(sess *session.Session, ag *agent.Agent, ownAgent, own
 	if d := s.opts.DurableText; d != nil {
 		b.em.durableText = func(ctx context.Context, seq int64) error { return d(ctx, b.id, seq) }
 	}
-	b.unsub = ag.Subscribe(func(u agent.Update) { b.em.push(item{update: &u}) })
+	b.unsub = ag.Subscribe(b.em.pushLive)
 	// The live stream starts after the log's current length; a replay
 	// streams the log up to there.
 	length := int64(sess.Len())

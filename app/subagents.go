@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/budget"
 	"github.com/acp-agent/acp-agent/agent/prompt"
@@ -193,4 +194,22 @@ func (a *App) childFactory(s *session.Session, spec subagent.ChildSpec) (*agent.
 	opts.PreStep = append(opts.PreStep, spec.PreStep...)
 	opts.OnIdle = spec.OnIdle
 	return agent.New(s, opts), nil
+}
+
+// heldQuestions is the ACP server's queue of children's questions, with
+// the deadline of the settings file's subagents.questionTimeout.
+func (a *App) heldQuestions() (*acp.HeldQuestions, error) {
+	var timeout time.Duration
+	switch v := settings.Load(a.Config.SettingsFile, "").Subagents().QuestionTimeout; v {
+	case "":
+	case "0", "off":
+		timeout = -1
+	default:
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf(`settings subagents.questionTimeout %q: want a duration such as "10m", or "off"`, v)
+		}
+		timeout = d
+	}
+	return acp.NewHeldQuestions(timeout, a.Config.hooks().QuestionAfter), nil
 }

@@ -47,4 +47,7 @@ type Hooks struct {
 	// DigestTicks is subagent.DigestOptions.Ticks: tests tick the digest
 	// throttle by hand.
 	DigestTicks func() (ticks <-chan time.Time, stop func())
+	// QuestionAfter is the clock of children's question deadlines
+	// (acp.NewHeldQuestions): tests fire it by hand.
+	QuestionAfter func(time.Duration) <-chan time.Time
 }
