@@ -81,9 +81,9 @@ type HeldQuestions struct {
 	after   func(time.Duration) <-chan time.Time
 
 	mu     sync.Mutex
-	active map[string]bool                 // roots with a prompt running
-	held   map[string][]*HeldQuestion      // by root, in order
-	states map[string]QuestionState        // by child: its last held question
+	active map[string]bool                // roots with a prompt running
+	held   map[string][]*HeldQuestion     // by root, in order
+	states map[string]QuestionState       // by child: its last held question
 	roots  map[string]map[string]struct{} // by root: children with a state
 }
 

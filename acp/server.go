@@ -209,13 +209,13 @@ type Server struct {
 	closed     bool // Close began: no new sessions
 	served     bool
 
-	gate        gateState    // modes and remembered permission decisions (modes.go)
-	modelChoice modelState   // each session's model (config_options.go)
-	asks        childAsks    // children's permission requests in flight (child_permission.go)
+	gate        gateState  // modes and remembered permission decisions (modes.go)
+	modelChoice modelState // each session's model (config_options.go)
+	asks        childAsks  // children's permission requests in flight (child_permission.go)
 
 	questionsOnce sync.Once
 	held          *HeldQuestions // children's questions held for a prompt (held_questions.go)
-	children    childStreams // descendants' own streams, when asked (child_stream.go)
+	children      childStreams   // descendants' own streams, when asked (child_stream.go)
 
 	policiesOnce sync.Once
 	policies     *rootpolicy.Cache // each root session's settings (rootPolicies)
