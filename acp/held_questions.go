@@ -15,11 +15,14 @@ package acp
 // the subagents/list rows show.
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/acp-agent/acp-agent/agent/session"
@@ -359,4 +362,47 @@ func (s *Server) refuseExpired(b *bound, q *HeldQuestion, req workspace.Permissi
 		}
 	}
 	return rejected(req, reason)
+}
+
+// askWatch tells held questions being asked again that their
+// session/request_permission was written (Server.out's after hook).
+type askWatch struct {
+	n  atomic.Int32 // watched questions: writes skip the match when none
+	mu sync.Mutex
+	by map[*HeldQuestion][]byte // question -> `"toolCallId":"…"` of its request
+}
+
+// watch calls q.Asked once a request_permission about toolCallID is
+// written; the returned func stops watching.
+func (w *askWatch) watch(q *HeldQuestion, toolCallID string) (stop func()) {
+	key, _ := json.Marshal(toolCallID)
+	w.mu.Lock()
+	if w.by == nil {
+		w.by = map[*HeldQuestion][]byte{}
+	}
+	w.by[q] = append([]byte(`"toolCallId":`), key...)
+	w.n.Add(1)
+	w.mu.Unlock()
+	return func() {
+		w.mu.Lock()
+		if _, ok := w.by[q]; ok {
+			delete(w.by, q)
+			w.n.Add(-1)
+		}
+		w.mu.Unlock()
+	}
+}
+
+// wrote sees message p once written.
+func (w *askWatch) wrote(p []byte) {
+	if w.n.Load() == 0 || !bytes.Contains(p, []byte(`"method":"session/request_permission"`)) {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for q, key := range w.by {
+		if bytes.Contains(p, key) {
+			q.Asked()
+		}
+	}
 }

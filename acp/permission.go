@@ -231,7 +231,9 @@ func (g *gate) askOnRoot(ctx context.Context, b *bound, req workspace.Permission
 		return cancelled(req, err)
 	}
 	if q != nil {
-		q.Asked()
+		// Told once the request is written (the prompt that released it
+		// starts its turn then).
+		defer g.s.asking.watch(q, string(call.ToolCallId))()
 	}
 	resp, err := g.s.conn.RequestPermission(ctx, acpsdk.RequestPermissionRequest{
 		SessionId: acpsdk.SessionId(g.root),

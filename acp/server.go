@@ -215,6 +215,7 @@ type Server struct {
 
 	questionsOnce sync.Once
 	held          *HeldQuestions // children's questions held for a prompt (held_questions.go)
+	asking        askWatch       // held questions being asked again, until on the wire
 	children      childStreams   // descendants' own streams, when asked (child_stream.go)
 
 	policiesOnce sync.Once
@@ -313,7 +314,7 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	// The reader holds the SDK's receive loop until the logger is set: the
 	// SDK reads its logger field unsynchronized (a data race otherwise).
 	watched := newWatchedWriter(out)
-	s.out = &countingWriter{w: watched, c: s.wire, before: s.afterResponse.beforeWrite}
+	s.out = &countingWriter{w: watched, c: s.wire, before: s.afterResponse.beforeWrite, after: s.asking.wrote}
 	s.emitters.Add(1)
 	go func() {
 		defer s.emitters.Done()
