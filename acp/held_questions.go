@@ -29,6 +29,26 @@ import (
 	"github.com/acp-agent/acp-agent/agent/tool/workspace"
 )
 
+// CapQuestionsBetweenPrompts is the key of clientCapabilities._meta
+// ["acp-agent"] by which a client says it answers requests also while no
+// prompt runs (Zed, JetBrains do): a child's question is then asked at
+// once, never held (its deadline still applies).
+const CapQuestionsBetweenPrompts = "questionsBetweenPrompts"
+
+// questionsAnytime reports whether the client answers requests between
+// prompts (CapQuestionsBetweenPrompts).
+func (s *Server) questionsAnytime() bool {
+	s.mu.Lock()
+	caps := s.clientCaps
+	s.mu.Unlock()
+	ns, ok := caps.Meta[MetaNamespace].(map[string]any)
+	if !ok {
+		return false
+	}
+	on, _ := ns[CapQuestionsBetweenPrompts].(bool)
+	return on
+}
+
 // DefaultQuestionTimeout is how long a child's question may go unanswered
 // before it is refused, unless Options.QuestionTimeout says otherwise.
 const DefaultQuestionTimeout = 10 * time.Minute
@@ -80,6 +100,10 @@ var errQuestionExpired = errors.New("acp: nobody answered the question in time")
 // HeldQuestions holds children's questions per root session. It is safe
 // for concurrent use; its zero value is not: use NewHeldQuestions.
 type HeldQuestions struct {
+	// OnHold, when set before use, is called (outside the queue's lock)
+	// each time a question is held for root's next prompt.
+	OnHold func(root string)
+
 	timeout time.Duration
 	after   func(time.Duration) <-chan time.Time
 
@@ -157,6 +181,9 @@ func (h *HeldQuestions) Hold(ctx context.Context, q *HeldQuestion) error {
 	h.held[q.Root] = append(h.held[q.Root], q)
 	h.setStateLocked(q, QuestionState{State: QuestionHeld, Title: q.Title})
 	h.mu.Unlock()
+	if h.OnHold != nil {
+		h.OnHold(q.Root)
+	}
 	select {
 	case <-q.release:
 		h.mu.Lock()

@@ -183,6 +183,13 @@ func (g *gate) askHeld(ctx context.Context, b *bound, req workspace.PermissionRe
 	q := &HeldQuestion{Root: g.root, Child: g.child.id, Label: g.child.label, Title: requestTitle(req)}
 	dctx, stop := h.Deadline(ctx)
 	defer stop()
+	if g.s.questionsAnytime() {
+		err := g.askOnRoot(dctx, b, req, nil)
+		if Expired(dctx) {
+			return g.s.refuseExpired(b, q, req)
+		}
+		return err
+	}
 	if err := h.Hold(dctx, q); err != nil {
 		if Expired(dctx) {
 			return g.s.refuseExpired(b, q, req)

@@ -211,5 +211,7 @@ func (a *App) heldQuestions() (*acp.HeldQuestions, error) {
 		}
 		timeout = d
 	}
-	return acp.NewHeldQuestions(timeout, a.Config.hooks().QuestionAfter), nil
+	h := acp.NewHeldQuestions(timeout, a.Config.hooks().QuestionAfter)
+	h.OnHold = a.Config.hooks().OnQuestionHeld
+	return h, nil
 }

@@ -39,6 +39,10 @@ type ClientCaps struct {
 	// Subagents announces clientCapabilities.subagents: ACP v1 subagent
 	// sessions (subagent_update, session_message, child streams).
 	Subagents bool
+	// QuestionsBetweenPrompts announces _meta["acp-agent"]
+	// .questionsBetweenPrompts: children's questions are asked at once,
+	// also between prompts (never held for the next prompt).
+	QuestionsBetweenPrompts bool
 }
 
 // WorkspaceFile is a file written into the cwd before the run.
@@ -54,7 +58,7 @@ const OpSetMode = "set_mode"
 const answerCancelled = "cancelled"
 
 func (p parser) client(n *yaml.Node) (ClientCaps, error) {
-	f, err := p.fields(n, "client", "fs", "terminal", "compaction", "subagents")
+	f, err := p.fields(n, "client", "fs", "terminal", "compaction", "subagents", "questions_between_prompts")
 	if err != nil {
 		return ClientCaps{}, err
 	}
@@ -76,6 +80,11 @@ func (p parser) client(n *yaml.Node) (ClientCaps, error) {
 	}
 	if v, ok := f["subagents"]; ok {
 		if c.Subagents, err = p.boolean(v, "client.subagents"); err != nil {
+			return ClientCaps{}, err
+		}
+	}
+	if v, ok := f["questions_between_prompts"]; ok {
+		if c.QuestionsBetweenPrompts, err = p.boolean(v, "client.questions_between_prompts"); err != nil {
 			return ClientCaps{}, err
 		}
 	}
