@@ -100,10 +100,6 @@ var errQuestionExpired = errors.New("acp: nobody answered the question in time")
 // HeldQuestions holds children's questions per root session. It is safe
 // for concurrent use; its zero value is not: use NewHeldQuestions.
 type HeldQuestions struct {
-	// OnHold, when set before use, is called (outside the queue's lock)
-	// each time a question is held for root's next prompt.
-	OnHold func(root string)
-
 	timeout time.Duration
 	after   func(time.Duration) <-chan time.Time
 
@@ -181,9 +177,6 @@ func (h *HeldQuestions) Hold(ctx context.Context, q *HeldQuestion) error {
 	h.held[q.Root] = append(h.held[q.Root], q)
 	h.setStateLocked(q, QuestionState{State: QuestionHeld, Title: q.Title})
 	h.mu.Unlock()
-	if h.OnHold != nil {
-		h.OnHold(q.Root)
-	}
 	select {
 	case <-q.release:
 		h.mu.Lock()

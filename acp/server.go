@@ -185,6 +185,10 @@ type Options struct {
 	// SubagentsListExtension so the listings show held and refused
 	// questions.
 	Questions *HeldQuestions
+	// ChildUsage, when set, is what child session childID (of parent
+	// parentID) spent on its own, for the usage of its idle state
+	// snapshots (subagent_sessions.go); nil when not known.
+	ChildUsage func(ctx context.Context, parentID, childID string) *Usage
 }
 
 // Server is the ACP agent side: it implements acpsdk.Agent (plus

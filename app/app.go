@@ -318,6 +318,7 @@ func New(cfg Config) (*App, error) {
 		Images:     anyImages(a.Models),
 		ImageInput: a.imageInput,
 		Questions:  questions,
+		ChildUsage: a.childUsage,
 	})
 	if err != nil {
 		a.Close()

@@ -20,6 +20,7 @@ import (
 	"github.com/acp-agent/acp-agent/driver/external"
 	"github.com/acp-agent/acp-agent/driver/inprocess"
 	"github.com/acp-agent/acp-agent/subagent"
+	"github.com/acp-agent/acp-agent/subagent/budgets"
 	"github.com/acp-agent/acp-agent/subagent/worktree"
 )
 
@@ -211,7 +212,40 @@ func (a *App) heldQuestions() (*acp.HeldQuestions, error) {
 		}
 		timeout = d
 	}
-	h := acp.NewHeldQuestions(timeout, a.Config.hooks().QuestionAfter)
-	h.OnHold = a.Config.hooks().OnQuestionHeld
-	return h, nil
+	return acp.NewHeldQuestions(timeout, a.Config.hooks().QuestionAfter), nil
+}
+
+// childUsage is what child spent on its own, for the ACP server's idle
+// state snapshots: from its live session, else from the catalog's row
+// (the subagentUsage projection); nil when it reported none.
+func (a *App) childUsage(ctx context.Context, parent, child string) *acp.Usage {
+	var (
+		u  budgets.Usage
+		ok bool
+	)
+	if a.Subagents != nil {
+		u, ok = a.Subagents.Usage(child)
+	}
+	if !ok && a.Catalog != nil && parent != "" {
+		if rows, err := a.Catalog.ListChildren(ctx, parent); err == nil {
+			for _, r := range rows {
+				if r.ID == child && r.Usage != nil {
+					u, ok = *r.Usage, true
+				}
+			}
+		}
+	}
+	if !ok || u.Responses == 0 {
+		return nil
+	}
+	out := &acp.Usage{TotalTokens: int64(u.Input + u.Output), InputTokens: int64(u.Input), OutputTokens: int64(u.Output)}
+	opt := func(n int) *int64 {
+		if n == 0 {
+			return nil
+		}
+		v := int64(n)
+		return &v
+	}
+	out.ThoughtTokens, out.CachedReadTokens, out.CachedWriteTokens = opt(u.Reasoning), opt(u.Cached), opt(u.CacheWrite)
+	return out
 }

@@ -144,10 +144,6 @@ type Wait struct {
 	// Queued: at least this many of the session's background starts have
 	// waited for a slot (the subagent runtime's queue).
 	Queued int
-	// QuestionHeld: at least this many questions of the session's
-	// children were held for its next prompt (asked while no prompt of it
-	// ran, for a client without the subagents capability).
-	QuestionHeld int
 }
 
 // Fence holds model call number Call (0-based) of the sessions whose
@@ -403,7 +399,7 @@ func (p parser) fences(n *yaml.Node) ([]Fence, error) {
 
 // wait decodes a wait condition mapping (shared by wait steps and fences).
 func (p parser) wait(n *yaml.Node, where string) (string, *Wait, error) {
-	f, err := p.fields(n, where, "session", "child_settled", "idle", "parent_idle", "turn_started", "turn_ended", "model_call", "queued", "question_held")
+	f, err := p.fields(n, where, "session", "child_settled", "idle", "parent_idle", "turn_started", "turn_ended", "model_call", "queued")
 	if err != nil {
 		return "", nil, err
 	}
@@ -430,15 +426,13 @@ func (p parser) wait(n *yaml.Node, where string) (string, *Wait, error) {
 			w.ModelCall = &c
 		case "queued":
 			w.Queued, err = p.integer(v, wk)
-		case "question_held":
-			w.QuestionHeld, err = p.integer(v, wk)
 		}
 		if err != nil {
 			return "", nil, err
 		}
 	}
-	if w.ChildSettled == 0 && !w.Idle && w.TurnStarted == 0 && w.TurnEnded == 0 && w.ModelCall == nil && w.Queued == 0 && w.QuestionHeld == 0 {
-		return "", nil, p.errf(n, where, "a wait needs at least one condition (child_settled, idle/parent_idle, turn_started, turn_ended, model_call, queued, question_held)")
+	if w.ChildSettled == 0 && !w.Idle && w.TurnStarted == 0 && w.TurnEnded == 0 && w.ModelCall == nil && w.Queued == 0 {
+		return "", nil, p.errf(n, where, "a wait needs at least one condition (child_settled, idle/parent_idle, turn_started, turn_ended, model_call, queued)")
 	}
 	return ref, w, nil
 }
@@ -646,7 +640,7 @@ func (p parser) step(idx int, n *yaml.Node) (Step, error) {
 	case OpAwaitPrompt, OpCancel:
 		allowed, shorthand = []string{"session"}, "session"
 	case OpWait:
-		allowed = []string{"session", "child_settled", "idle", "parent_idle", "turn_started", "turn_ended", "model_call", "queued", "question_held"}
+		allowed = []string{"session", "child_settled", "idle", "parent_idle", "turn_started", "turn_ended", "model_call", "queued"}
 	case OpListAgentsEx:
 		allowed, shorthand = []string{"session", "scope"}, "session"
 	case OpSetMode:

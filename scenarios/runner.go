@@ -51,9 +51,6 @@ type Config struct {
 	// ObserveQueued must be called when a background start begins to wait
 	// for a slot (queued waits).
 	ObserveQueued func(parentID, childID string)
-	// ObserveHeld must be called when a question of a child of rootID is
-	// held for rootID's next prompt (question_held waits).
-	ObserveHeld func(rootID string)
 	Faults        Faults
 	Logger        *slog.Logger
 	// Sandbox, when set, runs local commands in the sandbox.
@@ -249,7 +246,6 @@ func (r *runner) start(ctx context.Context) error {
 			return observedModel{inner: m, r: r, sys: &sys}
 		},
 		ObserveQueued: r.watch.queuedStart,
-		ObserveHeld:   r.watch.questionHeld,
 		Faults:        r.sc.Faults,
 		Logger:        r.logger,
 		Sandbox:       r.sc.Sandbox,

@@ -34,7 +34,6 @@ type sessionFacts struct {
 	// queued counts the session's background starts that waited for a
 	// slot.
 	queued     int
-	held       int // children's questions held for the session's next prompt
 	unanswered int // prompts sent by the client and not answered yet
 }
 
@@ -150,15 +149,6 @@ func (w *watcher) queuedStart(parentID, _ string) {
 	w.bumpLocked()
 }
 
-// questionHeld records that a question of a child of rootID was held for
-// rootID's next prompt.
-func (w *watcher) questionHeld(rootID string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.factsLocked(rootID).held++
-	w.bumpLocked()
-}
-
 // modelCall records that a session entered a model call.
 func (w *watcher) modelCall(c model.Caller) {
 	w.mu.Lock()
@@ -265,9 +255,6 @@ func (w *watcher) checkLocked(refs resolver, ref string, wt Wait) (bool, string)
 	}
 	if wt.Queued > 0 && f.queued < wt.Queued {
 		unmet = append(unmet, fmt.Sprintf("%d of %d background starts queued", f.queued, wt.Queued))
-	}
-	if wt.QuestionHeld > 0 && f.held < wt.QuestionHeld {
-		unmet = append(unmet, fmt.Sprintf("%d of %d questions held", f.held, wt.QuestionHeld))
 	}
 	if wt.ModelCall != nil && !f.modelEntered[*wt.ModelCall] {
 		unmet = append(unmet, fmt.Sprintf("model call %d not entered (entered: %v)", *wt.ModelCall, keys(f.modelEntered)))

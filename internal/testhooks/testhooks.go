@@ -50,8 +50,4 @@ type Hooks struct {
 	// QuestionAfter is the clock of children's question deadlines
 	// (acp.NewHeldQuestions): tests fire it by hand.
 	QuestionAfter func(time.Duration) <-chan time.Time
-	// OnQuestionHeld is acp.HeldQuestions.OnHold: called when a question
-	// of a child of rootID is held for rootID's next prompt (scenario
-	// waits observe it).
-	OnQuestionHeld func(rootID string)
 }
