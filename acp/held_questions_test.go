@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -199,12 +200,17 @@ func TestHeldQuestion_RefusedAtDeadline(t *testing.T) {
 	ctx := ctxFor(t)
 	dir := t.TempDir()
 	fire := make(chan time.Time)
-	var asked []time.Duration
+	var (
+		mu    sync.Mutex
+		asked []time.Duration
+	)
 	gate := &gateModel{Model: loadScript(t, heldScript), key: "Writer", release: make(chan struct{})}
 	c := newWSClient(false, false, "allow_once")
 	e := startSubagents(t, dir, gate, c, clientPlain, func(cfg *app.Config) {
 		cfg.Testing.QuestionAfter = func(d time.Duration) <-chan time.Time {
+			mu.Lock()
 			asked = append(asked, d)
+			mu.Unlock()
 			return fire
 		}
 	})
@@ -222,9 +228,11 @@ func TestHeldQuestion_RefusedAtDeadline(t *testing.T) {
 	if n := len(c.requests()); n != 0 {
 		t.Errorf("the expired question was asked %d times", n)
 	}
+	mu.Lock()
 	if len(asked) != 1 || asked[0] != acp.DefaultQuestionTimeout {
 		t.Errorf("deadlines asked for %v, want one of %s", asked, acp.DefaultQuestionTimeout)
 	}
+	mu.Unlock()
 	if _, err := os.Stat(filepath.Join(cwd, "out.txt")); err == nil {
 		t.Error("the refused write went through")
 	}
