@@ -431,6 +431,10 @@ func (r *Serve) Write(stderr io.Writer, contextWindow int) error {
 		fmt.Fprintf(stderr, "acp-agent: --record: no session was created on the connection: %s not written\n", r.dir)
 		return nil
 	}
+	if !r.rec.Produced() {
+		fmt.Fprintf(stderr, "acp-agent: --record: the session got no model reply: %s not written (a recording already there is left as it was)\n", r.dir)
+		return nil
+	}
 	r.projectFiles()
 	if n := r.settlementNotices(root); n > 0 {
 		steps = append(steps, recording.Step{Op: recording.OpWait, Wait: recording.Wait{ChildSettled: n, Idle: true}})
