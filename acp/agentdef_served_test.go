@@ -142,6 +142,7 @@ model:
     - tool_calls:
         - {id: call-plan, name: subagent, arguments: '{"description": "Planner", "prompt": "Write c.txt.", "agent": "planner"}'}
     - text: DONE
+    - text: NOTED
   Planner:
     - tool_calls:
         - {id: call-c, name: write, arguments: '{"path": "c.txt", "content": "from the planner\n"}'}
