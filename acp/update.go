@@ -327,7 +327,7 @@ func (t *translator) progress(p agent.ToolProgress) []acpsdk.SessionUpdate {
 		status = acpsdk.ToolCallStatus(p.Status)
 	}
 	shape, open := t.shapes[p.CallID]
-	if open && (status == acpsdk.ToolCallStatusCompleted || status == acpsdk.ToolCallStatusFailed) {
+	if open && shape.delegation && (status == acpsdk.ToolCallStatusCompleted || status == acpsdk.ToolCallStatusFailed) {
 		// A final digest before the call's result (the child settled
 		// before its delegation returned): the result closes the call
 		// with it, so the call never goes back to in_progress.
