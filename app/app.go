@@ -380,6 +380,7 @@ func (a *App) agentOptions(s *session.Session, tools *tool.Registry) agent.Optio
 		// Children get their own (childFactory overrides both).
 		Limit:       a.rootLimit(),
 		TurnTimeout: a.Config.TurnTimeout,
+		StepGate:    a.Config.hooks().StepGate,
 	}
 }
 

@@ -141,6 +141,10 @@ type Wait struct {
 	// ModelCall, when not nil, waits until the session's model call number
 	// *ModelCall (0-based, as model.Caller.Call counts) has been entered.
 	ModelCall *int
+	// StepReached, when not nil, waits until the session reached the step
+	// boundary before its model call *StepReached (where it takes the
+	// steering messages waiting; agent.Options.StepGate).
+	StepReached *int
 	// Queued: at least this many of the session's background starts have
 	// waited for a slot (the subagent runtime's queue).
 	Queued int
@@ -155,6 +159,12 @@ type Fence struct {
 	Until Wait
 	// UntilSession is the session reference Until is checked on.
 	UntilSession string
+	// AtStep (at: step) holds the step boundary before model call Call
+	// instead of the call itself: the moment the turn takes the steering
+	// messages waiting (or, after a step that would end it, looks for
+	// them). A settlement notice steered into a running turn is pinned
+	// this way to the call that delivered it.
+	AtStep bool
 }
 
 // ParseError is a malformed scenario file. Where names the offending part
@@ -365,7 +375,7 @@ func (p parser) fences(n *yaml.Node) ([]Fence, error) {
 	var out []Fence
 	for i, item := range n.Content {
 		where := fmt.Sprintf("fences[%d]", i)
-		f, err := p.fields(item, where, "session", "call", "until")
+		f, err := p.fields(item, where, "session", "call", "until", "at")
 		if err != nil {
 			return nil, err
 		}
@@ -381,6 +391,19 @@ func (p parser) fences(n *yaml.Node) ([]Fence, error) {
 		if v, ok := f["call"]; ok {
 			if fe.Call, err = p.integer(v, where+".call"); err != nil {
 				return nil, err
+			}
+		}
+		if v, ok := f["at"]; ok {
+			at, err := p.str(v, where+".at")
+			if err != nil {
+				return nil, err
+			}
+			switch at {
+			case "step":
+				fe.AtStep = true
+			case "model_call":
+			default:
+				return nil, p.errf(v, where+".at", "unknown %q (want model_call or step)", at)
 			}
 		}
 		u, ok := f["until"]
@@ -399,7 +422,7 @@ func (p parser) fences(n *yaml.Node) ([]Fence, error) {
 
 // wait decodes a wait condition mapping (shared by wait steps and fences).
 func (p parser) wait(n *yaml.Node, where string) (string, *Wait, error) {
-	f, err := p.fields(n, where, "session", "child_settled", "idle", "parent_idle", "turn_started", "turn_ended", "model_call", "queued")
+	f, err := p.fields(n, where, "session", "child_settled", "idle", "parent_idle", "turn_started", "turn_ended", "model_call", "step_reached", "queued")
 	if err != nil {
 		return "", nil, err
 	}
@@ -424,6 +447,10 @@ func (p parser) wait(n *yaml.Node, where string) (string, *Wait, error) {
 			var c int
 			c, err = p.integer(v, wk)
 			w.ModelCall = &c
+		case "step_reached":
+			var c int
+			c, err = p.integer(v, wk)
+			w.StepReached = &c
 		case "queued":
 			w.Queued, err = p.integer(v, wk)
 		}
@@ -431,8 +458,8 @@ func (p parser) wait(n *yaml.Node, where string) (string, *Wait, error) {
 			return "", nil, err
 		}
 	}
-	if w.ChildSettled == 0 && !w.Idle && w.TurnStarted == 0 && w.TurnEnded == 0 && w.ModelCall == nil && w.Queued == 0 {
-		return "", nil, p.errf(n, where, "a wait needs at least one condition (child_settled, idle/parent_idle, turn_started, turn_ended, model_call, queued)")
+	if w.ChildSettled == 0 && !w.Idle && w.TurnStarted == 0 && w.TurnEnded == 0 && w.ModelCall == nil && w.StepReached == nil && w.Queued == 0 {
+		return "", nil, p.errf(n, where, "a wait needs at least one condition (child_settled, idle/parent_idle, turn_started, turn_ended, model_call, step_reached, queued)")
 	}
 	return ref, w, nil
 }

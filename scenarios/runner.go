@@ -51,8 +51,11 @@ type Config struct {
 	// ObserveQueued must be called when a background start begins to wait
 	// for a slot (queued waits).
 	ObserveQueued func(parentID, childID string)
-	Faults        Faults
-	Logger        *slog.Logger
+	// ObserveStep must be every in-process agent's step gate
+	// (agent.Options.StepGate), so step fences hold.
+	ObserveStep func(ctx context.Context, c model.Caller)
+	Faults      Faults
+	Logger      *slog.Logger
 	// Sandbox, when set, runs local commands in the sandbox.
 	Sandbox *SandboxSpec
 	// ExternalAgents is Scenario.ExternalAgents.
@@ -246,6 +249,7 @@ func (r *runner) start(ctx context.Context) error {
 			return observedModel{inner: m, r: r, sys: &sys}
 		},
 		ObserveQueued: r.watch.queuedStart,
+		ObserveStep:   func(ctx context.Context, c model.Caller) { r.holdStep(ctx, sys, c) },
 		Faults:        r.sc.Faults,
 		Logger:        r.logger,
 		Sandbox:       r.sc.Sandbox,

@@ -189,6 +189,15 @@ func (r *Recorder) InFlight(id string) (int, bool) {
 	return r.entered[id], r.open[id] > 0
 }
 
+// LastCall returns the index of the last call session id entered (its
+// own, not a compaction summary), if it entered one.
+func (r *Recorder) LastCall(id string) (int, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c, ok := r.entered[id]
+	return c, ok
+}
+
 // SetCwd sets the working directory of the recorded session when it was
 // not known at New (a served connection learns it from session/new).
 func (r *Recorder) SetCwd(cwd string) {

@@ -2,6 +2,7 @@ package recording
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -82,7 +83,10 @@ type Wait struct {
 	// ModelCall, when not nil, waits for the session's model call
 	// *ModelCall to have been entered.
 	ModelCall *int
-	Idle      bool
+	// StepReached, when not nil, waits for the session to have reached
+	// the step boundary before its model call *StepReached.
+	StepReached *int
+	Idle        bool
 }
 
 // Step operations of Step.Op.
@@ -94,11 +98,19 @@ const (
 	OpWait        = "wait"
 )
 
-// Fence is one scenario fence (scenarios/README.md, "Waits and fences").
+// Fence is one scenario fence (scenarios/README.md, "Waits and fences"):
+// it holds model call Call of the sessions with script key Key (with
+// AtStep, the step boundary before it) until a condition holds. With
+// TurnEnded set the condition is the root session's turn TurnEnded ended
+// and the session idle; else it is Until on the session UntilSession
+// names ("main", a child's label).
 type Fence struct {
-	Key       string
-	Call      int
-	TurnEnded int
+	Key          string
+	Call         int
+	AtStep       bool
+	TurnEnded    int
+	UntilSession string
+	Until        Wait
 }
 
 // reply is scripted.Reply with empty fields left out of the YAML.
@@ -118,6 +130,7 @@ type reply struct {
 type fence struct {
 	Session string         `yaml:"session"`
 	Call    int            `yaml:"call"`
+	At      string         `yaml:"at,omitempty"`
 	Until   map[string]any `yaml:"until"`
 }
 
@@ -183,7 +196,17 @@ func (r *Recorder) Scenario(s Session) ([]byte, error) {
 		doc.Model[key] = out
 	}
 	for _, f := range s.Fences {
-		doc.Fences = append(doc.Fences, fence{Session: f.Key, Call: f.Call, Until: map[string]any{"session": "main", "turn_ended": f.TurnEnded, "idle": true}})
+		out := fence{Session: f.Key, Call: f.Call}
+		if f.AtStep {
+			out.At = "step"
+		}
+		if f.TurnEnded > 0 {
+			out.Until = map[string]any{"session": "main", "turn_ended": f.TurnEnded, "idle": true}
+		} else {
+			out.Until = waitFields(f.Until)
+			out.Until["session"] = cmp.Or(f.UntilSession, "main")
+		}
+		doc.Fences = append(doc.Fences, out)
 	}
 	if s.Client != (Client{}) {
 		doc.Client = &client{FS: s.Client.FS, Terminal: s.Client.Terminal, Compaction: s.Client.Compaction}
@@ -242,20 +265,7 @@ func (r *Recorder) step(st Step) any {
 	case OpSetMode:
 		return map[string]string{OpSetMode: st.Mode}
 	case OpWait:
-		w := map[string]any{}
-		if st.Wait.ChildSettled > 0 {
-			w["child_settled"] = st.Wait.ChildSettled
-		}
-		if st.Wait.TurnEnded > 0 {
-			w["turn_ended"] = st.Wait.TurnEnded
-		}
-		if st.Wait.ModelCall != nil {
-			w["model_call"] = *st.Wait.ModelCall
-		}
-		if st.Wait.Idle {
-			w["idle"] = true
-		}
-		return map[string]any{OpWait: w}
+		return map[string]any{OpWait: waitFields(st.Wait)}
 	}
 	prompt := map[string]any{"text": r.red.Redact(st.Text)}
 	if len(st.Permissions) > 0 {
@@ -265,6 +275,27 @@ func (r *Recorder) step(st Step) any {
 		prompt["background"] = true
 	}
 	return map[string]any{OpPrompt: prompt}
+}
+
+// waitFields renders a wait condition as the scenario file writes it.
+func waitFields(wt Wait) map[string]any {
+	w := map[string]any{}
+	if wt.ChildSettled > 0 {
+		w["child_settled"] = wt.ChildSettled
+	}
+	if wt.TurnEnded > 0 {
+		w["turn_ended"] = wt.TurnEnded
+	}
+	if wt.ModelCall != nil {
+		w["model_call"] = *wt.ModelCall
+	}
+	if wt.StepReached != nil {
+		w["step_reached"] = *wt.StepReached
+	}
+	if wt.Idle {
+		w["idle"] = true
+	}
+	return w
 }
 
 // Write writes the scenario into dir (created if needed) as

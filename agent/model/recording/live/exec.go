@@ -96,12 +96,29 @@ type Exec struct {
 	notices map[string]int         // settlement notices by session id
 	turns   map[string]*turnState  // by session id
 	after   map[string][]afterTurn // notices that came between turns, by receiving session id
+	// steerQ mirrors each session's next-step inbox queue (nil for an
+	// item that is not a settlement notice); steered are the notices
+	// that queue delivered within a running turn, in claim order.
+	steerQ  map[string][]*steeredNotice
+	steered []steeredNotice
 }
 
-// turnState is whether a session's turn is open and the last one ended.
+// turnState is whether a session's turn is open, whether it has taken a
+// step yet, and the last one ended.
 type turnState struct {
-	open  bool
-	ended int
+	open    bool
+	stepped bool
+	ended   int
+}
+
+// steeredNotice is a settlement notice from sender that reached session
+// receiver while a turn was open: delivered with receiver's model call
+// call, the receiver having had notices settlement notices by then.
+// senderCall is the sender's last model call before it settled.
+type steeredNotice struct {
+	receiver, sender string
+	senderCall       int
+	call, notices    int
 }
 
 // afterTurn is a settlement notice from sender that reached a session
@@ -122,7 +139,7 @@ func NewExec(dir, cwd string) (*Exec, error) {
 	if st, err := os.Stat(abs); err == nil && !st.IsDir() {
 		return nil, fmt.Errorf("--record %s: not a directory", abs)
 	}
-	return &Exec{dir: abs, cwd: cwd, calls: map[string]string{}, notices: map[string]int{}, turns: map[string]*turnState{}, after: map[string][]afterTurn{}}, nil
+	return &Exec{dir: abs, cwd: cwd, calls: map[string]string{}, notices: map[string]int{}, turns: map[string]*turnState{}, after: map[string][]afterTurn{}, steerQ: map[string][]*steeredNotice{}}, nil
 }
 
 // WrapModel starts the recording, redacting secrets, and returns the
@@ -238,7 +255,12 @@ func (r *Exec) Observe(sessions *session.Store) func() {
 			r.noteSearch(s, ev)
 		case session.TypeTurnStart:
 			r.mu.Lock()
-			r.turn(s.ID()).open = true
+			ts := r.turn(s.ID())
+			ts.open, ts.stepped = true, false
+			r.mu.Unlock()
+		case session.TypeStepStart:
+			r.mu.Lock()
+			r.turn(s.ID()).stepped = true
 			r.mu.Unlock()
 		case session.TypeTurnEnd:
 			d, err := session.DecodeData[session.TurnEndData](ev)
@@ -257,6 +279,9 @@ func (r *Exec) Observe(sessions *session.Store) func() {
 			r.mu.Lock()
 			defer r.mu.Unlock()
 			ts := r.turn(s.ID())
+			if d.Target == session.InboxNextStep {
+				r.steerSpliceLocked(s.ID(), ts, d)
+			}
 			for _, m := range d.Inserted {
 				if m.Source.Kind != session.SourceSubagentSettled {
 					continue
@@ -268,6 +293,45 @@ func (r *Exec) Observe(sessions *session.Store) func() {
 			}
 		}
 	}})
+}
+
+// steerSpliceLocked follows session id's next-step queue: a settlement
+// notice steered into it is noted with the sender's last model call; when
+// the queue is claimed, each notice in it is placed: claimed before the
+// turn's first step (it came as the turn before ended), it is a notice
+// between turns; else it was delivered with the receiver's next model
+// call, the position the replay pins it to (fences).
+func (r *Exec) steerSpliceLocked(id string, ts *turnState, d session.InboxSplicedData) {
+	q := r.steerQ[id]
+	if d.RemovedCount != nil {
+		n := min(max(*d.RemovedCount, 0), max(len(q)-d.Start, 0))
+		claimed := append([]*steeredNotice(nil), q[d.Start:d.Start+n]...)
+		q = append(q[:d.Start:d.Start], q[d.Start+n:]...)
+		if d.Outcome == "" {
+			last, ok := r.rec.LastCall(id)
+			for _, sn := range claimed {
+				switch {
+				case sn == nil:
+				case !ts.stepped || !ok:
+					if ts.ended > 0 {
+						r.after[id] = append(r.after[id], afterTurn{sender: sn.sender, ended: ts.ended})
+					}
+				default:
+					sn.call, sn.notices = last+1, r.notices[id]
+					r.steered = append(r.steered, *sn)
+				}
+			}
+		}
+	}
+	for _, m := range d.Inserted {
+		var sn *steeredNotice
+		if m.Source.Kind == session.SourceSubagentSettled && m.Source.SenderSessionID != "" {
+			sn = &steeredNotice{receiver: id, sender: m.Source.SenderSessionID}
+			sn.senderCall, _ = r.rec.LastCall(sn.sender)
+		}
+		q = append(q, sn)
+	}
+	r.steerQ[id] = q
 }
 
 // searchTools list the files they found in their structured output:
@@ -345,6 +409,20 @@ func (r *Exec) fences(root string) []recording.Fence {
 		if key := r.rec.KeyOf(at.sender); key != "" {
 			out = append(out, recording.Fence{Key: key, Call: 0, TurnEnded: at.ended})
 		}
+	}
+	// A notice steered into a running turn: the sender's last call waits
+	// until the receiver reached the step boundary before the call that
+	// delivered it, and the receiver waits there for the notice, so the
+	// replay delivers it with the same call, at the same place in the log.
+	for _, sn := range r.steered {
+		sender, receiver := r.rec.KeyOf(sn.sender), r.rec.KeyOf(sn.receiver)
+		if sender == "" || receiver == "" || sn.call < 1 {
+			continue
+		}
+		at := sn.call
+		out = append(out,
+			recording.Fence{Key: sender, Call: sn.senderCall, UntilSession: receiver, Until: recording.Wait{StepReached: &at}},
+			recording.Fence{Key: receiver, Call: sn.call, AtStep: true, UntilSession: receiver, Until: recording.Wait{ChildSettled: sn.notices}})
 	}
 	return out
 }

@@ -1,0 +1,135 @@
+package scenarios_test
+
+// Issue 50 part 2, "Replays that hold": a background child's settlement
+// notice steered into the parent's running turn is recorded with its
+// position (the model call that delivered it) and every replay delivers
+// it there.
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/acp-agent/acp-agent/app/cli"
+	"github.com/acp-agent/acp-agent/scenarios"
+)
+
+// noticeStep returns where the first subagent settlement notice of a
+// JSONL session log (several logs concatenated) was delivered: "turn T
+// step S", the step whose user messages carry it ("" when none was).
+func noticeStep(t *testing.T, data []byte) string {
+	t.Helper()
+	var turn, step int
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		var ev struct {
+			Type string `json:"type"`
+			Data struct {
+				Turn   int `json:"turn"`
+				Step   int `json:"step"`
+				Source struct {
+					Kind string `json:"kind"`
+				} `json:"source"`
+			} `json:"data"`
+		}
+		if json.Unmarshal(sc.Bytes(), &ev) != nil {
+			continue
+		}
+		switch ev.Type {
+		case "step/start":
+			turn, step = ev.Data.Turn, ev.Data.Step
+		case "user/message":
+			if ev.Data.Source.Kind == "subagent-settled" {
+				return fmt.Sprintf("turn %d step %d", turn, step)
+			}
+		}
+	}
+	return ""
+}
+
+// recordedNoticeStep is noticeStep over the session files a recorded run
+// left in its data directory.
+func recordedNoticeStep(t *testing.T, dataDir string) string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dataDir, "sessions", "*.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if at := noticeStep(t, data); at != "" {
+			return at
+		}
+	}
+	return ""
+}
+
+// TestRecordReplaySteeredNotice records, against a fake provider on
+// 127.0.0.1, a root that starts a background child and then works
+// through several tool steps; the child's notice is steered into that
+// running turn. The recording pins the notice's position (fences at the
+// child's last call and at the root's step), and 50 of 50 keyless
+// replays deliver it in the recorded step with byte-identical goldens.
+func TestRecordReplaySteeredNotice(t *testing.T) {
+	root, cwd, dir, vars := recordDirs(t, map[string]string{"a.txt": "a\n"})
+	glob := func(id string) providerReply {
+		return providerReply{calls: []providerCall{{id, "glob", `{"pattern": "*.txt"}`}}}
+	}
+	p := newKeyedProvider(t, map[string][]providerReply{
+		"ROOT:": {
+			{calls: []providerCall{{"call_bg", "subagent", `{"description": "Background helper", "prompt": "BG-CHILD: say done"}`}}},
+			glob("call_g1"), glob("call_g2"), glob("call_g3"), glob("call_g4"), glob("call_g5"),
+			{text: "NOTED"},
+		},
+		"BG-CHILD:": {{text: "BG_DONE"}},
+	})
+	// The child answers once the root's second reply was served, and the
+	// root's fourth reply waits for the child's answer: the notice lands
+	// while the root's turn is still taking steps.
+	rootSecond, childAnswered := make(chan struct{}), make(chan struct{})
+	p.gates = map[gateKey]chan struct{}{{"BG-CHILD:", 0}: rootSecond, {"ROOT:", 3}: childAnswered}
+	p.opens = map[gateKey]chan struct{}{{"ROOT:", 1}: rootSecond, {"BG-CHILD:", 0}: childAnswered}
+	code, out, errOut := runCLI(t, vars, "exec", "--cwd", cwd, "--model", "openai-compatible/fake", "--base-url", p.srv.URL,
+		"--api-key-env", "FAKE_KEY", "--record", dir, "ROOT: start a helper, then look around")
+	if code != cli.ExitOK || out != "NOTED\n" {
+		t.Fatalf("exec --record: exit %d, stdout %q\nstderr: %s", code, out, errOut)
+	}
+	recorded := recordedNoticeStep(t, vars[cli.EnvDataDir])
+	if !strings.HasPrefix(recorded, "turn 1 step ") || recorded == "turn 1 step 1" {
+		t.Fatalf("the recorded notice was not steered into the running turn: %q", recorded)
+	}
+	script, err := os.ReadFile(filepath.Join(dir, "scenario.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"at: step", "session: Background helper", "step_reached:", "child_settled: 1"} {
+		if !strings.Contains(string(script), want) {
+			t.Errorf("scenario.yaml lacks %q:\n%s", want, script)
+		}
+	}
+	keyless := map[string]string{"HOME": root}
+	if code, out, errOut := runCLI(t, keyless, "scenario", "test", "--dir", dir, "--update"); code != cli.ExitOK {
+		t.Fatalf("test --update: exit %d\n%s%s", code, out, errOut)
+	}
+	sessions, err := os.ReadFile(filepath.Join(dir, scenarios.GoldenDir, "sessions.golden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := noticeStep(t, sessions); got != recorded {
+		t.Fatalf("the replay delivered the notice at %q, the recorded run at %q\n%s", got, recorded, script)
+	}
+	for i := range 50 {
+		if code, out, errOut := runCLI(t, keyless, "scenario", "test", "--dir", dir); code != cli.ExitOK {
+			t.Fatalf("replay %d of 50: exit %d\n%s%s\n%s", i+1, code, out, errOut, script)
+		}
+	}
+}
