@@ -36,6 +36,7 @@ func Composition(_ context.Context, cfg Config) (System, error) {
 		Prompt:  app.DeterministicPrompt(),
 
 		ContextWindow: cfg.ContextWindow,
+		MaxSteps:      cfg.MaxTurns,
 		DigestSync:    true,
 	}
 	if m != nil {

@@ -40,6 +40,9 @@ type Scenario struct {
 	// (--context-window), so usage_update and automatic compaction run
 	// against a known size; 0 leaves the scripted model without one.
 	ContextWindow int
+	// MaxTurns is the model requests a turn may make (exec --max-turns);
+	// 0: the default.
+	MaxTurns int
 	// Steps are the client's actions, run strictly in order.
 	Steps []Step
 	// Client is what the scenario client advertises and serves (fs,
@@ -111,6 +114,11 @@ type Step struct {
 	// Background sends a prompt without waiting for its response (collect it
 	// with await_prompt).
 	Background bool
+	// ExpectError: the prompt (prompt, await_prompt) is answered with a
+	// JSON-RPC error, as the recorded one was (a failed turn): the step
+	// shows the error instead of failing, and fails if it is answered
+	// with a stop reason.
+	ExpectError bool
 	// Scope of list_agents_via_ext: "children" or "descendants".
 	Scope string
 	// Wait is set for OpWait.
@@ -256,6 +264,10 @@ func Parse(file, name string, data []byte) (*Scenario, error) {
 			if v.Kind != yaml.ScalarNode || v.Decode(&sc.ContextWindow) != nil || sc.ContextWindow <= 0 {
 				err = p.errf(v, "", "context_window must be a positive number of tokens")
 			}
+		case "max_turns":
+			if v.Kind != yaml.ScalarNode || v.Decode(&sc.MaxTurns) != nil || sc.MaxTurns <= 0 {
+				err = p.errf(v, "", "max_turns must be a positive number of model requests")
+			}
 		case "fences":
 			sc.Fences, err = p.fences(v)
 		case "steps":
@@ -273,7 +285,7 @@ func Parse(file, name string, data []byte) (*Scenario, error) {
 		case "external_agents":
 			sc.ExternalAgents, err = p.boolean(v, "external_agents")
 		default:
-			err = p.errf(k, "", "unknown key %q (want summary, description, seed, faults, fences, model, models, context_window, mcp_servers, steps, client, files, sandbox, git, external_agents)", k.Value)
+			err = p.errf(k, "", "unknown key %q (want summary, description, seed, faults, fences, model, models, context_window, max_turns, mcp_servers, steps, client, files, sandbox, git, external_agents)", k.Value)
 		}
 		if err != nil {
 			return nil, err
@@ -663,11 +675,13 @@ func (p parser) step(idx int, n *yaml.Node) (Step, error) {
 	case OpLoadSession:
 		allowed, shorthand = []string{"session"}, "session"
 	case OpPrompt:
-		allowed, shorthand = []string{"text", "session", "background", "permissions"}, "text"
-	case OpAwaitPrompt, OpCancel:
+		allowed, shorthand = []string{"text", "session", "background", "permissions", "expect_error"}, "text"
+	case OpAwaitPrompt:
+		allowed, shorthand = []string{"session", "expect_error"}, "session"
+	case OpCancel:
 		allowed, shorthand = []string{"session"}, "session"
 	case OpWait:
-		allowed = []string{"session", "child_settled", "idle", "parent_idle", "turn_started", "turn_ended", "model_call", "queued"}
+		allowed = []string{"session", "child_settled", "idle", "parent_idle", "turn_started", "turn_ended", "model_call", "step_reached", "queued"}
 	case OpListAgentsEx:
 		allowed, shorthand = []string{"session", "scope"}, "session"
 	case OpSetMode:
@@ -731,6 +745,11 @@ func (p parser) step(idx int, n *yaml.Node) (Step, error) {
 	}
 	if v, ok := f["background"]; ok {
 		if st.Background, err = p.boolean(v, where()+".background"); err != nil {
+			return st, err
+		}
+	}
+	if v, ok := f["expect_error"]; ok {
+		if st.ExpectError, err = p.boolean(v, where()+".expect_error"); err != nil {
 			return st, err
 		}
 	}

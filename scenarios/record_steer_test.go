@@ -8,11 +8,15 @@ package scenarios_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/acp-agent/acp-agent/app/cli"
@@ -131,5 +135,147 @@ func TestRecordReplaySteeredNotice(t *testing.T) {
 		if code, out, errOut := runCLI(t, keyless, "scenario", "test", "--dir", dir); code != cli.ExitOK {
 			t.Fatalf("replay %d of 50: exit %d\n%s%s\n%s", i+1, code, out, errOut, script)
 		}
+	}
+}
+
+// recordScript records one exec run of the scripted model (the fake
+// provider here) with --record, writing stdout to out, and returns the
+// exit status, stderr and the recorded scenario.
+func recordScript(t *testing.T, script string, out io.Writer, args ...string) (int, string, string, string) {
+	t.Helper()
+	root, cwd, dir, vars := recordDirs(t, map[string]string{"a.txt": "a\n"})
+	path := filepath.Join(root, "provider.yaml")
+	if err := os.WriteFile(path, []byte(script), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var errOut strings.Builder
+	argv := append([]string{"exec", "--cwd", cwd, "--model", "script:" + path, "--record", dir}, args...)
+	code := cli.Main(context.Background(), argv, strings.NewReader(""), out, &errOut, func(k string) string { return vars[k] }, scenarios.Command())
+	data, err := os.ReadFile(filepath.Join(dir, "scenario.yaml"))
+	if err != nil {
+		t.Fatalf("exec --record wrote no scenario (exit %d): %v\n%s", code, err, errOut.String())
+	}
+	return code, errOut.String(), dir, string(data)
+}
+
+// replayHolds replays dir keyless: --update writes its goldens, then n
+// replays must equal them. It returns the transcript.
+func replayHolds(t *testing.T, dir string, n int) string {
+	t.Helper()
+	keyless := map[string]string{"HOME": filepath.Dir(dir)}
+	if code, out, errOut := runCLI(t, keyless, "scenario", "test", "--dir", dir, "--timeout", "1m", "--update"); code != cli.ExitOK {
+		data, _ := os.ReadFile(filepath.Join(dir, "scenario.yaml"))
+		t.Logf("%s", data)
+		t.Fatalf("test --update: exit %d\n%s%s", code, out, errOut)
+	}
+	for i := range n {
+		if code, out, errOut := runCLI(t, keyless, "scenario", "test", "--dir", dir, "--timeout", "1m"); code != cli.ExitOK {
+			t.Fatalf("replay %d of %d: exit %d\n%s%s", i+1, n, code, out, errOut)
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(dir, scenarios.GoldenDir, "transcript.golden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// brokenAfter is a stdout whose reader goes away after n writes (exec
+// ... | head): the run is cancelled there.
+type brokenAfter struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (w *brokenAfter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.n <= 0 {
+		return 0, errors.New("write |1: broken pipe")
+	}
+	w.n--
+	return len(p), nil
+}
+
+// Recordings of runs that did not end well are written and replay as
+// they happened: a failed prompt (the replay expects the error), a reply
+// cut at its output limit, a turn stopped by --max-turns, and a
+// cancelled turn (the replay cancels it at the recorded point).
+func TestRecordReplayRunsThatEndedEarly(t *testing.T) {
+	glob := `{tool_calls: [{id: call_g, name: glob, arguments: '{"pattern": "*.txt"}'}]}`
+	for _, tc := range []struct {
+		name, script string
+		notInScript  string
+		args         []string
+		out          io.Writer
+		code         int
+		inScript     []string
+		inTranscript []string
+	}{{
+		name:         "failed prompt",
+		script:       "model:\n  main:\n    - " + glob + "\n    - {error: provider exploded}\n",
+		code:         cli.ExitError,
+		inScript:     []string{"expect_error: true", "error: provider exploded"},
+		inTranscript: []string{"answered error", "provider exploded"},
+	}, {
+		name:         "max_tokens",
+		script:       "model:\n  main:\n    - {text: cut short, finish: length}\n",
+		code:         cli.ExitRefused,
+		inScript:     []string{"finish: length"},
+		inTranscript: []string{"stop reason max_tokens"},
+	}, {
+		name:         "max turns",
+		script:       "model:\n  main:\n    - " + glob + "\n    - " + glob + "\n    - {text: never reached}\n",
+		args:         []string{"--max-turns", "2"},
+		code:         cli.ExitLimit,
+		inScript:     []string{"max_turns: 2"},
+		inTranscript: []string{"stop reason max_turn_requests"},
+	}, {
+		name:   "cancelled",
+		script: "model:\n  main:\n    - " + glob + "\n    - {hang: true}\n",
+		args:   []string{"--output", "jsonl"},
+		// The write after the title (the glob call's update) fails: the
+		// turn is cancelled during the glob step or the hanging call
+		// after it.
+		out:          &brokenAfter{n: 1},
+		code:         cli.ExitRefused,
+		inScript:     []string{"background: true", "cancel", "await_prompt"},
+		inTranscript: []string{"stop reason cancelled"},
+	}, {
+		name:   "cancelled mid-reply",
+		script: "model:\n  main:\n    - {text: 'thinking ', hang: true}\n",
+		args:   []string{"--output", "jsonl"},
+		// The write after the title (the reply's first words) fails:
+		// the turn is cancelled while the call hangs.
+		out:          &brokenAfter{n: 1},
+		code:         cli.ExitRefused,
+		inScript:     []string{"hang: true", "model_call: 0", "cancel"},
+		notInScript:  "thinking",
+		inTranscript: []string{"stop reason cancelled"},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := tc.out
+			if out == nil {
+				out = io.Discard
+			}
+			code, errOut, dir, script := recordScript(t, tc.script, out, append(tc.args, "Look around")...)
+			if code != tc.code {
+				t.Fatalf("exec --record: exit %d, want %d\n%s", code, tc.code, errOut)
+			}
+			for _, want := range tc.inScript {
+				if !strings.Contains(script, want) {
+					t.Errorf("scenario.yaml lacks %q:\n%s", want, script)
+				}
+			}
+			if tc.notInScript != "" && strings.Contains(script, tc.notInScript) {
+				t.Errorf("scenario.yaml holds %q:\n%s", tc.notInScript, script)
+			}
+			transcript := replayHolds(t, dir, 10)
+			for _, want := range tc.inTranscript {
+				if !strings.Contains(transcript, want) {
+					t.Errorf("replay transcript lacks %q:\n%s\nscenario:\n%s", want, transcript, script)
+				}
+			}
+		})
 	}
 }

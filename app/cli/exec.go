@@ -377,6 +377,7 @@ func runExec(ctx context.Context, env *Env, o execOptions, args []string) error 
 		recErr = rec.Write(live.ExecRun{
 			Prompt: text, Mode: o.mode, Answers: res.Answers, SessionID: res.SessionID,
 			WaitChildren: o.waitChildren, MCPServers: servers, ContextWindow: a.Config.ContextWindow,
+			Failed: err != nil, Cancelled: err == nil && res.StopReason == "cancelled", MaxTurns: o.maxTurns,
 		}, env.Stderr)
 	}
 	st := execStatus(res, err, o.waitChildren)

@@ -67,6 +67,8 @@ type Recorder struct {
 	notes     []string
 	// commandNoted: the note that commands' files are unknown was made.
 	commandNoted bool
+	// cut counts the calls cancelled after they streamed something.
+	cut int
 	// entered is the last call index each session entered (its own
 	// calls, not compaction summaries); open counts its calls in flight.
 	entered map[string]int
@@ -104,7 +106,13 @@ func (m recorded) Stream(ctx context.Context, req model.Request) iter.Seq2[sessi
 	return func(yield func(session.Chunk, error) bool) {
 		var acc accumulator
 		m.r.enter(req.Caller)
-		defer func() { m.r.leave(req.Caller); m.r.store(req.Caller, acc.reply()) }()
+		defer func() {
+			m.r.leave(req.Caller)
+			if acc.cancelled && acc.Chunks() > 0 {
+				m.r.noteCut(req.Caller)
+			}
+			m.r.store(req.Caller, acc.reply())
+		}()
 		for c, err := range m.inner.Stream(ctx, req) {
 			if err != nil {
 				acc.fail(ctx, err)
@@ -151,7 +159,11 @@ func (a *accumulator) reply() scripted.Reply {
 	}
 	switch {
 	case a.cancelled:
-		rep.Hang = true
+		// What it streamed before the cancel is left out: a replay
+		// cancels the call once it was entered, and a hang that streams
+		// nothing is cancelled at the same point on every replay (one
+		// that streams text races the cancel).
+		rep = scripted.Reply{Hang: true}
 	case a.err != nil:
 		rep.Error = a.err.Error()
 		rep.ErrorAfterChunks = a.Chunks() > 0
@@ -159,6 +171,19 @@ func (a *accumulator) reply() scripted.Reply {
 		rep.StreamBroken = !rep.ContextLengthExceeded && errors.Is(a.err, model.ErrStreamBroken)
 	}
 	return rep
+}
+
+// noteCut notes a call cancelled after it streamed part of its reply: it
+// counts as a reply (Produced), and the recording says its partial
+// output is left out.
+func (r *Recorder) noteCut(c model.Caller) {
+	if r.opts.Keep != nil && !r.opts.Keep(c.SessionID) {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.cut++
+	r.notes = append(r.notes, fmt.Sprintf("script key %q call %d was cancelled while it answered: recorded as hang: true without what it streamed (the replay cancels it before it streams)", c.ScriptKey, c.Call))
 }
 
 // enter and leave track the calls each session has in flight.
@@ -444,11 +469,14 @@ func (r *Recorder) Replies() map[string][]scripted.Reply {
 
 // Produced reports whether the run produced a recording: at least one
 // model call of a recorded session returned a reply (not only errors or
-// cancelled calls). A run that failed before its first reply (a missing
+// calls cancelled before they streamed anything). A run that failed before its first reply (a missing
 // or rejected key) must leave an earlier recording alone.
 func (r *Recorder) Produced() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.cut > 0 {
+		return true // the model answered; the run cut the answer
+	}
 	for _, byCall := range r.replies {
 		for _, rep := range byCall {
 			if rep.Error == "" && !rep.Hang {

@@ -33,6 +33,9 @@ type Session struct {
 	// Permissions are the answers the client gave to permission
 	// questions, in order (option ids).
 	Permissions []string
+	// PromptFailed: the prompt was answered with an error (the turn
+	// failed); its step expects that (expect_error).
+	PromptFailed bool
 	// Settled, when positive, adds a wait for that many settlement
 	// notices on the session and for it to be idle (exec
 	// --wait-children).
@@ -51,6 +54,9 @@ type Session struct {
 	// ContextWindow is the run's --context-window (0: none), so a replay
 	// compacts where the recording did.
 	ContextWindow int
+	// MaxTurns is the run's --max-turns (0: none), so a replay stops
+	// where the recording did.
+	MaxTurns int
 	// Fences order the replay as the recording went: each holds the
 	// first model call of the sessions with script key Key until the
 	// root session's turn TurnEnded has ended and it is idle (a
@@ -72,6 +78,9 @@ type Step struct {
 	Text        string
 	Permissions []string
 	Background  bool
+	// ExpectError (prompt, await_prompt): the prompt was answered with an
+	// error.
+	ExpectError bool
 	Mode        string
 	Wait        Wait
 }
@@ -159,6 +168,7 @@ type document struct {
 	Summary       string             `yaml:"summary"`
 	Description   string             `yaml:"description,omitempty"`
 	ContextWindow int                `yaml:"context_window,omitempty"`
+	MaxTurns      int                `yaml:"max_turns,omitempty"`
 	Client        *client            `yaml:"client,omitempty"`
 	MCPServers    []mcpServer        `yaml:"mcp_servers,omitempty"`
 	Files         map[string]string  `yaml:"files,omitempty"`
@@ -185,6 +195,7 @@ func (r *Recorder) Scenario(s Session) ([]byte, error) {
 		Summary:       "recorded session",
 		Description:   r.red.Redact(s.Description),
 		ContextWindow: s.ContextWindow,
+		MaxTurns:      s.MaxTurns,
 		Files:         r.Files(),
 		Model:         map[string][]reply{},
 	}
@@ -249,7 +260,7 @@ func (s Session) oneShot() []Step {
 	if s.Mode != "" {
 		out = append(out, Step{Op: OpSetMode, Mode: s.Mode})
 	}
-	out = append(out, Step{Op: OpPrompt, Text: s.Prompt, Permissions: s.Permissions})
+	out = append(out, Step{Op: OpPrompt, Text: s.Prompt, Permissions: s.Permissions, ExpectError: s.PromptFailed})
 	if s.Settled > 0 {
 		out = append(out, Step{Op: OpWait, Wait: Wait{ChildSettled: s.Settled, Idle: true}})
 	}
@@ -260,7 +271,12 @@ func (s Session) oneShot() []Step {
 // when it has no argument but the main one.
 func (r *Recorder) step(st Step) any {
 	switch st.Op {
-	case OpAwaitPrompt, OpCancel:
+	case OpAwaitPrompt:
+		if st.ExpectError {
+			return map[string]any{OpAwaitPrompt: map[string]any{"expect_error": true}}
+		}
+		return st.Op
+	case OpCancel:
 		return st.Op
 	case OpSetMode:
 		return map[string]string{OpSetMode: st.Mode}
@@ -273,6 +289,9 @@ func (r *Recorder) step(st Step) any {
 	}
 	if st.Background {
 		prompt["background"] = true
+	}
+	if st.ExpectError && !st.Background {
+		prompt["expect_error"] = true
 	}
 	return map[string]any{OpPrompt: prompt}
 }

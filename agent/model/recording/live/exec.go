@@ -187,6 +187,12 @@ type ExecRun struct {
 	MCPServers json.RawMessage
 	// ContextWindow is the composition's --context-window (0: the table's).
 	ContextWindow int
+	// Failed: the prompt was answered with an error (a failed turn).
+	Failed bool
+	// Cancelled: the turn was cancelled (a signal, stdout closed).
+	Cancelled bool
+	// MaxTurns is --max-turns (0: none).
+	MaxTurns int
 }
 
 // Write writes the scenario of the run, and reports on stderr what it
@@ -203,10 +209,15 @@ func (r *Exec) Write(run ExecRun, stderr io.Writer) error {
 		Mode:          run.Mode,
 		Permissions:   run.Answers,
 		ContextWindow: run.ContextWindow,
+		PromptFailed:  run.Failed,
+		MaxTurns:      run.MaxTurns,
 	}
 	if run.WaitChildren && run.SessionID != "" {
 		s.Settled = r.settlementNotices(run.SessionID)
 		s.Fences = r.fences(run.SessionID)
+	}
+	if run.Cancelled && run.SessionID != "" {
+		s.Steps, s.Fences = r.cancelled(run, s)
 	}
 	var mcpNotes []string
 	if run.MCPServers != nil {
@@ -222,6 +233,40 @@ func (r *Exec) Write(run ExecRun, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "acp-agent: --record: the replay serves the demo MCP server (tools echo, add, fail, image, wait) under the names %s: calls to other tools of those servers fail there\n", strings.Join(s.MCPServers, ", "))
 	}
 	return nil
+}
+
+// cancelled returns the steps of a run whose turn was cancelled: the
+// prompt is sent in the background and cancelled where the recorded one
+// was, then its answer awaited. A cancel that came during a model call
+// (recorded as hang: true) is sent once the replay entered that call; one
+// that came while tools ran or a question waited is sent at the step
+// boundary after them, where a step fence holds the turn until the
+// cancel ends it (so the replay's tools finish first).
+func (r *Exec) cancelled(run ExecRun, s recording.Session) ([]recording.Step, []recording.Fence) {
+	var steps []recording.Step
+	if s.Mode != "" {
+		steps = append(steps, recording.Step{Op: recording.OpSetMode, Mode: s.Mode})
+	}
+	steps = append(steps, recording.Step{Op: recording.OpPrompt, Text: s.Prompt, Permissions: s.Permissions, Background: true})
+	fences := s.Fences
+	if last, ok := r.rec.LastCall(run.SessionID); ok {
+		c := last
+		if list := r.rec.Replies()["main"]; last < len(list) && !list[last].Hang {
+			c = last + 1
+			r.mu.Lock()
+			turn := r.turn(run.SessionID).ended
+			r.mu.Unlock()
+			fences = append(fences, recording.Fence{Key: "main", Call: c, AtStep: true, UntilSession: "main", Until: recording.Wait{TurnEnded: max(turn, 1)}})
+			steps = append(steps, recording.Step{Op: recording.OpWait, Wait: recording.Wait{StepReached: &c}})
+		} else {
+			steps = append(steps, recording.Step{Op: recording.OpWait, Wait: recording.Wait{ModelCall: &c}})
+		}
+	}
+	steps = append(steps, recording.Step{Op: recording.OpCancel}, recording.Step{Op: recording.OpAwaitPrompt})
+	if s.Settled > 0 {
+		steps = append(steps, recording.Step{Op: recording.OpWait, Wait: recording.Wait{ChildSettled: s.Settled, Idle: true}})
+	}
+	return steps, fences
 }
 
 // httpMCPNames returns the names of the HTTP servers of an mcpServers
