@@ -75,6 +75,15 @@ type Options struct {
 	// (scenario step fences), so a background child's settlement lands
 	// in the same step on every replay.
 	StepGate func(ctx context.Context, c model.Caller)
+	// EstimateTokens, when set, is given the estimate of model call c's
+	// request (budget.EstimateRequest) each time the automatic compaction
+	// decision is about to use it, and returns the estimate to use (its
+	// difference from the given one also shifts the estimates of that
+	// compaction). A recording notes the real run's estimates; a keyless
+	// replay, whose system prompt and paths differ from the real run's by
+	// a few dozen tokens, gives them back, so a replay near the threshold
+	// compacts exactly where the run did.
+	EstimateTokens func(c model.Caller, estimate int) int
 	// TurnTimeout, when positive, bounds each turn's wall time: a turn
 	// still running then is cancelled and ends with kind "timeout".
 	TurnTimeout time.Duration

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/model/scripted"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/app"
@@ -38,6 +39,14 @@ func Composition(_ context.Context, cfg Config) (System, error) {
 		ContextWindow: cfg.ContextWindow,
 		MaxSteps:      cfg.MaxTurns,
 		DigestSync:    true,
+	}
+	if est := cfg.TokenEstimates; len(est) > 0 {
+		ac.EstimateTokens = func(c model.Caller, estimate int) int {
+			if v, ok := est[c.ScriptKey][c.Call]; ok {
+				return v
+			}
+			return estimate
+		}
 	}
 	if m != nil {
 		hooks.Model = scripted.New(m)

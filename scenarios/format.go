@@ -43,6 +43,10 @@ type Scenario struct {
 	// MaxTurns is the model requests a turn may make (exec --max-turns);
 	// 0: the default.
 	MaxTurns int
+	// TokenEstimates are a recorded run's token estimates of its automatic
+	// compaction decisions, by script key and model call: the replay
+	// decides on them instead of its own (agent.Options.EstimateTokens).
+	TokenEstimates map[string]map[int]int
 	// Steps are the client's actions, run strictly in order.
 	Steps []Step
 	// Client is what the scenario client advertises and serves (fs,
@@ -268,6 +272,10 @@ func Parse(file, name string, data []byte) (*Scenario, error) {
 			if v.Kind != yaml.ScalarNode || v.Decode(&sc.MaxTurns) != nil || sc.MaxTurns <= 0 {
 				err = p.errf(v, "", "max_turns must be a positive number of model requests")
 			}
+		case "token_estimates":
+			if v.Decode(&sc.TokenEstimates) != nil {
+				err = p.errf(v, "", "token_estimates must map script keys to {call: estimate}")
+			}
 		case "fences":
 			sc.Fences, err = p.fences(v)
 		case "steps":
@@ -285,7 +293,7 @@ func Parse(file, name string, data []byte) (*Scenario, error) {
 		case "external_agents":
 			sc.ExternalAgents, err = p.boolean(v, "external_agents")
 		default:
-			err = p.errf(k, "", "unknown key %q (want summary, description, seed, faults, fences, model, models, context_window, max_turns, mcp_servers, steps, client, files, sandbox, git, external_agents)", k.Value)
+			err = p.errf(k, "", "unknown key %q (want summary, description, seed, faults, fences, model, models, context_window, max_turns, token_estimates, mcp_servers, steps, client, files, sandbox, git, external_agents)", k.Value)
 		}
 		if err != nil {
 			return nil, err

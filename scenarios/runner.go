@@ -47,6 +47,8 @@ type Config struct {
 	ContextWindow int
 	// MaxTurns is Scenario.MaxTurns.
 	MaxTurns int
+	// TokenEstimates is Scenario.TokenEstimates.
+	TokenEstimates map[string]map[int]int
 	// ObserveModel must wrap the model the composition uses, so the runner
 	// sees model calls start (model_call waits).
 	ObserveModel func(model.Model) model.Model
@@ -248,6 +250,8 @@ func (r *runner) start(ctx context.Context) error {
 
 		ContextWindow: r.sc.ContextWindow,
 		MaxTurns:      r.sc.MaxTurns,
+
+		TokenEstimates: r.sc.TokenEstimates,
 		ObserveModel: func(m model.Model) model.Model {
 			return observedModel{inner: m, r: r, sys: &sys}
 		},

@@ -329,6 +329,7 @@ func runExec(ctx context.Context, env *Env, o execOptions, args []string) error 
 		}
 		cfg.WrapModel = rec.WrapModel(live.SecretValues(cfg.APIKeyEnv, env.Getenv, os.Environ()), cfg.WrapModel)
 		cfg.WrapWorkspace = rec.WrapWorkspace(cfg.WrapWorkspace)
+		cfg.EstimateTokens = rec.EstimateTokens()
 		// A recording ends settled: a background child cut off by the
 		// shutdown would race with it on every replay.
 		o.waitChildren = true

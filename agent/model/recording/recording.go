@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -69,6 +70,9 @@ type Recorder struct {
 	commandNoted bool
 	// cut counts the calls cancelled after they streamed something.
 	cut int
+	// estimates are the token estimates automatic compaction decisions
+	// used, by script key and call.
+	estimates map[string]map[int]int
 	// entered is the last call index each session entered (its own
 	// calls, not compaction summaries); open counts its calls in flight.
 	entered map[string]int
@@ -86,8 +90,39 @@ func New(o Options) *Recorder {
 	return &Recorder{
 		opts: o, red: NewRedactor(o.Secrets...),
 		replies: map[string]map[int]scripted.Reply{}, keys: map[string]string{}, seen: map[string]bool{}, files: map[string]string{},
-		entered: map[string]int{}, open: map[string]int{},
+		entered: map[string]int{}, open: map[string]int{}, estimates: map[string]map[int]int{},
 	}
+}
+
+// Estimate notes the token estimate an automatic compaction decision of
+// model call c used and returns it unchanged (agent.Options.EstimateTokens):
+// the replay decides on the same figure.
+func (r *Recorder) Estimate(c model.Caller, estimate int) int {
+	if r.opts.Keep != nil && !r.opts.Keep(c.SessionID) {
+		return estimate
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	byCall := r.estimates[c.ScriptKey]
+	if byCall == nil {
+		byCall = map[int]int{}
+		r.estimates[c.ScriptKey] = byCall
+	}
+	if _, ok := byCall[c.Call]; !ok {
+		byCall[c.Call] = estimate // the first decision of a step (a retry after an overflow decides again)
+	}
+	return estimate
+}
+
+// Estimates returns the noted token estimates by script key and call.
+func (r *Recorder) Estimates() map[string]map[int]int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make(map[string]map[int]int, len(r.estimates))
+	for k, byCall := range r.estimates {
+		out[k] = maps.Clone(byCall)
+	}
+	return out
 }
 
 // Wrap returns m with every call's reply recorded. Chunks and errors pass

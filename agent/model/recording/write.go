@@ -165,16 +165,19 @@ type usage struct {
 }
 
 type document struct {
-	Summary       string             `yaml:"summary"`
-	Description   string             `yaml:"description,omitempty"`
-	ContextWindow int                `yaml:"context_window,omitempty"`
-	MaxTurns      int                `yaml:"max_turns,omitempty"`
-	Client        *client            `yaml:"client,omitempty"`
-	MCPServers    []mcpServer        `yaml:"mcp_servers,omitempty"`
-	Files         map[string]string  `yaml:"files,omitempty"`
-	Fences        []fence            `yaml:"fences,omitempty"`
-	Model         map[string][]reply `yaml:"model"`
-	Steps         []any              `yaml:"steps"`
+	Summary       string `yaml:"summary"`
+	Description   string `yaml:"description,omitempty"`
+	ContextWindow int    `yaml:"context_window,omitempty"`
+	MaxTurns      int    `yaml:"max_turns,omitempty"`
+	// TokenEstimates: the estimates automatic compaction decisions of
+	// the recorded run used, by script key and call.
+	TokenEstimates map[string]map[int]int `yaml:"token_estimates,omitempty"`
+	Client         *client                `yaml:"client,omitempty"`
+	MCPServers     []mcpServer            `yaml:"mcp_servers,omitempty"`
+	Files          map[string]string      `yaml:"files,omitempty"`
+	Fences         []fence                `yaml:"fences,omitempty"`
+	Model          map[string][]reply     `yaml:"model"`
+	Steps          []any                  `yaml:"steps"`
 }
 
 func toReply(r scripted.Reply) reply {
@@ -198,6 +201,9 @@ func (r *Recorder) Scenario(s Session) ([]byte, error) {
 		MaxTurns:      s.MaxTurns,
 		Files:         r.Files(),
 		Model:         map[string][]reply{},
+	}
+	if est := r.Estimates(); len(est) > 0 {
+		doc.TokenEstimates = est
 	}
 	for key, list := range r.Replies() {
 		out := make([]reply, len(list))

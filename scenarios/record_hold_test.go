@@ -15,6 +15,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -277,5 +279,133 @@ func TestRecordReplayRunsThatEndedEarly(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// compactionCalls lists, for the root session of a JSONL log (several
+// logs concatenated: the root's first), the step of each automatic
+// compaction ("turn T step S"), in order.
+func compactionCalls(t *testing.T, data []byte) []string {
+	t.Helper()
+	var out []string
+	var turn, step int
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if bytes.Contains(line, []byte(`"parentSession"`)) {
+			break // the root's children follow it
+		}
+		var ev struct {
+			Type string `json:"type"`
+			Data struct {
+				Turn    int    `json:"turn"`
+				Step    int    `json:"step"`
+				Trigger string `json:"trigger"`
+				Outcome string `json:"outcome"`
+			} `json:"data"`
+		}
+		if json.Unmarshal(line, &ev) != nil {
+			continue
+		}
+		switch ev.Type {
+		case "step/start":
+			turn, step = ev.Data.Turn, ev.Data.Step
+		case "session/compaction":
+			out = append(out, fmt.Sprintf("turn %d step %d: %s", turn, step, ev.Data.Outcome))
+		}
+	}
+	return out
+}
+
+// TestRecordReplayCompactsWhereTheRunDid records runs with a growing
+// context (reads of a large file) and picks the largest context window at
+// which the real run still compacted: its estimate sat just over the
+// threshold. The recording keeps the estimates the compaction decisions
+// used, and the replay, whose own estimates differ (its system prompt and
+// paths are not the real run's), compacts at exactly the same step.
+func TestRecordReplayCompactsWhereTheRunDid(t *testing.T) {
+	read := `{tool_calls: [{id: call_r, name: read, arguments: '{"path": "a.txt"}'}]}`
+	script := "model:\n  main:\n"
+	for range 6 {
+		script += "    - " + read + "\n"
+	}
+	script += "    - {text: done}\n  main/compact:\n"
+	for range 6 {
+		script += "    - {text: '## Intent\\nread a.txt'}\n"
+	}
+	big := strings.Repeat("lorem ipsum dolor sit amet, consectetur adipiscing elit\n", 80)
+	record := func(window int) (dir, rec string, at []string) {
+		root, cwd, dir, vars := recordDirs(t, map[string]string{"a.txt": big})
+		path := filepath.Join(root, "provider.yaml")
+		if err := os.WriteFile(path, []byte(script), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var errOut strings.Builder
+		argv := []string{"exec", "--cwd", cwd, "--model", "script:" + path, "--context-window", fmt.Sprint(window), "--record", dir, "Read a.txt six times"}
+		if code := cli.Main(context.Background(), argv, strings.NewReader(""), io.Discard, &errOut, func(k string) string { return vars[k] }); code != cli.ExitOK {
+			t.Fatalf("exec --record --context-window %d: exit %d\n%s", window, code, errOut.String())
+		}
+		files, _ := filepath.Glob(filepath.Join(vars[cli.EnvDataDir], "sessions", "*.jsonl"))
+		var all []byte
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, data...)
+		}
+		data, err := os.ReadFile(filepath.Join(dir, "scenario.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return dir, string(data), compactionCalls(t, all)
+	}
+	// Bisect between a window at which the run compacts and one at which
+	// it does not, down to 20 tokens: at the largest window that compacts
+	// the run's estimate sat a few tokens over the threshold, at the
+	// smallest that does not a few tokens under it.
+	type run struct {
+		window   int
+		dir, rec string
+		at       []string
+	}
+	take := func(window int) run {
+		dir, rec, at := record(window)
+		return run{window, dir, rec, at}
+	}
+	over, under := take(10000), take(100000)
+	if len(over.at) == 0 || len(under.at) > 0 {
+		t.Fatalf("the bounds do not bracket the threshold: %v at 10000, %v at 100000", over.at, under.at)
+	}
+	for under.window-over.window > 20 {
+		if r := take((over.window + under.window) / 2); len(r.at) > 0 {
+			over = r
+		} else {
+			under = r
+		}
+	}
+	for _, r := range []run{over, under} {
+		if !strings.Contains(r.rec, "token_estimates:") {
+			t.Fatalf("scenario.yaml lacks the token estimates:\n%s", r.rec)
+		}
+		replayHolds(t, r.dir, 3)
+		sessions, err := os.ReadFile(filepath.Join(r.dir, scenarios.GoldenDir, "sessions.golden"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := compactionCalls(t, sessions); !slices.Equal(got, r.at) {
+			t.Fatalf("window %d: the replay compacted at %v, the recorded run at %v", r.window, got, r.at)
+		}
+		// Without the recorded estimates the replay decides on its own
+		// (shown, not required: how far its prompt is from the run's
+		// depends on the machine).
+		stripped := regexp.MustCompile(`(?m)^token_estimates:\n(?:  .*\n)+`).ReplaceAllString(r.rec, "")
+		if err := os.WriteFile(filepath.Join(r.dir, "scenario.yaml"), []byte(stripped), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		runCLI(t, map[string]string{"HOME": filepath.Dir(r.dir)}, "scenario", "test", "--dir", r.dir, "--update")
+		own, _ := os.ReadFile(filepath.Join(r.dir, scenarios.GoldenDir, "sessions.golden"))
+		t.Logf("window %d: the run compacted at %v, the replay at the same; with its own estimates the replay compacts at %v", r.window, r.at, compactionCalls(t, own))
 	}
 }
