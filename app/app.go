@@ -314,7 +314,7 @@ func New(cfg Config) (*App, error) {
 		Protected: policy.Protector{Files: []string{cfg.SettingsFile}, Dirs: append([]string{cfg.DataDir}, userConfigDir(cfg.SettingsFile)...)},
 		// The provider's key never reaches a command (nor do other names
 		// that look like secrets: agent/settings).
-		SecretEnv:  []string{cfg.APIKeyEnv, "OPENAI_API_KEY", "DEEPSEEK_API_KEY", "ANTHROPIC_API_KEY"},
+		SecretEnv:  append([]string{cfg.APIKeyEnv}, ProviderKeyVars...),
 		MCP:        mcp.Options{StartTimeout: cfg.MCPStartTimeout, Logger: a.Log},
 		Commands:   a.commands(),
 		Budget:     a.budget(),

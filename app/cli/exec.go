@@ -292,56 +292,17 @@ func runExec(ctx context.Context, env *Env, o execOptions, args []string) error 
 	if err != nil {
 		return err
 	}
-	cwd := o.cwd
-	if cwd == "" {
-		if cwd, err = os.Getwd(); err != nil {
-			return err
-		}
-	}
-	if cwd, err = filepath.Abs(cwd); err != nil {
-		return usageErrorf("--cwd: %v", err)
-	}
-	if st, err := os.Stat(cwd); err != nil || !st.IsDir() {
-		return usageErrorf("--cwd %s: not a directory", cwd)
+	cwd, err := execCwd(o.cwd)
+	if err != nil {
+		return err
 	}
 	text, err := execPrompt(env, args)
 	if err != nil {
 		return err
 	}
-	cfg, err := serveConfig(env)
+	cfg, rec, err := execConfig(env, &o, cwd)
 	if err != nil {
 		return err
-	}
-	if o.bare {
-		// Nothing of the user's: settings (rules, environment, sandbox,
-		// prices), agent definitions, skills, instructions file.
-		cfg.SettingsFile = ""
-		cfg.Prompt.UserInstructions = "-"
-		cfg.Sandbox = app.SandboxPolicy(env.Flags.Sandbox, settings.Load("", "").Sandbox())
-	}
-	var rec *live.Exec
-	if o.record != "" {
-		if o.resume != "" {
-			return usageErrorf("--record starts a new session: it cannot be combined with --resume")
-		}
-		if rec, err = live.NewExec(o.record, cwd); err != nil {
-			return &UsageError{Err: err}
-		}
-		cfg.WrapModel = rec.WrapModel(live.SecretValues(cfg.APIKeyEnv, env.Getenv, os.Environ()), cfg.WrapModel)
-		cfg.WrapWorkspace = rec.WrapWorkspace(cfg.WrapWorkspace)
-		cfg.EstimateTokens = rec.EstimateTokens()
-		// A recording ends settled: a background child cut off by the
-		// shutdown would race with it on every replay.
-		o.waitChildren = true
-	}
-	if o.maxBudgetUSD > 0 {
-		cfg.TreeMaxCostUSD = o.maxBudgetUSD
-	}
-	if o.maxTurns > 0 {
-		cfg.MaxSteps = o.maxTurns
-	}
-	if o.timeout > 0 {
-		cfg.TurnTimeout = o.timeout
 	}
 	a, err := app.New(cfg)
 	if err != nil {
@@ -391,6 +352,69 @@ func runExec(ctx context.Context, env *Env, o execOptions, args []string) error 
 		writeResultLine(stdout, res, st, time.Since(started))
 	}
 	return errors.Join(st.err, recErr, a.Close())
+}
+
+// execCwd is the absolute working directory of a run (--cwd, or the
+// process's own), which must be a directory.
+func execCwd(flag string) (string, error) {
+	cwd := flag
+	if cwd == "" {
+		var err error
+		if cwd, err = os.Getwd(); err != nil {
+			return "", err
+		}
+	}
+	cwd, err := filepath.Abs(cwd)
+	if err != nil {
+		return "", usageErrorf("--cwd: %v", err)
+	}
+	if st, err := os.Stat(cwd); err != nil || !st.IsDir() {
+		return "", usageErrorf("--cwd %s: not a directory", cwd)
+	}
+	return cwd, nil
+}
+
+// execConfig is the composition of a run in cwd: the serving
+// configuration with --bare, --record (whose recorder it returns, nil
+// without) and the limit flags applied. --record makes the run wait for
+// its children (o.waitChildren).
+func execConfig(env *Env, o *execOptions, cwd string) (app.Config, *live.Exec, error) {
+	cfg, err := serveConfig(env)
+	if err != nil {
+		return cfg, nil, err
+	}
+	if o.bare {
+		// Nothing of the user's: settings (rules, environment, sandbox,
+		// prices), agent definitions, skills, instructions file.
+		cfg.SettingsFile = ""
+		cfg.Prompt.UserInstructions = "-"
+		cfg.Sandbox = app.SandboxPolicy(env.Flags.Sandbox, settings.Load("", "").Sandbox())
+	}
+	var rec *live.Exec
+	if o.record != "" {
+		if o.resume != "" {
+			return cfg, nil, usageErrorf("--record starts a new session: it cannot be combined with --resume")
+		}
+		if rec, err = live.NewExec(o.record, cwd); err != nil {
+			return cfg, nil, &UsageError{Err: err}
+		}
+		cfg.WrapModel = rec.WrapModel(live.SecretValues(cfg.APIKeyEnv, env.Getenv, os.Environ()), cfg.WrapModel)
+		cfg.WrapWorkspace = rec.WrapWorkspace(cfg.WrapWorkspace)
+		cfg.EstimateTokens = rec.EstimateTokens()
+		// A recording ends settled: a background child cut off by the
+		// shutdown would race with it on every replay.
+		o.waitChildren = true
+	}
+	if o.maxBudgetUSD > 0 {
+		cfg.TreeMaxCostUSD = o.maxBudgetUSD
+	}
+	if o.maxTurns > 0 {
+		cfg.MaxSteps = o.maxTurns
+	}
+	if o.timeout > 0 {
+		cfg.TurnTimeout = o.timeout
+	}
+	return cfg, rec, nil
 }
 
 // childName names a subagent for people: its label and id.
