@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -206,6 +207,44 @@ func TestOutsidePathsNeedARuleThatNamesThem(t *testing.T) {
 		}
 		if got := codeOf(g.Authorize(ctx, rm)); got != workspace.CodeRuleDenies {
 			t.Errorf("%s: rm: %q, want %s", g.requester, got, workspace.CodeRuleDenies)
+		}
+	}
+}
+
+// TestPlanRefusalTellsNothingOfThePath: plan mode refuses a write the
+// same way whether its path has another hard link, resolves outside the
+// cwd or is a plain inside file: the refusal names the path as the model
+// gave it, never what the tool found out about it.
+func TestPlanRefusalTellsNothingOfThePath(t *testing.T) {
+	ctx := context.Background()
+	linked := editReq
+	linked.Subject, linked.Title, linked.OutsideCwd = "notes.txt", "Write notes.txt (a file with more than one hard link: another of its names may be outside the working directory)", true
+	resolvedOut := editReq
+	resolvedOut.Subject, resolvedOut.Title, resolvedOut.OutsideCwd = "docs/x.md", "Write /elsewhere/x.md (outside the working directory)", true
+	for _, own := range []bool{false, true} {
+		s := gateServer(map[string]string{"root": ModePlan})
+		g := rootGate(s, "root")
+		if own {
+			// A child whose definition asks for plan, under a root in
+			// default mode.
+			s = gateServer(map[string]string{"root": ModeDefault})
+			g = childGate(s, "child", "root")
+			g.child.mode = ModePlan
+		}
+		for _, req := range []workspace.PermissionRequest{linked, resolvedOut} {
+			err := g.Authorize(ctx, req)
+			if codeOf(err) != workspace.CodeModeForbids {
+				t.Fatalf("%s: %v, want %s", req.Subject, err, workspace.CodeModeForbids)
+			}
+			msg := err.Error()
+			for _, leak := range []string{"hard link", "/elsewhere", "outside the working directory"} {
+				if strings.Contains(msg, leak) {
+					t.Errorf("own=%v: the refusal of %s says %q: %s", own, req.Subject, leak, msg)
+				}
+			}
+			if !strings.Contains(msg, "write ("+req.Subject+")") {
+				t.Errorf("own=%v: the refusal does not name the call as given: %s", own, msg)
+			}
 		}
 	}
 }
