@@ -221,7 +221,7 @@ func (r *runner) holdStep(ctx context.Context, sys System, c model.Caller) {
 		if !f.AtStep || f.Key != c.ScriptKey || f.Call != c.Call {
 			continue
 		}
-		if err := r.awaitCondition(ctx, sys, f.UntilSession, f.Until); err != nil {
+		if err := r.awaitCondition(ctx, sys, f.UntilSession, f.Until); err != nil && ctx.Err() == nil {
 			r.logger.Warn("scenario step fence not met", "file", r.sc.File, "line", f.Line, "err", err)
 		}
 	}
