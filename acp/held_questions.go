@@ -25,6 +25,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/acp-agent/acp-agent/agent/delegation"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace"
 )
@@ -359,7 +360,8 @@ func (s *Server) questions() *HeldQuestions {
 }
 
 // refuseExpired refuses q, which nobody answered in time: the listings
-// show it refused, the root session gets a notice (recorded, so a replay
+// show it refused (the child's own log records it, so they still do after
+// a restart), the root session gets a notice (recorded, so a replay
 // shows it too) and its model a note at its next turn, and the child's
 // model the refusal with the reason.
 func (s *Server) refuseExpired(b *bound, q *HeldQuestion, req workspace.PermissionRequest) error {
@@ -376,6 +378,7 @@ func (s *Server) refuseExpired(b *bound, q *HeldQuestion, req workspace.Permissi
 			s.log.Warn("record the refusal of a child's question", "session_id", b.id, "err", err)
 		}
 	}
+	s.recordRefusal(q, reason)
 	if b.agent != nil {
 		if _, err := b.agent.Inject(hostNote(msg, "a question of a background subagent was refused")); err != nil {
 			s.log.Warn("tell the model of a refused question of a child", "session_id", b.id, "err", err)
@@ -424,5 +427,24 @@ func (w *askWatch) wrote(p []byte) {
 		if bytes.Contains(p, key) {
 			q.Asked()
 		}
+	}
+}
+
+// recordRefusal records in q.Child's own log that its question was
+// refused for reason (delegation.TypeQuestionRefused): the catalog's
+// listings read it from there, also after a restart, when the in-memory
+// state of h is gone. A child no longer live is not written to.
+func (s *Server) recordRefusal(q *HeldQuestion, reason string) {
+	if s.opts.Sessions == nil {
+		return
+	}
+	sess, ok := s.opts.Sessions.Get(q.Child)
+	if !ok || sess.Header().Origin != session.OriginSubagent {
+		return
+	}
+	rec := delegation.QuestionRefused{Title: q.Title, Reason: reason,
+		Message: fmt.Sprintf("The question about %s was refused: %s.", q.Title, reason)}
+	if _, err := sess.Append(delegation.TypeQuestionRefused, rec, session.Ignorable()); err != nil {
+		s.log.Warn("record the refusal of a child's question in its log", "session_id", q.Child, "err", err)
 	}
 }

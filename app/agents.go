@@ -90,6 +90,10 @@ func WriteTree(ctx context.Context, w io.Writer, root string, entries []subagent
 			b.WriteString(" — used ")
 			b.WriteString(e.Usage.String())
 		}
+		if e.Question != nil {
+			b.WriteString(" — ")
+			b.WriteString(workspace.EscapeTitle(e.Question.String()))
+		}
 		b.WriteString("\n")
 		if e.Worktree != nil {
 			for range e.Depth + 1 {

@@ -401,6 +401,7 @@ func (c *Catalog) resolveLive(r *record, hasChildren bool) *ListEntry {
 	row := child(r, id, ActivityRunning, hasChildren)
 	row.Damage = c.repairedOf(r.header.ID, snap.Values)
 	row.Usage = c.usageOf(snap.Values)
+	row.Question = questionOf(snap.Values)
 	return row
 }
 
@@ -449,6 +450,7 @@ func (c *Catalog) resolveCold(ctx context.Context, r *record, hasChildren bool) 
 		row := child(r, id, ActivityInactive, hasChildren)
 		row.Damage = c.repairedOf(r.header.ID, values)
 		row.Usage = c.usageOf(values)
+		row.Question = questionOf(values)
 		return row, nil
 	}
 	if err := cancelled(ctx); err != nil {
@@ -489,6 +491,7 @@ func (c *Catalog) resolveCold(ctx context.Context, r *record, hasChildren bool) 
 	row := child(r, id, ActivityInactive, hasChildren)
 	row.Damage = c.repairedOf(r.header.ID, snap.Values)
 	row.Usage = c.usageOf(snap.Values)
+	row.Question = questionOf(snap.Values)
 	return row, nil
 }
 

@@ -67,6 +67,9 @@ type ListEntry struct {
 	// catalog's prices, absent when not known); nil when it reported no
 	// usage or the projection is not registered.
 	Usage *budgets.Usage
+	// Question, on a child row, is its last question refused at its
+	// deadline (the subagentQuestion projection); nil when none was.
+	Question *Question
 }
 
 // DescendantEntry is a row of the descendant walk: a ListEntry positioned
@@ -78,7 +81,7 @@ type DescendantEntry struct {
 }
 
 // MarshalJSON renders {"kind","id","mode","label"?,"activity","hasChildren",
-// "worktree"?,"damage"?} for a child and {"kind","id","reason","detail"?} for a diagnostic.
+// "worktree"?,"damage"?,"usage"?,"question"?} for a child and {"kind","id","reason","detail"?} for a diagnostic.
 func (e ListEntry) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	e.write(&b)
@@ -134,6 +137,11 @@ func (e ListEntry) write(b *bytes.Buffer) {
 		}
 		enc, _ := json.Marshal(v)
 		b.WriteString(`,"usage":`)
+		b.Write(enc)
+	}
+	if q := e.Question; q != nil {
+		enc, _ := json.Marshal(q)
+		b.WriteString(`,"question":`)
 		b.Write(enc)
 	}
 }

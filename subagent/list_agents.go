@@ -129,6 +129,9 @@ type AgentEntry struct {
 	// Stalled marks a running child the watchdog found quiet.
 	Usage   string
 	Stalled bool
+	// Question is its last question refused at its deadline ("question
+	// refused: <reason>"; "" when none was).
+	Question string
 }
 
 // StallReporter is the optional AgentStatus extension saying whether a
@@ -163,6 +166,10 @@ func (e AgentEntry) MarshalJSON() ([]byte, error) {
 		}
 		if e.Stalled {
 			b.WriteString(`,"stalled":true`)
+		}
+		if e.Question != "" {
+			b.WriteString(`,"question":`)
+			writeString(&b, e.Question)
 		}
 	}
 	if e.Positioned {
@@ -291,6 +298,9 @@ func (t *ListAgents) project(r ListEntry) (AgentEntry, bool) {
 	if r.Usage != nil {
 		e.Usage = r.Usage.String()
 	}
+	if r.Question != nil {
+		e.Question = r.Question.String()
+	}
 	if sr, ok := t.agents.(StallReporter); ok && status == StatusRunning {
 		e.Stalled = sr.Stalled(r.ID)
 	}
@@ -331,6 +341,9 @@ func RenderAgents(entries []AgentEntry) string {
 		}
 		if e.Usage != "" {
 			b.WriteString(" (used " + e.Usage + ")")
+		}
+		if e.Question != "" {
+			b.WriteString(" (" + e.Question + ")")
 		}
 	}
 	return b.String()
