@@ -51,7 +51,7 @@ type childAskEnv struct {
 	asked []map[string]any
 }
 
-func startChildAsk(t *testing.T, dir string) *childAskEnv {
+func startChildAsk(t *testing.T, dir string, subagents ...bool) *childAskEnv {
 	t.Helper()
 	c := &childAskEnv{fire: make(chan time.Time)}
 	c.protoEnv = startProto(t, dir, protoOpts{script: childAskScript,
@@ -71,9 +71,12 @@ func startChildAsk(t *testing.T, dir string) *childAskEnv {
 			c.mu.Unlock()
 			return map[string]any{"action": "accept", "content": map[string]any{"answer": "sqlite"}}, nil
 		}})
+	caps := map[string]any{"elicitation": map[string]any{"form": map[string]any{}}}
+	if len(subagents) > 0 && subagents[0] {
+		caps["subagents"] = map[string]any{}
+	}
 	var r map[string]any
-	c.mustCall(ctxFor(t), "initialize", map[string]any{"protocolVersion": 1,
-		"clientCapabilities": map[string]any{"elicitation": map[string]any{"form": map[string]any{}}}}, &r)
+	c.mustCall(ctxFor(t), "initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": caps}, &r)
 	return c
 }
 
@@ -161,6 +164,29 @@ func TestChildAskUser_RefusedAtTheDeadline(t *testing.T) {
 	entries, err := e.app.Catalog.ListChildren(ctx, root)
 	if err != nil || len(entries) != 1 || entries[0].Question == nil || !strings.HasPrefix(entries[0].Question.String(), "question refused: nobody answered") {
 		t.Errorf("the listing of %s: %+v, %v; want its question refused", child, entries, err)
+	}
+}
+
+// TestChildAskUser_OnItsOwnSession: a client with the subagents
+// capability follows the child, so its question is asked at once on the
+// child's own session, tied to its call, even while no prompt runs.
+func TestChildAskUser_OnItsOwnSession(t *testing.T) {
+	ctx := ctxFor(t)
+	dir := t.TempDir()
+	e := startChildAsk(t, dir, true)
+	root, child := e.delegate(ctx, t, tempCwd(t))
+	close(e.gate.release)
+	poll(ctx, t, "the child's question is asked", func() bool { return len(e.questions()) == 1 })
+	q := e.questions()[0]
+	if q["sessionId"] != child || q["toolCallId"] != "a-1" || q["message"] != "Which database should the tests use?" {
+		t.Errorf("question = %v, want it on the child's session", q)
+	}
+	if n := e.app.Server.Questions().Held(root); n != 0 {
+		t.Errorf("%d questions held for a client with the capability", n)
+	}
+	poll(ctx, t, "the child settles", func() bool { return !e.app.Subagents.Resident(child) })
+	if raw, err := os.ReadFile(logFile(dir, child)); err != nil || !strings.Contains(string(raw), "The person answered: sqlite") {
+		t.Errorf("the child's log has not the answer (%v)", err)
 	}
 }
 
