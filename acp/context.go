@@ -115,7 +115,7 @@ func (c *contextState) usageUpdate() []acpsdk.SessionUpdate {
 		return nil
 	}
 	u := &acpsdk.SessionUsageUpdate{Used: min(c.tally.Used, size), Size: size}
-	if c.tally.Priced > 0 {
+	if c.tally.Priced() > 0 {
 		u.Cost = &acpsdk.Cost{Amount: c.tally.Cost, Currency: "USD"}
 	}
 	return []acpsdk.SessionUpdate{{UsageUpdate: u}}

@@ -494,7 +494,7 @@ func (c *Catalog) resolveCold(ctx context.Context, r *record, hasChildren bool) 
 
 // usageOf prices the subagentUsage value among values; nil when there is
 // none (no usage reported, or a cache written without the unit).
-func (c *Catalog) usageOf(values map[string]json.RawMessage) *budgets.Usage {
+func (c *Catalog) usageOf(values map[string]json.RawMessage) *budget.Usage {
 	l, ok := budgets.DecodeLedger(values[budgets.KeyUsage])
 	if !ok || len(l.Routes) == 0 {
 		return nil

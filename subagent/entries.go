@@ -6,7 +6,7 @@ package subagent
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/acp-agent/acp-agent/subagent/budgets"
+	"github.com/acp-agent/acp-agent/agent/budget"
 	"strconv"
 )
 
@@ -66,7 +66,7 @@ type ListEntry struct {
 	// log's responses, from the subagentUsage projection; cost at the
 	// catalog's prices, absent when not known); nil when it reported no
 	// usage or the projection is not registered.
-	Usage *budgets.Usage
+	Usage *budget.Usage
 }
 
 // DescendantEntry is a row of the descendant walk: a ListEntry positioned

@@ -86,7 +86,7 @@ type meterState struct {
 
 // advance folds what a's log gained since the last call and reports the
 // ledger to root's tree; it returns a's own usage and its tree's.
-func (s *spending) advance(st *meterState, a *agent.Agent, root string) (own, tree budgets.Usage) {
+func (s *spending) advance(st *meterState, a *agent.Agent, root string) (own, tree budget.Usage) {
 	sess := a.Session()
 	if evs, err := sess.EventsFrom(st.counter.Next()); err == nil {
 		st.counter.Fold(evs, sess.Header().SeedLength)
@@ -146,7 +146,7 @@ func (rt *Runtime) RootLimit() agent.LimitFunc {
 // TreeUsage returns what root's tree spent as metered in this process:
 // every session of the tree that ran here, each counted over its whole
 // own log.
-func (rt *Runtime) TreeUsage(root string) budgets.Usage {
+func (rt *Runtime) TreeUsage(root string) budget.Usage {
 	// The root's last response came after its last Limit check: fold its
 	// whole log now when it is live here.
 	if sess, ok := rt.Service.kids.sessions.Get(root); ok {
@@ -175,7 +175,7 @@ func limitsDetail(l budgets.Limits) string {
 		parts = append(parts, fmt.Sprintf("maxTokens %d", l.MaxTokens))
 	}
 	if l.MaxCostUSD > 0 {
-		parts = append(parts, "maxCostUsd "+budgets.FormatUSD(l.MaxCostUSD))
+		parts = append(parts, "maxCostUsd "+budget.FormatUSD(l.MaxCostUSD))
 	}
 	if l.MaxTurns > 0 {
 		parts = append(parts, fmt.Sprintf("maxTurns %d", l.MaxTurns))
@@ -341,14 +341,14 @@ func (rt *Runtime) WatchStalls(ctx context.Context) {
 // after its seed, at the runtime's prices), read from the live session;
 // ok is false when id is not live here (listings read the subagentUsage
 // projection instead: ListEntry.Usage). The child state snapshot uses it.
-func (rt *Runtime) Usage(id string) (budgets.Usage, bool) {
+func (rt *Runtime) Usage(id string) (budget.Usage, bool) {
 	sess, ok := rt.Service.kids.sessions.Get(id)
 	if !ok {
-		return budgets.Usage{}, false
+		return budget.Usage{}, false
 	}
 	events, err := sess.Events()
 	if err != nil {
-		return budgets.Usage{}, false
+		return budget.Usage{}, false
 	}
 	return budgets.Own(events, sess.Header().SeedLength, rt.spend.opts.Prices), true
 }

@@ -30,7 +30,7 @@ func (m *Meter) Prices() *budget.Prices { return m.prices }
 
 // Set records session's own ledger in root's tree and returns the tree's
 // usage.
-func (m *Meter) Set(root, session string, l Ledger) Usage {
+func (m *Meter) Set(root, session string, l Ledger) budget.Usage {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t := m.trees[root]
@@ -58,14 +58,14 @@ func (m *Meter) Seed(root, session string, l Ledger) {
 }
 
 // Tree returns the usage of root's tree as reported so far.
-func (m *Meter) Tree(root string) Usage {
+func (m *Meter) Tree(root string) budget.Usage {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.sumLocked(m.trees[root])
 }
 
-func (m *Meter) sumLocked(t map[string]Ledger) Usage {
-	var u Usage
+func (m *Meter) sumLocked(t map[string]Ledger) budget.Usage {
+	var u budget.Usage
 	for _, l := range t {
 		u.Add(l.Usage(m.prices))
 	}
