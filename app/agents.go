@@ -96,7 +96,11 @@ func WriteTree(ctx context.Context, w io.Writer, root string, entries []subagent
 		}
 	}
 	for _, q := range queued {
-		fmt.Fprintf(b, "  └─ %s [queued, position %d: waiting for a background slot] — %s\n", q.ID, q.Position, q.Label)
+		wait := "waiting for a background slot"
+		if q.Resume {
+			wait += " to resume"
+		}
+		fmt.Fprintf(b, "  └─ %s [queued, position %d: %s] — %s\n", q.ID, q.Position, wait, q.Label)
 	}
 	return b.Flush()
 }

@@ -79,6 +79,10 @@ type Catalog struct {
 	Concurrency int
 	// Prices price the rows' usage (nil: the built-in table).
 	Prices *budget.Prices
+	// Waiting, when set, reports a start still waiting for a background
+	// slot in this process (the runtime sets it): a queued start the
+	// parent's log records is listed as not started only when it is not.
+	Waiting func(id string) bool
 
 	delegated delegations // the live parents' named children (accounted.go)
 }
@@ -237,8 +241,11 @@ func (c *Catalog) ListChildren(ctx context.Context, parentID string) ([]ListEntr
 			listed[row.ID] = true
 		}
 	}
-	// Every child the parent's own log names gets a row.
-	out = append(out, c.unaccounted(ctx, co, parentID, c.parentChildren(ctx, co, parentID), listed)...)
+	// Every child the parent's own log names gets a row, and so does a
+	// start it records as queued that never started.
+	names := c.parentChildren(ctx, co, parentID)
+	out = append(out, c.unaccounted(ctx, co, parentID, names.ids, listed)...)
+	out = append(out, c.notStarted(co, names.pending, listed)...)
 	if err := cancelled(ctx); err != nil {
 		return nil, err
 	}
@@ -338,7 +345,8 @@ func (c *Catalog) ListDescendants(ctx context.Context, rootID string) ([]Descend
 		if _, bad := co.corrupt[pid]; bad {
 			continue
 		}
-		names := c.parentChildren(ctx, co, pid)
+		pn := c.parentChildren(ctx, co, pid)
+		names := pn.ids
 		// A named child the walk reached under another parent (its
 		// header's) keeps that position but gets the row ListChildren of
 		// pid gives it: the scopes agree on it.
@@ -347,7 +355,7 @@ func (c *Catalog) ListDescendants(ctx context.Context, rootID string) ([]Descend
 				out[i].ListEntry = namedElsewhere(co, pid, co.records[id])
 			}
 		}
-		for _, e := range c.unaccounted(ctx, co, pid, names, listed) {
+		for _, e := range append(c.unaccounted(ctx, co, pid, names, listed), c.notStarted(co, pn.pending, listed)...) {
 			listed[e.ID] = true
 			out = append(out, DescendantEntry{ListEntry: e, ParentID: pid, Depth: depthOf[pid] + 1})
 		}

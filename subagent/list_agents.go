@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -203,6 +204,11 @@ func (t *ListAgents) Execute(ctx context.Context, inv tool.Invocation) (tool.Res
 	}
 	if q, ok := t.agents.(QueueLister); ok {
 		for _, s := range q.Queued(rootID) {
+			// A message waiting to resume a listed child marks its row.
+			if i := slices.IndexFunc(entries, func(e AgentEntry) bool { return e.ID == s.ID && e.Kind == KindChild }); i >= 0 {
+				entries[i].Status = StatusQueued
+				continue
+			}
 			e := AgentEntry{Kind: KindChild, ID: s.ID, Label: s.Label, Status: StatusQueued}
 			if scope == ScopeDescendants {
 				e.Positioned, e.Parent, e.Depth = true, rootID, 1

@@ -165,6 +165,9 @@ func New(opts Options) *Runtime {
 	reg := &ProviderRegistry{lc: lc}
 	cont := newContinuations(live, kids, opts.Durable, lc, opts.Logger, opts.NewRunID)
 	cont.worktrees, cont.onQueued = opts.Worktrees, opts.OnQueued
+	if cat, ok := opts.Catalog.(*Catalog); ok && cat != nil && cat.Waiting == nil {
+		cat.Waiting = cont.Waiting
+	}
 	switch {
 	case opts.MaxBackground == 0:
 		cont.maxBackground = DefaultMaxBackground
