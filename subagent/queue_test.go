@@ -7,8 +7,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/agent/projection"
+	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/subagent"
 	"github.com/acp-agent/acp-agent/subagent/subagenttest"
 )
