@@ -161,6 +161,9 @@ func New(opts Options) *Runtime {
 	lc := &Lifecycle{log: opts.Logger}
 	live := liveAgents{reg: opts.Agents}
 	spend := newSpending(opts.Budgets)
+	if opts.Durable != nil {
+		spend.reader = opts.Durable
+	}
 	kids := &children{sessions: opts.Sessions, agents: opts.Agents, factory: opts.Factory, log: opts.Logger, spend: spend}
 	reg := &ProviderRegistry{lc: lc}
 	cont := newContinuations(live, kids, opts.Durable, lc, opts.Logger, opts.NewRunID)

@@ -41,9 +41,16 @@ type spending struct {
 	meter *budgets.Meter
 	dog   *budgets.Watchdog
 
+	// reader reads the stored sessions a tree spent in before this
+	// process (seedTree); nil without persistence.
+	reader SessionReader
+
 	mu      sync.Mutex
 	roots   map[string]string // child id → root session id
 	parents map[string]string // child id → parent session id (watched)
+	// seeded marks the roots whose stored tree was read into the meter
+	// (or found to have nothing stored).
+	seeded map[string]bool
 }
 
 func newSpending(o BudgetOptions) *spending {
@@ -54,7 +61,8 @@ func newSpending(o BudgetOptions) *spending {
 	case after < 0:
 		after = 0
 	}
-	return &spending{opts: o, meter: budgets.NewMeter(o.Prices), dog: budgets.NewWatchdog(after, o.Now), roots: map[string]string{}, parents: map[string]string{}}
+	return &spending{opts: o, meter: budgets.NewMeter(o.Prices), dog: budgets.NewWatchdog(after, o.Now),
+		roots: map[string]string{}, parents: map[string]string{}, seeded: map[string]bool{}}
 }
 
 // rootOf returns the root session of a's tree.
@@ -76,7 +84,66 @@ func (s *spending) adopt(childID string, parent *agent.Agent) string {
 	s.mu.Lock()
 	s.roots[childID] = root
 	s.mu.Unlock()
+	s.seedTree(root)
 	return root
+}
+
+// markSeeded records that root's stored tree needs no reading and
+// reports whether it was marked already.
+func (s *spending) markSeeded(root string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	was := s.seeded[root]
+	s.seeded[root] = true
+	return was
+}
+
+// seedTree reads, once per root and process, what the stored sessions
+// below root spent (each its own log after its seed) into the meter as
+// a baseline (Meter.Seed), so a tree limit also counts the spending of
+// the tree before a restart. A session whose live counter reported
+// already keeps its own figure; one reporting later replaces the
+// baseline with its whole log, which the baseline is a prefix of. The
+// root's own spending is its live counter's (its whole log is live).
+// Best effort: an unreadable log counts nothing.
+func (s *spending) seedTree(root string) {
+	if s.reader == nil || root == "" || s.markSeeded(root) {
+		return
+	}
+	ctx := context.Background()
+	entries, err := s.reader.List(ctx)
+	if err != nil {
+		return
+	}
+	parent := make(map[string]string, len(entries))
+	for _, e := range entries {
+		parent[e.Header.ID] = e.Header.ParentSession
+	}
+	for _, e := range entries {
+		if !below(parent, e.Header.ID, root) {
+			continue
+		}
+		h, events, err := s.reader.Inspect(ctx, e.Header.ID)
+		if err != nil {
+			continue
+		}
+		var c budgets.Counter
+		c.Fold(events, h.SeedLength)
+		s.meter.Seed(root, h.ID, c.Ledger())
+	}
+}
+
+// below reports whether id's parent chain reaches root (a loop ends the
+// walk).
+func below(parent map[string]string, id, root string) bool {
+	for seen := 0; id != "" && id != root && seen <= len(parent); seen++ {
+		p := parent[id]
+		if p == root {
+			return true
+		}
+		id = p
+	}
+	return false
 }
 
 // meterState is one agent's own counter, owned by its loop goroutine.
@@ -130,11 +197,21 @@ func (rt *Runtime) RootLimit() agent.LimitFunc {
 	return func(ctx context.Context, a *agent.Agent, step agent.StepInfo) *session.TurnEndReason {
 		mu.Lock()
 		st := states[a.ID()]
-		if st == nil {
+		first := st == nil
+		if first {
 			st = &meterState{}
 			states[a.ID()] = st
 		}
 		mu.Unlock()
+		if first {
+			// A root whose log names no child has no stored tree to read
+			// (a new session): only one that delegated before this
+			// process, a loaded one, does.
+			if events, err := a.Session().Events(); err == nil && len(delegatedChildren(events).ids) == 0 {
+				s.markSeeded(a.ID())
+			}
+			s.seedTree(a.ID())
+		}
 		_, tree := s.advance(st, a, a.ID())
 		if tv := budgets.Check(s.opts.Tree, tree); tv.Reached != "" {
 			return &session.TurnEndReason{Kind: session.TurnEndBudget, Detail: "the session tree " + tv.Detail}
@@ -157,6 +234,14 @@ func (rt *Runtime) TreeUsage(root string) budget.Usage {
 		}
 	}
 	return rt.spend.meter.Tree(root)
+}
+
+// ChildrenUsage returns what the sessions below root spent, as metered
+// in this process and read from the stored tree of a root that delegated
+// before it (the parent's usage_update adds it to the root's own).
+func (rt *Runtime) ChildrenUsage(root string) budget.Usage {
+	rt.spend.seedTree(root)
+	return rt.spend.meter.TreeExcept(root, root)
 }
 
 // Prices returns the runtime's price overrides (nil: the built-in table).

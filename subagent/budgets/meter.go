@@ -64,6 +64,19 @@ func (m *Meter) Tree(root string) budget.Usage {
 	return m.sumLocked(m.trees[root])
 }
 
+// TreeExcept returns the usage of root's tree without session's own.
+func (m *Meter) TreeExcept(root, session string) budget.Usage {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var u budget.Usage
+	for id, l := range m.trees[root] {
+		if id != session {
+			u.Add(l.Usage(m.prices))
+		}
+	}
+	return u
+}
+
 func (m *Meter) sumLocked(t map[string]Ledger) budget.Usage {
 	var u budget.Usage
 	for _, l := range t {
