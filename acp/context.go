@@ -14,7 +14,10 @@ package acp
 //     compaction notice and ends at the session/compaction event; a replay,
 //     which has no notice, shows it whole where it happened.
 // The tally is folded from the same events, so a replay ends with the same
-// figures the live session showed last.
+// figures the live session showed last. A top-level session's cost adds
+// what its subagents spent (Options.ChildrenUsage), and _meta
+// "acp-agent/usage" breaks the tokens and cost down into the session's
+// own and its subagents'; prices are the configured ones (Config.Prices).
 
 import (
 	"encoding/json"
@@ -47,7 +50,15 @@ type contextState struct {
 	// until the emitter sends them, as raw JSON: the SDK has no type.
 	native bool
 	raw    []map[string]any
+	// children, when set, returns what the session's subagents spent (a
+	// top-level session's tree below it).
+	children func() budget.Usage
 }
+
+// MetaUsage is the _meta key of a usage_update's breakdown:
+// {"session": usage, "subagents": usage}, each in the listings' usage
+// shape (inputTokens, outputTokens, ..., costUsd where known).
+const MetaUsage = "acp-agent/usage"
 
 // compactionUpdate queues one compaction_update.
 func (c *contextState) compactionUpdate(id, status, summary, errText string) {
@@ -87,6 +98,9 @@ func (c *contextState) fold(ev session.Event) {
 	switch ev.Type {
 	case session.TypeAssistantMessage, session.TypeCompaction,
 		session.TypeUserMessage, session.TypeToolResult:
+		if c.tally.Prices == nil {
+			c.tally.Prices = c.cfg.Prices
+		}
 		c.tally.Add(ev)
 	case session.TypeContextWindow:
 		d, err := session.DecodeData[session.ContextWindowData](ev)
@@ -115,10 +129,29 @@ func (c *contextState) usageUpdate() []acpsdk.SessionUpdate {
 		return nil
 	}
 	u := &acpsdk.SessionUsageUpdate{Used: min(c.tally.Used, size), Size: size}
-	if c.tally.Priced() > 0 {
-		u.Cost = &acpsdk.Cost{Amount: c.tally.Cost, Currency: "USD"}
+	cost, priced := c.tally.Cost, c.tally.Priced() > 0
+	if c.children != nil {
+		if kids := c.children(); !kids.Zero() {
+			cost += kids.Cost
+			priced = priced || kids.Priced() > 0
+			u.Meta = map[string]any{MetaUsage: map[string]any{"session": shownUsage(c.tally.Usage), "subagents": shownUsage(kids)}}
+		}
+	}
+	if priced {
+		// The priced responses' cost: a response without a known price
+		// adds nothing rather than a made-up amount.
+		u.Cost = &acpsdk.Cost{Amount: cost, Currency: "USD"}
 	}
 	return []acpsdk.SessionUpdate{{UsageUpdate: u}}
+}
+
+// shownUsage is u as a breakdown shows it: no cost unless every response
+// of it was priced.
+func shownUsage(u budget.Usage) budget.Usage {
+	if !u.CostKnown() {
+		u.Cost = 0
+	}
+	return u
 }
 
 // compactionStart opens the tool call of a compaction that has begun.

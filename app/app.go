@@ -305,13 +305,15 @@ func New(cfg Config) (*App, error) {
 		Protected: policy.Protector{Files: []string{cfg.SettingsFile}, Dirs: append([]string{cfg.DataDir}, userConfigDir(cfg.SettingsFile)...)},
 		// The provider's key never reaches a command (nor do other names
 		// that look like secrets: agent/settings).
-		SecretEnv:  []string{cfg.APIKeyEnv, "OPENAI_API_KEY", "DEEPSEEK_API_KEY", "ANTHROPIC_API_KEY"},
-		MCP:        mcp.Options{StartTimeout: cfg.MCPStartTimeout, Logger: a.Log},
-		Commands:   a.commands(),
-		Budget:     a.budget(),
-		Models:     pickerOptions(a.Models),
-		Images:     anyImages(a.Models),
-		ImageInput: a.imageInput,
+		SecretEnv: []string{cfg.APIKeyEnv, "OPENAI_API_KEY", "DEEPSEEK_API_KEY", "ANTHROPIC_API_KEY"},
+		MCP:       mcp.Options{StartTimeout: cfg.MCPStartTimeout, Logger: a.Log},
+		Commands:  a.commands(),
+		Budget:    a.budget(),
+		// The parent's usage_update counts its subagents' cost too.
+		ChildrenUsage: a.Subagents.ChildrenUsage,
+		Models:        pickerOptions(a.Models),
+		Images:        anyImages(a.Models),
+		ImageInput:    a.imageInput,
 	})
 	if err != nil {
 		a.Close()
@@ -396,7 +398,13 @@ func (a *App) afterCompaction(id string) func(session.Event) {
 }
 
 // budget is the context policy of every session (top-level and children).
-func (a *App) budget() budget.Config { return a.context }
+func (a *App) budget() budget.Config {
+	c := a.context
+	if a.Subagents != nil {
+		c.Prices = a.Subagents.Prices() // the user's price overrides
+	}
+	return c
+}
 
 // contextPolicy is the context policy from the flags (window, threshold;
 // 0 when not given) and the user settings file's context section: a flag

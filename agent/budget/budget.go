@@ -27,6 +27,9 @@ type Config struct {
 	// Threshold is the fraction of the window a request may fill before
 	// the session compacts; 0 selects DefaultThreshold.
 	Threshold float64
+	// Prices overrides the built-in price table (the user's settings) for
+	// what the session's usage is shown to cost; nil uses the table.
+	Prices *Prices
 }
 
 // WindowFor returns the context window of route r: its own override, else
