@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	acp "github.com/coder/acp-go-sdk"
 
@@ -309,6 +310,51 @@ type terminal struct {
 	done   chan struct{}
 	res    workspace.CommandResult
 	err    error
+	// live is the output so far of a command that streams it
+	// (workspace.Command.OnOutput): terminal/output returns it before the
+	// command ends.
+	live liveOutput
+}
+
+// liveOutput keeps the last limit bytes of a running command's output
+// (0: DefaultTerminalOutput).
+type liveOutput struct {
+	mu        sync.Mutex
+	limit     int
+	buf       []byte
+	truncated bool
+}
+
+// DefaultTerminalOutput bounds a terminal's output when the agent set no
+// outputByteLimit.
+const DefaultTerminalOutput = 1 << 20
+
+func (o *liveOutput) write(p []byte) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	limit := o.limit
+	if limit <= 0 {
+		limit = DefaultTerminalOutput
+	}
+	o.buf = append(o.buf, p...)
+	if over := len(o.buf) - limit; over > 0 {
+		o.truncated = true
+		o.buf = append(o.buf[:0], o.buf[over:]...)
+	}
+}
+
+// snapshot is the output so far, starting at a rune boundary when its
+// head was cut.
+func (o *liveOutput) snapshot() (string, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	b := o.buf
+	if o.truncated {
+		for i := 0; i < utf8.UTFMax && len(b) > 0 && !utf8.RuneStart(b[0]); i++ {
+			b = b[1:]
+		}
+	}
+	return string(b), o.truncated
 }
 
 func (ts *terminals) killAll() {
@@ -374,13 +420,14 @@ func (cl *client) CreateTerminal(ctx context.Context, req acp.CreateTerminalRequ
 	id := fmt.Sprintf("term-%d", ts.next)
 	tctx, cancel := context.WithCancel(cl.p.life)
 	t := &terminal{cancel: cancel, done: make(chan struct{})}
+	t.live.limit = limit
 	ts.byID[id] = t
 	ts.mu.Unlock()
 	cl.p.wg.Add(1)
 	go func() {
 		defer cl.p.wg.Done()
 		defer close(t.done)
-		t.res, t.err = env.Commands.Run(tctx, workspace.Command{Command: line, Cwd: cwd, OutputLimit: limit}, nil)
+		t.res, t.err = env.Commands.Run(tctx, workspace.Command{Command: line, Cwd: cwd, OutputLimit: limit, OnOutput: t.live.write}, nil)
 	}()
 	return acp.CreateTerminalResponse{TerminalId: id}, nil
 }
@@ -408,8 +455,9 @@ func exitOf(t *terminal) (code *int, signal *string) {
 	return code, signal
 }
 
-// TerminalOutput returns the command's output once it ended (a local
-// command's output is read when it exits), else nothing yet.
+// TerminalOutput returns the command's output: all of it once it ended,
+// else what it printed so far (a local command streams it; a command in
+// the editor's terminal shows there, and is read here when it exits).
 func (cl *client) TerminalOutput(ctx context.Context, req acp.TerminalOutputRequest) (acp.TerminalOutputResponse, error) {
 	t, err := cl.p.terms.get(req.TerminalId)
 	if err != nil {
@@ -424,7 +472,8 @@ func (cl *client) TerminalOutput(ctx context.Context, req acp.TerminalOutputRequ
 		}
 		return acp.TerminalOutputResponse{Output: out, Truncated: t.res.Truncated, ExitStatus: &acp.TerminalExitStatus{ExitCode: code, Signal: sig}}, nil
 	default:
-		return acp.TerminalOutputResponse{}, nil
+		out, truncated := t.live.snapshot()
+		return acp.TerminalOutputResponse{Output: out, Truncated: truncated}, nil
 	}
 }
 

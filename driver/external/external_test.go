@@ -376,3 +376,21 @@ func TestApproveRefusalStartsNothing(t *testing.T) {
 		t.Fatalf("the command ran:\n%s", f.observed())
 	}
 }
+
+// A command the agent runs through terminal/* streams its output: the
+// agent reads its first line with terminal/output while it still runs
+// (it runs until the agent, having seen that line, lets it end), and the
+// whole output with its exit status once it ended.
+func TestTerminalOutputIsStreamed(t *testing.T) {
+	f := newFixture(t, "terminal", nil)
+	f.prompt("run it", 30*time.Second)
+	if r := turnEnd(t, f); r.Kind != session.TurnEndCompleted {
+		t.Fatalf("turn ended %+v", r)
+	}
+	obs := f.observed()
+	for _, want := range []string{`streamed "first"`, `final "first\nsecond" exited=true streamed=true`} {
+		if !strings.Contains(obs, want) {
+			t.Errorf("the agent did not observe %q:\n%s", want, obs)
+		}
+	}
+}
