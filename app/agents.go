@@ -86,6 +86,14 @@ func WriteTree(ctx context.Context, w io.Writer, root string, entries []subagent
 			b.WriteString(" — used ")
 			b.WriteString(e.Usage.String())
 		}
+		if note := e.External.Note(); note != "" {
+			b.WriteString(" — ")
+			b.WriteString(note)
+		}
+		if n := e.Nested; n != nil && n.State != "" {
+			b.WriteString(" — announced by its parent's agent: ")
+			b.WriteString(n.State)
+		}
 		b.WriteString("\n")
 		if e.Worktree != nil {
 			for range e.Depth + 1 {

@@ -62,6 +62,9 @@ type childNames struct {
 	// not as unqueued, in log order; a started one is found by its
 	// session.
 	pending []QueuedRecord
+	// nested are the children an external agent announced (the parent
+	// is an external child).
+	nested []NestedChild
 }
 
 func (c *childNames) add(id string) {
@@ -79,6 +82,13 @@ func (c *childNames) fold(events []session.Event) {
 	for _, ev := range events {
 		if ev.Type == TypeQueued || ev.Type == TypeUnqueued {
 			c.queue(ev)
+			continue
+		}
+		if ev.Type == TypeExternalNested {
+			var n NestedChild
+			if json.Unmarshal(ev.Data, &n) == nil && n.SessionID != "" {
+				c.nested = mergeNested(c.nested, n)
+			}
 			continue
 		}
 		// Most results name no child: a byte check spares decoding them.
@@ -109,7 +119,7 @@ func (c *childNames) queue(ev session.Event) {
 func delegatedChildren(events []session.Event) parentNames {
 	var c childNames
 	c.fold(events)
-	return parentNames{ids: c.ids, pending: c.pending}
+	return parentNames{ids: c.ids, pending: c.pending, nested: c.nested}
 }
 
 // parentNames is what a parent's log says of its children: the ids its
@@ -117,6 +127,7 @@ func delegatedChildren(events []session.Event) parentNames {
 type parentNames struct {
 	ids     []string
 	pending []QueuedRecord
+	nested  []NestedChild
 }
 
 // delegations is a Catalog's incremental index of the children each live
@@ -162,7 +173,7 @@ func (d *delegations) of(st *session.Store, sess *session.Session) (parentNames,
 	if len(events) > 0 {
 		n.next = int(events[len(events)-1].Seq) + 1
 	}
-	return parentNames{ids: slices.Clone(n.names.ids), pending: slices.Clone(n.names.pending)}, nil
+	return parentNames{ids: slices.Clone(n.names.ids), pending: slices.Clone(n.names.pending), nested: slices.Clone(n.names.nested)}, nil
 }
 
 // resultChild returns the child a tool/result payload names: in its raw

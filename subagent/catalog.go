@@ -246,6 +246,8 @@ func (c *Catalog) ListChildren(ctx context.Context, parentID string) ([]ListEntr
 	names := c.parentChildren(ctx, co, parentID)
 	out = append(out, c.unaccounted(ctx, co, parentID, names.ids, listed)...)
 	out = append(out, c.notStarted(co, names.pending, listed)...)
+	// An external child's children are the ones its agent announced.
+	out = append(out, nestedRows(&External{Nested: names.nested})...)
 	if err := cancelled(ctx); err != nil {
 		return nil, err
 	}
@@ -363,7 +365,29 @@ func (c *Catalog) ListDescendants(ctx context.Context, rootID string) ([]Descend
 	if err := cancelled(ctx); err != nil {
 		return nil, err
 	}
-	return out, nil
+	return withNested(out), nil
+}
+
+// withNested places the nested rows of each external child (the
+// children its agent announced) right after it, one level deeper.
+func withNested(rows []DescendantEntry) []DescendantEntry {
+	n := 0
+	for _, r := range rows {
+		if r.External != nil {
+			n += len(r.External.Nested)
+		}
+	}
+	if n == 0 {
+		return rows
+	}
+	out := make([]DescendantEntry, 0, len(rows)+n)
+	for _, r := range rows {
+		out = append(out, r)
+		for _, e := range nestedRows(r.External) {
+			out = append(out, DescendantEntry{ListEntry: e, ParentID: r.ID, Depth: r.Depth + 1})
+		}
+	}
+	return out
 }
 
 // resolve computes one row per candidate (nil = omitted), aligned with
@@ -409,6 +433,7 @@ func (c *Catalog) resolveLive(r *record, hasChildren bool) *ListEntry {
 	row := child(r, id, ActivityRunning, hasChildren)
 	row.Damage = c.repairedOf(r.header.ID, snap.Values)
 	row.Usage = c.usageOf(snap.Values)
+	row.External = DecodeExternal(snap.Values[KeyExternal])
 	return row
 }
 
@@ -457,6 +482,7 @@ func (c *Catalog) resolveCold(ctx context.Context, r *record, hasChildren bool) 
 		row := child(r, id, ActivityInactive, hasChildren)
 		row.Damage = c.repairedOf(r.header.ID, values)
 		row.Usage = c.usageOf(values)
+		row.External = DecodeExternal(values[KeyExternal])
 		return row, nil
 	}
 	if err := cancelled(ctx); err != nil {
@@ -497,6 +523,7 @@ func (c *Catalog) resolveCold(ctx context.Context, r *record, hasChildren bool) 
 	row := child(r, id, ActivityInactive, hasChildren)
 	row.Damage = c.repairedOf(r.header.ID, snap.Values)
 	row.Usage = c.usageOf(snap.Values)
+	row.External = DecodeExternal(snap.Values[KeyExternal])
 	return row, nil
 }
 

@@ -121,6 +121,9 @@ type AgentEntry struct {
 	// Stalled marks a running child the watchdog found quiet.
 	Usage   string
 	Stalled bool
+	// Note says what an external child's agent left it in ("failed: …",
+	// "cannot resume: …"); "" otherwise.
+	Note string
 }
 
 // StallReporter is the optional AgentStatus extension saying whether a
@@ -155,6 +158,10 @@ func (e AgentEntry) MarshalJSON() ([]byte, error) {
 		}
 		if e.Stalled {
 			b.WriteString(`,"stalled":true`)
+		}
+		if e.Note != "" {
+			b.WriteString(`,"note":`)
+			writeString(&b, e.Note)
 		}
 	}
 	if e.Positioned {
@@ -256,6 +263,14 @@ func (t *ListAgents) project(r ListEntry) (AgentEntry, bool) {
 	switch {
 	case r.Kind == KindDiagnostic:
 		return AgentEntry{Kind: KindDiagnostic, ID: r.ID, Reason: r.Reason}, true
+	case r.Mode == ModeNested && r.Nested != nil:
+		// A child an external child's agent announced: listed with the
+		// state the agent gave it, never messaged.
+		status := "nested"
+		if r.Nested.State != "" {
+			status += ", " + r.Nested.State
+		}
+		return AgentEntry{Kind: KindChild, ID: r.ID, Label: r.Label, Status: status}, true
 	case r.Mode != ModeContinuable:
 		return AgentEntry{}, false
 	}
@@ -272,6 +287,7 @@ func (t *ListAgents) project(r ListEntry) (AgentEntry, bool) {
 	if r.Usage != nil {
 		e.Usage = r.Usage.String()
 	}
+	e.Note = r.External.Note()
 	if sr, ok := t.agents.(StallReporter); ok && status == StatusRunning {
 		e.Stalled = sr.Stalled(r.ID)
 	}
@@ -312,6 +328,9 @@ func RenderAgents(entries []AgentEntry) string {
 		}
 		if e.Usage != "" {
 			b.WriteString(" (used " + e.Usage + ")")
+		}
+		if e.Note != "" {
+			b.WriteString(" (" + e.Note + ")")
 		}
 	}
 	return b.String()
