@@ -90,4 +90,35 @@ func TestUsageUpdateCountsSubagents(t *testing.T) {
 		t.Errorf("_meta %s", meta)
 	}
 	acpschema.Check(t, "SessionNotification", last)
+
+	// session/load in a new process replays the log: the usage it ends
+	// with is the one the live session showed last (the children's
+	// figures come from the parent's own log).
+	e.stop()
+	b, err := app.New(app.Config{
+		DataDir: filepath.Join(dir, "data"), Version: "test", Logger: testLogger(t), SettingsFile: user,
+		Testing: &testhooks.Hooks{Model: loadScript(t, childrenUsageScript), NoSync: true, PanicOnBug: true},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2aR, c2aW = io.Pipe()
+	a2cR, a2cW = io.Pipe()
+	second := &env{t: t, dir: dir, app: b, rec: newRecorder(), c2aW: c2aW, a2cW: a2cW, done: make(chan error, 1)}
+	go func() { second.done <- b.Serve(context.Background(), c2aR, a2cW) }()
+	second.cs = acpsdk.NewClientSideConnection(second.rec, c2aW, a2cR)
+	t.Cleanup(second.stop)
+	second.initialize(ctx)
+	if _, err := second.cs.LoadSession(ctx, acpsdk.LoadSessionRequest{SessionId: acpsdk.SessionId(id), Cwd: cwd, McpServers: []acpsdk.McpServer{}}); err != nil {
+		t.Fatalf("session/load: %v", err)
+	}
+	ru := usages(second.rec.snapshot(id))
+	if len(ru) != 1 {
+		t.Fatalf("replayed usage updates %+v", ru)
+	}
+	want, _ := json.Marshal(u)
+	got, _ := json.Marshal(ru[0])
+	if string(got) != string(want) {
+		t.Errorf("replayed usage %s, live %s", got, want)
+	}
 }

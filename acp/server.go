@@ -158,9 +158,6 @@ type Options struct {
 	// Budget is the context policy: which window usage_update reports
 	// (context.go). Its zero value reports only known models.
 	Budget budget.Config
-	// ChildrenUsage, when set, returns what the subagents below a
-	// top-level session spent: its usage_update's cost includes it.
-	ChildrenUsage func(sessionID string) budget.Usage
 	// Settings loads the settings (permission rules, env, sandbox) in
 	// force for a project directory; nil means no settings files. A root
 	// session's policy is loaded once, when its gate first decides, and
@@ -537,10 +534,6 @@ func (s *Server) bindAgent(sess *session.Session, ag *agent.Agent, ownAgent, own
 	tr.configModes = true
 	tr.cwd = sess.Header().Cwd
 	tr.ctx.cfg, tr.ctx.native = s.opts.Budget, s.wire.compaction.Load()
-	if f := s.opts.ChildrenUsage; f != nil && sess.Header().DelegationDepth == 0 {
-		id := b.id
-		tr.ctx.children = func() budget.Usage { return f(id) }
-	}
 	if !replay {
 		// No replay folds the log's earlier choices and learned context
 		// windows: start from them.

@@ -81,7 +81,7 @@ func (t *translator) fresh() *translator {
 	n := newTranslator(t.tools).withDepth(t.depth)
 	n.cwd = t.cwd
 	n.models, n.configModes = t.models, t.configModes
-	n.ctx.cfg, n.ctx.native, n.ctx.children = t.ctx.cfg, t.ctx.native, t.ctx.children
+	n.ctx.cfg, n.ctx.native = t.ctx.cfg, t.ctx.native
 	return n
 }
 

@@ -182,6 +182,9 @@ type App struct {
 	running *local.Running
 	// extApprovals are the project agent commands allowed per root session.
 	extApprovals externalApprovals
+	// extKeeper keeps the processes of settled continuable external
+	// children for their next activation; closed with the app.
+	extKeeper keeperOnce
 	// context is the context policy of every session (budget).
 	context   budget.Config
 	detach    func()
@@ -305,15 +308,13 @@ func New(cfg Config) (*App, error) {
 		Protected: policy.Protector{Files: []string{cfg.SettingsFile}, Dirs: append([]string{cfg.DataDir}, userConfigDir(cfg.SettingsFile)...)},
 		// The provider's key never reaches a command (nor do other names
 		// that look like secrets: agent/settings).
-		SecretEnv: []string{cfg.APIKeyEnv, "OPENAI_API_KEY", "DEEPSEEK_API_KEY", "ANTHROPIC_API_KEY"},
-		MCP:       mcp.Options{StartTimeout: cfg.MCPStartTimeout, Logger: a.Log},
-		Commands:  a.commands(),
-		Budget:    a.budget(),
-		// The parent's usage_update counts its subagents' cost too.
-		ChildrenUsage: a.Subagents.ChildrenUsage,
-		Models:        pickerOptions(a.Models),
-		Images:        anyImages(a.Models),
-		ImageInput:    a.imageInput,
+		SecretEnv:  []string{cfg.APIKeyEnv, "OPENAI_API_KEY", "DEEPSEEK_API_KEY", "ANTHROPIC_API_KEY"},
+		MCP:        mcp.Options{StartTimeout: cfg.MCPStartTimeout, Logger: a.Log},
+		Commands:   a.commands(),
+		Budget:     a.budget(),
+		Models:     pickerOptions(a.Models),
+		Images:     anyImages(a.Models),
+		ImageInput: a.imageInput,
 	})
 	if err != nil {
 		a.Close()

@@ -51,6 +51,9 @@ func wireSubagents(a *App) error {
 		Budgets:       budgetOptions,
 	})
 	a.Subagents = rt
+	// The keeper of external children's processes exists (and is closed
+	// with the app) before any child does.
+	a.keeper()
 	// The stall watchdog's sweeper: owned here, stopped and waited for at
 	// close.
 	watchCtx, stopWatch := context.WithCancel(context.Background())

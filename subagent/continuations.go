@@ -29,6 +29,7 @@ import (
 	"sync"
 
 	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/budget"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/driver"
 )
@@ -69,6 +70,9 @@ type activation struct {
 	// account is what the settlement notice says of the child's spending
 	// and of a limit that stopped it (spend.go), set at disposal.
 	account []session.Block
+	// spent is what the child and its descendants spent (the notice's
+	// ChildUsage), set at disposal.
+	spent *budget.Usage
 	// unwatch ends the watch's OnUpdate subscription, onSettled is its
 	// OnSettled and onReplaced its OnReplaced: the start's, or the latest
 	// watched message's (rewatch); all nil once called.

@@ -9,6 +9,7 @@ package subagent
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
@@ -48,6 +49,8 @@ type spending struct {
 	mu      sync.Mutex
 	roots   map[string]string // child id → root session id
 	parents map[string]string // child id → parent session id (watched)
+	// above is every metered session's parent (the subtree sums).
+	above map[string]string
 	// seeded marks the roots whose stored tree was read into the meter
 	// (or found to have nothing stored).
 	seeded map[string]bool
@@ -62,7 +65,7 @@ func newSpending(o BudgetOptions) *spending {
 		after = 0
 	}
 	return &spending{opts: o, meter: budgets.NewMeter(o.Prices), dog: budgets.NewWatchdog(after, o.Now),
-		roots: map[string]string{}, parents: map[string]string{}, seeded: map[string]bool{}}
+		roots: map[string]string{}, parents: map[string]string{}, seeded: map[string]bool{}, above: map[string]string{}}
 }
 
 // rootOf returns the root session of a's tree.
@@ -83,6 +86,7 @@ func (s *spending) adopt(childID string, parent *agent.Agent) string {
 	root := s.rootOf(parent)
 	s.mu.Lock()
 	s.roots[childID] = root
+	s.above[childID] = parent.ID()
 	s.mu.Unlock()
 	s.seedTree(root)
 	return root
@@ -119,6 +123,13 @@ func (s *spending) seedTree(root string) {
 	for _, e := range entries {
 		parent[e.Header.ID] = e.Header.ParentSession
 	}
+	s.mu.Lock()
+	for id, p := range parent {
+		if _, ok := s.above[id]; !ok && below(parent, id, root) {
+			s.above[id] = p
+		}
+	}
+	s.mu.Unlock()
 	for _, e := range entries {
 		if !below(parent, e.Header.ID, root) {
 			continue
@@ -281,16 +292,18 @@ func limitsDetail(l budgets.Limits) string {
 // account folds a's whole own log once more (its last response came
 // after its last Limit check), reports it to the tree meter and returns
 // what a notice or a result says of it: the limit that ended the last
-// turn of tail (the epoch's events), then the child's usage. Nil when
-// there is nothing to say (no usage reported, no limit reached).
-func (s *spending) account(a *agent.Agent, tail []session.Event) []session.Block {
+// turn of tail (the epoch's events), then the child's usage (nil when
+// there is nothing to say: no usage reported, no limit reached); and
+// what the child and its descendants spent, for the parent's usage
+// display (nil when nothing).
+func (s *spending) account(a *agent.Agent, tail []session.Event) ([]session.Block, *budget.Usage) {
 	if s == nil || a == nil {
-		return nil
+		return nil, nil
 	}
 	s.dog.Stop(a.ID())
 	events, err := a.Session().Events()
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	var c budgets.Counter
 	c.Fold(events, a.Session().Header().SeedLength)
@@ -308,7 +321,45 @@ func (s *spending) account(a *agent.Agent, tail []session.Event) []session.Block
 	if u := l.Usage(s.meter.Prices()); !u.Zero() {
 		out = append(out, session.Text("Usage: "+u.String()+"."))
 	}
-	return out
+	var spent *budget.Usage
+	if ok {
+		if u := s.subtree(root, a.ID()); !u.Zero() {
+			spent = &u
+		}
+	}
+	return out, spent
+}
+
+// subtree is what id and the sessions below it in root's tree spent, as
+// metered.
+func (s *spending) subtree(root, id string) budget.Usage {
+	ledgers := s.meter.Ledgers(root)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var u budget.Usage
+	for x, l := range ledgers {
+		in := x == id
+		for p, n := s.above[x], 0; !in && p != "" && n <= len(s.above); p, n = s.above[p], n+1 {
+			in = p == id
+		}
+		if in {
+			u.Add(l.Usage(s.meter.Prices()))
+		}
+	}
+	return u
+}
+
+// childUsage renders u for a notice (session.Message.ChildUsage); nil for
+// none.
+func childUsage(u *budget.Usage) json.RawMessage {
+	if u == nil {
+		return nil
+	}
+	raw, err := json.Marshal(u)
+	if err != nil {
+		return nil
+	}
+	return raw
 }
 
 // limitDetail is the Detail of the last turn/end of events when a limit

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/budget"
 	"github.com/acp-agent/acp-agent/agent/delegation"
 	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/session"
@@ -378,10 +379,13 @@ func (d *Delegation) foreground(ctx context.Context, inv tool.Invocation, caller
 	// cancels the child), so wait without ctx; always dispose.
 	res, runErr := run.Result(context.WithoutCancel(ctx))
 	childMu.Lock()
-	var account []session.Block
+	var (
+		account []session.Block
+		spent   *budget.Usage
+	)
 	if child != nil {
 		evs, _ := child.Session().Events()
-		account = d.svc.kids.spend.account(child, evs)
+		account, spent = d.svc.kids.spend.account(child, evs)
 	}
 	childMu.Unlock()
 	disposeErr := run.Dispose(context.WithoutCancel(ctx))
@@ -405,6 +409,10 @@ func (d *Delegation) foreground(ctx context.Context, inv tool.Invocation, caller
 		}
 		out := tool.ErrorResult(err)
 		out.Display = display
+		if spent != nil && out.Raw == nil {
+			// What the failed child spent still counts for its parent.
+			out.Raw = map[string]any{"kind": delegation.ResultForeground, "runId": run.ID, "usage": spent}
+		}
 		return out, nil
 	}
 	switch {
@@ -421,6 +429,9 @@ func (d *Delegation) foreground(ctx context.Context, inv tool.Invocation, caller
 	}
 	if res.StopReason == driver.StopCompleted {
 		raw := delegation.ForegroundResult(run.ID, res.Output)
+		if spent != nil {
+			raw["usage"] = spent // the child and its descendants, for the parent's usage display
+		}
 		out := tool.TextResult(session.JoinText(res.Output, ""), raw)
 		out.Content = append(out.Content, account...)
 		if tree != nil {

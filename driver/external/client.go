@@ -24,7 +24,6 @@ import (
 
 // client is the acp.Client of one process.
 type client struct {
-	c *Child
 	p *proc
 }
 
@@ -33,16 +32,16 @@ var _ acp.Client = (*client)(nil)
 // SessionUpdate folds an update of the child's external session into its
 // turn. It runs on the SDK's notification goroutine: it never blocks.
 func (cl *client) SessionUpdate(_ context.Context, n acp.SessionNotification) error {
-	cl.c.onUpdate(cl.p, n)
+	cl.p.child().onUpdate(cl.p, n)
 	return nil
 }
 
 // env is the child's workspace.
 func (cl *client) env(ctx context.Context) (workspace.Env, error) {
-	if cl.c.opts.Workspace == nil {
+	if cl.p.child().opts.Workspace == nil {
 		return workspace.Env{}, acp.NewInternalError(map[string]any{"error": "no workspace is available to this agent"})
 	}
-	return cl.c.opts.Workspace.Env(ctx, cl.c.sess.ID())
+	return cl.p.child().opts.Workspace.Env(ctx, cl.p.child().sess.ID())
 }
 
 // RequestPermission asks the child's gate (the person, as this child's
@@ -52,7 +51,7 @@ func (cl *client) env(ctx context.Context) (workspace.Env, error) {
 func (cl *client) RequestPermission(ctx context.Context, req acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error) {
 	defer cl.p.active()()
 	cancelled := acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeCancelled()}
-	t := cl.c.liveTurn(cl.p)
+	t := cl.p.child().liveTurn(cl.p)
 	if t == nil || t.isCancelled() {
 		// After session/cancel every question is answered cancelled
 		// (ACP prompt-turn cancellation): the person is not asked.
@@ -60,7 +59,7 @@ func (cl *client) RequestPermission(ctx context.Context, req acp.RequestPermissi
 	}
 	tctx, stop := t.scope(ctx)
 	defer stop()
-	cl.c.awaitShown(tctx, t, string(req.ToolCall.ToolCallId))
+	cl.p.child().awaitShown(tctx, t, string(req.ToolCall.ToolCallId))
 	if t.isCancelled() {
 		return cancelled, nil
 	}
@@ -68,7 +67,7 @@ func (cl *client) RequestPermission(ctx context.Context, req acp.RequestPermissi
 	if err != nil {
 		return cancelled, nil
 	}
-	preq := cl.c.permissionRequest(env.Cwd, req.ToolCall)
+	preq := cl.p.child().permissionRequest(env.Cwd, req.ToolCall)
 	err = workspace.Authorize(tctx, env.Permissions, preq)
 	if t.isCancelled() || tctx.Err() != nil {
 		return cancelled, nil
@@ -76,7 +75,7 @@ func (cl *client) RequestPermission(ctx context.Context, req acp.RequestPermissi
 	var te *tool.Error
 	switch {
 	case err == nil:
-		cl.c.grant(t, env.Cwd, preq, req.ToolCall)
+		cl.p.child().grant(t, env.Cwd, preq, req.ToolCall)
 		if id, ok := option(req.Options, acp.PermissionOptionKindAllowOnce, acp.PermissionOptionKindAllowAlways); ok {
 			return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeSelected(id)}, nil
 		}
@@ -270,7 +269,7 @@ func (cl *client) WriteTextFile(ctx context.Context, req acp.WriteTextFileReques
 		return acp.WriteTextFileResponse{}, acp.NewInvalidParams(map[string]any{"error": err.Error()})
 	}
 	shown := workspace.DisplayPath(env.Cwd, p.Abs)
-	if p.OutsideCwd || !cl.c.granted(cl.c.liveTurn(cl.p), p.Abs) {
+	if p.OutsideCwd || !cl.p.child().granted(cl.p.child().liveTurn(cl.p), p.Abs) {
 		if err := workspace.Authorize(ctx, env.Permissions, workspace.PermissionRequest{
 			Tool: "write", Kind: workspace.KindEdit, Title: "Write " + shown, Subject: shown,
 			Resolved: workspace.DisplayPath(p.RealCwd, p.Real), OutsideCwd: p.OutsideCwd,

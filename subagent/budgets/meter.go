@@ -64,6 +64,18 @@ func (m *Meter) Tree(root string) budget.Usage {
 	return m.sumLocked(m.trees[root])
 }
 
+// Ledgers returns a copy of the ledgers reported for root's tree, by
+// session.
+func (m *Meter) Ledgers(root string) map[string]Ledger {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[string]Ledger, len(m.trees[root]))
+	for id, l := range m.trees[root] {
+		out[id] = l
+	}
+	return out
+}
+
 // TreeExcept returns the usage of root's tree without session's own.
 func (m *Meter) TreeExcept(root, session string) budget.Usage {
 	m.mu.Lock()
