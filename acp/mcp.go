@@ -63,6 +63,10 @@ func headerMap(hs []acpsdk.HttpHeader) map[string]string {
 	return m
 }
 
+// NoticeMCPServerFailed is the _meta notice kind of the message saying an
+// MCP server of session/new could not be started.
+const NoticeMCPServerFailed = "mcp-server-failed"
+
 // startMCP starts a session's MCP servers. It returns the running set (nil
 // when none were asked for) and one notice per server that failed.
 func (s *Server) startMCP(ctx context.Context, cwd string, servers []acpsdk.McpServer) (*mcptool.Set, []acpsdk.SessionUpdate) {
@@ -90,8 +94,12 @@ func (s *Server) startMCP(ctx context.Context, cwd string, servers []acpsdk.McpS
 	var notices []acpsdk.SessionUpdate
 	for _, f := range failures {
 		s.log.Warn("mcp server failed to start", "mcp_server", f.Server, "err", f.Err)
-		notices = append(notices, acpsdk.UpdateAgentMessageText(fmt.Sprintf(
-			"MCP server `%s` could not be started, so its tools are not available in this session: %v\n\n", f.Server, f.Err)))
+		u := acpsdk.UpdateAgentMessageText(fmt.Sprintf(
+			"MCP server `%s` could not be started, so its tools are not available in this session: %v\n\n", f.Server, f.Err))
+		// Marked, so a client without a person (exec) can say it on
+		// stderr whenever it arrives.
+		u.AgentMessageChunk.Meta = map[string]any{MetaNotice: map[string]any{"kind": NoticeMCPServerFailed, "server": f.Server}}
+		notices = append(notices, u)
 	}
 	if names := set.Servers(); len(names) > 0 {
 		s.log.Info("mcp servers started", "servers", strings.Join(names, ","), "tools", len(set.Tools()))

@@ -31,6 +31,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent/tool"
 	"github.com/acp-agent/acp-agent/agent/tool/mcp"
 	"github.com/acp-agent/acp-agent/agent/tool/todo"
+	"github.com/acp-agent/acp-agent/agent/tool/workspace"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace/local"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace/local/sandbox"
 	"github.com/acp-agent/acp-agent/internal/testhooks"
@@ -116,6 +117,10 @@ type Config struct {
 	// WrapModel, when set, wraps the resolved model (exec --record tees
 	// every reply into a scenario through it: agent/model/recording).
 	WrapModel func(model.Model) model.Model
+	// WrapWorkspace, when set, wraps the resolver the workspace tools use
+	// (exec --record snapshots the files the gate let a tool read or
+	// change through it).
+	WrapWorkspace func(workspace.Resolver) workspace.Resolver
 	// DigestSync sends each change of a child's live digest at once instead
 	// of throttled (recorded runs: the wire then depends only on the
 	// children's events; subagent.DigestOptions.Sync).

@@ -156,3 +156,8 @@ func (a authState) Authenticate(ctx context.Context, methodID string) error {
 	}
 	return errors.Join(errs...)
 }
+
+// KeyReady reports why the default model cannot serve a request (its API
+// key is missing), or nil: exec checks it before it creates a session,
+// so a run that cannot prompt leaves none behind.
+func (a *App) KeyReady() error { return authState{choices: a.Models}.Ready("") }

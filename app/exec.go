@@ -18,8 +18,9 @@ import (
 
 // Exec runs the headless client against a's ACP server over pipes, with
 // the persistence flusher, and returns when the server has shut down.
-func (a *App) Exec(ctx context.Context, o headless.Options, waitChildren bool) (headless.Result, error) {
+func (a *App) Exec(ctx context.Context, o headless.Options, waitChildren bool) (ExecResult, error) {
 	a.sweepLeftovers()
+	since := time.Now().UnixMilli()
 	fctx, stopFlush := context.WithCancel(ctx)
 	flushed := make(chan error, 1)
 	go func() { flushed <- a.Persist.Run(fctx) }()
@@ -36,8 +37,9 @@ func (a *App) Exec(ctx context.Context, o headless.Options, waitChildren bool) (
 	if waitChildren {
 		o.AfterTurn = a.waitSettled
 	}
-	mark := 0
+	mark, started := 0, false
 	o.BeforePrompt = func(id string) {
+		started = true
 		if s, ok := a.Sessions.Get(id); ok {
 			if evs, err := s.Events(); err == nil {
 				mark = len(evs)
@@ -45,7 +47,8 @@ func (a *App) Exec(ctx context.Context, o headless.Options, waitChildren bool) (
 		}
 	}
 	o.Answer = func(id string) (string, bool) { return a.lastAnswer(id, mark) }
-	res, err := headless.Run(ctx, pipeStream{fromAgentR, toAgentW}, o)
+	hres, err := headless.Run(ctx, pipeStream{fromAgentR, toAgentW}, o)
+	res := ExecResult{Result: hres, Started: started}
 	toAgentW.Close()
 	serr := <-served
 	fromAgentR.Close()
@@ -55,6 +58,9 @@ func (a *App) Exec(ctx context.Context, o headless.Options, waitChildren bool) (
 	}
 	if err == nil && serr != nil {
 		err = serr
+	}
+	if res.SessionID != "" && started {
+		res.Report = a.report(context.WithoutCancel(ctx), res.SessionID, mark, since)
 	}
 	return res, err
 }

@@ -110,7 +110,13 @@ func (a *App) sweepLeftovers() {
 // Workspace returns the resolver workspace tools use. It resolves through
 // the ACP server, which is created after the tools; before that (never
 // during a tool call) it fails.
-func (a *App) Workspace() workspace.Resolver { return appResolver{a} }
+func (a *App) Workspace() workspace.Resolver {
+	var r workspace.Resolver = appResolver{a}
+	if a.Config.WrapWorkspace != nil {
+		r = a.Config.WrapWorkspace(r)
+	}
+	return r
+}
 
 type appResolver struct{ a *App }
 

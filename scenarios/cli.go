@@ -2,9 +2,11 @@ package scenarios
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/acp-agent/acp-agent/app/cli"
 )
@@ -19,8 +21,9 @@ import (
 // subcommands, each a few lines; they share the flags' variables.
 func Command() cli.Command {
 	var (
-		runDir, testDir string
-		update          bool
+		runDir, testDir         string
+		update                  bool
+		runTimeout, testTimeout time.Duration
 	)
 	return cli.Command{
 		Name:    "scenario",
@@ -63,8 +66,11 @@ wrote, or one acp-agent exec --record wrote (see scenarios/README.md).`,
 			Examples: []string{"acp-agent scenario run subagent-fork", "acp-agent scenario run --dir testdata/review-session"},
 			Flags: func(fs *flag.FlagSet) {
 				fs.StringVar(&runDir, "dir", "", "run the scenario in `DIR` (DIR/scenario.yaml) instead of a built-in one")
+				fs.DurationVar(&runTimeout, "timeout", DefaultTimeout, "fail when the run has not ended after `DURATION`, naming the step it waited for")
 			},
-			Run: func(ctx context.Context, env *cli.Env, args []string) error {
+			Run: func(ctx context.Context, env *cli.Env, args []string) (err error) {
+				ctx, stop := withTimeout(ctx, runTimeout)
+				defer func() { err = timedOut(ctx, runTimeout, err); stop() }()
 				if runDir != "" {
 					if len(args) > 0 {
 						return &cli.UsageError{Err: fmt.Errorf("scenario run --dir: unexpected argument %q", args[0])}
@@ -102,8 +108,11 @@ goldens instead: run it once after recording, review and commit DIR.`,
 			Flags: func(fs *flag.FlagSet) {
 				fs.StringVar(&testDir, "dir", "", "the scenario `DIR` (DIR/scenario.yaml, goldens in DIR/golden/)")
 				fs.BoolVar(&update, "update", false, "write the goldens from this run instead of comparing")
+				fs.DurationVar(&testTimeout, "timeout", DefaultTimeout, "fail when the replay has not ended after `DURATION`, naming the step it waited for")
 			},
-			Run: func(ctx context.Context, env *cli.Env, args []string) error {
+			Run: func(ctx context.Context, env *cli.Env, args []string) (err error) {
+				ctx, stop := withTimeout(ctx, testTimeout)
+				defer func() { err = timedOut(ctx, testTimeout, err); stop() }()
 				if len(args) > 0 {
 					return &cli.UsageError{Err: fmt.Errorf("scenario test: unexpected argument %q (give the directory with --dir)", args[0])}
 				}
@@ -125,6 +134,35 @@ const summaryWidth = 72
 
 // summary is the scenario's one-line summary; without one, the first
 // sentence of its description. Either is cut to summaryWidth.
+// DefaultTimeout bounds a scenario run or test of the command line: a
+// replay that never ends (a recording whose hang is never cancelled)
+// fails instead of waiting for ever.
+const DefaultTimeout = 5 * time.Minute
+
+// errTimeout is the cause of a run's context when its --timeout passed.
+var errTimeout = errors.New("the scenario's --timeout passed")
+
+// withTimeout bounds ctx by d (none when d <= 0).
+func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if d <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeoutCause(ctx, d, errTimeout)
+}
+
+// timedOut says that the run failed at its timeout, with the step it was
+// waiting for (a *StepError names it), when it did.
+func timedOut(ctx context.Context, d time.Duration, err error) error {
+	if err == nil || !errors.Is(context.Cause(ctx), errTimeout) {
+		return err
+	}
+	var se *StepError
+	if errors.As(err, &se) {
+		return fmt.Errorf("timed out after %s (--timeout) waiting for step %d (%s) at %s:%d: %w", d, se.Step.Index, se.Step.Op, se.File, se.Step.Line, err)
+	}
+	return fmt.Errorf("timed out after %s (--timeout): %w", d, err)
+}
+
 func summary(sc *Scenario) string {
 	s := strings.Join(strings.Fields(sc.Summary), " ")
 	if s == "" {

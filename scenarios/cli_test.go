@@ -3,8 +3,11 @@ package scenarios
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/acp-agent/acp-agent/app/cli"
 )
@@ -43,5 +46,30 @@ func TestCommand(t *testing.T) {
 		if code, out, errOut := runMain(t, args...); code != cli.ExitUsage || out != "" || !strings.Contains(errOut, "Run 'acp-agent help scenario") {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want a usage error", args, code, out, errOut)
 		}
+	}
+}
+
+// A replay that never ends (a recorded hang nobody cancels) fails at
+// scenario test's --timeout, naming the step it waited for.
+func TestScenarioTestTimeoutNamesTheStep(t *testing.T) {
+	dir := t.TempDir()
+	script := "summary: hangs\nmodel:\n  main:\n    - text: thinking\n      hang: true\nsteps:\n  - initialize\n  - new_session\n  - prompt: Go\n"
+	if err := os.WriteFile(filepath.Join(dir, "scenario.yaml"), []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	var code int
+	var errOut string
+	go func() {
+		defer close(done)
+		code, _, errOut = runMain(t, "scenario", "test", "--dir", dir, "--update", "--timeout", "1s")
+	}()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("scenario test did not end at its timeout")
+	}
+	if code != cli.ExitError || !strings.Contains(errOut, "timed out after 1s") || !strings.Contains(errOut, "(prompt)") {
+		t.Fatalf("exit %d, stderr %q: want 1, the timeout and the prompt step named", code, errOut)
 	}
 }

@@ -284,47 +284,12 @@ func Parse(path string, data []byte) (*Skill, []Problem) {
 			return skip(line, "key %q appears twice (first on line %d)", key.Value, first)
 		}
 		seen[key.Value] = line
-		str := func() (string, bool) {
-			if val.Kind != yaml.ScalarNode || val.Tag == "!!null" {
-				return "", false
-			}
-			return val.Value, true
+		note, err := k.applyKey(key.Value, val, line, &descLine)
+		if err != nil {
+			return skip(line, "%v", err)
 		}
-		switch key.Value {
-		case "name":
-			n, ok := str()
-			if !ok {
-				return skip(line, "name must be a string")
-			}
-			if err := CheckName(n); err != nil {
-				return skip(line, "%v", err)
-			}
-			k.Name, k.Line = n, line
-		case "description":
-			d, ok := str()
-			if !ok {
-				return skip(line, "description must be a string")
-			}
-			k.Description, descLine = strings.TrimSpace(d), line
-			if utf8.RuneCountInString(k.Description) > MaxDescriptionLen {
-				return skip(line, "description is longer than %d characters", MaxDescriptionLen)
-			}
-		case "allowed-tools":
-			switch val.Kind {
-			case yaml.ScalarNode:
-				k.AllowedTools = strings.Fields(strings.ReplaceAll(val.Value, ",", " "))
-			case yaml.SequenceNode:
-				for _, it := range val.Content {
-					k.AllowedTools = append(k.AllowedTools, it.Value)
-				}
-			default:
-				return skip(line, "allowed-tools must be a list of tools")
-			}
-			notes = append(notes, Problem{File: path, Line: line, Message: "allowed-tools is not enforced: every call still goes through the session's permission gate"})
-		default:
-			if !known[key.Value] {
-				notes = append(notes, Problem{File: path, Line: line, Message: fmt.Sprintf("key %q is not used: ignored", key.Value)})
-			}
+		if note != "" {
+			notes = append(notes, Problem{File: path, Line: line, Message: note})
 		}
 	}
 	if k.Name == "" {
@@ -339,6 +304,55 @@ func Parse(path string, data []byte) (*Skill, []Problem) {
 	sum := sha256.Sum256(data)
 	k.Hash = "sha256:" + hex.EncodeToString(sum[:])
 	return k, notes
+}
+
+// applyKey sets frontmatter key (its value val, on line) on k. It
+// returns a note for a key that is read but not enforced or not used, or
+// the error that skips the skill.
+func (k *Skill) applyKey(key string, val *yaml.Node, line int, descLine *int) (note string, err error) {
+	str := func() (string, bool) {
+		if val.Kind != yaml.ScalarNode || val.Tag == "!!null" {
+			return "", false
+		}
+		return val.Value, true
+	}
+	switch key {
+	case "name":
+		n, ok := str()
+		if !ok {
+			return "", errors.New("name must be a string")
+		}
+		if err := CheckName(n); err != nil {
+			return "", err
+		}
+		k.Name, k.Line = n, line
+	case "description":
+		d, ok := str()
+		if !ok {
+			return "", errors.New("description must be a string")
+		}
+		k.Description, *descLine = strings.TrimSpace(d), line
+		if utf8.RuneCountInString(k.Description) > MaxDescriptionLen {
+			return "", fmt.Errorf("description is longer than %d characters", MaxDescriptionLen)
+		}
+	case "allowed-tools":
+		switch val.Kind {
+		case yaml.ScalarNode:
+			k.AllowedTools = strings.Fields(strings.ReplaceAll(val.Value, ",", " "))
+		case yaml.SequenceNode:
+			for _, it := range val.Content {
+				k.AllowedTools = append(k.AllowedTools, it.Value)
+			}
+		default:
+			return "", errors.New("allowed-tools must be a list of tools")
+		}
+		return "allowed-tools is not enforced: every call still goes through the session's permission gate", nil
+	default:
+		if !known[key] {
+			return fmt.Sprintf("key %q is not used: ignored", key), nil
+		}
+	}
+	return "", nil
 }
 
 var yamlLine = regexp.MustCompile(`line (\d+)`)

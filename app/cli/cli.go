@@ -11,6 +11,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"regexp"
 	"slices"
 	"strings"
@@ -130,12 +131,32 @@ func (n node) run(ctx context.Context, env *Env, args []string) error {
 	case n.cmd.Run == nil:
 		return &UsageError{Err: fmt.Errorf("%s: unknown command %q%s: want %s", n.name(), pos[0], suggest(pos[0], n.cmd.Sub), n.subNames()), Cmd: n.name()}
 	}
+	if err := relevel(fs, env); err != nil {
+		return err
+	}
 	err = n.cmd.Run(ctx, env, pos)
 	var ue *UsageError
 	if errors.As(err, &ue) && ue.Cmd == "" {
 		ue.Cmd = n.name()
 	}
 	return err
+}
+
+// relevel honours a --log-level given after the command's name: the
+// logger was made from the flags before it.
+func relevel(fs *flag.FlagSet, env *Env) error {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == CommonLogLevel })
+	if !set {
+		return nil
+	}
+	level, err := env.Flags.level()
+	if err != nil {
+		return err
+	}
+	env.Flags.logLevelSet = true
+	env.Logger = slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level}))
+	return nil
 }
 
 func (n node) subNames() string {

@@ -159,16 +159,25 @@ func (e *execEnv) run(p *fakeProvider, stdin string, args ...string) (code int, 
 	return code, out.String(), errOut.String()
 }
 
-// updates parses jsonl output: one session/update params object a line.
+// updates parses jsonl output: one session/update params object a line,
+// and the result line, which must be the last one, once.
 func updates(t *testing.T, out string) []map[string]any {
 	t.Helper()
 	var us []map[string]any
 	sc := bufio.NewScanner(strings.NewReader(out))
 	sc.Buffer(nil, 1<<20)
+	results := 0
 	for sc.Scan() {
 		var u map[string]any
 		if err := json.Unmarshal(sc.Bytes(), &u); err != nil {
 			t.Fatalf("jsonl line is not JSON: %q: %v", sc.Text(), err)
+		}
+		if results > 0 {
+			t.Fatalf("a line after the result line: %s", sc.Text())
+		}
+		if u["type"] == "result" {
+			results++
+			continue
 		}
 		if _, ok := u["sessionId"].(string); !ok {
 			t.Fatalf("jsonl line without sessionId: %s", sc.Text())
@@ -179,6 +188,18 @@ func updates(t *testing.T, out string) []map[string]any {
 		us = append(us, u)
 	}
 	return us
+}
+
+// resultOf is the result line of jsonl output (the last line).
+func resultOf(t *testing.T, out string) map[string]any {
+	t.Helper()
+	updates(t, out)
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	var r map[string]any
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &r); err != nil || r["type"] != "result" {
+		t.Fatalf("the last jsonl line is not the result line: %q", lines[len(lines)-1])
+	}
+	return r
 }
 
 func kindOf(u map[string]any) string { return u["update"].(map[string]any)["sessionUpdate"].(string) }

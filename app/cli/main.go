@@ -442,6 +442,7 @@ func serve(ctx context.Context, env *Env, record string) error {
 			return &UsageError{Err: err}
 		}
 		cfg.WrapModel = rec.WrapModel(live.SecretValues(cfg.APIKeyEnv, env.Getenv, os.Environ()), cfg.WrapModel)
+		cfg.WrapWorkspace = rec.WrapWorkspace(cfg.WrapWorkspace)
 	}
 	a, err := app.New(cfg)
 	if err != nil {

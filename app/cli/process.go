@@ -14,7 +14,9 @@ import (
 // Process is how commands subscribe to SIGINT/SIGTERM, exit at once and
 // tell whether stderr is a terminal. A nil field is the real one.
 type Process struct {
-	// Notify subscribes c to SIGINT and SIGTERM; Stop ends that.
+	// Notify subscribes c to SIGINT, SIGTERM, SIGHUP and SIGPIPE (a
+	// reader of stdout that went away: exec ends the run cleanly instead
+	// of dying mid-turn); Stop ends that.
 	Notify func(c chan<- os.Signal)
 	Stop   func(c chan<- os.Signal)
 	// Exit ends the process at once (exec's second SIGINT).
@@ -29,7 +31,7 @@ func (p Process) notify(c chan<- os.Signal) {
 		p.Notify(c)
 		return
 	}
-	signal.Notify(c, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(c, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
 }
 
 func (p Process) stop(c chan<- os.Signal) {

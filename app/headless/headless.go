@@ -168,6 +168,11 @@ func (c *client) run(ctx context.Context) (Result, error) {
 	if len(servers) == 0 {
 		servers = json.RawMessage("[]")
 	}
+	if c.cancelled() {
+		// A signal before the session exists: nothing is created.
+		res.StopReason = "cancelled"
+		return c.result(res), nil
+	}
 	id := c.o.Resume
 	if id == "" {
 		raw, err := c.call(ctx, "session/new", map[string]any{"cwd": c.o.Cwd, "mcpServers": servers})
@@ -260,6 +265,16 @@ func (c *client) run(ctx context.Context) (Result, error) {
 	return c.result(res), nil
 }
 
+// cancelled reports whether Options.Cancel has yielded.
+func (c *client) cancelled() bool {
+	select {
+	case <-c.o.Cancel:
+		return true
+	default:
+		return false
+	}
+}
+
 func (c *client) result(r Result) Result {
 	if c.o.Answer != nil && r.SessionID != "" {
 		if text, ok := c.o.Answer(r.SessionID); ok {
@@ -286,6 +301,10 @@ func (c *client) handle(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Reque
 			c.mu.Lock()
 			id := c.session
 			c.mu.Unlock()
+			// What the agent says while the session is set up (an MCP
+			// server that could not start) comes before or after the
+			// session is bound: said on stderr either way.
+			c.out.setupNotice(params)
 			c.out.update(id, params)
 		}
 		return nil, nil
@@ -399,11 +418,9 @@ func (r *renderer) update(session string, params json.RawMessage) {
 			Title      string          `json:"title"`
 			Status     string          `json:"status"`
 			ToolCallID string          `json:"toolCallId"`
-			RawOutput  struct {
-				Error struct {
-					Code string `json:"code"`
-				} `json:"error"`
-			} `json:"rawOutput"`
+			// RawOutput is any JSON (a tool's text result is a string):
+			// only an object's error code is read (errorCode).
+			RawOutput json.RawMessage `json:"rawOutput"`
 		} `json:"update"`
 	}
 	if json.Unmarshal(params, &u) != nil || session == "" || u.SessionID != session {
@@ -448,13 +465,62 @@ func (r *renderer) update(session string, params json.RawMessage) {
 		r.titles[u.Update.ToolCallID] = u.Update.Title
 		r.progressLocked("tool: %s", u.Update.Title)
 	case "tool_call_update":
-		switch code := u.Update.RawOutput.Error.Code; {
+		switch code := errorCode(u.Update.RawOutput); {
 		case code == "RULE_DENIES" || code == "MODE_FORBIDS":
 			fmt.Fprintf(r.o.Stderr, "acp-agent: refused (%s): %s\n", code, r.callName(u.Update.ToolCallID))
 		case u.Update.Status == "failed":
 			r.progressLocked("failed: %s", r.callName(u.Update.ToolCallID))
 		}
 	}
+}
+
+// errorCode is the error code of a failed call's raw output
+// ({"error": {"code": …}}); "" for any other shape.
+func errorCode(raw json.RawMessage) string {
+	var out struct {
+		Error struct {
+			Code string `json:"code"`
+		} `json:"error"`
+	}
+	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &out) != nil {
+		return ""
+	}
+	return out.Error.Code
+}
+
+// The _meta notice key and the kind of the message saying an MCP server
+// could not start (acp.MetaNotice, acp.NoticeMCPServerFailed; named here
+// as headless speaks to the agent over the wire only).
+const (
+	metaNotice            = "acp-agent/notice"
+	noticeMCPServerFailed = "mcp-server-failed"
+)
+
+// setupNotice writes the message saying an MCP server could not start on
+// stderr, one line.
+func (r *renderer) setupNotice(params json.RawMessage) {
+	var u struct {
+		Update struct {
+			Kind    string `json:"sessionUpdate"`
+			Content struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"content"`
+			Meta map[string]struct {
+				Kind string `json:"kind"`
+			} `json:"_meta"`
+		} `json:"update"`
+	}
+	if json.Unmarshal(params, &u) != nil || u.Update.Meta[metaNotice].Kind != noticeMCPServerFailed || u.Update.Content.Type != "text" {
+		return
+	}
+	text := strings.Join(strings.Fields(u.Update.Content.Text), " ")
+	if text == "" {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fmt.Fprintf(r.o.Stderr, "acp-agent: %s\n", text)
 }
 
 // callName is a tool call's title, else its id.

@@ -109,7 +109,7 @@ func TestKilledAgentsCommandKilledAtNextStart(t *testing.T) {
 	if err := os.MkdirAll(cwd, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	command := "sleep 30 & echo $! > sl.tmp; env -i sleep 31 & echo $! > bare.tmp; mv bare.tmp bare; mv sl.tmp sl; wait; true"
+	command := `sleep 30 & echo $! > sl.tmp; env -i sleep 31 & echo $! > bare.tmp; mv bare.tmp bare; mv sl.tmp sl; wait; true`
 	args, _ := json.Marshal(map[string]string{"command": command})
 	script := filepath.Join(dir, "script.yaml")
 	yaml := fmt.Sprintf("model:\n  main:\n    - tool_calls:\n        - id: call-1\n          name: bash\n          arguments: '%s'\n    - text: done\n", args)
@@ -136,23 +136,35 @@ func TestKilledAgentsCommandKilledAtNextStart(t *testing.T) {
 		_ = syscall.Kill(barePID, syscall.SIGKILL)
 	})
 
-	// The watchdog is stopped first so that the agent does not see its
-	// command end, then both die.
+	// The agent is stopped first so that it does not see its command end
+	// (its reaper's death), then the reaper dies, then the agent: both
+	// die by kill -9 with nothing of theirs run after. Stopping the
+	// reaper instead does not hold: when the agent dies, the reaper's
+	// process group is orphaned with a stopped member, and the kernel's
+	// SIGCONT (with SIGHUP, POSIX job control) wakes the reaper, which
+	// sees the agent gone and kills the sleeps itself.
 	marker := "ACP_AGENT_COMMAND=" + created.SessionID + "/call-1"
 	// The pid files are written by the watchdog's shell: it runs by now.
 	dog, ok := findWatchdog(marker)
 	if !ok {
 		t.Fatalf("no watchdog for %s while its command runs", marker)
 	}
-	_ = syscall.Kill(dog, syscall.SIGSTOP)
-	_ = p.cmd.Process.Signal(syscall.SIGKILL)
-	_ = p.cmd.Wait()
+	agentPID := p.cmd.Process.Pid
+	_ = syscall.Kill(agentPID, syscall.SIGSTOP)
+	// The test is the agent's parent: WUNTRACED reports the stop without
+	// reaping it.
+	var ws syscall.WaitStatus
+	if _, err := syscall.Wait4(agentPID, &ws, syscall.WUNTRACED, nil); err != nil || !ws.Stopped() {
+		t.Fatalf("the agent did not stop: %v (status %v)", err, ws)
+	}
 	_ = syscall.Kill(dog, syscall.SIGKILL)
 	// Waits on the kernel's exit notifications, as long as the test may
 	// run: a loaded machine is slow, not wrong.
 	if err := waitExit(testContext(t), dog); err != nil {
 		t.Fatalf("the watchdog survived SIGKILL: %v", err)
 	}
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	_ = p.cmd.Wait()
 	if proctest.Gone(sleepPID) || proctest.Gone(barePID) {
 		t.Fatal("the sleeps ended with the agent: nothing is left for the next start to kill")
 	}

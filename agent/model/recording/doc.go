@@ -5,13 +5,19 @@
 // key and call index the scripted model (agent/model/scripted) replays it
 // by: model.Caller.ScriptKey ("main", a child's delegation label,
 // "<key>/compact" for a compaction summary) and model.Caller.Call. It also
-// snapshots, before any tool runs, the workspace files the tool calls
-// name (read, edit, write: their "path"), size-capped. Write renders the
+// snapshots the workspace files a tool touched (Touched: called at the
+// tool layer once the gate allowed a read, edit or write, with the path
+// the call resolved to, before the tool reads or changes it; AddFile for
+// files a search found), size-capped, only inside the working directory;
+// secret-looking files (SecretFilePatterns) and files the settings' deny
+// rules cover get a Placeholder instead. Write renders the
 // scenario directory (scenario.yaml: model script, client steps, files)
 // documented in scenarios/README.md ("Recording a session"). Every
 // string written passes through the redactor: secret values (API keys,
-// variables named like secrets) and Authorization / Bearer values never
-// reach the files. Tool results are not recorded: a replay runs the
+// variables named like secrets, long _URL/_PAT/_DSN/_WEBHOOK values) and
+// Authorization / Bearer / token values never reach the files. Produced
+// says whether a run got any reply: a run that did not must leave an
+// earlier recording alone. Tool results are not recorded: a replay runs the
 // tools for real against the snapshot.
 //
 // Layering: imports agent/model, agent/model/scripted (its Reply type is

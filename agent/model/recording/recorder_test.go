@@ -231,32 +231,22 @@ func TestSnapshots(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := recording.New(recording.Options{Cwd: cwd, MaxFileBytes: 32, MaxTotalBytes: 60})
-	tools := func(calls ...scripted.ToolCall) model.Model {
-		var chunks []session.Chunk
-		for i, c := range calls {
-			chunks = append(chunks, session.Chunk{Type: session.ChunkToolCall, Index: i, ID: c.ID, Name: c.Name, Arguments: c.Arguments})
-		}
-		return rec.Wrap(chunked{chunks: chunks})
+	// A reply naming files copies nothing: only a tool's allowed touch
+	// does.
+	call(t, rec.Wrap(chunked{chunks: []session.Chunk{{Type: session.ChunkToolCall, ID: "0", Name: "read", Arguments: `{"path":"fill2.txt"}`}}}), model.Caller{ScriptKey: "main", Call: 0})
+	if got := rec.Files(); len(got) != 0 {
+		t.Fatalf("a reply naming a file snapshotted it: %q", got)
 	}
-	arg := func(p string) string { return `{"path":"` + p + `"}` }
-	call(t, tools(
-		scripted.ToolCall{ID: "1", Name: "read", Arguments: arg("a.txt")},
-		scripted.ToolCall{ID: "2", Name: "edit", Arguments: arg(filepath.Join(cwd, "sub/b.txt"))},
-		scripted.ToolCall{ID: "3", Name: "write", Arguments: arg("new.txt")},
-		scripted.ToolCall{ID: "4", Name: "grep", Arguments: arg("fill1.txt")},
-		scripted.ToolCall{ID: "5", Name: "read", Arguments: arg("big.txt")},
-		scripted.ToolCall{ID: "6", Name: "read", Arguments: arg("bin.dat")},
-		scripted.ToolCall{ID: "7", Name: "read", Arguments: arg("dir")},
-		scripted.ToolCall{ID: "8", Name: "read", Arguments: arg("../outside.txt")},
-		scripted.ToolCall{ID: "9", Name: "bash", Arguments: `{"command":"cat fill2.txt"}`},
-	), model.Caller{ScriptKey: "main", Call: 0})
+	touch := func(rel string) { rec.Touched("s", filepath.Join(cwd, rel)) }
+	for _, rel := range []string{"a.txt", "sub/b.txt", "new.txt", "fill1.txt", "big.txt", "bin.dat", "dir", "../outside.txt"} {
+		touch(rel)
+	}
+	call(t, rec.Wrap(chunked{chunks: []session.Chunk{{Type: session.ChunkToolCall, ID: "9", Name: "bash", Arguments: `{"command":"cat fill2.txt"}`}}}), model.Caller{ScriptKey: "main", Call: 1})
 	// A later change is not seen: the first state is the replay's.
 	write("a.txt", []byte("changed"))
-	call(t, tools(
-		scripted.ToolCall{ID: "10", Name: "read", Arguments: arg("a.txt")},
-		scripted.ToolCall{ID: "11", Name: "read", Arguments: arg("fill1.txt")},
-		scripted.ToolCall{ID: "12", Name: "read", Arguments: arg("fill2.txt")},
-	), model.Caller{ScriptKey: "main", Call: 1})
+	for _, rel := range []string{"a.txt", "fill1.txt", "fill2.txt"} {
+		touch(rel)
+	}
 	rec.AddFile("sub/b.txt") // already there: unchanged
 	rec.AddFile("../escape")
 
@@ -269,7 +259,7 @@ func TestSnapshots(t *testing.T) {
 		"big.txt: 40 bytes, over the 32-byte file cap",
 		"bin.dat: not UTF-8 text",
 		"dir: not a regular file",
-		"../outside.txt: outside the working directory",
+		"outside.txt: outside the working directory",
 		"fill2.txt: 30 bytes, past the 60-byte snapshot cap",
 		"the session ran commands (bash)",
 	} {

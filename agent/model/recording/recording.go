@@ -27,11 +27,6 @@ const (
 	DefaultMaxTotalBytes = 4 << 20
 )
 
-// snapshotTools are the tools whose "path" argument names a workspace
-// file the call reads (edit and write read it too: edit needs its text,
-// write may overwrite it, and a replay must start from the same state).
-var snapshotTools = map[string]bool{"read": true, "edit": true, "write": true}
-
 // Options configure a Recorder.
 type Options struct {
 	// Cwd is the session's working directory: tool-call paths resolve
@@ -50,6 +45,10 @@ type Options struct {
 	// Keep, when set, says whether the calls of a session are recorded
 	// (a served connection records one session tree); nil keeps all.
 	Keep func(sessionID string) bool
+	// Denied, when set, reports whether the settings' deny rules forbid
+	// reading the file rel (relative to Cwd, slash-separated): such a
+	// file is never copied (SetDenied sets it once the rules are known).
+	Denied func(rel string) bool
 }
 
 // Recorder keeps the replies of the calls through the models it wraps
@@ -198,8 +197,9 @@ func (r *Recorder) SetCwd(cwd string) {
 	r.opts.Cwd = cwd
 }
 
-// store keeps rep as the reply of c, redacted, and snapshots the files
-// its tool calls name (before any of those tools runs).
+// store keeps rep as the reply of c, redacted. Files are not snapshotted
+// here: a reply only names them; Touched snapshots a file once a tool,
+// allowed by the gate, is about to read or change it.
 func (r *Recorder) store(c model.Caller, rep scripted.Reply) {
 	if r.opts.Keep != nil && !r.opts.Keep(c.SessionID) {
 		return
@@ -225,9 +225,6 @@ func (r *Recorder) store(c model.Caller, rep scripted.Reply) {
 	}
 	byCall[c.Call] = rep
 	for _, tc := range rep.ToolCalls {
-		if snapshotTools[tc.Name] {
-			r.snapshotLocked(tc.Arguments)
-		}
 		if tc.Name == "bash" && !r.commandNoted {
 			r.commandNoted = true
 			r.notes = append(r.notes, "the session ran commands (bash): files they read are not known to the recording; add them under files: in scenario.yaml if the replay needs them")
@@ -255,22 +252,30 @@ func (r *Recorder) redactReply(rep scripted.Reply) scripted.Reply {
 	return rep
 }
 
-// snapshotLocked keeps the file a tool call's "path" argument names, the
-// first time a path is named: a later call sees what an earlier one of
-// this session may have changed, and the replay starts from the state
-// before the first.
-func (r *Recorder) snapshotLocked(arguments string) {
-	var args struct {
-		Path string `json:"path"`
-	}
-	if json.Unmarshal([]byte(arguments), &args) != nil || args.Path == "" || r.opts.Cwd == "" {
+// Touched snapshots the file a tool of session sessionID is about to
+// read or change, the gate having allowed it: abs is the path the call
+// resolved to (symlinks evaluated). Only the first touch of a path counts:
+// a later call sees what an earlier one may have changed, and the replay
+// starts from the state before the first. A path outside the working
+// directory is never copied (noted); a secret-looking file or one the
+// deny rules cover gets a placeholder (noted).
+func (r *Recorder) Touched(sessionID, abs string) {
+	if r.opts.Keep != nil && !r.opts.Keep(sessionID) {
 		return
 	}
-	rel, ok := inside(r.opts.Cwd, args.Path)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.opts.Cwd == "" || abs == "" {
+		return
+	}
+	rel, ok := inside(realPath(r.opts.Cwd), abs)
 	if !ok {
-		if !r.seen[args.Path] {
-			r.seen[args.Path] = true
-			r.notes = append(r.notes, fmt.Sprintf("%s: outside the working directory, not snapshotted", r.red.Redact(args.Path)))
+		rel, ok = inside(r.opts.Cwd, abs)
+	}
+	if !ok {
+		if !r.seen[abs] {
+			r.seen[abs] = true
+			r.notes = append(r.notes, fmt.Sprintf("%s: outside the working directory, not snapshotted", r.red.Redact(abs)))
 		}
 		return
 	}
@@ -281,6 +286,38 @@ func (r *Recorder) snapshotLocked(arguments string) {
 	r.addFileLocked(rel)
 }
 
+// Outside notes that a tool touched path, which lies outside the working
+// directory once resolved (through a symlinked folder, or a file with
+// more than one hard link): it is never copied.
+func (r *Recorder) Outside(sessionID, path string) {
+	if r.opts.Keep != nil && !r.opts.Keep(sessionID) {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.seen["\x00"+path] {
+		return
+	}
+	r.seen["\x00"+path] = true
+	r.notes = append(r.notes, fmt.Sprintf("%s: resolves outside the working directory (a symlink or a hard link), not snapshotted", r.red.Redact(path)))
+}
+
+// SetDenied sets the deny-rule check of Options.Denied (known once the
+// recorded session's settings are).
+func (r *Recorder) SetDenied(denied func(rel string) bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.opts.Denied = denied
+}
+
+// realPath is p with symlinks evaluated (p itself when that fails).
+func realPath(p string) string {
+	if rp, err := filepath.EvalSymlinks(p); err == nil {
+		return rp
+	}
+	return p
+}
+
 // addFileLocked snapshots cwd/rel if it is a regular text file within the
 // caps; a missing file is simply not part of the snapshot. It reads
 // through the resolver of the agent's own file work (internal/beneath):
@@ -288,6 +325,14 @@ func (r *Recorder) snapshotLocked(arguments string) {
 // nor is a file with more than one hard link (another of its names may
 // be outside).
 func (r *Recorder) addFileLocked(rel string) {
+	if why := r.withheldLocked(rel); why != "" {
+		if _, err := os.Lstat(filepath.Join(r.opts.Cwd, filepath.FromSlash(rel))); err != nil {
+			return // absent: nothing to hold back
+		}
+		r.files[rel] = Placeholder
+		r.notes = append(r.notes, fmt.Sprintf("%s: %s, never copied (the replay gets a placeholder)", rel, why))
+		return
+	}
 	root, err := beneath.Open(filepath.Clean(r.opts.Cwd))
 	if err != nil {
 		return
@@ -386,6 +431,23 @@ func (r *Recorder) Replies() map[string][]scripted.Reply {
 		out[key] = list
 	}
 	return out
+}
+
+// Produced reports whether the run produced a recording: at least one
+// model call of a recorded session returned a reply (not only errors or
+// cancelled calls). A run that failed before its first reply (a missing
+// or rejected key) must leave an earlier recording alone.
+func (r *Recorder) Produced() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, byCall := range r.replies {
+		for _, rep := range byCall {
+			if rep.Error == "" && !rep.Hang {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // compactSuffix ends the script key of compaction summaries

@@ -59,6 +59,9 @@ func TestRecordRoundTrip(t *testing.T) {
 	drain(t, t.Context(), m, "main", 1)
 	drain(t, t.Context(), m, "Child task", 0)
 	drain(t, t.Context(), m, "main/compact", 0)
+	// The tools, allowed by the gate, touch the files the reply named.
+	rec.Touched("s", filepath.Join(cwd, "notes.txt"))
+	rec.Touched("s", "/etc/hostname")
 
 	out, err := rec.Scenario(recording.Session{Prompt: "Read notes.txt", Mode: "bypass", Permissions: []string{"allow-once"}, Settled: 1})
 	if err != nil {

@@ -17,8 +17,13 @@ const minSecret = 6
 // bearer token wherever they are written ("Authorization: Bearer x",
 // "authorization": "x", "Bearer x").
 var (
-	authValue   = regexp.MustCompile(`(?i)(authorization["']?\s*[:=]\s*["']?)(?:bearer\s+|basic\s+)?[^\s"',}]+`)
+	authValue   = regexp.MustCompile(`(?i)(authorization["']?\s*[:=]\s*["']?)(?:(?:bearer|basic|token)\s+)?[^\s"',}]+`)
 	bearerValue = regexp.MustCompile(`(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{6,}`)
+	// tokenValue and tokenFlag: a token given as a field or an option
+	// ("token": "x", token=x, --token x; "Authorization: token x" is
+	// authValue's).
+	tokenValue = regexp.MustCompile(`(?i)\b((?:access_|auth_|api_|private_|refresh_)?token["']?\s*[:=]\s*["']?)[A-Za-z0-9._~+/=-]{6,}`)
+	tokenFlag  = regexp.MustCompile(`(?i)(--[a-z-]*token[= ]+)[A-Za-z0-9._~+/=-]{6,}`)
 )
 
 // Redactor replaces secret values and Authorization / Bearer values.
@@ -53,5 +58,7 @@ func (r *Redactor) Redact(s string) string {
 		s = strings.ReplaceAll(s, sec, Redacted)
 	}
 	s = authValue.ReplaceAllString(s, "${1}"+Redacted)
-	return bearerValue.ReplaceAllString(s, "${1}"+Redacted)
+	s = bearerValue.ReplaceAllString(s, "${1}"+Redacted)
+	s = tokenValue.ReplaceAllString(s, "${1}"+Redacted)
+	return tokenFlag.ReplaceAllString(s, "${1}"+Redacted)
 }

@@ -2,7 +2,9 @@
 // Exec is the recorder of one "acp-agent exec --record" run, Serve the
 // recorder of one served connection ("acp-agent --record"). Each wraps
 // the composition's model with a recording.Recorder (package recording,
-// the model boundary), observes the live session store for what the
+// the model boundary), taps the workspace resolver's permission gate so a
+// file is snapshotted only when a file tool was allowed to touch it
+// (workspace.go), observes the live session store for what the
 // model boundary cannot see (the files a search found, settlement
 // notices and the turns they started), and Serve taps the ACP
 // connection's lines to turn what the editor sent into client steps.

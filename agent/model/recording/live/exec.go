@@ -26,15 +26,37 @@ import (
 // value looks like.
 var knownKeyVars = []string{"OPENAI_API_KEY", "DEEPSEEK_API_KEY", "ANTHROPIC_API_KEY"}
 
+// linkSuffixes end the names of variables whose long values carry
+// credentials though the name does not say so (DATABASE_URL, GH_PAT,
+// SENTRY_DSN, SLACK_WEBHOOK).
+var linkSuffixes = []string{"_URL", "_PAT", "_DSN", "_WEBHOOK"}
+
+// minLinkValue: a value of a linkSuffixes variable longer than this is
+// redacted (shorter ones, "http://x", carry no credential worth hiding
+// and would blank out ordinary text).
+const minLinkValue = 15
+
 // SecretValues are the values a recording must not contain: the
-// provider's key variable and every variable named like a secret (KEY,
-// TOKEN, SECRET, PASSWORD: agent/settings), read through getenv.
+// provider's key variable, every variable named like a secret (KEY,
+// TOKEN, SECRET, PASSWORD: agent/settings), and every value longer than
+// 15 characters of a variable whose name ends in _URL, _PAT, _DSN or
+// _WEBHOOK, read through getenv.
 func SecretValues(apiKeyEnv string, getenv func(string) string, environ []string) []string {
 	names := append([]string{apiKeyEnv}, knownKeyVars...)
+	var links []string
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")
-		if name != "" && settings.Dropped(name, nil, settings.Env{}) {
+		switch {
+		case name == "":
+		case settings.Dropped(name, nil, settings.Env{}):
 			names = append(names, name)
+		case hasLinkSuffix(name):
+			links = append(links, name)
+		}
+	}
+	for _, n := range links {
+		if v := getenv(n); len(v) > minLinkValue {
+			names = append(names, n)
 		}
 	}
 	var out []string
@@ -47,6 +69,16 @@ func SecretValues(apiKeyEnv string, getenv func(string) string, environ []string
 		}
 	}
 	return out
+}
+
+func hasLinkSuffix(name string) bool {
+	up := strings.ToUpper(name)
+	for _, s := range linkSuffixes {
+		if strings.HasSuffix(up, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // Exec is one --record run. Its observer and model wrapper run on the
@@ -143,6 +175,10 @@ type ExecRun struct {
 // Write writes the scenario of the run, and reports on stderr what it
 // left out.
 func (r *Exec) Write(run ExecRun, stderr io.Writer) error {
+	if !r.rec.Produced() {
+		fmt.Fprintf(stderr, "acp-agent: --record: the run got no model reply: %s not written (a recording already there is left as it was)\n", r.dir)
+		return nil
+	}
 	r.projectFiles()
 	s := recording.Session{
 		Description:   "Recorded with acp-agent exec --record.",

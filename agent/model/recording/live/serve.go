@@ -118,6 +118,9 @@ type lineTap struct {
 	line func([]byte)
 	mu   sync.Mutex
 	buf  []byte
+	// skipping: the line being read grew past maxTapLine; it is dropped
+	// up to its newline.
+	skipping bool
 }
 
 func (t *lineTap) Read(p []byte) (int, error) {
@@ -143,19 +146,23 @@ func (t *lineTap) feed(p []byte) {
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
-			if len(t.buf)+len(p) <= maxTapLine {
+			if !t.skipping && len(t.buf)+len(p) <= maxTapLine {
 				t.buf = append(t.buf, p...)
 			} else {
-				t.buf = t.buf[:0]
+				// Too long to hold: the rest of this line, up to its
+				// newline, is skipped too (a tail is not a line).
+				t.buf, t.skipping = t.buf[:0], true
 			}
 			return
 		}
-		line := p[:i]
-		if len(t.buf) > 0 {
-			line = append(t.buf, line...)
+		if !t.skipping && len(t.buf)+i <= maxTapLine {
+			line := p[:i]
+			if len(t.buf) > 0 {
+				line = append(t.buf, line...)
+			}
+			t.line(line)
 		}
-		t.line(line)
-		t.buf = t.buf[:0]
+		t.buf, t.skipping = t.buf[:0], false
 		p = p[i+1:]
 	}
 }
@@ -429,6 +436,10 @@ func (r *Serve) Write(stderr io.Writer, contextWindow int) error {
 	r.smu.Unlock()
 	if root == "" {
 		fmt.Fprintf(stderr, "acp-agent: --record: no session was created on the connection: %s not written\n", r.dir)
+		return nil
+	}
+	if !r.rec.Produced() {
+		fmt.Fprintf(stderr, "acp-agent: --record: the session got no model reply: %s not written (a recording already there is left as it was)\n", r.dir)
 		return nil
 	}
 	r.projectFiles()
