@@ -34,7 +34,8 @@ type externalApprovals struct {
 }
 
 // keeperOnce is the app's external.Keeper, made (and registered to be
-// closed with the app) on first use.
+// closed with the app) on first use, which is the wiring of the subagent
+// runtime: before any child exists.
 type keeperOnce struct {
 	once sync.Once
 	k    *external.Keeper

@@ -47,13 +47,13 @@ func wireSubagents(a *App) error {
 		Worktrees:     worktree.Git{},
 		MaxBackground: a.maxBackground(),
 		OnQueued:      a.Config.hooks().OnQueued,
-		Digest:        subagent.DigestOptions{Sync: a.Config.DigestSync, Ticks: a.Config.hooks().DigestTicks},
-		Budgets:       budgetOptions,
+		// A child torn down (session closed, agent shutting down) will
+		// not be messaged in this process: its kept agent stops now.
+		OnTornDown: a.keeper().Drop,
+		Digest:     subagent.DigestOptions{Sync: a.Config.DigestSync, Ticks: a.Config.hooks().DigestTicks},
+		Budgets:    budgetOptions,
 	})
 	a.Subagents = rt
-	// The keeper of external children's processes exists (and is closed
-	// with the app) before any child does.
-	a.keeper()
 	// The stall watchdog's sweeper: owned here, stopped and waited for at
 	// close.
 	watchCtx, stopWatch := context.WithCancel(context.Background())

@@ -123,6 +123,11 @@ type Options struct {
 	// OnQueued, when set, is called each time a start begins to wait for a
 	// slot (scenario runs observe the queue through it).
 	OnQueued func(parentID, childID string)
+	// OnTornDown, when set, is called with a continuable child's id when
+	// its activation is torn down by a drain or its owner's disposal
+	// rather than settled after its work (the app stops the external
+	// agent process it kept for the child's next activation).
+	OnTornDown func(childID string)
 	// Digest paces the live digests delegations show of their children
 	// (digest.go).
 	Digest DigestOptions
@@ -167,7 +172,7 @@ func New(opts Options) *Runtime {
 	kids := &children{sessions: opts.Sessions, agents: opts.Agents, factory: opts.Factory, log: opts.Logger, spend: spend}
 	reg := &ProviderRegistry{lc: lc}
 	cont := newContinuations(live, kids, opts.Durable, lc, opts.Logger, opts.NewRunID)
-	cont.worktrees, cont.onQueued = opts.Worktrees, opts.OnQueued
+	cont.worktrees, cont.onQueued, cont.onTornDown = opts.Worktrees, opts.OnQueued, opts.OnTornDown
 	if cat, ok := opts.Catalog.(*Catalog); ok && cat != nil && cat.Waiting == nil {
 		cat.Waiting = cont.Waiting
 	}

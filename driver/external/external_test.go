@@ -466,3 +466,24 @@ func TestKeeperStopsAnIdleProcess(t *testing.T) {
 		t.Fatalf("the agent saw:\n%s", obs)
 	}
 }
+
+// Drop stops the process kept for a child (it was torn down, not settled):
+// the next activation starts the command again.
+func TestKeeperDropStopsTheKeptProcess(t *testing.T) {
+	keeper := external.NewKeeper(time.Minute)
+	t.Cleanup(func() { _ = keeper.Close() })
+	f := newFixture(t, "normal", func(o *external.Options) { o.Keeper = keeper })
+	f.prompt("first", 20*time.Second)
+	if err := f.agent.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	keeper.Drop(f.sess.ID())
+	if n := keeper.Kept(); n != 0 {
+		t.Fatalf("kept %d after Drop", n)
+	}
+	f.build()
+	f.prompt("second", 20*time.Second)
+	if obs := f.observed(); strings.Count(obs, "initialize") != 2 || !strings.Contains(obs, "load fake-1") {
+		t.Fatalf("the agent saw:\n%s", obs)
+	}
+}
