@@ -62,7 +62,7 @@ func TestBindAfterCloseRefused(t *testing.T) {
 			if before != nil {
 				err = s.replayAgain(before)
 			} else {
-				b, _, err = s.loadLocked(ctx, id, "", nil, true)
+				b, _, err = s.loadLocked(ctx, id, "", nil, binding{}, true)
 			}
 			var ae *Error
 			if !errors.As(err, &ae) || ae.Code != CodeShuttingDown || b != nil {

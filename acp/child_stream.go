@@ -285,7 +285,7 @@ func (s *Server) openChildStream(child *childtree.Child) {
 	if p == nil {
 		parentCwd = s.sessionCwd(child.Parent)
 	}
-	tr := newTranslator(s.opts.Tools).withDepth(child.Depth)
+	tr := newTranslator(s.opts.Tools).withDepth(child.Depth).withSession(child.ID)
 	tr.cwd = child.Cwd
 	tr.ctx.cfg = s.opts.Budget
 	tr.next = child.Start

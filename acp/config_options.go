@@ -130,13 +130,13 @@ func (s *Server) modelFromLog(events []session.Event) string {
 // configOptionsFor renders the full configOptions of a top-level session
 // whose model is model ("" without a picker) and whose mode is mode.
 func (s *Server) configOptionsFor(model, mode string) []acpsdk.SessionConfigOption {
-	return sessionConfig(s.opts.Models, model, true, mode)
+	return sessionConfig(s.opts.Models, model, true, mode, nil)
 }
 
 // sessionConfig renders configOptions: the model picker when more than one
 // model is configured (model "" is the default), then, with withMode, the
 // mode option (mode "" is ModeDefault).
-func sessionConfig(l modelList, model string, withMode bool, mode string) []acpsdk.SessionConfigOption {
+func sessionConfig(l modelList, model string, withMode bool, mode string, sandbox *bool) []acpsdk.SessionConfigOption {
 	var out []acpsdk.SessionConfigOption
 	if len(l) > 1 {
 		if model == "" {
@@ -149,6 +149,9 @@ func sessionConfig(l modelList, model string, withMode bool, mode string) []acps
 			mode = ModeDefault
 		}
 		out = append(out, modeConfigOption(mode))
+	}
+	if sandbox != nil {
+		out = append(out, sandboxOption(*sandbox))
 	}
 	return out
 }
@@ -197,7 +200,17 @@ func (s *Server) configOptions(b *bound) []acpsdk.SessionConfigOption {
 	if b.readOnly {
 		return nil
 	}
-	return s.configOptionsFor(s.SessionModel(b.id), s.modeOf(b))
+	return s.configOptionsOf(b)
+}
+
+// configOptionsOf is the full configOptions of bound session b.
+func (s *Server) configOptionsOf(b *bound) []acpsdk.SessionConfigOption {
+	var sandbox *bool
+	if s.offersSandboxOption() && b.sess != nil && b.sess.Header().Origin != session.OriginSubagent {
+		on := s.sandboxOn(b)
+		sandbox = &on
+	}
+	return sessionConfig(s.opts.Models, s.SessionModel(b.id), true, s.modeOf(b), sandbox)
 }
 
 // setConfigOption switches a session's model or mode. The choice is
@@ -211,9 +224,22 @@ func (s *Server) setConfigOption(ctx context.Context, p acpsdk.SetSessionConfigO
 	switch {
 	case p.ValueId != nil:
 		sid, configID, value = string(p.ValueId.SessionId), string(p.ValueId.ConfigId), string(p.ValueId.Value)
+	case p.Boolean != nil && string(p.Boolean.ConfigId) == ConfigSandbox && s.offersSandboxOption():
+		b, err := s.lookup(string(p.Boolean.SessionId))
+		if err != nil {
+			return resp, toRequestError(err)
+		}
+		if b.readOnly {
+			return resp, toRequestError(b.refuseChange("given another sandbox", "its commands follow its root session"))
+		}
+		if err := s.setSandbox(ctx, b, p.Boolean.Value); err != nil {
+			return resp, err
+		}
+		resp.ConfigOptions = s.configOptionsOf(b)
+		return resp, nil
 	case p.Boolean != nil:
 		return resp, toRequestError(errorf(CodeInvalidParams,
-			"config option %q is not a boolean option (the config options are selects: %s)", p.Boolean.ConfigId, s.configIDs()))
+			"config option %q is not a boolean option (available: %s)", p.Boolean.ConfigId, s.configIDs()))
 	default:
 		return resp, toRequestError(errorf(CodeInvalidParams, "missing config option value"))
 	}
@@ -236,16 +262,20 @@ func (s *Server) setConfigOption(ctx context.Context, p acpsdk.SetSessionConfigO
 	default:
 		return resp, toRequestError(errorf(CodeInvalidParams, "unknown config option %q (available: %s)", configID, s.configIDs()))
 	}
-	resp.ConfigOptions = s.configOptionsFor(s.SessionModel(b.id), s.modeOf(b))
+	resp.ConfigOptions = s.configOptionsOf(b)
 	return resp, nil
 }
 
 // configIDs lists the ids of the offered config options.
 func (s *Server) configIDs() string {
+	ids := ConfigMode
 	if s.offersModels() {
-		return ConfigModel + ", " + ConfigMode
+		ids = ConfigModel + ", " + ids
 	}
-	return ConfigMode
+	if s.offersSandboxOption() {
+		ids += ", " + ConfigSandbox + " (boolean)"
+	}
+	return ids
 }
 
 // chooseModel records and announces model value as session b's model;
@@ -334,7 +364,7 @@ func (t *translator) modelUpdate(ev session.Event) []acpsdk.SessionUpdate {
 // the events folded so far leave them.
 func (t *translator) configUpdate() acpsdk.SessionUpdate {
 	return acpsdk.SessionUpdate{ConfigOptionUpdate: &acpsdk.SessionConfigOptionUpdate{
-		ConfigOptions: sessionConfig(t.models, t.model, t.configModes, t.mode),
+		ConfigOptions: sessionConfig(t.models, t.model, t.configModes, t.mode, t.sandbox),
 	}}
 }
 

@@ -5,8 +5,9 @@
 //
 // Supported methods:
 //   - initialize: protocolVersion 1, agentInfo {name "acp-agent", version},
-//     loadSession, sessionCapabilities.list, .close, .resume and .fork
-//     (unstable), promptCapabilities
+//     loadSession, sessionCapabilities.list, .close, .resume, .fork
+//     (unstable), .delete, .additionalDirectories and .systemPrompt
+//     (protocol2026.go adds what the SDK's type cannot say), promptCapabilities
 //     {embeddedContext: true, image: whether a configured model takes
 //     images (Options.Images), audio: false}, mcpCapabilities
 //     {http: true, sse: true}, authMethods (Options.Auth: one env_var method
@@ -48,8 +49,25 @@
 //   - session/fork (fork.go, unstable): a new top-level session seeded with
 //     the source's completed turns (header parentSession and seedLength, no
 //     descriptor), durable before the answer, listed, not replayed.
-//   - additionalDirectories (session/new, load, resume, fork) is refused
-//     with -32602 naming the directories; its capability is not advertised.
+//   - The 2026 additions the SDK predates (protocol2026.go routes the
+//     methods it does not know: aliasReader renames them in front of its
+//     reader to private "_" names it hands to HandleExtensionMethod):
+//     session/delete (delete.go: a top-level session's log and its
+//     subagents', refused with -32602 SESSION_BUSY while one runs or
+//     SESSION_LOCKED while another process holds one, -32002 when gone);
+//     additionalDirectories on session/new, load and resume
+//     (directories.go: existing absolute directories, inside the boundary
+//     for the tools, the gate, the rules and the sandbox, recorded in the
+//     header or a session/additionalDirectories event, listed in the
+//     system prompt; refused on fork); messageId on prompts and message
+//     chunks (message_id.go: derived from the log, so replays repeat
+//     them); $/cancel_request (cancel_request.go: -32800 for a list, load
+//     or prompt it names); the ask_user tool over elicitation/create
+//     (elicitation.go, rawcall.go: only for a client advertising form
+//     elicitation); the client's system prompt (system_prompt.go: append
+//     mode, its own section, recorded); the boolean config option
+//     "sandbox" for a client announcing
+//     clientCapabilities.session.configOptions.boolean (config_boolean.go).
 //   - Lines the SDK cannot decode, which it drops unanswered, get an error
 //     with id null from the reader in front of it (wire.go): -32700 for
 //     text that is not JSON, -32600 for JSON that is not a message.

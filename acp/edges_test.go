@@ -186,8 +186,8 @@ func TestResumeReattachesWithoutReplay(t *testing.T) {
 	// The scripted model indexes replies by the session's history.
 	b := startRPC(t, dir, "model:\n  main:\n    - text: \"first answer\"\n    - text: \"second answer\"\n")
 	caps := b.initialize(ctx)["agentCapabilities"].(map[string]any)["sessionCapabilities"].(map[string]any)
-	if caps["resume"] == nil || caps["fork"] == nil || caps["additionalDirectories"] != nil {
-		t.Errorf("sessionCapabilities = %v, want resume and fork, no additionalDirectories", caps)
+	if caps["resume"] == nil || caps["fork"] == nil || caps["additionalDirectories"] == nil {
+		t.Errorf("sessionCapabilities = %v, want resume, fork and additionalDirectories", caps)
 	}
 	var res map[string]any
 	b.mustCall(ctx, "session/resume", map[string]any{"sessionId": id, "cwd": cwd}, &res)
@@ -281,25 +281,27 @@ func TestForkCopiesCompletedTurnsIntoANewListedSession(t *testing.T) {
 	}
 }
 
-func TestAdditionalDirectoriesAreRefusedClearly(t *testing.T) {
+func TestAdditionalDirectoriesThatAreNotDirectoriesAreRefused(t *testing.T) {
 	ctx := ctxFor(t)
 	dir, cwd, id := firstSession(t, ctx)
 	b := startRPC(t, dir, oneReply)
 	b.initialize(ctx)
-	extra := []string{t.TempDir()}
+	missing := filepath.Join(t.TempDir(), "missing")
 	for _, tt := range []struct {
 		method string
 		params map[string]any
+		says   string
 	}{
-		{"session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}, "additionalDirectories": extra}},
-		{"session/load", map[string]any{"sessionId": id, "cwd": cwd, "mcpServers": []any{}, "additionalDirectories": extra}},
-		{"session/resume", map[string]any{"sessionId": id, "cwd": cwd, "additionalDirectories": extra}},
-		{"session/fork", map[string]any{"sessionId": id, "cwd": cwd, "additionalDirectories": extra}},
+		{"session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}, "additionalDirectories": []string{missing}}, missing + " is not a directory"},
+		{"session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}, "additionalDirectories": []string{"rel/dir"}}, "not an absolute path"},
+		{"session/load", map[string]any{"sessionId": id, "cwd": cwd, "mcpServers": []any{}, "additionalDirectories": []string{missing}}, missing},
+		{"session/resume", map[string]any{"sessionId": id, "cwd": cwd, "additionalDirectories": []string{missing}}, missing},
+		{"session/fork", map[string]any{"sessionId": id, "cwd": cwd, "additionalDirectories": []string{t.TempDir()}}, "not supported on session/fork"},
 	} {
 		var res map[string]any
 		err := b.call(ctx, tt.method, tt.params, &res)
-		if rpcCode(err) != -32602 || !strings.Contains(err.Error(), "additionalDirectories is not supported") || !strings.Contains(err.Error(), extra[0]) {
-			t.Errorf("%s with additionalDirectories = %v, want -32602 naming the directory", tt.method, err)
+		if rpcCode(err) != -32602 || !strings.Contains(err.Error(), tt.says) {
+			t.Errorf("%s with additionalDirectories = %v, want -32602 saying %q", tt.method, err, tt.says)
 		}
 	}
 	// An empty list is the same as none.

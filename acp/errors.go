@@ -34,6 +34,9 @@ const (
 	CodeSessionDamaged Code = "SESSION_DAMAGED"
 	CodeSessionLocked  Code = "SESSION_LOCKED"
 	CodeInvalidCursor  Code = "INVALID_CURSOR"
+	// CodeSessionBusy: the session (or one of its subagents) is running,
+	// so it cannot be deleted now (session/delete).
+	CodeSessionBusy Code = "SESSION_BUSY"
 
 	CodeModelNotConfigured Code = "MODEL_NOT_CONFIGURED"
 	// CodeAuthRequired is answered with JSON-RPC -32000 (the ACP
@@ -74,7 +77,7 @@ func errorf(code Code, format string, args ...any) *Error {
 var invalidParamCodes = map[Code]bool{
 	CodeInvalidParams: true, CodeInvalidSessionID: true,
 	CodePromptInFlight: true, CodeUnsupportedContent: true, CodeReadOnlySession: true, CodeSessionDamaged: true,
-	CodeSessionLocked: true, CodeInvalidCursor: true,
+	CodeSessionLocked: true, CodeInvalidCursor: true, CodeSessionBusy: true,
 }
 
 // toRequestError is the single error mapping of the ACP boundary. It

@@ -36,7 +36,7 @@ func (s *Server) UnstableForkSession(ctx context.Context, p acpsdk.UnstableForkS
 	if err := checkCwd(p.Cwd); err != nil {
 		return resp, toRequestError(err)
 	}
-	if err := checkAdditionalDirectories(p.AdditionalDirectories); err != nil {
+	if err := checkNoDirectories(p.AdditionalDirectories); err != nil {
 		return resp, toRequestError(err)
 	}
 	var servers []acpsdk.McpServer

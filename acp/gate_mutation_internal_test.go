@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -206,6 +207,86 @@ func TestOutsidePathsNeedARuleThatNamesThem(t *testing.T) {
 		}
 		if got := codeOf(g.Authorize(ctx, rm)); got != workspace.CodeRuleDenies {
 			t.Errorf("%s: rm: %q, want %s", g.requester, got, workspace.CodeRuleDenies)
+		}
+	}
+}
+
+// TestPlanRefusalTellsNothingOfThePath: plan mode refuses a write the
+// same way whether its path has another hard link, resolves outside the
+// cwd or is a plain inside file: the refusal names the path as the model
+// gave it, never what the tool found out about it.
+func TestPlanRefusalTellsNothingOfThePath(t *testing.T) {
+	ctx := context.Background()
+	linked := editReq
+	linked.Subject, linked.Title, linked.OutsideCwd = "notes.txt", "Write notes.txt (a file with more than one hard link: another of its names may be outside the working directory)", true
+	resolvedOut := editReq
+	resolvedOut.Subject, resolvedOut.Title, resolvedOut.OutsideCwd = "docs/x.md", "Write /elsewhere/x.md (outside the working directory)", true
+	for _, own := range []bool{false, true} {
+		s := gateServer(map[string]string{"root": ModePlan})
+		g := rootGate(s, "root")
+		if own {
+			// A child whose definition asks for plan, under a root in
+			// default mode.
+			s = gateServer(map[string]string{"root": ModeDefault})
+			g = childGate(s, "child", "root")
+			g.child.mode = ModePlan
+		}
+		for _, req := range []workspace.PermissionRequest{linked, resolvedOut} {
+			err := g.Authorize(ctx, req)
+			if codeOf(err) != workspace.CodeModeForbids {
+				t.Fatalf("%s: %v, want %s", req.Subject, err, workspace.CodeModeForbids)
+			}
+			msg := err.Error()
+			for _, leak := range []string{"hard link", "/elsewhere", "outside the working directory"} {
+				if strings.Contains(msg, leak) {
+					t.Errorf("own=%v: the refusal of %s says %q: %s", own, req.Subject, leak, msg)
+				}
+			}
+			if !strings.Contains(msg, "write ("+req.Subject+")") {
+				t.Errorf("own=%v: the refusal does not name the call as given: %s", own, msg)
+			}
+		}
+	}
+}
+
+// TestDenyRuleCoversAHardLink: "deny read(.env)" denies a read of
+// another name of the same file (a hard link the model made or found),
+// which rules matching names alone would only ask about; a link to a
+// file no rule denies is asked as before.
+func TestDenyRuleCoversAHardLink(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	user := filepath.Join(t.TempDir(), "settings.json")
+	if err := os.WriteFile(user, []byte(`{"permissions": {"deny": ["read(.env)", "edit(config/prod.yml)"]}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string]string{".env": "SECRET=1\n", "plain.txt": "hello\n", "config/prod.yml": "db: x\n"} {
+		os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for link, target := range map[string]string{"notes.txt": ".env", "other.txt": "plain.txt", "p.yml": "config/prod.yml"} {
+		if err := os.Link(filepath.Join(dir, target), filepath.Join(dir, link)); err != nil {
+			t.Skipf("no hard links here: %v", err)
+		}
+	}
+	s := gateServer(map[string]string{"root": ModeDefault})
+	s.opts.Settings = func(cwd string) *settings.Policy { return settings.Load(user, cwd) }
+	g := rootGate(s, "root")
+	g.cwd, g.rootCwd = dir, dir
+	for _, tc := range []struct {
+		tool, kind, path, want string
+	}{
+		{"read", workspace.KindRead, "notes.txt", workspace.CodeRuleDenies},
+		{"grep", "search", "notes.txt", workspace.CodeRuleDenies},
+		{"write", workspace.KindEdit, "p.yml", workspace.CodeRuleDenies},
+		{"read", workspace.KindRead, "p.yml", workspace.CodePermissionCancelled}, // the rule denies edits only
+		{"read", workspace.KindRead, "other.txt", workspace.CodePermissionCancelled},
+	} {
+		req := workspace.PermissionRequest{CallID: "c", Tool: tc.tool, Kind: tc.kind, Subject: tc.path, Resolved: tc.path, OutsideCwd: true}
+		if got := codeOf(g.Authorize(ctx, req)); got != tc.want {
+			t.Errorf("%s %s: %q, want %q", tc.tool, tc.path, got, tc.want)
 		}
 	}
 }

@@ -44,6 +44,8 @@ func (s *Server) Initialize(ctx context.Context, p acpsdk.InitializeRequest) (re
 			Close:  &acpsdk.SessionCloseCapabilities{},
 			Resume: &acpsdk.SessionResumeCapabilities{},
 			Fork:   &acpsdk.SessionForkCapabilities{},
+			// Extra workspace roots (directories.go).
+			AdditionalDirectories: &acpsdk.SessionAdditionalDirectoriesCapabilities{},
 		},
 	}
 	if ext := s.advertisedExtensions(); len(ext) > 0 {
@@ -80,21 +82,32 @@ func (s *Server) ClientCapabilities() acpsdk.ClientCapabilities {
 // MCP servers (mcp.go); servers that fail are reported to the user once
 // the response is out, with the available commands.
 func (s *Server) NewSession(ctx context.Context, p acpsdk.NewSessionRequest) (resp acpsdk.NewSessionResponse, err error) {
+	return s.newSession(ctx, p, nil)
+}
+
+// newSession is session/new with the client's system prompt (nil: none).
+func (s *Server) newSession(ctx context.Context, p acpsdk.NewSessionRequest, client *string) (resp acpsdk.NewSessionResponse, err error) {
 	defer s.recoverTo("session/new", &err)
 	if err := checkCwd(p.Cwd); err != nil {
 		return resp, toRequestError(err)
 	}
-	if err := checkAdditionalDirectories(p.AdditionalDirectories); err != nil {
+	dirs, err := cleanDirectories(p.AdditionalDirectories)
+	if err != nil {
 		return resp, toRequestError(err)
 	}
 	if err := s.admitting(); err != nil {
 		return resp, toRequestError(err)
 	}
 	set, notices := s.startMCP(ctx, filepath.Clean(p.Cwd), p.McpServers)
-	sess, err := s.opts.Sessions.Create(session.Header{Cwd: filepath.Clean(p.Cwd)}, session.CreateOptions{})
+	sess, err := s.opts.Sessions.Create(session.Header{Cwd: filepath.Clean(p.Cwd), AdditionalDirectories: session.NewDirs(dirs)}, session.CreateOptions{})
 	if err != nil {
 		_ = set.Close()
 		return resp, toRequestError(fmt.Errorf("create session: %w", err))
+	}
+	if err := s.recordBinding(ctx, sess, binding{client: client}); err != nil {
+		_ = set.Close()
+		_ = s.opts.Sessions.Remove(sess.ID())
+		return resp, toRequestError(err)
 	}
 	b, err := s.attachNew(sess, true, false, set)
 	if err != nil {
@@ -141,9 +154,16 @@ func (s *Server) attachNew(sess *session.Session, ownSession, replay bool, set *
 // session becomes live on this connection (prompts continue it); a child
 // (subagent) session is replayed read-only, followed by a notice saying so.
 func (s *Server) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (resp acpsdk.LoadSessionResponse, err error) {
+	return s.loadSession(ctx, p, nil)
+}
+
+// loadSession is session/load with the client's system prompt (nil: keep
+// the recorded one).
+func (s *Server) loadSession(ctx context.Context, p acpsdk.LoadSessionRequest, client *string) (resp acpsdk.LoadSessionResponse, err error) {
 	defer s.recoverTo("session/load", &err)
 	id := string(p.SessionId)
-	if err := checkStoredBind(id, p.Cwd, p.Cwd != "", p.AdditionalDirectories); err != nil {
+	dirs, err := checkStoredBind(id, p.Cwd, p.Cwd != "", p.AdditionalDirectories)
+	if err != nil {
 		return resp, toRequestError(err)
 	}
 	if err := s.admitting(); err != nil {
@@ -152,8 +172,11 @@ func (s *Server) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (
 	s.bindMu.Lock()
 	defer s.bindMu.Unlock()
 	wasBound := s.boundSession(id) != nil
-	b, notices, err := s.loadLocked(ctx, id, p.Cwd, p.McpServers, true)
+	b, notices, err := s.loadLocked(ctx, id, p.Cwd, p.McpServers, binding{dirs: dirs, client: client}, true)
 	if err != nil {
+		return resp, toRequestError(err)
+	}
+	if err := s.setRoots(ctx, b, dirs); err != nil {
 		return resp, toRequestError(err)
 	}
 	resp.Modes = s.modeState(b)
@@ -165,6 +188,10 @@ func (s *Server) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (
 	s.reannounceChildren(ctx, b)
 	// The replay is on the wire before the response (ACP).
 	if err := s.flush(ctx, b); err != nil {
+		if !wasBound && errors.Is(err, context.Canceled) {
+			// $/cancel_request: the load did not happen.
+			s.unbindFailed(ctx, b)
+		}
 		return resp, toRequestError(err)
 	}
 	if rerr := b.em.takeReplayErr(); rerr != nil {
@@ -181,17 +208,22 @@ func (s *Server) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (
 // bound before stays as it was.
 func (s *Server) failedReplay(ctx context.Context, b *bound, wasBound bool, cause error) error {
 	if !wasBound {
-		s.mu.Lock()
-		if s.sessions[b.id] == b {
-			delete(s.sessions, b.id)
-		}
-		s.mu.Unlock()
-		if err := s.release(ctx, b); err != nil {
-			s.log.Warn("release after a failed replay", "session_id", b.id, "err", err)
-		}
+		s.unbindFailed(ctx, b)
 	}
 	return &Error{Code: CodeReplayFailed, Err: cause, Message: fmt.Sprintf(
 		"session %s was not loaded: its history could not be read back from its log: %v", b.id, cause)}
+}
+
+// unbindFailed releases b, bound by a session/load that then failed.
+func (s *Server) unbindFailed(ctx context.Context, b *bound) {
+	s.mu.Lock()
+	if s.sessions[b.id] == b {
+		delete(s.sessions, b.id)
+	}
+	s.mu.Unlock()
+	if err := s.release(context.WithoutCancel(ctx), b); err != nil {
+		s.log.Warn("release after a failed load", "session_id", b.id, "err", err)
+	}
 }
 
 // evictLoaded lets a session bound from storage drop its loaded log from
@@ -219,17 +251,18 @@ const evictCollectEvents = 50_000
 
 // checkStoredBind checks the params of a request binding stored session
 // id (session/load, session/resume): a valid id, an absolute cwd where one
-// is given or required, and no additional directories.
-func checkStoredBind(id, cwd string, checkCwdToo bool, dirs []string) error {
+// is given or required, and additional directories that exist (returned
+// cleaned).
+func checkStoredBind(id, cwd string, checkCwdToo bool, dirs []string) ([]string, error) {
 	if err := session.ValidateID(id); err != nil {
-		return &Error{Code: CodeInvalidSessionID, Message: fmt.Sprintf("invalid session id %q: %v", id, err), Err: err}
+		return nil, &Error{Code: CodeInvalidSessionID, Message: fmt.Sprintf("invalid session id %q: %v", id, err), Err: err}
 	}
 	if checkCwdToo {
 		if err := checkCwd(cwd); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return checkAdditionalDirectories(dirs)
+	return cleanDirectories(dirs)
 }
 
 // readyStored announces a stored session bound for writing (modes,
@@ -246,7 +279,7 @@ func (s *Server) readyStored(b *bound, notices []acpsdk.SessionUpdate) {
 // A session already bound or driven by a live agent keeps its tools.
 // Without replay (session/resume) nothing of the log is sent, and a child
 // (subagent) session, which can only be viewed, is refused.
-func (s *Server) loadLocked(ctx context.Context, id, cwd string, servers []acpsdk.McpServer, replay bool) (*bound, []acpsdk.SessionUpdate, error) {
+func (s *Server) loadLocked(ctx context.Context, id, cwd string, servers []acpsdk.McpServer, bind binding, replay bool) (*bound, []acpsdk.SessionUpdate, error) {
 	s.mu.Lock()
 	b, ok := s.sessions[id]
 	s.mu.Unlock()
@@ -261,6 +294,11 @@ func (s *Server) loadLocked(ctx context.Context, id, cwd string, servers []acpsd
 		return b, nil, s.replayAgain(b)
 	}
 	startMCP := func(sess *session.Session) (*mcptool.Set, []acpsdk.SessionUpdate) {
+		// The agent is built next: it starts from the roots named here
+		// (directories.go; setRoots retries a failure after binding).
+		if err := s.recordBinding(ctx, sess, bind); err != nil {
+			s.log.Warn("record the additional directories", "session_id", sess.ID(), "err", err)
+		}
 		dir := cwd
 		if dir == "" {
 			dir = sess.Header().Cwd
@@ -452,7 +490,7 @@ func (s *Server) replayAgain(b *bound) error {
 // Like bindAgent, it is refused after Close before any replay is queued.
 func (s *Server) readOnly(id string, depth int, events []session.Event, damage string, notices ...acpsdk.SessionUpdate) (*bound, error) {
 	b := &bound{id: id, readOnly: true, damage: damage, replayLog: events, viewNotices: notices}
-	b.em = newEmitter(newTranslator(s.opts.Tools).withDepth(depth).withModels(s.opts.Models), s.sendTo(id), &s.emitters, s.log.With("session_id", id))
+	b.em = newEmitter(newTranslator(s.opts.Tools).withDepth(depth).withSession(id).withModels(s.opts.Models), s.sendTo(id), &s.emitters, s.log.With("session_id", id))
 	b.em.sendText = s.sendTextTo(id)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -529,6 +567,9 @@ func (s *Server) SetSessionConfigOption(ctx context.Context, p acpsdk.SetSession
 // HandleExtensionMethod dispatches "_..." methods to Options.Extensions.
 func (s *Server) HandleExtensionMethod(ctx context.Context, method string, params json.RawMessage) (res any, err error) {
 	defer s.recoverTo(method, &err)
+	if res, ok, err := s.routed(ctx, method, params); ok {
+		return res, toRequestError(err)
+	}
 	h, ok := s.opts.Extensions[method]
 	if !ok {
 		return nil, acpsdk.NewMethodNotFound(method)

@@ -9,6 +9,7 @@ package acp
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -110,7 +111,7 @@ func (s *Server) startMCP(ctx context.Context, cwd string, servers []acpsdk.McpS
 // newAgent builds the agent of a top-level session, with the tools of its
 // MCP servers when it has any.
 func (s *Server) newAgent(sess *session.Session, set *mcptool.Set) (*agent.Agent, error) {
-	extra := set.Tools()
+	extra := slices.Concat(set.Tools(), s.sessionTools(sess))
 	if len(extra) == 0 {
 		return s.opts.NewAgent(sess)
 	}

@@ -114,11 +114,11 @@ func (g *gate) Authorize(ctx context.Context, req workspace.PermissionRequest) e
 	case v.Code == policy.CodeModeForbids && own:
 		return &tool.Error{Code: workspace.CodeModeForbids, Message: fmt.Sprintf(
 			"this subagent runs in plan mode (its agent definition asks for it), which allows read-only tools only: %s was not run. "+
-				"Describe the change in your answer instead.", describeCall(req))}
+				"Describe the change in your answer instead.", describeRefused(req))}
 	case v.Code == policy.CodeModeForbids:
 		return &tool.Error{Code: workspace.CodeModeForbids, Message: fmt.Sprintf(
 			"the session is in plan mode, which allows read-only tools only: %s was not run. "+
-				"Describe the change instead, or ask the user to switch the session to another mode.", describeCall(req))}
+				"Describe the change instead, or ask the user to switch the session to another mode.", describeRefused(req))}
 	}
 	return rejected(req, v.Reason)
 }
@@ -371,6 +371,18 @@ func requestContent(detail, protected string, d *session.ToolDisplay) []acpsdk.T
 		out = append(out, acpsdk.ToolContent(acpsdk.TextBlock(detail)))
 	}
 	return append(out, displayContent(d)...)
+}
+
+// describeRefused names a call plan mode refused without what the tool
+// found out about its path: for a path outside the cwd (or with other
+// names outside it) the path as the model gave it, not the title, whose
+// note would tell the model what plan mode must not (that a file exists,
+// has another hard link, or resolves elsewhere).
+func describeRefused(req workspace.PermissionRequest) string {
+	if req.OutsideCwd && req.Subject != "" {
+		return fmt.Sprintf("%s (%s)", req.Tool, workspace.EscapeTitle(req.Subject))
+	}
+	return describeCall(req)
 }
 
 func describeCall(req workspace.PermissionRequest) string {

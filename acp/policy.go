@@ -7,6 +7,7 @@ package acp
 
 import (
 	"fmt"
+	"path/filepath"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
@@ -74,8 +75,20 @@ func (g *gate) ruleDecision(req workspace.PermissionRequest) (policy.Rule, strin
 	if pol == nil {
 		return policy.RuleNone, ""
 	}
-	return policy.Rules(pol, req.Tool, req.Kind, policy.Subject{Lexical: req.Subject, Resolved: req.Resolved},
+	rule, text := policy.Rules(pol, req.Tool, req.Kind, policy.Subject{Lexical: req.Subject, Resolved: req.Resolved},
 		req.OutsideCwd || req.Protected != "")
+	if rule != policy.RuleDeny && req.Resolved != "" {
+		// A hard link is a name no rule saw: a deny rule for the same file
+		// under its other name still denies.
+		abs := req.Resolved
+		if !filepath.IsAbs(abs) {
+			abs = filepath.Join(g.cwd, abs)
+		}
+		if denied, ok := pol.DeniedByAnotherName(req.Tool, req.Kind, g.rootCwd, abs); ok {
+			return policy.RuleDeny, denied
+		}
+	}
+	return rule, text
 }
 
 // saveAlways saves an "always allow" answer as a user-level rule scoped to

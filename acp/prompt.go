@@ -41,6 +41,9 @@ func (s *Server) Prompt(ctx context.Context, p acpsdk.PromptRequest) (resp acpsd
 	if err := s.authReady(b.id); err != nil {
 		return resp, toRequestError(err)
 	}
+	if p.MessageId != nil && !isUUID(*p.MessageId) {
+		return resp, toRequestError(errorf(CodeInvalidParams, "messageId must be a UUID, got %q", *p.MessageId))
+	}
 	blocks, err := promptBlocks(p.Prompt, s.opts.MaxPromptBytes, s.imageInput(b.id))
 	if err != nil {
 		return resp, toRequestError(err)
@@ -56,7 +59,7 @@ func (s *Server) Prompt(ctx context.Context, p acpsdk.PromptRequest) (resp acpsd
 	defer b.endPrompt()
 
 	msg := session.Message{
-		ID:      b.sess.NewID(),
+		ID:      userMessageIDOf(b, p.MessageId),
 		Role:    session.RoleUser,
 		Content: blocks,
 		Source:  session.Source{Kind: session.SourceUser},
@@ -73,6 +76,9 @@ func (s *Server) Prompt(ctx context.Context, p acpsdk.PromptRequest) (resp acpsd
 	}
 	if cancelled {
 		s.log.Info("prompt cancelled", "session_id", b.id, "cause", context.Cause(ctx))
+		if s.wire.takeRequestCancel(b.id) {
+			return resp, errRequestCancelled("session/prompt")
+		}
 		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonCancelled}, nil
 	}
 	if perr != nil {
@@ -85,7 +91,7 @@ func (s *Server) Prompt(ctx context.Context, p acpsdk.PromptRequest) (resp acpsd
 	if err != nil {
 		return resp, toRequestError(err)
 	}
-	resp = acpsdk.PromptResponse{StopReason: reason}
+	resp = acpsdk.PromptResponse{StopReason: reason, UserMessageId: p.MessageId} // echoed: it was recorded
 	if m := limitMeta(res.Reason); m != nil {
 		resp.Meta = m
 	}
@@ -169,4 +175,14 @@ func limitMeta(r session.TurnEndReason) map[string]any {
 		m["detail"] = r.Detail
 	}
 	return map[string]any{MetaLimit: m}
+}
+
+// userMessageIDOf is the id a prompt's user message is recorded with: the
+// client's own messageId (checked to be a UUID before admission), so a
+// replay shows it again, else a new one of the session's.
+func userMessageIDOf(b *bound, client *string) string {
+	if client != nil {
+		return *client
+	}
+	return b.sess.NewID()
 }

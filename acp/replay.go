@@ -32,21 +32,22 @@ type chunkMerger struct {
 	sendText textSendFunc // fast path for the merged runs; nil: send
 	log      *slog.Logger
 	thought  bool   // the pending run is agent thought, else agent message
+	mid      string // the pending run's messageId ("" none)
 	text     []byte // the pending run; its storage is reused for the next
 }
 
 // add takes the next update of the replay, in order.
 func (m *chunkMerger) add(u acpsdk.SessionUpdate) {
-	text, thought, ok := plainChunk(u)
+	text, thought, mid, ok := plainChunk(u)
 	if !ok {
 		m.flush()
 		m.send(u)
 		return
 	}
-	if len(m.text) > 0 && (thought != m.thought || len(m.text)+len(text) > replayChunkLimit) {
+	if len(m.text) > 0 && (thought != m.thought || mid != m.mid || len(m.text)+len(text) > replayChunkLimit) {
 		m.flush()
 	}
-	m.thought = thought
+	m.thought, m.mid = thought, mid
 	m.text = append(m.text, text...)
 }
 
@@ -58,7 +59,7 @@ func (m *chunkMerger) flush() {
 	text := string(m.text)
 	m.text = m.text[:0]
 	if m.sendText != nil {
-		if err := m.sendText(context.Background(), m.thought, text); err != nil {
+		if err := m.sendText(context.Background(), m.thought, m.mid, text); err != nil {
 			m.log.Debug("session update not sent", "err", err)
 		}
 		return
@@ -66,13 +67,18 @@ func (m *chunkMerger) flush() {
 	if m.thought {
 		m.send(acpsdk.UpdateAgentThoughtText(text))
 	} else {
-		m.send(acpsdk.UpdateAgentMessageText(text))
+		u := acpsdk.UpdateAgentMessageText(text)
+		if m.mid != "" {
+			u.AgentMessageChunk.MessageId = acpsdk.Ptr(m.mid)
+		}
+		m.send(u)
 	}
 }
 
 // plainChunk reports whether u is an agent message or thought chunk made
-// of text alone (no metadata, annotations or message id to keep).
-func plainChunk(u acpsdk.SessionUpdate) (text string, thought, ok bool) {
+// of text alone (no metadata or annotations to keep), and its messageId
+// (an agent message's only: runs merge within one message).
+func plainChunk(u acpsdk.SessionUpdate) (text string, thought bool, mid string, ok bool) {
 	plain := func(c acpsdk.ContentBlock) (string, bool) {
 		t := c.Text
 		if t == nil || t.Meta != nil || t.Annotations != nil || c.Image != nil || c.Audio != nil || c.ResourceLink != nil || c.Resource != nil {
@@ -81,21 +87,25 @@ func plainChunk(u acpsdk.SessionUpdate) (text string, thought, ok bool) {
 		return t.Text, true
 	}
 	switch {
-	case u.AgentMessageChunk != nil && u.AgentMessageChunk.Meta == nil && u.AgentMessageChunk.MessageId == nil &&
+	case u.AgentMessageChunk != nil && u.AgentMessageChunk.Meta == nil &&
 		u.UserMessageChunk == nil && u.AgentThoughtChunk == nil && u.ToolCall == nil && u.ToolCallUpdate == nil:
 		text, ok = plain(u.AgentMessageChunk.Content)
-		return text, false, ok
+		if p := u.AgentMessageChunk.MessageId; p != nil {
+			mid = *p
+		}
+		return text, false, mid, ok
 	case u.AgentThoughtChunk != nil && u.AgentThoughtChunk.Meta == nil && u.AgentThoughtChunk.MessageId == nil &&
 		u.UserMessageChunk == nil && u.AgentMessageChunk == nil && u.ToolCall == nil && u.ToolCallUpdate == nil:
 		text, ok = plain(u.AgentThoughtChunk.Content)
-		return text, true, ok
+		return text, true, "", ok
 	}
-	return "", false, false
+	return "", false, "", false
 }
 
 // textSendFunc sends an agent message (thought=false) or agent thought
-// text chunk update of the emitter's session.
-type textSendFunc func(ctx context.Context, thought bool, text string) error
+// text chunk update of the emitter's session; mid is its messageId ("":
+// none).
+type textSendFunc func(ctx context.Context, thought bool, mid, text string) error
 
 // sendTextTo returns the fast path for the text chunks of a replay of
 // session id. The SDK encodes an update by marshalling it, decoding the
@@ -105,12 +115,12 @@ type textSendFunc func(ctx context.Context, thought bool, text string) error
 // log. textChunkLine writes the same bytes in one pass, straight to the
 // connection's writer (which keeps messages whole, see countingWriter).
 func (s *Server) sendTextTo(id string) textSendFunc {
-	return func(ctx context.Context, thought bool, text string) error {
+	return func(ctx context.Context, thought bool, mid, text string) error {
 		<-s.ready
 		buf := lineBuffers.Get().(*bytes.Buffer)
 		defer lineBuffers.Put(buf)
 		buf.Reset()
-		if err := appendTextChunkLine(buf, id, thought, text); err != nil {
+		if err := appendTextChunkLine(buf, id, thought, mid, text); err != nil {
 			return err
 		}
 		_, err := s.out.Write(buf.Bytes())
@@ -147,16 +157,16 @@ type rawSendFunc func(ctx context.Context, update map[string]any) error
 var lineBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // textChunkLine is appendTextChunkLine into a new slice.
-func textChunkLine(id string, thought bool, text string) ([]byte, error) {
+func textChunkLine(id string, thought bool, mid, text string) ([]byte, error) {
 	var b bytes.Buffer
-	err := appendTextChunkLine(&b, id, thought, text)
+	err := appendTextChunkLine(&b, id, thought, mid, text)
 	return b.Bytes(), err
 }
 
 // appendTextChunkLine encodes a session/update notification carrying one
 // text chunk exactly as the SDK does (encoding/json escaping, HTML-safe;
 // object keys in sorted order; one line) and appends it to b.
-func appendTextChunkLine(b *bytes.Buffer, id string, thought bool, text string) error {
+func appendTextChunkLine(b *bytes.Buffer, id string, thought bool, mid, text string) error {
 	if !utf8.ValidString(text) {
 		// The SDK's round trip through a map turns each invalid byte into
 		// a literal U+FFFD (json.Marshal alone would write \ufffd).
@@ -189,7 +199,15 @@ func appendTextChunkLine(b *bytes.Buffer, id string, thought bool, text string) 
 	if err := str(text); err != nil {
 		return err
 	}
-	b.WriteString(`,"type":"text"},"sessionUpdate":`)
+	b.WriteString(`,"type":"text"},`)
+	if mid != "" {
+		b.WriteString(`"messageId":`)
+		if err := str(mid); err != nil {
+			return err
+		}
+		b.WriteString(`,`)
+	}
+	b.WriteString(`"sessionUpdate":`)
 	b.WriteString(kind)
 	b.WriteString("}}}\n")
 	return nil

@@ -99,16 +99,23 @@ func TestTextChunkLineMatchesSDK(t *testing.T) {
 	conn := acpsdk.NewAgentSideConnection((*Server)(nil), out, pr)
 	texts := []string{"", "plain", "<html> & \"quotes\" \\ back", "line\nbreak\ttab\x01ctl", "ünïcødé ✓ \u2028\u2029", "bad utf8 \xff\xfe"}
 	for _, text := range texts {
-		for _, thought := range []bool{false, true} {
+		for _, kind := range []struct {
+			thought bool
+			mid     string
+		}{{false, ""}, {true, ""}, {false, "0f8fad5b-d9cb-469f-a165-70867728950e"}} {
+			thought, mid := kind.thought, kind.mid
 			u := acpsdk.UpdateAgentMessageText(text)
 			if thought {
 				u = acpsdk.UpdateAgentThoughtText(text)
+			}
+			if mid != "" {
+				u.AgentMessageChunk.MessageId = acpsdk.Ptr(mid)
 			}
 			if err := conn.SessionUpdate(context.Background(), acpsdk.SessionNotification{SessionId: "s-1", Update: u}); err != nil {
 				t.Fatal(err)
 			}
 			want := out.take()
-			got, err := textChunkLine("s-1", thought, text)
+			got, err := textChunkLine("s-1", thought, mid, text)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,11 +1,10 @@
 package acp
 
 // This file defines session/resume (reattach to a session without
-// replaying it) and the refusal of additionalDirectories.
+// replaying it).
 
 import (
 	"context"
-	"strings"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 )
@@ -16,9 +15,16 @@ import (
 // log. A subagent (child) session can only be viewed (session/load) and is
 // refused.
 func (s *Server) ResumeSession(ctx context.Context, p acpsdk.ResumeSessionRequest) (resp acpsdk.ResumeSessionResponse, err error) {
+	return s.resumeSession(ctx, p, nil)
+}
+
+// resumeSession is session/resume with the client's system prompt (nil:
+// keep the recorded one).
+func (s *Server) resumeSession(ctx context.Context, p acpsdk.ResumeSessionRequest, client *string) (resp acpsdk.ResumeSessionResponse, err error) {
 	defer s.recoverTo("session/resume", &err)
 	id := string(p.SessionId)
-	if err := checkStoredBind(id, p.Cwd, true, p.AdditionalDirectories); err != nil {
+	dirs, err := checkStoredBind(id, p.Cwd, true, p.AdditionalDirectories)
+	if err != nil {
 		return resp, toRequestError(err)
 	}
 	if err := s.admitting(); err != nil {
@@ -26,8 +32,11 @@ func (s *Server) ResumeSession(ctx context.Context, p acpsdk.ResumeSessionReques
 	}
 	s.bindMu.Lock()
 	defer s.bindMu.Unlock()
-	b, notices, err := s.loadLocked(ctx, id, p.Cwd, p.McpServers, false)
+	b, notices, err := s.loadLocked(ctx, id, p.Cwd, p.McpServers, binding{dirs: dirs, client: client}, false)
 	if err != nil {
+		return resp, toRequestError(err)
+	}
+	if err := s.setRoots(ctx, b, dirs); err != nil {
 		return resp, toRequestError(err)
 	}
 	resp.Modes = s.modeState(b)
@@ -46,16 +55,4 @@ func (s *Server) ResumeSession(ctx context.Context, p acpsdk.ResumeSessionReques
 // errViewOnly refuses to resume or fork a subagent session.
 func errViewOnly(id string) error {
 	return errorf(CodeReadOnlySession, "session %s is a subagent session: load it with session/load to view it", id)
-}
-
-// checkAdditionalDirectories refuses extra workspace roots: the tools and
-// the permission gate know one root per session (its cwd), so accepting
-// them silently would let the person believe the agent may work there.
-// sessionCapabilities.additionalDirectories is not advertised.
-func checkAdditionalDirectories(dirs []string) error {
-	if len(dirs) == 0 {
-		return nil
-	}
-	return errorf(CodeInvalidParams, "additionalDirectories is not supported (%s): this agent works in the session's cwd only; "+
-		"start a session in a directory that contains them instead", strings.Join(dirs, ", "))
 }

@@ -113,6 +113,10 @@ type Options struct {
 	// Settings) have sandbox section sb; it replaces LocalCommands, so a
 	// project that turns the sandbox on gets sandboxed commands.
 	SandboxCommands func(sb rootpolicy.Sandbox) workspace.Commands
+	// UnsandboxedCommands are the local commands of a session whose
+	// person turned the sandbox off (config_boolean.go); with
+	// SandboxCommands it lets the "sandbox" boolean option be offered.
+	UnsandboxedCommands workspace.Commands
 	// KillLeftover, when set, kills the processes carrying any of the
 	// markers (local.KillMarked) and returns how many: a session loaded
 	// from storage kills what its last turn's commands left.
@@ -172,6 +176,12 @@ type Options struct {
 	// provider's key variable).
 	Environ   func() []string
 	SecretEnv []string
+	// RewriteSystemPrompt, when set, rewrites a recorded system prompt
+	// for other additional workspace roots and another client system
+	// prompt (agent/prompt.WithRoots, WithClient); changed is false when
+	// the text has no section to rewrite. A load or resume that changes
+	// either records the rewritten prompt (directories.go).
+	RewriteSystemPrompt func(text string, roots []string, client string) (rewritten string, changed bool)
 	// Commands are the slash commands offered to clients (commands.go).
 	Commands []Command
 	// Models are the models a session can be switched to, the default
@@ -206,6 +216,16 @@ type Server struct {
 	modelChoice modelState   // each session's model (config_options.go)
 	asks        childAsks    // children's permission requests in flight (child_permission.go)
 	children    childStreams // descendants' own streams, when asked (child_stream.go)
+
+	raw rawCalls // requests to the client the SDK cannot express (rawcall.go)
+
+	// rootsMu guards roots: each bound session's additional workspace
+	// roots, read from its log once (directories.go).
+	rootsMu sync.Mutex
+	roots   map[string][]string
+	// sandboxes are the sessions' recorded sandbox choices, also under
+	// rootsMu (config_boolean.go).
+	sandboxes map[string]bool
 
 	policiesOnce sync.Once
 	policies     *rootpolicy.Cache // each root session's settings (rootPolicies)
@@ -316,7 +336,7 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 			}
 		}
 	}()
-	conn := acpsdk.NewAgentSideConnection(s, s.out, &countingReader{r: in, c: s.wire, gate: s.ready, reject: s.queueReject})
+	conn := acpsdk.NewAgentSideConnection(s, s.out, &countingReader{r: newAliasReader(in, &s.raw), c: s.wire, gate: s.ready, reject: s.queueReject})
 	conn.SetLogger(s.log)
 	s.conn = conn
 	close(s.ready)
@@ -432,6 +452,7 @@ func (s *Server) Close(ctx context.Context) error {
 func (s *Server) release(ctx context.Context, b *bound) error {
 	b.cancelPrompt(errClosed, nil)
 	s.gate.forget(b.id)
+	s.forgetRoots(b.id)
 	s.rootPolicies().Forget(b.id)
 	s.forgetModel(b.id)
 	var errs []error
@@ -529,10 +550,19 @@ func (s *Server) lookup(id string) (*bound, error) {
 // before any live update; the caller flushes.
 func (s *Server) bindAgent(sess *session.Session, ag *agent.Agent, ownAgent, ownSession, replay bool) (*bound, error) {
 	b := &bound{id: sess.ID(), sess: sess, agent: ag, ownAgent: ownAgent, ownSession: ownSession}
-	tr := newTranslator(s.toolLookup(ag)).withDepth(sess.Header().DelegationDepth)
+	tr := newTranslator(s.toolLookup(ag)).withDepth(sess.Header().DelegationDepth).withSession(sess.ID())
 	tr = tr.withModels(s.opts.Models)
 	tr.configModes = true
 	tr.cwd = sess.Header().Cwd
+	if s.offersSandboxOption() && sess.Header().Origin != session.OriginSubagent {
+		// A replay folds the choices from the default; a live bind
+		// starts from the session's state now.
+		on := s.sandboxDefault(b.id, sess.Header().Cwd)
+		if !replay {
+			on = s.sandboxOn(b)
+		}
+		tr.sandbox = &on
+	}
 	tr.ctx.cfg, tr.ctx.native = s.opts.Budget, s.wire.compaction.Load()
 	if !replay {
 		// No replay folds the log's earlier choices and learned context

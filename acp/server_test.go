@@ -85,7 +85,7 @@ func TestInitializeAdvertisesHonestCapabilities(t *testing.T) {
 	}
 	c := r.AgentCapabilities
 	if !c.LoadSession || c.SessionCapabilities.List == nil || c.SessionCapabilities.Close == nil ||
-		c.SessionCapabilities.Resume == nil || c.SessionCapabilities.Fork == nil || c.SessionCapabilities.AdditionalDirectories != nil {
+		c.SessionCapabilities.Resume == nil || c.SessionCapabilities.Fork == nil || c.SessionCapabilities.AdditionalDirectories == nil {
 		t.Errorf("session capabilities = %+v loadSession=%v", c.SessionCapabilities, c.LoadSession)
 	}
 	if !c.PromptCapabilities.EmbeddedContext || c.PromptCapabilities.Image || c.PromptCapabilities.Audio {

@@ -41,6 +41,9 @@ type ToolLookup func(name string) (tool.Tool, bool)
 // emitter owns one.
 type translator struct {
 	tools ToolLookup
+	// session is the id of the session translated ("" unknown: no
+	// message ids), see message_id.go.
+	session string
 	// cwd resolves relative tool locations; "" leaves them as given.
 	cwd string
 
@@ -65,6 +68,9 @@ type translator struct {
 	models      modelList
 	configModes bool
 	model, mode string
+	// sandbox is the sandbox option's value folded so far; nil when the
+	// option is not offered (config_boolean.go).
+	sandbox *bool
 	// ctx is the context accounting and open compactions (context.go).
 	ctx contextState
 	// delegations maps a child session id to the tool call that started it
@@ -78,9 +84,10 @@ func newTranslator(tools ToolLookup) *translator {
 
 // fresh returns a new translator with t's configuration and no state.
 func (t *translator) fresh() *translator {
-	n := newTranslator(t.tools).withDepth(t.depth)
+	n := newTranslator(t.tools).withDepth(t.depth).withSession(t.session)
 	n.cwd = t.cwd
 	n.models, n.configModes = t.models, t.configModes
+	n.sandbox = t.sandbox
 	n.ctx.cfg, n.ctx.native = t.ctx.cfg, t.ctx.native
 	return n
 }
@@ -116,7 +123,11 @@ func (t *translator) event(ev session.Event, replay bool) []acpsdk.SessionUpdate
 		var out []acpsdk.SessionUpdate
 		for _, b := range msg.Content {
 			if cb, ok := contentBlock(b); ok {
-				out = append(out, acpsdk.UpdateUserMessage(cb))
+				u := acpsdk.UpdateUserMessage(cb)
+				if t.session != "" && msg.ID != "" {
+					u.UserMessageChunk.MessageId = acpsdk.Ptr(userMessageID(t.session, msg.ID))
+				}
+				out = append(out, u)
 			}
 		}
 		return out
@@ -130,7 +141,7 @@ func (t *translator) event(ev session.Event, replay bool) []acpsdk.SessionUpdate
 		case session.ChunkText:
 			t.chunked[[2]int{d.Turn, d.Step}] = true
 			if d.Chunk.Text != "" {
-				return []acpsdk.SessionUpdate{acpsdk.UpdateAgentMessageText(d.Chunk.Text)}
+				return []acpsdk.SessionUpdate{t.agentText(d.Chunk.Text, d.Turn, d.Step)}
 			}
 		case session.ChunkReasoning:
 			t.chunked[[2]int{d.Turn, d.Step}] = true
@@ -161,7 +172,7 @@ func (t *translator) event(ev session.Event, replay bool) []acpsdk.SessionUpdate
 			switch b.Type {
 			case session.BlockText:
 				if b.Text != "" {
-					out = append(out, acpsdk.UpdateAgentMessageText(b.Text))
+					out = append(out, t.agentText(b.Text, at.Turn, at.Step))
 				}
 			case session.BlockReasoning:
 				if b.Text != "" {
@@ -209,6 +220,9 @@ func (t *translator) event(ev session.Event, replay bool) []acpsdk.SessionUpdate
 
 	case TypeSessionModel:
 		return t.modelUpdate(ev)
+
+	case TypeSessionSandbox:
+		return t.sandboxUpdate(ev)
 
 	case TypeChildPermission:
 		return childPermissionUpdate(ev)
@@ -410,4 +424,14 @@ func textContent(text string) []acpsdk.ToolCallContent {
 // precision), the form ACP uses for updatedAt.
 func isoTime(ms int64) string {
 	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z07:00")
+}
+
+// agentText is an agent_message_chunk of the model's reply of (turn, step),
+// with that reply's messageId.
+func (t *translator) agentText(text string, turn, step int) acpsdk.SessionUpdate {
+	u := acpsdk.UpdateAgentMessageText(text)
+	if t.session != "" {
+		u.AgentMessageChunk.MessageId = acpsdk.Ptr(assistantMessageID(t.session, turn, step))
+	}
+	return u
 }

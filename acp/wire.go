@@ -28,6 +28,9 @@ type wireCounter struct {
 	// subagents records clientCapabilities.subagents (ACP v1 subagent
 	// sessions): the SDK's type has no field for it either.
 	subagents atomic.Bool
+	// booleanConfig records clientCapabilities.session.configOptions
+	// .boolean (boolean config options, config_boolean.go).
+	booleanConfig atomic.Bool
 
 	mu       sync.Mutex // guards the fields below
 	received int64      // requests read
@@ -35,6 +38,12 @@ type wireCounter struct {
 	broken   bool       // counting gave up (oversized line); never wait
 	changed  chan struct{}
 	prompts  map[string]*promptOrder // by session id; see promptOrder
+	// promptIDs maps the id of each session/prompt request read (its JSON
+	// text) to its session; requestCancelled marks the sessions whose
+	// prompt a $/cancel_request named, so Prompt answers -32800 rather
+	// than stopReason "cancelled" (cancel_request.go).
+	promptIDs        map[string]string
+	requestCancelled map[string]bool
 }
 
 func newWireCounter() *wireCounter { return &wireCounter{changed: make(chan struct{})} }
@@ -117,13 +126,19 @@ func (cr *countingReader) Read(p []byte) (int, error) {
 				if li.subagents {
 					cr.c.subagents.Store(true)
 				}
+				if li.booleanConfig {
+					cr.c.booleanConfig.Store(true)
+				}
 				// Recorded before Read returns, so before the SDK can
 				// dispatch the line.
 				switch {
 				case li.prompt:
 					cr.c.promptRead(li.sessionID)
+					cr.c.promptIDRead(li.id, li.sessionID)
 				case li.cancel:
 					cr.c.cancelRead(li.sessionID)
+				case li.cancelRequest != "":
+					cr.c.cancelRequestRead(li.cancelRequest)
 				}
 			}
 		}
@@ -140,6 +155,9 @@ type lineInfo struct {
 	prompt    bool   // a session/prompt request the SDK hands to Prompt
 	cancel    bool   // a session/cancel notification the SDK hands to Cancel
 	sessionID string // of prompt or cancel
+	// id is a prompt request's id (its JSON text); cancelRequest the
+	// requestId of a $/cancel_request notification (the same form).
+	id, cancelRequest string
 	// invalid is the JSON-RPC error the line deserves because the SDK
 	// drops it unanswered: -32700 (not JSON) or -32600 (JSON, but not a
 	// message the SDK can decode). 0 otherwise, also for blank lines.
@@ -150,6 +168,9 @@ type lineInfo struct {
 	// subagents: an initialize request whose clientCapabilities.subagents
 	// is an object (ACP v1 subagent sessions, subagent_wire.go).
 	subagents bool
+	// booleanConfig: an initialize request whose
+	// clientCapabilities.session.configOptions.boolean is an object.
+	booleanConfig bool
 }
 
 // scanLine classifies a line the way the SDK will: it decodes the line into
@@ -185,12 +206,24 @@ func scanLine(line []byte) lineInfo {
 		var p acpsdk.PromptRequest
 		if json.Unmarshal(m.Params, &p) == nil && p.Validate() == nil {
 			li.prompt, li.sessionID = true, string(p.SessionId)
+			li.id = idKey(*m.ID)
 		}
-	case li.request && m.Method == acpsdk.AgentMethodInitialize:
+	case !li.request && m.Method == methodCancelRequest:
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		if json.Unmarshal(m.Params, &p) == nil && len(p.RequestID) > 0 {
+			li.cancelRequest = idKey(p.RequestID)
+		}
+	case li.request && (m.Method == acpsdk.AgentMethodInitialize || m.Method == aliasPrefix+acpsdk.AgentMethodInitialize):
+		// (aliasReader, in front of this reader, renamed it: protocol2026.go)
 		var p struct {
 			ClientCapabilities struct {
 				Session struct {
-					Compaction json.RawMessage `json:"compaction"`
+					Compaction    json.RawMessage `json:"compaction"`
+					ConfigOptions struct {
+						Boolean json.RawMessage `json:"boolean"`
+					} `json:"configOptions"`
 				} `json:"session"`
 				Subagents json.RawMessage `json:"subagents"`
 			} `json:"clientCapabilities"`
@@ -201,6 +234,7 @@ func scanLine(line []byte) lineInfo {
 			// ACP v1: an object (usually {}) opts in; omitted or null
 			// does not.
 			li.subagents = bytes.HasPrefix(bytes.TrimSpace(p.ClientCapabilities.Subagents), []byte("{"))
+			li.booleanConfig = bytes.HasPrefix(bytes.TrimSpace(p.ClientCapabilities.Session.ConfigOptions.Boolean), []byte("{"))
 		}
 	case !li.request && m.Method == acpsdk.AgentMethodSessionCancel:
 		var p acpsdk.CancelNotification
@@ -286,6 +320,12 @@ func (c *wireCounter) promptDone(sessionID string, ticket int64) {
 	o.active--
 	if o.active <= 0 && o.started >= o.read {
 		delete(c.prompts, sessionID)
+		for id, sid := range c.promptIDs {
+			if sid == sessionID {
+				delete(c.promptIDs, id)
+			}
+		}
+		delete(c.requestCancelled, sessionID)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
@@ -52,10 +53,29 @@ func (s *Server) Env(ctx context.Context, sessionID string) (workspace.Env, erro
 		g.child = &childIdentity{id: sessionID, label: rec.Label, depth: h.DelegationDepth,
 			mode: rec.PermissionMode, scope: rec.PermissionScope}
 	}
-	env := workspace.Env{Cwd: g.cwd, Files: s.opts.LocalFiles, Commands: s.opts.LocalCommands, Permissions: g}
+	roots := s.SessionRoots(ctx, g.root)
+	env := workspace.Env{Cwd: g.cwd, Roots: roots, Files: s.opts.LocalFiles, Commands: s.opts.LocalCommands, Permissions: g}
 	if s.opts.SandboxCommands != nil {
-		// The root's project may turn the sandbox on (settings).
-		env.Commands = s.opts.SandboxCommands(s.policyFor(g.root, g.rootCwd).Sandbox())
+		// The root's project may turn the sandbox on (settings); the
+		// session's additional roots are writable in it as its cwd is.
+		sb := s.policyFor(g.root, g.rootCwd).Sandbox()
+		if len(roots) > 0 {
+			sb.WritablePaths = append(slices.Clone(sb.WritablePaths), roots...)
+		}
+		env.Commands = s.opts.SandboxCommands(sb)
+		// The person's choice for the session (config_boolean.go).
+		if rb := s.boundSession(g.root); rb != nil && !rb.readOnly {
+			if on, ok := s.sandboxChoice(rb); ok {
+				switch {
+				case on && !sandboxed(env.Commands, g.cwd):
+					enabled := true
+					sb.Enabled = &enabled
+					env.Commands = s.opts.SandboxCommands(sb)
+				case !on && s.opts.UnsandboxedCommands != nil:
+					env.Commands = s.opts.UnsandboxedCommands
+				}
+			}
+		}
 	}
 	// Every command gets the root's environment without secrets.
 	cmdEnv, unset := s.rootPolicies().CommandEnv(g.root, g.rootCwd)

@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -78,7 +79,30 @@ func (a *App) withDefinitions(tools []tool.Tool, cwd string) []tool.Tool {
 	if skills.Len() > 0 {
 		out = append(slices.Clone(out), skilltool.New(skills))
 	}
+	if a.Subagents != nil && inGitRepository(cwd) {
+		// Merge-back of worktree children is offered where they can be:
+		// in a git repository.
+		out = append(slices.Clone(out), subagent.WorktreeTools(a.Subagents, a.Workspace())...)
+	}
 	return out
+}
+
+// inGitRepository reports whether cwd or one of its ancestors holds a
+// .git entry (a few stat calls; git itself is not run).
+func inGitRepository(cwd string) bool {
+	if cwd == "" || !filepath.IsAbs(cwd) {
+		return false
+	}
+	for dir := filepath.Clean(cwd); ; {
+		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
+			return true
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			return false
+		}
+		dir = up
+	}
 }
 
 // rootMode is the permission mode in force for caller's root session

@@ -12,6 +12,7 @@ import (
 	"io"
 
 	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/agent/tool/workspace"
 	"github.com/acp-agent/acp-agent/subagent"
 	"github.com/acp-agent/acp-agent/subagent/worktree"
 )
@@ -43,7 +44,10 @@ func anyRows[T any](entries []T) []any {
 // then the root's starts waiting for a background slot. An isolated
 // child's row is followed by its worktree as git sees it now (kept with
 // its diffstat summary, or removed). Rows go out through one buffer as
-// they are rendered: no tree-sized string is built.
+// they are rendered: no tree-sized string is built. What the model or a
+// log wrote (labels, damage, diagnostics) is escaped, so control, bidi
+// and escape characters cannot make a row read differently from what it
+// holds, nor drive the terminal the CLI prints to.
 func WriteTree(ctx context.Context, w io.Writer, root string, entries []subagent.DescendantEntry, queued []subagent.QueuedStart) error {
 	b := bufio.NewWriterSize(w, 64<<10)
 	b.WriteString(root + "\n")
@@ -61,7 +65,7 @@ func WriteTree(ctx context.Context, w io.Writer, root string, entries []subagent
 			b.WriteString(string(e.Reason))
 			if e.Detail != "" {
 				b.WriteString(": ")
-				b.WriteString(e.Detail)
+				b.WriteString(workspace.EscapeTitle(e.Detail))
 			}
 			b.WriteString("]\n")
 			continue
@@ -76,11 +80,11 @@ func WriteTree(ctx context.Context, w io.Writer, root string, entries []subagent
 		b.WriteString("]")
 		if e.Label != "" {
 			b.WriteString(" — ")
-			b.WriteString(e.Label)
+			b.WriteString(workspace.EscapeTitle(e.Label))
 		}
 		if e.Damage != "" {
 			b.WriteString(" — ")
-			b.WriteString(e.Damage)
+			b.WriteString(workspace.EscapeTitle(e.Damage))
 		}
 		if e.Usage != nil {
 			b.WriteString(" — used ")
@@ -108,7 +112,7 @@ func WriteTree(ctx context.Context, w io.Writer, root string, entries []subagent
 		if q.Resume {
 			wait += " to resume"
 		}
-		fmt.Fprintf(b, "  └─ %s [queued, position %d: %s] — %s\n", q.ID, q.Position, wait, q.Label)
+		fmt.Fprintf(b, "  └─ %s [queued, position %d: %s] — %s\n", q.ID, q.Position, wait, workspace.EscapeTitle(q.Label))
 	}
 	return b.Flush()
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/policy"
 	"github.com/acp-agent/acp-agent/agent/projection"
+	"github.com/acp-agent/acp-agent/agent/prompt"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/agent/settings"
 	"github.com/acp-agent/acp-agent/agent/tool"
@@ -271,7 +272,7 @@ func New(cfg Config) (*App, error) {
 	a.Server, err = acp.New(acp.Options{
 		Version:     cfg.Version,
 		Sessions:    a.Sessions,
-		Stored:      storedSessions{p: a.Persist, index: a.index},
+		Stored:      storedSessions{p: a.Persist, index: a.index, cache: a.Cache, call: hooks.StoreCall},
 		Durable:     a.Persist.SyncTo,
 		DurableText: a.Persist.SyncSoon,
 		CachedTitle: func(r acp.StoredSession) (string, bool) {
@@ -297,6 +298,9 @@ func New(cfg Config) (*App, error) {
 		LocalFiles:      local.Files{},
 		LocalCommands:   cmds.For(settings.Sandbox{}),
 		SandboxCommands: cmds.For,
+		// A session whose person turns the sandbox off (the "sandbox"
+		// boolean config option).
+		UnsandboxedCommands: cmds.Unsandboxed(),
 		// What commands of an agent that died left (markers recorded
 		// in the session log) is killed when their session is loaded.
 		KillLeftover: local.KillMarked,
@@ -313,9 +317,18 @@ func New(cfg Config) (*App, error) {
 		Protected: policy.Protector{Files: []string{cfg.SettingsFile}, Dirs: append([]string{cfg.DataDir}, userConfigDir(cfg.SettingsFile)...)},
 		// The provider's key never reaches a command (nor do other names
 		// that look like secrets: agent/settings).
-		SecretEnv:  []string{cfg.APIKeyEnv, "OPENAI_API_KEY", "DEEPSEEK_API_KEY", "ANTHROPIC_API_KEY"},
-		MCP:        mcp.Options{StartTimeout: cfg.MCPStartTimeout, Logger: a.Log},
-		Commands:   a.commands(),
+		SecretEnv: append([]string{cfg.APIKeyEnv}, ProviderKeyVars...),
+		MCP:       mcp.Options{StartTimeout: cfg.MCPStartTimeout, Logger: a.Log},
+		Commands:  a.commands(),
+		// A session whose roots change keeps its recorded prompt but
+		// for the environment's list of them (acp/directories.go).
+		RewriteSystemPrompt: func(text string, roots []string, client string) (string, bool) {
+			text, ok := prompt.WithRoots(text, roots)
+			if !ok {
+				return text, false
+			}
+			return prompt.WithClient(text, client), true
+		},
 		Budget:     a.budget(),
 		Models:     pickerOptions(a.Models),
 		Images:     anyImages(a.Models),
@@ -494,6 +507,9 @@ func (a *App) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 	// Setup: kill what the commands of agents that died left running
 	// (their sessions may never be loaded again).
 	a.sweepLeftovers()
+	// And the worktrees a killed agent was making for its children (the
+	// intent journal): removed unless a child recorded them.
+	a.sweepWorktreeIntents(ctx)
 	// Orphans (an MCP server's helper, a command whose reaper was killed)
 	// re-parent to this process, are reaped, and are killed when it ends
 	// (deferred: after the shutdown stopped the commands).

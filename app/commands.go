@@ -22,13 +22,10 @@ func (a *App) commands() []acp.Command {
 	return []acp.Command{{
 		Name:        "agents",
 		Description: "show the subagent tree of this session (from the durable catalog, without asking the model)",
-		Run: func(ctx context.Context, sessionID, _ string) (string, error) {
-			tree, err := agentsText(ctx, a.Catalog, sessionID, a.Subagents.Queued(sessionID))
-			if err != nil {
-				return "", err
-			}
-			return a.definitionsText(sessionID) + tree, nil
-		},
+		// "/agents merge [--squash] ID" and "/agents discard ID" merge
+		// back or drop a worktree child's work (mergeback.go); no input
+		// hint is offered, so the command's listing stays as it was.
+		Run: a.agentsCommand,
 	}, {
 		Name:        "compact",
 		Description: "summarize the conversation so far to free context (the full history stays in the log)",

@@ -88,7 +88,8 @@ func (a *App) systemPrompt(s *session.Session, child bool, persona string, get f
 			Pending:  pending,
 			UserFile: user,
 			Cap:      pc.InstructionsCap,
-			Input:    prompt.Input{Tools: names, Child: child, Persona: persona, Extra: extra},
+			Input:    prompt.Input{Tools: names, Child: child, Persona: persona, Extra: extra, Client: a.clientPrompt(ctx, h.ID, child)},
+			Roots:    a.sessionRoots(ctx, h.ID),
 		})
 	}, pending.Start
 }
@@ -119,4 +120,22 @@ func (a *App) imageInput(id string) bool {
 		}
 	}
 	return a.Models[0].Images()
+}
+
+// sessionRoots are the additional workspace roots of session id (its root
+// session's), as the ACP server holds them.
+func (a *App) sessionRoots(ctx context.Context, id string) []string {
+	if a.Server == nil {
+		return nil
+	}
+	return a.Server.SessionRoots(ctx, id)
+}
+
+// clientPrompt is the system prompt the editor gave top-level session id
+// (a child has none of its own).
+func (a *App) clientPrompt(ctx context.Context, id string, child bool) string {
+	if a.Server == nil || child {
+		return ""
+	}
+	return a.Server.ClientSystemPrompt(ctx, id)
 }

@@ -33,6 +33,11 @@ type ModelConfig struct {
 // ProviderFunc builds the model of a PROVIDER/MODEL spec.
 type ProviderFunc func(mc ModelConfig) (model.Model, error)
 
+// ProviderKeyVars are the providers' default API key variables. They
+// never reach a command, and the command line takes them (with
+// --api-key-env's) out of the process's environment once read.
+var ProviderKeyVars = []string{"OPENAI_API_KEY", "DEEPSEEK_API_KEY", "ANTHROPIC_API_KEY"}
+
 // ScriptPrefix introduces a scripted model file in --model.
 const ScriptPrefix = "script:"
 

@@ -41,11 +41,53 @@ func (a *App) openStore() error {
 type storedSessions struct {
 	p     *persistence.Store
 	index *projcache.Index
+	cache *projcache.Cache // rows dropped with a deleted session; may be nil
+	// call, when set, is asked before each read (testhooks.StoreCall).
+	call func(ctx context.Context, op, id string) error
+}
+
+func (s storedSessions) enter(ctx context.Context, op, id string) error {
+	if s.call == nil {
+		return nil
+	}
+	return s.call(ctx, op, id)
+}
+
+var _ acp.Deleter = storedSessions{}
+
+// HeldElsewhere is persistence's probe of another writer's lock.
+func (s storedSessions) HeldElsewhere(id string) (bool, error) {
+	held, err := s.p.HeldElsewhere(id)
+	if err != nil {
+		return false, storeError(id, err)
+	}
+	return held, nil
+}
+
+// Delete removes the logs of ids in order, and their projection rows
+// (derived: a row left behind is a miss, never a listed session; the
+// catalog index drops a deleted log at its next scan).
+func (s storedSessions) Delete(ctx context.Context, ids []string) error {
+	for _, id := range ids {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := s.p.Delete(id); err != nil {
+			return storeError(id, err)
+		}
+		if s.cache != nil {
+			_ = s.cache.Remove(id)
+		}
+	}
+	return nil
 }
 
 var _ acp.SessionStore = storedSessions{}
 
 func (s storedSessions) List(ctx context.Context) ([]acp.StoredSession, error) {
+	if err := s.enter(ctx, "list", ""); err != nil {
+		return nil, err
+	}
 	if s.index == nil {
 		return listAs(ctx, s.p, func(e persistence.Entry) acp.StoredSession {
 			return acp.StoredSession{Header: e.Header, UpdatedAt: e.ModTime, Size: e.Size}
@@ -97,6 +139,9 @@ func listAs[T any](ctx context.Context, p *persistence.Store, row func(persisten
 }
 
 func (s storedSessions) Inspect(ctx context.Context, id string) (session.Header, []session.Event, error) {
+	if err := s.enter(ctx, "inspect", id); err != nil {
+		return session.Header{}, nil, err
+	}
 	snap, err := s.p.Inspect(ctx, id)
 	if err != nil {
 		return session.Header{}, nil, storeError(id, err)
@@ -120,6 +165,9 @@ func (s storedSessions) InspectValid(ctx context.Context, id string) (session.He
 }
 
 func (s storedSessions) Load(ctx context.Context, id string) (session.Header, []session.Event, error) {
+	if err := s.enter(ctx, "load", id); err != nil {
+		return session.Header{}, nil, err
+	}
 	snap, err := s.p.Load(ctx, id)
 	if err != nil {
 		return session.Header{}, nil, storeError(id, err)
@@ -132,6 +180,9 @@ func (s storedSessions) Release(id string) error { return s.p.Release(id) }
 var _ acp.HeaderReader = storedSessions{}
 
 func (s storedSessions) Header(ctx context.Context, id string) (session.Header, error) {
+	if err := s.enter(ctx, "header", id); err != nil {
+		return session.Header{}, err
+	}
 	h, err := s.p.Header(ctx, id)
 	if err != nil {
 		return session.Header{}, storeError(id, err)

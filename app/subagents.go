@@ -8,10 +8,13 @@ package app
 import (
 	"context"
 	"fmt"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/budget"
+	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/prompt"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/agent/settings"
@@ -44,9 +47,10 @@ func wireSubagents(a *App) error {
 		Factory:  a.childFactory,
 		// Worktree isolation runs the real git; its queue limit is the
 		// flag's, else the person's settings, else the default.
-		Worktrees:     worktree.Git{},
-		MaxBackground: a.maxBackground(),
-		OnQueued:      a.Config.hooks().OnQueued,
+		Worktrees:       worktree.Git{Env: a.Config.hooks().WorktreeGitEnv},
+		WorktreeIntents: worktree.Intents{Dir: filepath.Join(a.Config.DataDir, "worktree-intents"), Fault: a.Config.hooks().WorktreeFault},
+		MaxBackground:   a.maxBackground(),
+		OnQueued:        a.Config.hooks().OnQueued,
 		// A child torn down (session closed, agent shutting down) will
 		// not be messaged in this process: its kept agent stops now.
 		OnTornDown: a.keeper().Drop,
@@ -196,4 +200,39 @@ func (a *App) childFactory(s *session.Session, spec subagent.ChildSpec) (*agent.
 	opts.PreStep = append(opts.PreStep, spec.PreStep...)
 	opts.OnIdle = spec.OnIdle
 	return agent.New(s, opts), nil
+}
+
+// sweepWorktreeIntents removes the worktrees a killed agent was making for
+// its children and no child recorded (subagent.SweepWorktreeIntents).
+func (a *App) sweepWorktreeIntents(ctx context.Context) {
+	if a.Subagents == nil {
+		return
+	}
+	if err := a.Subagents.SweepWorktreeIntents(ctx); err != nil {
+		a.Log.Warn("removing the worktrees a stopped agent was making", "err", err)
+	}
+}
+
+// checkRoute refuses a child's model route that no configured model
+// serves: one configured with that route, or another model of the same
+// provider (its client serves any model id of its provider). Scripted
+// models serve only their own route.
+func (a *App) checkRoute(r model.Route) error {
+	var ids []string
+	for _, c := range a.Models {
+		if c.Route == r {
+			return nil
+		}
+		if r.Provider != "" && r.Provider != ScriptProvider && c.Route.Provider == r.Provider {
+			return nil
+		}
+		if c.Route.Provider != "" {
+			ids = append(ids, c.ID())
+		}
+	}
+	have := "none with a PROVIDER/MODEL route"
+	if len(ids) > 0 {
+		have = strings.Join(ids, ", ")
+	}
+	return fmt.Errorf("model route %q is not configured in this agent (configured: %s); add it with --model, or set the agent definition's model to inherit to use the parent's model", r.Provider+"/"+r.Model, have)
 }

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/acp-agent/acp-agent/agent/settings"
@@ -76,6 +77,10 @@ func (l *localCommands) For(sb settings.Sandbox) workspace.Commands {
 	return c
 }
 
+// Unsandboxed returns local commands without a sandbox, for a session
+// whose person turned it off (acp.Options.UnsandboxedCommands).
+func (l *localCommands) Unsandboxed() workspace.Commands { return local.Commands{Running: l.running} }
+
 // sessionSandbox is the sandbox of a root session's commands: the
 // process's, tightened by sb (the user file and the session's project
 // file merged, which may only tighten: settings.Policy), or sb's own when
@@ -87,6 +92,14 @@ func sessionSandbox(process *sandbox.Policy, sb settings.Sandbox) *sandbox.Polic
 	p := *process
 	if sb.Network != nil && !*sb.Network {
 		p.Network = false
+	}
+	// sb's writable paths are the user's (already the process's) and the
+	// session's additional workspace roots (acp adds them): a project
+	// file cannot add any (settings.Policy leaves them out).
+	for _, w := range sb.WritablePaths {
+		if !slices.Contains(p.Writable, w) {
+			p.Writable = append(slices.Clone(p.Writable), w)
+		}
 	}
 	return &p
 }

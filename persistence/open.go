@@ -270,6 +270,13 @@ func (s *Store) acquire(id string) (*handle, logView, error) {
 		}
 		return nil, logView{}, fmt.Errorf("persistence: lock %s: %w", path, err)
 	}
+	// A Delete that held the lock between our open and our lock has
+	// unlinked the file: taking over the orphan would write a session
+	// nobody can find again.
+	if cur, err := os.Lstat(path); err != nil || !os.SameFile(st, cur) {
+		f.Close()
+		return nil, logView{}, fmt.Errorf("persistence: load %s: %w", id, ErrNotFound)
+	}
 	hd := &handle{id: id, path: path, f: f}
 	// Streamed (stream.go): a large log is not held twice, as bytes and
 	// as events, while it is decoded.

@@ -20,12 +20,14 @@ type client struct {
 
 	mu      sync.Mutex
 	pending map[string][]*pendingPrompt // by session id, in send order
+	prompts int                         // prompts sent (their ids)
 
 	commands commandsSeen // mcp.go
 }
 
 type pendingPrompt struct {
 	step   Step
+	id     string // the request's id (a string of ours: cancel_request names it)
 	waiter jsonrpc2.Waiter
 }
 
@@ -115,12 +117,16 @@ func (c *client) startPrompt(ctx context.Context, st Step, sessionID string) err
 		"sessionId": sessionID,
 		"prompt":    []any{map[string]any{"type": "text", "text": st.Text}},
 	}
-	w, err := c.conn.DispatchCall(ctx, "session/prompt", params)
+	c.mu.Lock()
+	c.prompts++
+	id := fmt.Sprintf("prompt-%d", c.prompts)
+	c.mu.Unlock()
+	w, err := c.conn.DispatchCall(ctx, "session/prompt", params, jsonrpc2.PickID(jsonrpc2.ID{Str: id, IsString: true}))
 	if err != nil {
 		return rpcError("session/prompt", err)
 	}
 	c.mu.Lock()
-	c.pending[sessionID] = append(c.pending[sessionID], &pendingPrompt{step: st, waiter: w})
+	c.pending[sessionID] = append(c.pending[sessionID], &pendingPrompt{step: st, id: id, waiter: w})
 	c.mu.Unlock()
 	return nil
 }
@@ -138,6 +144,12 @@ func (c *client) awaitPrompts(ctx context.Context, sessionID string) ([]string, 
 			StopReason string `json:"stopReason"`
 		}
 		if err := p.waiter.Wait(ctx, &res); err != nil {
+			var re *jsonrpc2.Error
+			if errors.As(err, &re) && re.Code == codeRequestCancelled {
+				// Ended by $/cancel_request (cancel_request step).
+				reasons = append(reasons, fmt.Sprintf("error %d (%s)", re.Code, re.Message))
+				continue
+			}
 			return reasons, rpcError("session/prompt", err)
 		}
 		reasons = append(reasons, res.StopReason)

@@ -25,7 +25,7 @@ func Composition(_ context.Context, cfg Config) (System, error) {
 			return nil, fmt.Errorf("model section: %w", err)
 		}
 	}
-	hooks := &testhooks.Hooks{WrapModel: cfg.ObserveModel, OnQueued: cfg.ObserveQueued, NoSync: true, PanicOnBug: true}
+	hooks := &testhooks.Hooks{WrapModel: cfg.ObserveModel, OnQueued: cfg.ObserveQueued, NoSync: true, PanicOnBug: true, WorktreeGitEnv: GitEnv}
 	ac := app.Config{
 		DataDir: cfg.DataDir,
 		Sources: cfg.Sources,

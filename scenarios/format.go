@@ -124,6 +124,13 @@ type Step struct {
 	Permissions []string
 	// Path (relative to $CWD) and Content of OpWriteFile.
 	Path, Content string
+	// Dirs are new_session's additional directories: names of directories
+	// the runner makes beside the cwd, as $CWD-<name> (protocol2026.go).
+	Dirs []string
+	// Answers are the answers to the elicitation/create questions that
+	// come after this prompt step is sent, in order: "decline", "cancel",
+	// or the text accepted as the answer.
+	Answers []string
 }
 
 // Wait is a barrier observed on the in-process runtime. Every set
@@ -631,12 +638,14 @@ func (p parser) step(idx int, n *yaml.Node) (Step, error) {
 	switch st.Op {
 	case OpInitialize, OpRestart:
 	case OpNewSession:
-		allowed = []string{"as"}
+		allowed = []string{"as", "additional_directories"}
 		shorthand = "as"
+	case OpDeleteSession, OpCancelRequest:
+		allowed, shorthand = []string{"session"}, "session"
 	case OpLoadSession:
 		allowed, shorthand = []string{"session"}, "session"
 	case OpPrompt:
-		allowed, shorthand = []string{"text", "session", "background", "permissions"}, "text"
+		allowed, shorthand = []string{"text", "session", "background", "permissions", "answers"}, "text"
 	case OpAwaitPrompt, OpCancel:
 		allowed, shorthand = []string{"session"}, "session"
 	case OpWait:
@@ -650,7 +659,7 @@ func (p parser) step(idx int, n *yaml.Node) (Step, error) {
 	case OpWriteFile:
 		allowed = []string{"path", "content"}
 	default:
-		return st, p.errf(n, where(), "unknown operation %q (want initialize, new_session, load_session, prompt, await_prompt, cancel, wait, restart, list_agents_via_ext, set_mode, set_model, write_file)", st.Op)
+		return st, p.errf(n, where(), "unknown operation %q (want initialize, new_session, load_session, prompt, await_prompt, cancel, cancel_request, wait, restart, list_agents_via_ext, delete_session, set_mode, set_model, write_file)", st.Op)
 	}
 	f := map[string]*yaml.Node{}
 	if args != nil {
@@ -699,6 +708,16 @@ func (p parser) step(idx int, n *yaml.Node) (Step, error) {
 	}
 	if v, ok := f["permissions"]; ok {
 		if st.Permissions, err = p.answers(v, where()+".permissions"); err != nil {
+			return st, err
+		}
+	}
+	if v, ok := f["answers"]; ok {
+		if st.Answers, err = p.answers(v, where()+".answers"); err != nil {
+			return st, err
+		}
+	}
+	if v, ok := f["additional_directories"]; ok {
+		if st.Dirs, err = p.dirNames(v, where()+".additional_directories"); err != nil {
 			return st, err
 		}
 	}

@@ -92,6 +92,9 @@ func thenReloadEverySession(sc *Scenario) (*Scenario, []string) {
 			ref = st.As
 		case OpLoadSession:
 			ref = st.Session
+		case OpDeleteSession:
+			// A deleted session has nothing left to load.
+			refs = slices.DeleteFunc(refs, func(r string) bool { return r == st.Session })
 		}
 		if ref != "" && !slices.Contains(refs, ref) {
 			refs = append(refs, ref)

@@ -370,7 +370,15 @@ func (r *runner) step(ctx context.Context, st Step) (stepResult, error) {
 		_ = json.Unmarshal(raw, &ir)
 		res.Detail = fmt.Sprintf("protocol %d, agent %s", ir.ProtocolVersion, ir.AgentInfo.Name)
 	case OpNewSession:
-		raw, err := c.call(ctx, "session/new", map[string]any{"cwd": r.cwd, "mcpServers": r.mcpServers()})
+		params := map[string]any{"cwd": r.cwd, "mcpServers": r.mcpServers()}
+		if len(st.Dirs) > 0 {
+			dirs, err := r.makeDirs(st.Dirs)
+			if err != nil {
+				return res, err
+			}
+			params["additionalDirectories"] = dirs
+		}
+		raw, err := c.call(ctx, "session/new", params)
 		if err != nil {
 			return res, err
 		}
@@ -409,6 +417,7 @@ func (r *runner) step(ctx context.Context, st Step) (stepResult, error) {
 		}
 		res.Session = id
 		r.workspace.script(st.Permissions)
+		r.workspace.scriptAnswers(st.Answers)
 		if err := c.startPrompt(ctx, st, id); err != nil {
 			return res, err
 		}
@@ -505,6 +514,8 @@ func (r *runner) step(ctx context.Context, st Step) (stepResult, error) {
 			return res, err
 		}
 		res.Detail = "model " + ScriptModelID(st.Model)
+	case OpDeleteSession, OpCancelRequest:
+		return r.step2026(ctx, st, res)
 	default:
 		return res, fmt.Errorf("unknown operation %q", st.Op)
 	}
@@ -595,6 +606,9 @@ func (r *runner) clientCapabilities() map[string]any {
 	}
 	if r.sc.Client.Subagents {
 		caps["subagents"] = map[string]any{}
+	}
+	if r.sc.Client.Elicitation {
+		caps["elicitation"] = map[string]any{"form": map[string]any{}}
 	}
 	return caps
 }

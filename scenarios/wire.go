@@ -125,6 +125,14 @@ func (r *wireRecorder) frameLocked(dir int, line []byte) {
 			frame["id"] = n
 		}
 	}
+	if frame["method"] == "$/cancel_request" {
+		// The id it names, through the sender's table.
+		if params, ok := frame["params"].(map[string]any); ok && params["requestId"] != nil {
+			if n, ok := r.ids[dir][string(transcript.Canonical(params["requestId"]))]; ok {
+				params["requestId"] = n
+			}
+		}
+	}
 	r.lines = append(r.lines, transcript.Canonical(map[string]any{dirKey[dir]: frame}))
 }
 

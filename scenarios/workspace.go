@@ -39,6 +39,9 @@ type ClientCaps struct {
 	// Subagents announces clientCapabilities.subagents: ACP v1 subagent
 	// sessions (subagent_update, session_message, child streams).
 	Subagents bool
+	// Elicitation announces clientCapabilities.elicitation.form: the
+	// client answers elicitation/create from the prompt steps' answers.
+	Elicitation bool
 }
 
 // WorkspaceFile is a file written into the cwd before the run.
@@ -54,7 +57,7 @@ const OpSetMode = "set_mode"
 const answerCancelled = "cancelled"
 
 func (p parser) client(n *yaml.Node) (ClientCaps, error) {
-	f, err := p.fields(n, "client", "fs", "terminal", "compaction", "subagents")
+	f, err := p.fields(n, "client", "fs", "terminal", "compaction", "subagents", "elicitation")
 	if err != nil {
 		return ClientCaps{}, err
 	}
@@ -76,6 +79,11 @@ func (p parser) client(n *yaml.Node) (ClientCaps, error) {
 	}
 	if v, ok := f["subagents"]; ok {
 		if c.Subagents, err = p.boolean(v, "client.subagents"); err != nil {
+			return ClientCaps{}, err
+		}
+	}
+	if v, ok := f["elicitation"]; ok {
+		if c.Elicitation, err = p.boolean(v, "client.elicitation"); err != nil {
 			return ClientCaps{}, err
 		}
 	}
@@ -176,8 +184,11 @@ type clientWorkspace struct {
 	mu      sync.Mutex
 	answers []string
 	asked   []string
-	terms   map[string]*scenarioTerminal
-	termN   int
+	// elicit are the scripted answers to elicitation/create
+	// (protocol2026.go).
+	elicit []string
+	terms  map[string]*scenarioTerminal
+	termN  int
 }
 
 func newClientWorkspace(caps ClientCaps) *clientWorkspace {
@@ -207,6 +218,11 @@ func (w *clientWorkspace) handle(ctx context.Context, req *jsonrpc2.Request) (re
 		res, err = w.writeFile(params)
 	case "terminal/create", "terminal/output", "terminal/wait_for_exit", "terminal/kill", "terminal/release":
 		res, err = w.terminal(ctx, req.Method, params)
+	case "elicitation/create":
+		if !w.caps.Elicitation {
+			return nil, nil, false
+		}
+		res, err = w.elicitation(params)
 	default:
 		return nil, nil, false
 	}

@@ -67,7 +67,7 @@ func TestDefinitionSkillsArePreloadedRecordedAndKeptOnResume(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("start: %v %+v", err, res)
 	}
-	childID := strings.TrimPrefix(session.JoinText(res.Content, ""), "started subagent ")
+	childID, _, _ := strings.Cut(strings.TrimPrefix(session.JoinText(res.Content, ""), "started subagent "), " ")
 	lc.waitEnds(t, ctx, childID, 1)
 	wantPersona := "You write commits.\n\nSkills preloaded by your agent definition (follow them where they apply; their files are in each folder):\n\n" +
 		fmt.Sprintf("<skill name=\"commit-style\" folder=%q>\nImperative mood, version one.\n</skill>", k.Dir)

@@ -72,7 +72,10 @@ func TestAgentDefinitionStartsTheChildAndColdResumeKeepsIt(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("start: %v %+v", err, res)
 	}
-	childID := strings.TrimPrefix(session.JoinText(res.Content, ""), "started subagent ")
+	childID, _, _ := strings.Cut(strings.TrimPrefix(session.JoinText(res.Content, ""), "started subagent "), " ")
+	if text := session.JoinText(res.Content, ""); !strings.HasSuffix(text, " on model other/reviewer-model") {
+		t.Errorf("the start does not say which model the child runs on: %q", text)
+	}
 	lc.waitEnds(t, ctx, childID, 1)
 	_, evs := persistedEvents(t, ctx, durable{ps}, childID)
 	wantDesc := `{"version":2,"mode":"continuable","provider":"spawn","label":"review it","agentProvider":"other","agentModel":"reviewer-model","persona":"You are the reviewer, version one.","toolFilter":{"allow":["send_message","report"]},"callId":"c"}`
@@ -188,7 +191,7 @@ func TestMaxTurnsEndsTheChildWithAStopReasonTheParentSees(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("background start = %+v, %v", res, err)
 	}
-	childID := strings.TrimPrefix(session.JoinText(res.Content, ""), "started subagent ")
+	childID, _, _ := strings.Cut(strings.TrimPrefix(session.JoinText(res.Content, ""), "started subagent "), " ")
 	ends := lc.waitEnds(t, ctx, childID, 1)
 	if ends[0].StopReason != driver.StopMaxTurns {
 		t.Errorf("background stop reason = %q, want %q", ends[0].StopReason, driver.StopMaxTurns)
@@ -250,7 +253,7 @@ func TestAgentPermissionModeIsRecordedAndSurvivesARestart(t *testing.T) {
 		if err != nil || res.IsError {
 			t.Fatalf("start: %v %+v", err, res)
 		}
-		childID = strings.TrimPrefix(session.JoinText(res.Content, ""), "started subagent ")
+		childID, _, _ = strings.Cut(strings.TrimPrefix(session.JoinText(res.Content, ""), "started subagent "), " ")
 		lc.waitEnds(t, ctx, childID, 1)
 		waitIdle(t, ctx, parent)
 		entries, err := durable{ps}.List(ctx)

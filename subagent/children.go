@@ -90,8 +90,8 @@ type oneShotHost struct {
 	req       OneShotRequest
 	desc      Descriptor
 	isolation Isolation
-	// worktree is the child's worktree once CreateChild made it.
-	worktree *WorktreeRecord
+	// lease owns the child's worktree once CreateChild made it.
+	lease *worktreeLease
 }
 
 var _ driver.Host = (*oneShotHost)(nil)
@@ -121,28 +121,29 @@ func (h *oneShotHost) CreateChild(ctx context.Context, seed []session.Event, onI
 		// As for a continuable child: the worktree exists before the
 		// session, whose creation seed records it in the descriptor
 		// (instead of the first turn's hook), and is the child's cwd.
-		rec, cwd, err := h.svc.createWorktree(ctx, parent, id)
+		lease, cwd, err := h.svc.newLease(ctx, parent, id)
 		if err != nil {
 			return nil, err
 		}
 		d := h.desc
-		d.Isolation, d.Worktree = IsolationWorktree, rec
+		d.Isolation, d.Worktree = IsolationWorktree, lease.rec
 		raw, err := d.Snapshot()
 		if err == nil {
 			seed, err = creationSeed(h.sessions, id, seed, raw, h.req.Definition, h.req.Limits)
 		}
 		if err != nil {
-			h.svc.cont.dropWorktree(rec)
+			lease.abandon()
 			return nil, err
 		}
-		hdr.Cwd, spec.PreStep, h.worktree = cwd, nil, rec
+		hdr.Cwd, spec.PreStep, h.lease = cwd, nil, lease
 	}
 	a, err := h.create(hdr, seed, spec)
 	if err != nil {
-		h.svc.cont.dropWorktree(h.worktree)
-		h.worktree = nil
+		h.lease.abandon()
+		h.lease = nil
 		return nil, err
 	}
+	h.lease.recorded()
 	return a, nil
 }
 
@@ -173,23 +174,23 @@ func (h *continuableHost) CreateChild(ctx context.Context, prefix []session.Even
 		// The worktree exists before the child's session, and its record
 		// is in the descriptor the session is created with: durable
 		// before the first turn, and the child's cwd from the start.
-		rec, cwd, err := h.svc.createWorktree(ctx, p.spec.Parent, p.childID)
+		lease, cwd, err := h.svc.newLease(ctx, p.spec.Parent, p.childID)
 		if err != nil {
 			return nil, err
 		}
 		d := p.desc
-		d.Worktree = rec
+		d.Worktree = lease.rec
 		if desc, err = d.Snapshot(); err != nil {
-			h.svc.cont.dropWorktree(rec)
+			lease.abandon()
 			return nil, err
 		}
 		hdr.Cwd = cwd
-		h.act.worktree = rec
+		h.act.lease, h.act.worktree = lease, lease.rec
 	}
 	seed, err := creationSeed(h.sessions, p.childID, prefix, desc, p.spec.Definition, p.spec.Limits)
 	if err != nil {
-		h.svc.cont.dropWorktree(h.act.worktree)
-		h.act.worktree = nil
+		h.act.lease.abandon()
+		h.act.lease, h.act.worktree = nil, nil
 		return nil, err
 	}
 	spec := ChildSpec{
@@ -201,10 +202,11 @@ func (h *continuableHost) CreateChild(ctx context.Context, prefix []session.Even
 	}
 	a, err := h.create(hdr, seed, spec)
 	if err != nil {
-		h.svc.cont.dropWorktree(h.act.worktree)
-		h.act.worktree = nil
+		h.act.lease.abandon()
+		h.act.lease, h.act.worktree = nil, nil
 		return nil, err
 	}
+	h.act.lease.recorded()
 	return a, nil
 }
 

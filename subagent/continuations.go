@@ -32,6 +32,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent/budget"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/driver"
+	"github.com/acp-agent/acp-agent/subagent/worktree"
 )
 
 type activation struct {
@@ -39,12 +40,14 @@ type activation struct {
 	// its turn ended with), set at disposal: its settlement notice says it.
 	diagnostic string
 	id         string
-	agent      *agent.Agent
-	provider   string
-	parentID   string
-	depth      int
-	runID      string
-	startSeq   int
+	// label is the child's task label (the commit of its work names it).
+	label    string
+	agent    *agent.Agent
+	provider string
+	parentID string
+	depth    int
+	runID    string
+	startSeq int
 	// owner is the parent's activation when the parent is itself a
 	// resident continuable child.
 	owner    *activation
@@ -63,7 +66,10 @@ type activation struct {
 	// worktree is the child's worktree (isolation worktree); fresh marks a
 	// new start, whose rollback removes it.
 	worktree *WorktreeRecord
-	fresh    bool
+	// lease owns the worktree until the activation runs (made by its
+	// start, or restored by its cold resume); rollback abandons it.
+	lease *worktreeLease
+	fresh bool
 	// slotRoot is the root session whose background slot act holds ("":
 	// none).
 	slotRoot string
@@ -140,7 +146,11 @@ type Continuations struct {
 
 	// Background slots (queue.go): slots[root] counts the taken slots,
 	// queue[root] the waiting starts; slotFreed is closed on each change.
-	worktrees     Worktrees
+	worktrees Worktrees
+	intents   worktree.Intents
+	// starting are the background starts whose child is being made
+	// after their call returned (starting.go), guarded by mu.
+	starting      map[string]*startingStart
 	maxBackground int
 	slots         map[string]int
 	queue         map[string][]queuedStart
@@ -378,9 +388,7 @@ func (c *Continuations) rollback(act *activation) {
 		c.log.Warn("subagent: rolling back a child failed", "session", act.id, "err", err)
 	}
 	act.settled(driver.StopAborted, nil)
-	if act.fresh {
-		c.dropWorktree(act.worktree)
-	}
+	act.lease.abandon() // made by this start, or restored by this resume
 	c.releaseSlot(act.slotRoot)
 	if settleOwner {
 		c.idleHook(act.owner)(act.owner.agent)

@@ -263,6 +263,9 @@ func worktreeLine(o *WorktreeOutcome) string {
 	case !o.Kept:
 		return "worktree removed (no changes)"
 	}
+	if o.Commit != "" {
+		return fmt.Sprintf("worktree kept at %s\non branch %s (commit %s): %s", path, o.Branch, shortHash(o.Commit), changeSummary(o.Changes))
+	}
 	return fmt.Sprintf("worktree kept at %s\non branch %s: %s", path, o.Branch, changeSummary(o.Changes))
 }
 

@@ -10,13 +10,10 @@ package subagent
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
-	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/subagent/worktree"
 )
@@ -65,10 +62,16 @@ func (r WorktreeRecord) tree() worktree.Worktree {
 
 // Worktrees is what isolation needs from git (worktree.Git implements it).
 type Worktrees interface {
-	Create(ctx context.Context, dir, name string) (worktree.Worktree, error)
+	Plan(ctx context.Context, dir, name string) (worktree.Worktree, error)
+	Add(ctx context.Context, wt worktree.Worktree) error
 	Restore(ctx context.Context, wt worktree.Worktree) error
 	Changes(ctx context.Context, wt worktree.Worktree) (worktree.Changes, error)
 	Remove(ctx context.Context, wt worktree.Worktree) error
+	Commit(ctx context.Context, wt worktree.Worktree, message string) (head string, committed bool, err error)
+	Preview(ctx context.Context, into string, wt worktree.Worktree, maxFiles, maxBytes int) ([]worktree.FileDiff, int, error)
+	Merge(ctx context.Context, into string, wt worktree.Worktree, squash bool, message string) (worktree.MergeResult, error)
+	End(ctx context.Context, wt worktree.Worktree, how, commit string) error
+	Ended(ctx context.Context, wt worktree.Worktree) (how, commit string)
 }
 
 var _ Worktrees = worktree.Git{}
@@ -82,6 +85,10 @@ type WorktreeState struct {
 	Changes worktree.Changes
 	// Err is set when git could not tell.
 	Err error
+	// Ended is how its work ended once removed: worktree.EndMerged (at
+	// EndCommit) or worktree.EndDiscarded; "" when it was removed as
+	// untouched.
+	Ended, EndCommit string
 }
 
 // InspectWorktree reports the current state of a recorded worktree: git
@@ -89,6 +96,9 @@ type WorktreeState struct {
 func InspectWorktree(ctx context.Context, wts Worktrees, rec WorktreeRecord) WorktreeState {
 	st := WorktreeState{WorktreeRecord: rec}
 	if _, err := os.Lstat(rec.Path); err != nil {
+		if wts != nil {
+			st.Ended, st.EndCommit = wts.Ended(ctx, rec.tree())
+		}
 		return st
 	}
 	st.Present = true
@@ -101,12 +111,19 @@ func InspectWorktree(ctx context.Context, wts Worktrees, rec WorktreeRecord) Wor
 // Describe renders the state on one line, for listings.
 func (st WorktreeState) Describe() string {
 	switch {
+	case !st.Present && st.Ended == worktree.EndMerged:
+		return fmt.Sprintf("work merged (commit %s); worktree removed with its branch %s", shortHash(st.EndCommit), st.Branch)
+	case !st.Present && st.Ended == worktree.EndDiscarded:
+		return fmt.Sprintf("work discarded; worktree removed with its branch %s", st.Branch)
 	case !st.Present:
 		return fmt.Sprintf("worktree removed with its branch %s: it made no changes", st.Branch)
 	case st.Err != nil:
 		return fmt.Sprintf("worktree %s on branch %s (changes unknown: %v)", st.Path, st.Branch, st.Err)
 	case !st.Changes.Changed:
 		return fmt.Sprintf("worktree %s on branch %s, no changes", st.Path, st.Branch)
+	}
+	if st.Changes.Head != "" {
+		return fmt.Sprintf("worktree %s on branch %s (commit %s): %s", st.Path, st.Branch, shortHash(st.Changes.Head), changeSummary(st.Changes))
 	}
 	return fmt.Sprintf("worktree %s on branch %s: %s", st.Path, st.Branch, changeSummary(st.Changes))
 }
@@ -116,51 +133,10 @@ func changeSummary(ch worktree.Changes) string {
 	if s == "" {
 		s = "no file differs from the base"
 	}
-	if ch.Commits > 0 {
-		s += fmt.Sprintf(", %d commit(s)", ch.Commits)
+	if ch.Commits > 1 {
+		s += fmt.Sprintf(", %d commits", ch.Commits)
 	}
 	return s
-}
-
-// createWorktree makes the worktree of a new child of parent and returns
-// its record and the child's cwd in it: the parent's cwd's place in the
-// repository, so a parent in <repo>/sub has a child in <worktree>/sub.
-func (s *Service) createWorktree(ctx context.Context, parent *agent.Agent, childID string) (*WorktreeRecord, string, error) {
-	if s.worktrees == nil {
-		return nil, "", NewError(CodeIsolationFailed, "worktree isolation is not available in this agent (no git support wired)")
-	}
-	cwd := parent.Session().Header().Cwd
-	wt, err := s.worktrees.Create(ctx, cwd, childID)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, "", context.Cause(ctx)
-		}
-		var we *worktree.Error
-		if errors.As(err, &we) && we.Code == worktree.CodeNotARepository {
-			return nil, "", wrapError(CodeIsolationFailed, fmt.Sprintf("isolation %q needs a git repository, and %s is not in one", IsolationWorktree, cwd), err)
-		}
-		return nil, "", wrapError(CodeIsolationFailed, fmt.Sprintf("could not create the worktree of subagent %q: %v", childID, err), err)
-	}
-	rec := &WorktreeRecord{Repo: wt.Repo, Path: wt.Path, Branch: wt.Branch, Base: wt.Base}
-	childCwd := wt.Path
-	if real, err := filepath.EvalSymlinks(cwd); err == nil {
-		repo, _ := filepath.EvalSymlinks(wt.Repo)
-		if rel, err := filepath.Rel(repo, real); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
-			childCwd = filepath.Join(wt.Path, rel)
-		}
-	}
-	return rec, childCwd, nil
-}
-
-// dropWorktree removes the worktree of a child that never started (a
-// failed start): nothing may stay behind.
-func (c *Continuations) dropWorktree(rec *WorktreeRecord) {
-	if rec == nil || c.worktrees == nil {
-		return
-	}
-	if err := c.worktrees.Remove(context.Background(), rec.tree()); err != nil {
-		c.log.Warn("subagent: removing the worktree of a failed start failed", "worktree", rec.Path, "err", err)
-	}
 }
 
 // WorktreeOutcome is what became of a child's worktree at settlement.
@@ -169,33 +145,82 @@ type WorktreeOutcome struct {
 	// Kept is true when the worktree has changes and stays.
 	Kept    bool
 	Changes worktree.Changes
+	// Commit is the branch's head when it holds the child's work (the
+	// commit settlement made of what the child left uncommitted, or the
+	// child's own last commit); "" otherwise.
+	Commit string
 	// Err is set when git failed; the worktree is then kept.
 	Err error
 }
 
-// settleWorktree removes act's worktree when it is untouched and reports
-// what it did (nil without a worktree). The agent is closed by now, so
-// nothing writes in the worktree any more.
-func (c *Continuations) settleWorktree(act *activation) *WorktreeOutcome {
-	return c.settleTree(context.Background(), act.id, act.worktree)
+// Work is what a settled child did, for the commit that holds its work:
+// the task's label and the child's final output.
+type Work struct {
+	Label  string
+	Output []session.Block
+	Stop   string
+}
+
+// message is the commit message of the child id's work: the task, then
+// the child's summary (its final output, bounded), then a trailer naming
+// the child.
+func (w Work) message(id string) string {
+	title := oneLine(w.Label)
+	if title == "" {
+		title = "Work of subagent " + id
+	}
+	body := strings.TrimSpace(session.JoinText(w.Output, ""))
+	if body == "" && w.Stop != "" {
+		body = fmt.Sprintf("The subagent stopped (%s) before it summarized its work.", w.Stop)
+	}
+	if r := []rune(body); len(r) > 4000 {
+		body = string(r[:4000]) + "…"
+	}
+	msg := title + "\n\n"
+	if body != "" {
+		msg += body + "\n\n"
+	}
+	return msg + "Subagent-Id: " + id + "\n"
+}
+
+// settleWorktree removes act's worktree when it is untouched, else
+// commits what the child left uncommitted on its branch, and reports what
+// it did (nil without a worktree). The agent is closed by now, so nothing
+// writes in the worktree any more.
+func (c *Continuations) settleWorktree(act *activation, w Work) *WorktreeOutcome {
+	return c.settleTree(context.Background(), act.id, act.worktree, &w)
 }
 
 // SettleWorktree settles the worktree of a one-shot child whose run was
-// disposed (StartIsolated): removed when untouched, kept and reported
-// otherwise; nil without a worktree.
-func (s *Service) SettleWorktree(ctx context.Context, childID string, rec *WorktreeRecord) *WorktreeOutcome {
-	return s.cont.settleTree(context.WithoutCancel(ctx), childID, rec)
+// disposed (StartIsolated): removed when untouched, else its work
+// committed on its branch, kept and reported; nil without a worktree.
+func (s *Service) SettleWorktree(ctx context.Context, childID string, rec *WorktreeRecord, w Work) *WorktreeOutcome {
+	return s.cont.settleTree(context.WithoutCancel(ctx), childID, rec, &w)
 }
 
-// settleTree removes the worktree rec of child id when it is untouched
-// and reports what it did (nil without a worktree). Nothing writes in it
-// any more: the child's agent is closed.
-func (c *Continuations) settleTree(ctx context.Context, id string, rec *WorktreeRecord) *WorktreeOutcome {
+// settleTree removes the worktree rec of child id when it is untouched;
+// otherwise, with w, it commits what the child left uncommitted on the
+// branch (w nil: nothing is committed, as for a restored worktree whose
+// resume failed), keeps it and reports what it did (nil without a
+// worktree). Nothing writes in it any more: the child's agent is closed.
+func (c *Continuations) settleTree(ctx context.Context, id string, rec *WorktreeRecord, w *Work) *WorktreeOutcome {
 	if rec == nil || c.worktrees == nil {
 		return nil
 	}
 	out := &WorktreeOutcome{WorktreeRecord: *rec}
 	ch, err := c.worktrees.Changes(ctx, rec.tree())
+	if err == nil && ch.Changed && w != nil {
+		head, committed, cerr := c.worktrees.Commit(ctx, rec.tree(), w.message(id))
+		switch {
+		case cerr != nil:
+			c.log.Warn(fmt.Sprintf("subagent %q: committing its work on %s failed; it stays uncommitted in the worktree: %v", id, rec.Branch, cerr))
+		case committed:
+			ch, err = c.worktrees.Changes(ctx, rec.tree())
+		}
+		if cerr == nil && head != rec.Base {
+			out.Commit = head
+		}
+	}
 	switch {
 	case err != nil:
 		out.Kept, out.Err = true, err
@@ -221,10 +246,13 @@ func worktreeNotice(o *WorktreeOutcome) session.Block {
 		return session.Text(fmt.Sprintf("Its worktree made no changes and was removed (branch %s deleted).", o.Branch))
 	}
 	text := fmt.Sprintf("Its worktree is kept at %s on branch %s: %s.", o.Path, o.Branch, changeSummary(o.Changes))
+	if o.Commit != "" {
+		text = fmt.Sprintf("Its work is committed on branch %s (commit %s), worktree kept at %s: %s.", o.Branch, shortHash(o.Commit), o.Path, changeSummary(o.Changes))
+	}
 	if o.Changes.Stat != "" {
 		text += "\n" + o.Changes.Stat
 	}
-	return session.Text(text + "\nReview, merge or delete the branch when you are done with it.")
+	return session.Text(text + "\nMerge it into your branch with merge_worktree, or drop it with discard_worktree.")
 }
 
 // WorktreeState tells what a recorded worktree holds now (for listings).
@@ -236,6 +264,9 @@ func (s *Service) WorktreeState(ctx context.Context, rec WorktreeRecord) Worktre
 // foreground result's raw output.
 func worktreeRaw(o *WorktreeOutcome) map[string]any {
 	m := map[string]any{"path": o.Path, "branch": o.Branch, "kept": o.Kept}
+	if o.Commit != "" {
+		m["commit"] = o.Commit
+	}
 	if o.Kept && o.Err == nil {
 		m["summary"] = changeSummary(o.Changes)
 		if o.Changes.Stat != "" {
@@ -246,4 +277,12 @@ func worktreeRaw(o *WorktreeOutcome) map[string]any {
 		m["error"] = o.Err.Error()
 	}
 	return m
+}
+
+// shortHash is a commit's first 12 hex digits.
+func shortHash(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
 }

@@ -152,9 +152,18 @@ func TestWorktreeIsolation(t *testing.T) {
 	if data, err := os.ReadFile(filepath.Join(editPath, "a.txt")); err != nil || string(data) != "one\nedited\n" {
 		t.Errorf("kept worktree's a.txt %q %v", data, err)
 	}
-	wantKept := "Its worktree is kept at " + editPath + " on branch acp-agent/" + ids["edit"] + ": 1 file changed, 1 insertion(+)."
-	if n := notices[ids["edit"]]; !strings.Contains(n, wantKept) || !strings.Contains(n, "a.txt | 1 +") {
+	// Its work is committed on its branch: the task, the child's summary
+	// and its id make the message; the notice names the commit.
+	head := runGit(t, repo, "rev-parse", "acp-agent/"+ids["edit"])
+	wantKept := "Its work is committed on branch acp-agent/" + ids["edit"] + " (commit " + head[:12] + "), worktree kept at " + editPath + ": 1 file changed, 1 insertion(+)."
+	if n := notices[ids["edit"]]; !strings.Contains(n, wantKept) || !strings.Contains(n, "a.txt | 1 +") || !strings.Contains(n, "merge_worktree") {
 		t.Errorf("edit notice:\n%s\nwant it to contain %q and the diffstat", n, wantKept)
+	}
+	if msg := runGit(t, repo, "log", "-1", "--format=%B", head); msg != "edit\n\nedited a.txt\n\nSubagent-Id: "+ids["edit"] {
+		t.Errorf("commit message %q", msg)
+	}
+	if s := runGit(t, editPath, "status", "--porcelain"); s != "" {
+		t.Errorf("uncommitted in the kept worktree: %q", s)
 	}
 	if data, _ := os.ReadFile(filepath.Join(repo, "a.txt")); string(data) != "one\n" {
 		t.Errorf("the parent's a.txt changed: %q", data)
@@ -496,11 +505,11 @@ func TestForegroundWorktreeIsolation(t *testing.T) {
 				}
 				return
 			}
-			want := "Its worktree is kept at " + path + " on branch " + branch + ": 1 file changed, 1 insertion(+)."
+			want := "Its work is committed on branch " + branch + " (commit " + runGit(t, repo, "rev-parse", branch)[:12] + "), worktree kept at " + path + ": 1 file changed, 1 insertion(+)."
 			if !strings.Contains(text, want) || !strings.Contains(text, "a.txt | 1 +") || !strings.HasPrefix(text, "edited a.txt") {
 				t.Errorf("result:\n%s\nwant the output, then %q and the diffstat", text, want)
 			}
-			if wt["summary"] != "1 file changed, 1 insertion(+)" || !strings.Contains(wt["diffstat"].(string), "a.txt | 1 +") {
+			if wt["summary"] != "1 file changed, 1 insertion(+)" || !strings.Contains(wt["diffstat"].(string), "a.txt | 1 +") || wt["commit"] != runGit(t, repo, "rev-parse", branch) {
 				t.Errorf("raw worktree = %v", wt)
 			}
 			if data, err := os.ReadFile(filepath.Join(path, "a.txt")); err != nil || string(data) != "one\nedited\n" {

@@ -65,7 +65,7 @@ func (r *Runtime) SettleLeftWorktrees(ctx context.Context, root session.Header, 
 		if r.inUse(row.ID) || (row.ParentID != root.ID && r.inUse(row.ParentID)) {
 			continue
 		}
-		o := r.cont.settleTree(ctx, row.ID, row.Worktree)
+		o := r.cont.settleTree(ctx, row.ID, row.Worktree, &Work{Label: row.Label, Stop: "interrupted"})
 		if ctx.Err() != nil {
 			// A load cancelled mid-way: what git could not finish is not
 			// recorded, so the next load settles it.

@@ -45,7 +45,16 @@ const (
 	// StatusQueued: a start waiting for a background slot (no session
 	// yet).
 	StatusQueued = "queued"
+	// StatusStarting: a background start whose call returned and whose
+	// worktree is being checked out (no session yet).
+	StatusStarting = "starting"
 )
+
+// StartingLister is the runtime's view of the background starts being
+// made after their call returned (*Runtime implements it).
+type StartingLister interface {
+	Starting(parentID string) []StartingStart
+}
 
 // QueueLister is the runtime's view of the starts waiting for a slot
 // (*Runtime implements it).
@@ -217,6 +226,22 @@ func (t *ListAgents) Execute(ctx context.Context, inv tool.Invocation) (tool.Res
 				continue
 			}
 			e := AgentEntry{Kind: KindChild, ID: s.ID, Label: s.Label, Status: StatusQueued}
+			if scope == ScopeDescendants {
+				e.Positioned, e.Parent, e.Depth = true, rootID, 1
+			}
+			entries = append(entries, e)
+		}
+	}
+	if sl, ok := t.agents.(StartingLister); ok {
+		listed := map[string]bool{}
+		for _, e := range entries {
+			listed[e.ID] = true
+		}
+		for _, s := range sl.Starting(rootID) {
+			if listed[s.ID] {
+				continue // its session exists already
+			}
+			e := AgentEntry{Kind: KindChild, ID: s.ID, Label: s.Label, Status: StatusStarting, Worktree: "checking out its worktree"}
 			if scope == ScopeDescendants {
 				e.Positioned, e.Parent, e.Depth = true, rootID, 1
 			}

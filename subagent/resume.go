@@ -34,18 +34,19 @@ func (s *Service) resume(ctx context.Context, parent *agent.Agent, childID, root
 	if err != nil {
 		return nil, err
 	}
+	var lease *worktreeLease
 	if w := desc.Worktree; w != nil {
 		// An untouched worktree was removed when the child settled: bring
-		// it back (same folder and branch) before the child runs in it.
-		if s.worktrees == nil {
-			return nil, NewError(CodeIsolationFailed, fmt.Sprintf("subagent %q works in a worktree, and worktree support is not wired", childID))
+		// it back (same folder and branch) before the child runs in it. A
+		// resume that fails after this ends it again (abandon).
+		if lease, err = s.restoreLease(ctx, childID, w); err != nil {
+			return nil, err
 		}
-		if err := s.worktrees.Restore(ctx, w.tree()); err != nil {
-			if ctx.Err() != nil {
-				return nil, context.Cause(ctx)
+		defer func() {
+			if err != nil {
+				lease.abandon()
 			}
-			return nil, wrapError(CodeIsolationFailed, fmt.Sprintf("subagent %q: could not restore its worktree %s: %v", childID, w.Path, err), err)
-		}
+		}()
 	}
 	h, events, err := s.durable.Load(ctx, childID)
 	if err != nil {
@@ -73,7 +74,7 @@ func (s *Service) resume(ctx context.Context, parent *agent.Agent, childID, root
 		}
 		return nil, unavailable(childID, err)
 	}
-	act := &activation{id: childID, provider: desc.Provider, parentID: parent.ID(), depth: h.DelegationDepth, worktree: desc.Worktree}
+	act := &activation{id: childID, label: desc.Label, provider: desc.Provider, parentID: parent.ID(), depth: h.DelegationDepth, worktree: desc.Worktree, lease: lease}
 	spec := ChildSpec{
 		Mode: ModeContinuable, Label: desc.Label, Definition: def,
 		Route:   model.Route{Provider: desc.AgentProvider, Model: desc.AgentModel},

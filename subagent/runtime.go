@@ -14,6 +14,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/subagent/budgets"
+	"github.com/acp-agent/acp-agent/subagent/worktree"
 )
 
 // ChildSpec tells the AgentFactory how to build a child agent.
@@ -117,6 +118,16 @@ type Options struct {
 	// Worktrees runs git for worktree isolation (nil: isolation is
 	// refused with ISOLATION_FAILED).
 	Worktrees Worktrees
+	// WorktreeIntents journals each worktree before it is made (a folder
+	// in the agent's data directory; Dir "": no journal), so the next
+	// process removes what a killed one half-made (SweepWorktreeIntents).
+	WorktreeIntents worktree.Intents
+	// CheckRoute, when set, refuses a child's model route no configured
+	// model serves (a definition naming a model this agent does not
+	// have): the start fails with MODEL_NOT_CONFIGURED instead of running
+	// on another model. Only routes a start asks for are checked; an
+	// inherited route is the parent's own.
+	CheckRoute func(model.Route) error
 	// MaxBackground limits the background children of one root session
 	// resident at once (0: DefaultMaxBackground; negative: no limit).
 	MaxBackground int
@@ -172,7 +183,7 @@ func New(opts Options) *Runtime {
 	kids := &children{sessions: opts.Sessions, agents: opts.Agents, factory: opts.Factory, log: opts.Logger, spend: spend}
 	reg := &ProviderRegistry{lc: lc}
 	cont := newContinuations(live, kids, opts.Durable, lc, opts.Logger, opts.NewRunID)
-	cont.worktrees, cont.onQueued, cont.onTornDown = opts.Worktrees, opts.OnQueued, opts.OnTornDown
+	cont.worktrees, cont.onQueued, cont.intents, cont.onTornDown = opts.Worktrees, opts.OnQueued, opts.WorktreeIntents, opts.OnTornDown
 	if cat, ok := opts.Catalog.(*Catalog); ok && cat != nil && cat.Waiting == nil {
 		cat.Waiting = cont.Waiting
 	}
@@ -184,7 +195,7 @@ func New(opts Options) *Runtime {
 	}
 	svc := &Service{
 		providers: reg, cont: cont, kids: kids, live: live, lc: lc,
-		durable: opts.Durable, newRunID: opts.NewRunID, worktrees: opts.Worktrees, digest: opts.Digest,
+		durable: opts.Durable, newRunID: opts.NewRunID, worktrees: opts.Worktrees, digest: opts.Digest, checkRoute: opts.CheckRoute,
 	}
 	return &Runtime{
 		Lifecycle: lc, ProviderRegistry: reg, Listing: &Listing{catalog: opts.Catalog, live: live},

@@ -76,6 +76,12 @@ type ContinuableSpec struct {
 	// OnQueued, when set, is called once if the start has to wait for a
 	// background slot, with its queue position and the running count.
 	OnQueued func(position, running int)
+	// Async, with IsolationWorktree, returns once the start has its slot:
+	// the worktree's checkout and the child's creation go on as the
+	// child's own start (listed as starting, cancelled by an interrupt or
+	// a drain); a failure reaches the parent as a notice and OnSettled
+	// (stop "error"). StartContinuable then returns no message id.
+	Async bool
 	// MaxSteps bounds the model requests of each of the child's turns (0:
 	// the factory's default). Recorded with Definition, so a cold resume
 	// keeps it; without a Definition it applies to this activation only.
@@ -146,6 +152,25 @@ type Service struct {
 	newRunID  func() string
 	worktrees Worktrees
 	digest    DigestOptions
+	// checkRoute refuses a requested route no configured model serves.
+	checkRoute func(model.Route) error
+}
+
+// CodeModelNotConfigured: the child's model route (from its agent
+// definition, or the request) is not served by any model this agent has
+// configured; nothing was started.
+const CodeModelNotConfigured Code = "MODEL_NOT_CONFIGURED"
+
+// checkRequestedRoute refuses a requested route (override non-nil) whose
+// resolved form no configured model serves.
+func (s *Service) checkRequestedRoute(override *model.Route, resolved model.Route) error {
+	if override == nil || s.checkRoute == nil {
+		return nil
+	}
+	if err := s.checkRoute(resolved); err != nil {
+		return wrapError(CodeModelNotConfigured, err.Error(), err)
+	}
+	return nil
 }
 
 // Start starts a one-shot child through the named driver
@@ -178,6 +203,9 @@ func (s *Service) StartIsolated(ctx context.Context, providerName string, req On
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := s.checkRequestedRoute(req.Route, resolveRoute(req.Parent, req.Route)); err != nil {
+		return nil, nil, err
+	}
 	if iso == IsolationWorktree && s.worktrees == nil {
 		return nil, nil, NewError(CodeIsolationFailed, "worktree isolation is not available in this agent (no git support wired)")
 	}
@@ -198,11 +226,11 @@ func (s *Service) StartIsolated(ctx context.Context, providerName string, req On
 	host := &oneShotHost{children: s.kids, svc: s, req: req, desc: desc, isolation: iso}
 	run, err := p.StartOneShot(ctx, host, driver.Request{Parent: req.Parent, Prompt: req.Prompt, OnUpdate: req.OnUpdate})
 	if err != nil {
-		s.cont.dropWorktree(host.worktree)
+		host.lease.abandon()
 		return nil, nil, err
 	}
 	s.publishOneShot(run, providerName, req.Parent.ID())
-	return run, host.worktree, nil
+	return run, host.lease.record(), nil
 }
 
 // publishOneShot emits run's start edge and, once it settles, its end.
@@ -294,17 +322,49 @@ func (s *Service) StartContinuable(ctx context.Context, spec ContinuableSpec) (c
 	if err := s.cont.acquireSlot(ctx, root, q, func() error { return s.cont.admit(parent) }, onQueued); err != nil {
 		return "", "", err
 	}
+	if spec.Async && plan.desc.Isolation == IsolationWorktree {
+		// The checkout is part of the child's own start: the call returns
+		// now, the child shows as starting, and an interrupt or a drain
+		// cancels it (git's process group is killed; the lease removes
+		// what was made). A failure is told to the parent as a notice.
+		s.cont.beginWork() // a drain waits for it, after cancelling it
+		sctx, cancel := s.cont.addStarting(plan.childID, parent.ID(), spec.Label)
+		go func() {
+			defer s.cont.endWork()
+			defer s.cont.removeStarting(plan.childID, cancel)
+			if _, watched, err := s.finishStart(sctx, spec, plan, root); err != nil {
+				s.cont.startFailed(parent, plan.childID, spec.Label, err)
+				if !watched && spec.OnSettled != nil {
+					spec.OnSettled(driver.StopError, nil)
+				}
+			}
+		}()
+		return plan.childID, "", nil
+	}
 	s.cont.beginWork()
 	defer s.cont.endWork()
+	msgID, _, err := s.finishStart(ctx, spec, plan, root)
+	if err != nil {
+		return "", "", err
+	}
+	return plan.childID, msgID, nil
+}
+
+// finishStart creates, installs and prompts a planned continuable child
+// whose slot is taken; on failure nothing is left and the slot is given
+// back. watched reports whether spec's watch was installed (a rollback
+// then ran its OnSettled). Caller holds a work count.
+func (s *Service) finishStart(ctx context.Context, spec ContinuableSpec, plan continuablePlan, root string) (msgID string, watched bool, err error) {
+	parent := spec.Parent
 	unlock := s.cont.lockChild(plan.childID)
 	defer unlock()
-	act := &activation{id: plan.childID, provider: spec.Provider, parentID: parent.ID(), depth: plan.depth, fresh: true, slotRoot: root}
+	act := &activation{id: plan.childID, label: spec.Label, provider: spec.Provider, parentID: parent.ID(), depth: plan.depth, fresh: true, slotRoot: root}
 	host := &continuableHost{children: s.kids, svc: s, plan: plan, act: act}
 	child, err := plan.driver.StartContinuable(ctx, host, driver.Request{Parent: parent})
 	if err != nil {
-		s.cont.dropWorktree(act.worktree)
+		act.lease.abandon()
 		s.cont.releaseSlot(root)
-		return "", "", err
+		return "", false, err
 	}
 	act.agent = child
 	act.onSettled, act.onReplaced = spec.OnSettled, spec.OnReplaced
@@ -313,16 +373,16 @@ func (s *Service) StartContinuable(ctx context.Context, spec ContinuableSpec) (c
 	}
 	if err := s.cont.install(ctx, act, parent); err != nil {
 		s.cont.rollback(act)
-		return "", "", err
+		return "", true, err
 	}
-	msgID, err := s.cont.submit(ctx, act, parent, session.Message{
+	msgID, err = s.cont.submit(ctx, act, parent, session.Message{
 		Role: session.RoleUser, Content: spec.Prompt, Source: session.Source{Kind: session.SourceUser},
 	})
 	if err != nil {
 		s.cont.rollback(act)
-		return "", "", err
+		return "", true, err
 	}
-	return plan.childID, msgID, nil
+	return msgID, true, nil
 }
 
 // planContinuable runs every check of a continuable start that needs no
@@ -357,6 +417,9 @@ func (s *Service) planContinuable(spec ContinuableSpec) (continuablePlan, error)
 		return plan, err
 	}
 	plan.depth, plan.route = depth, resolveRoute(parent, spec.Route)
+	if err := s.checkRequestedRoute(spec.Route, plan.route); err != nil {
+		return plan, err
+	}
 	iso, err := ParseIsolation(string(spec.Isolation))
 	if err != nil {
 		return plan, err
@@ -575,6 +638,19 @@ func (s *Service) Interrupt(targetID string, auth Authority) error {
 			return Errorf(CodeUnauthorized, "agent %q cannot interrupt itself", caller.ID())
 		}
 		cause = session.AbortReason{Kind: "parent"}
+	}
+	if st, ok := s.cont.startingOf(targetID); ok {
+		// Still being made (its worktree checked out): the start is
+		// cancelled, git's process group killed, and nothing is kept.
+		owner := auth.ParentSessionID
+		if auth.Kind == "ancestor" {
+			owner = auth.Agent.ID()
+		}
+		if st.ParentID != owner {
+			return Errorf(CodeUnauthorized, "subagent %q belongs to another parent", targetID)
+		}
+		s.cont.cancelStarting(targetID, errStartInterrupted)
+		return nil
 	}
 	act, disposing, inAncestry := s.cont.lookupFor(targetID, auth.Agent)
 	if act == nil {

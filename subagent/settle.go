@@ -109,7 +109,7 @@ func (c *Continuations) dispose(act *activation, cancel bool) error {
 	if len(errs) > 0 {
 		stop, output = driver.StopError, nil
 	}
-	wt := c.settleWorktree(act)
+	wt := c.settleWorktree(act, Work{Label: act.label, Output: output, Stop: stop})
 	c.retire(act, stop, output, wt)
 	if len(errs) > 0 {
 		return wrapError(CodeActivationTeardownFailed, fmt.Sprintf("subagent %q activation teardown failed: %v", act.id, errors.Join(errs...)), errors.Join(errs...))
@@ -197,6 +197,7 @@ func (c *Continuations) Drain(ctx context.Context) error {
 	c.draining = true
 	c.signalSlots() // queued starts see the drain
 	c.mu.Unlock()
+	c.cancelStarting("", errStartDrained) // checkouts in flight stop now
 	if c.drainBegan != nil {
 		c.drainBegan()
 	}

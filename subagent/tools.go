@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent/budget"
 	"github.com/acp-agent/acp-agent/agent/delegation"
 	"github.com/acp-agent/acp-agent/agent/model"
+	"github.com/acp-agent/acp-agent/agent/policy"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/agent/tool"
 	"github.com/acp-agent/acp-agent/driver"
@@ -271,6 +273,11 @@ func (d *Delegation) Execute(ctx context.Context, inv tool.Invocation) (tool.Res
 	if args.Isolation == "" {
 		iso = opts.isolation
 	}
+	if iso == IsolationWorktree && !canWrite(opts.permissionMode, opts.toolFilter) {
+		// A child that cannot change files has nothing to isolate: no
+		// worktree (and no checkout to wait for).
+		iso = IsolationNone
+	}
 	background := opts.background
 	if args.RunInBackground != nil {
 		background = *args.RunInBackground
@@ -308,6 +315,7 @@ func (d *Delegation) Execute(ctx context.Context, inv tool.Invocation) (tool.Res
 			Provider: d.providerFor(opts), Label: args.Description, CallID: inv.CallID, ChildID: childID, Prompt: prompt, Parent: caller,
 			Route: opts.route, MaxDepth: d.cfg.MaxDepth, ToolFilter: opts.toolFilter, Persona: opts.persona,
 			MaxSteps: opts.maxSteps, Definition: opts.definition, Limits: opts.limits, Isolation: iso, OnQueued: onQueued,
+			Async:          true, // with isolation: the checkout does not hold up this call
 			PermissionMode: opts.permissionMode, PermissionScope: opts.permissionScope,
 			OnUpdate: rep.observe,
 			OnSettled: func(stop string, wt *WorktreeOutcome) string {
@@ -328,7 +336,17 @@ func (d *Delegation) Execute(ctx context.Context, inv tool.Invocation) (tool.Res
 		// caller until the child settles.
 		callID := inv.CallID
 		rep.setReport(func(p tool.Progress) { caller.ReportProgress(callID, p) })
-		res := tool.TextResult("started subagent "+childID, delegation.ContinuableResult(childID))
+		text := "started subagent " + childID
+		if iso == IsolationWorktree {
+			text += " (its worktree is being checked out)"
+		}
+		if r := opts.route; r != nil {
+			// A definition picked the model: say which, so the person
+			// (and the model) know the child does not run on the
+			// parent's.
+			text += fmt.Sprintf(" on model %s/%s", r.Provider, r.Model)
+		}
+		res := tool.TextResult(text, delegation.ContinuableResult(childID))
 		res.Display = childDisplay(childID, ModeContinuable, depth)
 		return withCap(res), nil
 	}
@@ -391,7 +409,7 @@ func (d *Delegation) foreground(ctx context.Context, inv tool.Invocation, caller
 	disposeErr := run.Dispose(context.WithoutCancel(ctx))
 	// The child is closed: its worktree, if any, is removed when
 	// untouched, kept and reported otherwise, whatever the outcome.
-	tree := d.svc.SettleWorktree(ctx, run.ID, wt)
+	tree := d.svc.SettleWorktree(ctx, run.ID, wt, Work{Label: label, Output: res.Output, Stop: res.StopReason})
 	// Every outcome names the child: the link is recorded with the result,
 	// so a replay of the parent shows it too (failures included), and the
 	// final digest of what the child did goes with it.
@@ -501,4 +519,26 @@ func childLinkMeta(childID string, mode Mode, depth int) map[string]any {
 // childDisplay records the child link with a delegation's result.
 func childDisplay(childID string, mode Mode, depth int) *session.ToolDisplay {
 	return &session.ToolDisplay{Meta: childLinkMeta(childID, mode, depth)}
+}
+
+// writeTools are the tools that change files: a child with none of them
+// (or in plan mode) cannot write.
+var writeTools = []string{"edit", "write", "bash"}
+
+// canWrite reports whether a child with this permission mode and tool
+// filter can change files.
+func canWrite(mode string, f *ToolFilter) bool {
+	if mode == string(policy.ModePlan) {
+		return false
+	}
+	if f == nil {
+		return true
+	}
+	for _, t := range writeTools {
+		allowed := len(f.Allow) == 0 || slices.Contains(f.Allow, t)
+		if allowed && !slices.Contains(f.Deny, t) {
+			return true
+		}
+	}
+	return false
 }

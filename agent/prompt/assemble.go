@@ -21,6 +21,7 @@ func Assemble(ctx context.Context, c Config) string {
 		return Build(in)
 	}
 	in.Env = probe()
+	in.Roots = c.Roots
 	in.Instructions = LoadInstructions(InstructionOptions{Cwd: c.Cwd, GitRoot: in.Env.GitRoot, UserFile: c.UserFile, Cap: c.Cap})
 	return Build(in)
 }

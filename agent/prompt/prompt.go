@@ -12,6 +12,12 @@ var sections embed.FS
 // Input is everything the system prompt is built from.
 type Input struct {
 	Env Env
+	// Roots are the session's additional workspace roots (ACP
+	// additionalDirectories), listed in the environment section.
+	Roots []string
+	// Client is the system prompt the editor gave the session (ACP
+	// systemPrompt, append mode): the last section, of its own.
+	Client string
 	// Tools are the names of the tools the session is offered, in the
 	// order the model sees them; each known one gets its guidance line.
 	Tools        []string
@@ -36,7 +42,7 @@ func Build(in Input) string {
 	if g := toolGuidance(in.Tools); g != "" {
 		parts = append(parts, g)
 	}
-	parts = append(parts, in.Env.Block())
+	parts = append(parts, in.Env.block(in.Roots))
 	if s := instructionsSection(in.Instructions); s != "" {
 		parts = append(parts, s)
 	}
@@ -54,7 +60,37 @@ func Build(in Input) string {
 			parts = append(parts, p)
 		}
 	}
+	if c := clientSection(in.Client); c != "" {
+		parts = append(parts, c)
+	}
 	return strings.Join(parts, "\n\n") + "\n"
+}
+
+// clientOpen starts the section of the editor's system prompt.
+const clientOpen = "<client-instructions>\n"
+
+// clientSection renders the editor's system prompt, "" for none.
+func clientSection(text string) string {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return ""
+	}
+	return clientOpen + "The editor the person uses adds these instructions; follow them as you follow the project's.\n\n" +
+		text + "\n</client-instructions>"
+}
+
+// WithClient returns a system prompt text Build made with its editor's
+// section replaced by one for client ("" drops it). The section is always
+// the last, so the rest of the text stays byte for byte.
+func WithClient(text, client string) string {
+	body := strings.TrimSuffix(text, "\n")
+	if i := strings.LastIndex(body, "\n\n"+clientOpen); i >= 0 && strings.HasSuffix(body, "</client-instructions>") {
+		body = body[:i]
+	}
+	if c := clientSection(client); c != "" {
+		body += "\n\n" + c
+	}
+	return body + "\n"
 }
 
 // ChildSection is the section every delegated child gets: it works for
@@ -89,10 +125,16 @@ func toolGuidance(tools []string) string {
 }
 
 // Block renders the environment block.
-func (e Env) Block() string {
+func (e Env) Block() string { return e.block(nil) }
+
+// block renders the environment block with the additional roots.
+func (e Env) block(roots []string) string {
 	var b strings.Builder
 	b.WriteString("<environment>\n")
 	fmt.Fprintf(&b, "Working directory: %s\n", e.Cwd)
+	if len(roots) > 0 {
+		b.WriteString(rootsLinePrefix + strings.Join(roots, ", ") + "\n")
+	}
 	fmt.Fprintf(&b, "Platform: %s/%s\n", e.OS, e.Arch)
 	fmt.Fprintf(&b, "Shell: %s\n", e.Shell)
 	fmt.Fprintf(&b, "Date: %s\n", e.Date)
@@ -157,4 +199,38 @@ type Config struct {
 	// Input supplies Tools, Child, Delegation, Persona and Extra; its Env
 	// and Instructions are filled in.
 	Input Input
+	// Roots are the session's additional workspace roots, listed in the
+	// environment section.
+	Roots []string
+}
+
+// rootsLinePrefix starts the environment line listing additional roots.
+const rootsLinePrefix = "Additional directories (you may work in them as in the working directory): "
+
+// WithRoots returns a system prompt text Build made, with the environment
+// section's additional roots replaced by roots (the line dropped when
+// there are none), and whether it found the section to change. A session
+// whose roots change keeps the rest of its recorded prompt byte for byte.
+func WithRoots(text string, roots []string) (string, bool) {
+	const open = "<environment>\nWorking directory: "
+	i := strings.Index(text, open)
+	if i < 0 {
+		return text, false
+	}
+	eol := strings.IndexByte(text[i+len(open):], '\n')
+	if eol < 0 {
+		return text, false
+	}
+	at := i + len(open) + eol + 1 // just after the working directory line
+	rest := text[at:]
+	if strings.HasPrefix(rest, rootsLinePrefix) {
+		if n := strings.IndexByte(rest, '\n'); n >= 0 {
+			rest = rest[n+1:]
+		}
+	}
+	line := ""
+	if len(roots) > 0 {
+		line = rootsLinePrefix + strings.Join(roots, ", ") + "\n"
+	}
+	return text[:at] + line + rest, true
 }

@@ -35,6 +35,49 @@ type Header struct {
 	SeedLength      int    `json:"seedLength,omitempty"`
 	Origin          string `json:"origin,omitempty"`
 	DelegationDepth int    `json:"delegationDepth"`
+	// AdditionalDirectories are the extra workspace roots the session was
+	// created with (ACP additionalDirectories): absolute, clean paths.
+	AdditionalDirectories Dirs `json:"additionalDirectories,omitempty"`
+}
+
+// Dirs is a list of directories stored as one string (the paths joined by
+// NUL, which no path contains), so a Header stays comparable with ==. It
+// is a JSON array of strings on disk.
+type Dirs string
+
+// NewDirs returns the list dirs as Dirs.
+func NewDirs(dirs []string) Dirs { return Dirs(strings.Join(dirs, "\x00")) }
+
+// List returns the directories, nil for none.
+func (d Dirs) List() []string {
+	if d == "" {
+		return nil
+	}
+	return strings.Split(string(d), "\x00")
+}
+
+// MarshalJSON writes the list as an array of strings.
+func (d Dirs) MarshalJSON() ([]byte, error) {
+	l := d.List()
+	if l == nil {
+		l = []string{}
+	}
+	return json.Marshal(l)
+}
+
+// UnmarshalJSON reads an array of strings; a path with a NUL is refused.
+func (d *Dirs) UnmarshalJSON(b []byte) error {
+	var l []string
+	if err := json.Unmarshal(b, &l); err != nil {
+		return err
+	}
+	for _, p := range l {
+		if strings.ContainsRune(p, 0) {
+			return errors.New("a directory contains a NUL byte")
+		}
+	}
+	*d = NewDirs(l)
+	return nil
 }
 
 // HeaderError reports an invalid header. Field names the offending key.
@@ -104,6 +147,11 @@ func (h Header) Validate(id string) error {
 	if h.DelegationDepth < 0 {
 		return &HeaderError{"delegationDepth", "session header delegationDepth must be a non-negative safe integer"}
 	}
+	for _, d := range h.AdditionalDirectories.List() {
+		if d == "" || !filepath.IsAbs(d) || filepath.Clean(d) != d {
+			return &HeaderError{"additionalDirectories", fmt.Sprintf("session header additionalDirectories must be clean absolute paths, got %q", d)}
+		}
+	}
 	return nil
 }
 
@@ -140,6 +188,7 @@ func ParseHeaderLine(line []byte, id string) (Header, error) {
 		SeedLength      *json.Number     `json:"seedLength"`
 		Origin          *string          `json:"origin"`
 		DelegationDepth *json.Number     `json:"delegationDepth"`
+		AdditionalDirs  []string         `json:"additionalDirectories"`
 		SandboxMode     *json.RawMessage `json:"sandboxMode"`
 		ApprovalPolicy  *json.RawMessage `json:"approvalPolicy"`
 	}
@@ -207,6 +256,17 @@ func ParseHeaderLine(line []byte, id string) (Header, error) {
 			return Header{}, &HeaderError{f.key, fmt.Sprintf("session header field %q must not be empty", f.key)}
 		}
 		*f.dst = *f.val
+	}
+	if raw.AdditionalDirs != nil {
+		if len(raw.AdditionalDirs) == 0 {
+			return Header{}, &HeaderError{"additionalDirectories", "session header additionalDirectories must be omitted when empty"}
+		}
+		for _, p := range raw.AdditionalDirs {
+			if strings.ContainsRune(p, 0) {
+				return Header{}, &HeaderError{"additionalDirectories", "session header additionalDirectories: a path contains a NUL byte"}
+			}
+		}
+		h.AdditionalDirectories = NewDirs(raw.AdditionalDirs)
 	}
 	if err := h.Validate(id); err != nil {
 		return Header{}, err

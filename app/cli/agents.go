@@ -20,7 +20,7 @@ func agentsCommand() Command {
 	var descendants, definitions bool
 	return Command{
 		Name:    "agents",
-		Usage:   "agents [--data-dir DIR] [--descendants] SESSION_ID\nagents --definitions [DIR]",
+		Usage:   "agents [--data-dir DIR] [--descendants] SESSION_ID\nagents --definitions [DIR]\nagents [--data-dir DIR] merge [--squash] SUBAGENT_ID\nagents [--data-dir DIR] discard SUBAGENT_ID",
 		Summary: "print the subagents of a stored session as a tree, or the agent definitions (read-only)",
 		Description: `Prints the session's subagents from the durable catalog: id, mode,
 activity and label of each, as the /agents slash command and the
@@ -29,11 +29,19 @@ _acp-agent/subagents/list extension show them. Nothing is locked or resumed.
 With --definitions it prints the agent definitions a session in DIR (default
 the current directory) would offer: name, source file, model, mode and
 isolation of each, then every file that was skipped or not fully mapped,
-with its line and why.`,
+with its line and why.
+
+merge merges the work of a settled subagent that ran in its own git worktree
+(committed on its branch acp-agent/ID when it settled) into the branch
+checked out where its parent works; --squash makes it one new commit. A
+conflict aborts the merge, changes nothing and names the files. discard
+drops that work. Either way the worktree and its branch are then removed.
+A subagent that another acp-agent process runs is left alone.`,
 		Examples: []string{
 			"acp-agent agents 3f2a9c1e-0b7d-4e55-9a51-2c8d0e6f4b10",
 			"acp-agent agents --descendants 3f2a9c1e-0b7d-4e55-9a51-2c8d0e6f4b10",
 			"acp-agent agents --definitions",
+			"acp-agent agents merge --squash 9b1c2d3e-4f50-4a61-8b72-9c8d7e6f5a40",
 		},
 		Common: []string{CommonDataDir},
 		Flags: func(fs *flag.FlagSet) {
@@ -43,6 +51,9 @@ with its line and why.`,
 		Run: func(ctx context.Context, env *Env, args []string) error {
 			if definitions || env.Getenv(app.EnvDefinitions) == "1" {
 				return runDefinitions(env, args)
+			}
+			if _, _, ok, _ := app.ParseMergeBack(args); ok {
+				return runMergeBack(ctx, env, args)
 			}
 			return runAgents(ctx, env, descendants, args)
 		},
@@ -115,4 +126,23 @@ func dirArg(command string, args []string) (string, error) {
 		return "", usageErrorf("%s: %s is not a directory", command, dir)
 	}
 	return cwd, nil
+}
+
+// runMergeBack merges or discards one worktree child's work (agents merge
+// and agents discard).
+func runMergeBack(ctx context.Context, env *Env, args []string) error {
+	if _, _, _, err := app.ParseMergeBack(args); err != nil {
+		return usageErrorf("agents %v", err)
+	}
+	st, err := openReadStore(env)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	out, err := app.MergeBack(ctx, st, args)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(env.Stdout, out)
+	return nil
 }

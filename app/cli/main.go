@@ -471,6 +471,14 @@ func serve(ctx context.Context, env *Env, record string) error {
 // serveConfig is the composition's Config from the shared flags, the
 // settings and the environment: the same for serving and for exec.
 func serveConfig(env *Env) (app.Config, error) {
+	// The providers' keys leave the environment before anything reads
+	// them: a command the agent runs outside the sandbox could read them
+	// in /proc/PID/environ. The agent reads them through env.Getenv.
+	getenv, err := env.Process.hideKeys(append([]string{env.Flags.APIKeyEnv}, app.ProviderKeyVars...), env.Getenv)
+	env.Getenv = getenv
+	if err != nil && env.Logger != nil {
+		env.Logger.Warn("the API key stays readable by this user's processes", "err", err)
+	}
 	dir, err := env.Flags.dataDir()
 	if err != nil {
 		return app.Config{}, err

@@ -5,6 +5,8 @@ package cli
 // instead of replacing package variables.
 
 import (
+	"github.com/acp-agent/acp-agent/internal/keyenv"
+
 	"io"
 	"os"
 	"os/signal"
@@ -24,6 +26,18 @@ type Process struct {
 	// StderrTerminal reports whether w, the command's stderr, is a
 	// terminal (exec then shows progress on it).
 	StderrTerminal func(w io.Writer) bool
+	// HideKeys takes the named variables (the providers' API keys) out of
+	// the process's environment and returns the getenv that still reads
+	// them (package internal/keyenv). Tests that drive Main in-process
+	// keep their own process's environment by setting it.
+	HideKeys func(names []string, getenv func(string) string) (func(string) string, error)
+}
+
+func (p Process) hideKeys(names []string, getenv func(string) string) (func(string) string, error) {
+	if p.HideKeys != nil {
+		return p.HideKeys(names, getenv)
+	}
+	return keyenv.Hide(names, getenv)
 }
 
 func (p Process) notify(c chan<- os.Signal) {

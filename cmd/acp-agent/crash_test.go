@@ -44,6 +44,30 @@ const crashAtEnv = "ACP_AGENT_TEST_CRASH_AT"
 // points fall between chunks shown and chunks not yet durable.
 const chunkPauseEnv = "ACP_AGENT_TEST_CHUNK_PAUSE"
 
+// worktreeCrashEnv names the step of making a child's worktree (a
+// worktree.Fault* point) at which crash-serve kills itself with SIGKILL.
+const worktreeCrashEnv = "ACP_AGENT_TEST_WORKTREE_CRASH"
+
+// firstRequestEnv names a file crash-serve's model creates at the first
+// request of a session that is not a top-level one (a child's first model
+// request: the worktree benchmark's end point).
+const firstRequestEnv = "ACP_AGENT_TEST_FIRST_REQUEST"
+
+// firstRequestModel marks a child's first model request in a file.
+type firstRequestModel struct {
+	m    model.Model
+	file string
+}
+
+func (f firstRequestModel) Stream(ctx context.Context, req model.Request) iter.Seq2[session.Chunk, error] {
+	if req.Caller.ScriptKey != "main" && req.Caller.Call == 0 {
+		if fd, err := os.OpenFile(f.file, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644); err == nil {
+			fd.Close()
+		}
+	}
+	return f.m.Stream(ctx, req)
+}
+
 // pacedModel paces a model's chunks (the workload, not an assertion).
 type pacedModel struct {
 	m     model.Model
@@ -78,6 +102,9 @@ func crashServeCommand() cli.Command {
 			if d, _ := time.ParseDuration(env.Getenv(chunkPauseEnv)); d > 0 {
 				wrap = func(m model.Model) model.Model { return pacedModel{m, d} }
 			}
+			if f := env.Getenv(firstRequestEnv); f != "" {
+				wrap = func(m model.Model) model.Model { return firstRequestModel{m, f} }
+			}
 			a, err := app.New(app.Config{
 				DataDir: env.Flags.DataDir,
 				Model:   env.Flags.Model,
@@ -86,6 +113,11 @@ func crashServeCommand() cli.Command {
 				Getenv:  env.Getenv,
 				Testing: &testhooks.Hooks{WrapModel: wrap, StorageFault: func(persistence.FaultPoint) {
 					if n := steps.Add(1); n == at {
+						syscall.Kill(os.Getpid(), syscall.SIGKILL)
+						select {} // the signal is on its way
+					}
+				}, WorktreeFault: func(point string) {
+					if point == env.Getenv(worktreeCrashEnv) {
 						syscall.Kill(os.Getpid(), syscall.SIGKILL)
 						select {} // the signal is on its way
 					}

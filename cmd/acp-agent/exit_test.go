@@ -307,7 +307,7 @@ func TestExitWhenTheClientStopsReadingButKeepsStdinOpen(t *testing.T) {
 	requireClosedLogs(t, data)
 }
 
-func writeScript(t *testing.T, dir, script string) string {
+func writeScript(t testing.TB, dir, script string) string {
 	t.Helper()
 	path := filepath.Join(dir, "script.yaml")
 	if err := os.WriteFile(path, []byte(script), 0o600); err != nil {
@@ -316,7 +316,7 @@ func writeScript(t *testing.T, dir, script string) string {
 	return path
 }
 
-func (p *proc) newSession(t *testing.T, cwd string) string {
+func (p *proc) newSession(t testing.TB, cwd string) string {
 	t.Helper()
 	var init map[string]any
 	p.call(t, "initialize", map[string]any{"protocolVersion": 1}, &init)
@@ -463,7 +463,7 @@ func (u update) Text() string {
 }
 
 // awaitUpdate waits until a received session/update satisfies ok.
-func (p *proc) awaitUpdate(t *testing.T, ok func(update) bool) {
+func (p *proc) awaitUpdate(t testing.TB, ok func(update) bool) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for seen := 0; ; {
@@ -486,7 +486,7 @@ func (p *proc) awaitUpdate(t *testing.T, ok func(update) bool) {
 
 // waitExit waits for the process to end, at most bound, and returns its
 // exit code (-1 when a signal ended it).
-func (p *proc) waitExit(t *testing.T, bound time.Duration) int {
+func (p *proc) waitExit(t testing.TB, bound time.Duration) int {
 	t.Helper()
 	start := time.Now()
 	done := make(chan error, 1)

@@ -33,7 +33,7 @@ const beMain = "ACP_AGENT_TEST_BE_MAIN"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(beMain) == "1" {
-		os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, persistence.WithHome(os.Getenv), crashServeCommand(), diskFullServeCommand()))
+		os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, persistence.WithHome(os.Getenv), crashServeCommand(), diskFullServeCommand(), benchDelegateCommand()))
 	}
 	goleak.VerifyTestMain(m)
 }
@@ -62,13 +62,13 @@ type stdio struct {
 	io.WriteCloser
 }
 
-func startProc(t *testing.T, args ...string) *proc {
+func startProc(t testing.TB, args ...string) *proc {
 	t.Helper()
 	return startProcEnv(t, nil, args...)
 }
 
 // startProcEnv is startProc with extra environment variables.
-func startProcEnv(t *testing.T, env []string, args ...string) *proc {
+func startProcEnv(t testing.TB, env []string, args ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(append(os.Environ(), beMain+"=1"), env...)
@@ -156,7 +156,7 @@ func (p *proc) answerPermissions(optionID string) {
 	p.mu.Unlock()
 }
 
-func (p *proc) call(t *testing.T, method string, params, result any) {
+func (p *proc) call(t testing.TB, method string, params, result any) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

@@ -144,7 +144,7 @@ func TestKilledForegroundWorktreeIsSettledAtLoad(t *testing.T) {
 			[]string{"did not return: the agent stopped while it ran.", "Its worktree made no changes and was removed (branch acp-agent/"},
 			"worktree removed with its branch acp-agent/"},
 		{"changed", "echo new > new.txt", nil, true,
-			[]string{"did not return: the agent stopped while it ran.", "Its worktree is kept at ", "1 file changed, 1 insertion(+)", "new.txt | 1 +"},
+			[]string{"did not return: the agent stopped while it ran.", "Its work is committed on branch acp-agent/", "worktree kept at ", "1 file changed, 1 insertion(+)", "new.txt | 1 +"},
 			"1 file changed, 1 insertion(+)"},
 		// Its .git file gone, git would answer for the repository (clean):
 		// it is kept, with the reason, and nothing is removed.

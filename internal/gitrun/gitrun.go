@@ -6,8 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
-	"time"
 )
 
 // SafeArgs are the options put before every git command the agent runs.
@@ -48,6 +46,7 @@ func Command(ctx context.Context, path, dir string, extra []string, args ...stri
 	cmd := exec.CommandContext(ctx, path, full...)
 	cmd.Dir = dir
 	cmd.Env = env
+	Group(cmd)
 	return cmd
 }
 
@@ -59,12 +58,7 @@ func FilterOverrides(ctx context.Context, path, dir string, env []string) []stri
 	cmd.Env = env
 	// Killed as a group when ctx ends, and not waited on past that for
 	// pipes a leftover child holds: the caller's timeout bounds this too.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		return cmd.Process.Kill()
-	}
-	cmd.WaitDelay = 50 * time.Millisecond
+	Group(cmd)
 	out, err := cmd.Output()
 	if err != nil && len(out) == 0 {
 		return nil

@@ -1,6 +1,7 @@
 package testhooks
 
 import (
+	"context"
 	"time"
 
 	"github.com/acp-agent/acp-agent/agent/model"
@@ -44,7 +45,19 @@ type Hooks struct {
 	// probes (ACP tests check it starts with session/new, not with the
 	// first prompt).
 	PrepareStarted func(sessionID string)
+	// WorktreeGitEnv is worktree.Git.Env: the identity and dates of the
+	// commits the agent makes for worktree children (scenarios pin them,
+	// so commit hashes are the same on every run).
+	WorktreeGitEnv []string
+	// WorktreeFault is worktree.Intents.Fault: called at each named step
+	// of making a child's worktree (crash tests kill the process there).
+	WorktreeFault func(point string)
 	// DigestTicks is subagent.DigestOptions.Ticks: tests tick the digest
 	// throttle by hand.
 	DigestTicks func() (ticks <-chan time.Time, stop func())
+	// StoreCall, when set, is called with the request's context before
+	// each read the ACP server makes of stored sessions (op "list",
+	// "header", "inspect", "load"); its error fails the read. Tests hold
+	// a request there to cancel it in flight ($/cancel_request).
+	StoreCall func(ctx context.Context, op, id string) error
 }

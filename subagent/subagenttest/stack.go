@@ -13,6 +13,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent/tool"
 	"github.com/acp-agent/acp-agent/driver/inprocess"
 	"github.com/acp-agent/acp-agent/subagent"
+	"github.com/acp-agent/acp-agent/subagent/worktree"
 )
 
 // Responder answers one model request with the chunks of a reply.
@@ -109,6 +110,10 @@ type Config struct {
 	// Worktrees and MaxBackground are passed to the Runtime.
 	Worktrees     subagent.Worktrees
 	MaxBackground int
+	// WorktreeIntents is subagent.Options.WorktreeIntents.
+	WorktreeIntents worktree.Intents
+	// CheckRoute is subagent.Options.CheckRoute.
+	CheckRoute func(model.Route) error
 	// Budgets are subagent.Options.Budgets (prices, tree limit, watchdog).
 	Budgets subagent.BudgetOptions
 	// ParentCwd is the cwd of NewParent's sessions (default /workspace).
@@ -145,6 +150,7 @@ func New(t testing.TB, cfg Config) *Stack {
 	s.Runtime = subagent.New(subagent.Options{
 		Sessions: st, Agents: s.Agents, Durable: cfg.Durable, Factory: factory, Logger: cfg.Logger,
 		Worktrees: cfg.Worktrees, MaxBackground: cfg.MaxBackground, Budgets: cfg.Budgets, OnTornDown: cfg.OnTornDown,
+		WorktreeIntents: cfg.WorktreeIntents, CheckRoute: cfg.CheckRoute,
 	})
 	if _, err := s.Runtime.RegisterProviders(inprocess.Drivers(inprocess.WithFaults(cfg.Faults))...); err != nil {
 		t.Fatal(err)

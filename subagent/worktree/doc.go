@@ -12,6 +12,10 @@
 // Layering: a leaf of the subagent runtime: standard library,
 // internal/errcode and internal/ownpaths (to claim the folders it makes)
 // only; it must not import any other package of this module. Concurrency: each call runs its own git
-// processes and waits for them under the caller's context; the package keeps
-// no state between calls.
+// processes and waits for them under the caller's context (a cancel kills
+// git's process group: internal/gitrun). The one state kept between calls
+// is a lock per repository (Lock): git steps on one repository run one at
+// a time. A worktree being made can be journaled first (Intents: a file
+// per worktree in the agent's data directory), so the next process removes
+// what a killed one half-made (Intents.Sweep).
 package worktree

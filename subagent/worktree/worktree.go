@@ -71,8 +71,10 @@ type Changes struct {
 	// Changed is true when the worktree has uncommitted changes
 	// (untracked files included) or commits beyond its base.
 	Changed bool
-	// Commits counts the branch's commits beyond its base.
+	// Commits counts the branch's commits beyond its base; Head is the
+	// branch's head commit when there are any.
 	Commits int
+	Head    string
 	// Summary is git's one-line summary of the diff against the base
 	// ("2 files changed, 3 insertions(+), 1 deletion(-)"), "" when the
 	// tree equals the base.
@@ -95,6 +97,12 @@ type Git struct {
 // run runs git with args in dir and returns its stdout (trailing newline
 // trimmed).
 func (g Git) run(ctx context.Context, dir string, env []string, args ...string) (string, error) {
+	out, err := g.runRaw(ctx, dir, env, args...)
+	return strings.TrimRight(out, "\n"), err
+}
+
+// runRaw is run keeping stdout as git wrote it.
+func (g Git) runRaw(ctx context.Context, dir string, env []string, args ...string) (string, error) {
 	// The one git runner (internal/gitrun): no GIT_* of the agent's
 	// environment (an agent started from a git hook has GIT_DIR and
 	// GIT_INDEX_FILE set), no fsmonitor, hooks or filter drivers of the
@@ -117,7 +125,7 @@ func (g Git) run(ctx context.Context, dir string, env []string, args ...string) 
 		}
 		return "", &Error{Code: CodeGitFailed, Message: fmt.Sprintf("git %s: %s", strings.Join(args, " "), msg), Err: err}
 	}
-	return strings.TrimRight(stdout.String(), "\n"), nil
+	return stdout.String(), nil
 }
 
 // Root returns the root of the git work tree holding dir, or a
@@ -137,8 +145,21 @@ func (g Git) Root(ctx context.Context, dir string) (string, error) {
 // Create creates the worktree of the repository holding dir for name:
 // folder <root>/.acp-agent/worktrees/<name> on the new branch
 // acp-agent/<name>, started from HEAD. On failure it leaves nothing behind
-// (no folder, no branch, no ignore file it created).
+// (no folder, no branch, no ignore file it created). It is Plan then Add.
 func (g Git) Create(ctx context.Context, dir, name string) (Worktree, error) {
+	wt, err := g.Plan(ctx, dir, name)
+	if err != nil {
+		return Worktree{}, err
+	}
+	return wt, g.Add(ctx, wt)
+}
+
+// Plan works out the worktree Create would make for name in the
+// repository holding dir (root, folder, branch and base commit) and checks
+// that it can be made, without making anything: a caller records it
+// durably before Add runs (an intent), so a process killed during Add
+// leaves a record of what to remove.
+func (g Git) Plan(ctx context.Context, dir, name string) (Worktree, error) {
 	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, `/\`) {
 		return Worktree{}, errcode.New(CodeInvalidName, fmt.Sprintf("worktree name %q is not a single folder name", name))
 	}
@@ -160,32 +181,55 @@ func (g Git) Create(ctx context.Context, dir, name string) (Worktree, error) {
 		}
 		return Worktree{}, &Error{Code: CodeNoCommit, Message: fmt.Sprintf("the repository at %s has no commit to start a worktree from", root), Err: err}
 	}
-	if _, err := g.run(ctx, root, nil, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch); err == nil {
-		return Worktree{}, errcode.New(CodeExists, fmt.Sprintf("branch %s already exists", branch))
-	} else if ctx.Err() != nil {
-		return Worktree{}, err
-	}
 	wt := Worktree{Repo: root, Path: filepath.Join(root, filepath.FromSlash(Dir), name), Branch: branch, Base: base}
-	if err := checkFolder(root); err != nil {
-		return Worktree{}, err
-	}
-	if _, err := os.Lstat(wt.Path); err == nil {
-		return Worktree{}, errcode.New(CodeExists, fmt.Sprintf("worktree folder %s already exists", wt.Path))
-	}
-	undo, err := ensureIgnored(root)
-	if err != nil {
-		return Worktree{}, err
-	}
-	if _, err := g.run(ctx, root, nil, "worktree", "add", "--quiet", "-b", branch, wt.Path, base); err != nil {
-		// git may have made the branch or the folder before failing.
-		bg := context.WithoutCancel(ctx)
-		removeBeneath(root, wt.Path)
-		_, _ = g.run(bg, root, nil, "worktree", "prune")
-		_, _ = g.run(bg, root, nil, "branch", "-D", branch)
-		undo()
+	if err := g.checkNew(ctx, wt); err != nil {
 		return Worktree{}, err
 	}
 	return wt, nil
+}
+
+// checkNew refuses a planned worktree whose branch or folder exists, or
+// whose worktrees folder is unsafe.
+func (g Git) checkNew(ctx context.Context, wt Worktree) error {
+	if _, err := g.run(ctx, wt.Repo, nil, "rev-parse", "--verify", "--quiet", "refs/heads/"+wt.Branch); err == nil {
+		return errcode.New(CodeExists, fmt.Sprintf("branch %s already exists", wt.Branch))
+	} else if ctx.Err() != nil {
+		return err
+	}
+	if err := checkFolder(wt.Repo); err != nil {
+		return err
+	}
+	if _, err := os.Lstat(wt.Path); err == nil {
+		return errcode.New(CodeExists, fmt.Sprintf("worktree folder %s already exists", wt.Path))
+	}
+	return nil
+}
+
+// Add makes the planned worktree wt (Plan): the ignore file, the branch
+// from wt.Base and the checkout. Git steps on one repository run one at a
+// time (Lock). A cancelled ctx kills git's process group at once
+// (gitrun); on any failure, cancellation included, what git made is
+// removed again (Remove: a worktree git left "locked initializing" too).
+func (g Git) Add(ctx context.Context, wt Worktree) error {
+	unlock, err := Lock(ctx, wt.Repo)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := g.checkNew(ctx, wt); err != nil {
+		return err
+	}
+	undo, err := ensureIgnored(wt.Repo)
+	if err != nil {
+		return err
+	}
+	if _, err := g.run(ctx, wt.Repo, nil, "worktree", "add", "--quiet", "-b", wt.Branch, wt.Path, wt.Base); err != nil {
+		// git may have made the branch or the folder before failing.
+		_ = g.remove(context.WithoutCancel(ctx), wt)
+		undo()
+		return err
+	}
+	return nil
 }
 
 // ensureIgnored makes <root>/.acp-agent/worktrees with a .gitignore of "*"
@@ -272,6 +316,16 @@ func checkFolder(root string) error {
 // git would then answer for the enclosing repository) is a CodeBroken
 // error, never "untouched".
 func (g Git) Changes(ctx context.Context, wt Worktree) (Changes, error) {
+	unlock, err := Lock(ctx, wt.Repo)
+	if err != nil {
+		return Changes{}, err
+	}
+	defer unlock()
+	return g.changes(ctx, wt)
+}
+
+// changes is Changes under the repository's lock.
+func (g Git) changes(ctx context.Context, wt Worktree) (Changes, error) {
 	if !Exists(wt) {
 		return g.branchChanges(ctx, wt)
 	}
@@ -291,6 +345,11 @@ func (g Git) Changes(ctx context.Context, wt Worktree) (Changes, error) {
 	ch.Changed = status != "" || ch.Commits > 0
 	if !ch.Changed {
 		return ch, nil
+	}
+	if ch.Commits > 0 {
+		if ch.Head, err = g.run(ctx, wt.Path, nil, "rev-parse", "HEAD"); err != nil {
+			return Changes{}, err
+		}
 	}
 	tmp, err := os.CreateTemp("", "acp-agent-index-*")
 	if err != nil {
@@ -352,6 +411,9 @@ func (g Git) branchChanges(ctx context.Context, wt Worktree) (Changes, error) {
 	if ch.Changed = ch.Commits > 0; !ch.Changed {
 		return ch, nil
 	}
+	if ch.Head, err = g.run(ctx, wt.Repo, nil, "rev-parse", "refs/heads/"+wt.Branch); err != nil {
+		return Changes{}, err
+	}
 	if ch.Stat, err = g.run(ctx, wt.Repo, nil, "diff", "--stat=100", "--no-color", wt.Base, wt.Branch); err != nil {
 		return Changes{}, err
 	}
@@ -369,20 +431,47 @@ func Exists(wt Worktree) bool {
 }
 
 // Remove removes wt's worktree (even with changes) and deletes its branch.
-// A worktree whose folder is already gone is pruned. The worktrees folder
-// goes too once it holds nothing but its .gitignore, and .acp-agent once
-// empty.
+// A worktree whose folder is already gone is pruned. A half-made one (git
+// killed during its checkout leaves it "locked initializing", which prune
+// skips and which keeps its branch from being deleted) is unlocked first.
+// The worktrees folder goes too once it holds nothing but its .gitignore,
+// and .acp-agent once empty. Git steps on one repository run one at a
+// time (Lock).
 func (g Git) Remove(ctx context.Context, wt Worktree) error {
+	unlock, err := Lock(ctx, wt.Repo)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return g.remove(ctx, wt)
+}
+
+// remove is Remove under the repository's lock.
+func (g Git) remove(ctx context.Context, wt Worktree) error {
 	// git follows a symlinked worktrees folder: it would delete an
 	// outside folder, so nothing is removed through one.
 	if err := checkFolder(wt.Repo); err != nil {
 		return err
 	}
+	// Only a lock git itself left (a killed checkout) is lifted; its
+	// failure (not locked, not a worktree) is no error.
+	if g.lockReason(wt) == "initializing" {
+		_, _ = g.run(ctx, wt.Repo, nil, "worktree", "unlock", wt.Path)
+	}
 	if Exists(wt) {
 		if _, err := g.run(ctx, wt.Repo, nil, "worktree", "remove", "--force", wt.Path); err != nil {
-			return err
+			if ctx.Err() != nil {
+				return err
+			}
+			// Not a worktree git knows (a checkout cut before it
+			// registered), or a half-made one: its folder is ours.
+			removeBeneath(wt.Repo, wt.Path)
+			if Exists(wt) {
+				return err
+			}
 		}
-	} else if _, err := g.run(ctx, wt.Repo, nil, "worktree", "prune"); err != nil {
+	}
+	if _, err := g.run(ctx, wt.Repo, nil, "worktree", "prune"); err != nil {
 		return err
 	}
 	if _, err := g.run(ctx, wt.Repo, nil, "rev-parse", "--verify", "--quiet", "refs/heads/"+wt.Branch); err == nil {
@@ -408,6 +497,29 @@ func (g Git) Remove(ctx context.Context, wt Worktree) error {
 	return nil
 }
 
+// lockReason returns the reason of git's lock on wt ("initializing" for a
+// checkout git did not finish), "" when it is not locked or git cannot
+// tell.
+func (g Git) lockReason(wt Worktree) string {
+	out, err := g.run(context.Background(), wt.Repo, nil, "worktree", "list", "--porcelain")
+	if err != nil {
+		return ""
+	}
+	want := filepath.Clean(wt.Path)
+	in := false
+	for _, line := range strings.Split(out, "\n") {
+		switch {
+		case strings.HasPrefix(line, "worktree "):
+			in = filepath.Clean(strings.TrimPrefix(line, "worktree ")) == want
+		case in && line == "locked":
+			return "locked"
+		case in && strings.HasPrefix(line, "locked "):
+			return strings.TrimPrefix(line, "locked ")
+		}
+	}
+	return ""
+}
+
 // removeBeneath removes path (below root) and what it holds, resolving
 // beneath root: a symlink on the way is not followed out.
 func removeBeneath(root, path string) {
@@ -426,10 +538,25 @@ func removeBeneath(root, path string) {
 // Restore brings back wt's folder when it is gone (a cold resume of a
 // child whose untouched worktree was removed at settlement): on its branch
 // when the branch still exists, else on a new branch from its base. A
-// present folder is left as it is.
+// present folder is left as it is, unless git left it "locked
+// initializing" (a restore killed during its checkout): that one is made
+// again.
 func (g Git) Restore(ctx context.Context, wt Worktree) error {
+	unlock, err := Lock(ctx, wt.Repo)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if Exists(wt) {
-		return nil
+		if g.lockReason(wt) != "initializing" {
+			return nil
+		}
+		// A restore cut during its checkout (the agent killed): the
+		// half-made folder goes, the branch stays, and it is made again.
+		_, _ = g.run(ctx, wt.Repo, nil, "worktree", "unlock", wt.Path)
+		if _, err := g.run(ctx, wt.Repo, nil, "worktree", "remove", "--force", wt.Path); err != nil {
+			removeBeneath(wt.Repo, wt.Path)
+		}
 	}
 	if err := checkFolder(wt.Repo); err != nil {
 		return err
@@ -450,6 +577,19 @@ func (g Git) Restore(ctx context.Context, wt Worktree) error {
 		args = []string{"worktree", "add", "--quiet", "-b", wt.Branch, wt.Path, wt.Base}
 	}
 	if _, err := g.run(ctx, wt.Repo, nil, args...); err != nil {
+		// A cut checkout: its folder goes again, the branch stays as
+		// it was (it holds the child's commits when it existed).
+		bg := context.WithoutCancel(ctx)
+		if g.lockReason(wt) == "initializing" {
+			_, _ = g.run(bg, wt.Repo, nil, "worktree", "unlock", wt.Path)
+		}
+		if _, rerr := g.run(bg, wt.Repo, nil, "worktree", "remove", "--force", wt.Path); rerr != nil {
+			removeBeneath(wt.Repo, wt.Path)
+		}
+		_, _ = g.run(bg, wt.Repo, nil, "worktree", "prune")
+		if len(args) > 4 && args[3] == "-b" {
+			_, _ = g.run(bg, wt.Repo, nil, "branch", "-D", wt.Branch)
+		}
 		undo()
 		return err
 	}

@@ -59,11 +59,15 @@ func WriteFile(ctx context.Context, f Files, p Path, content string) error {
 // but cannot close, the window for Files that open by name elsewhere (the
 // editor's fs/*).
 func Recheck(p Path) error {
-	now, err := ResolvePath(p.Cwd, p.Abs)
+	var roots []string
+	if p.Root != "" {
+		roots = []string{p.Root}
+	}
+	now, err := ResolvePathIn(p.Cwd, roots, p.Abs)
 	if err != nil {
 		return err
 	}
-	if now.OutsideCwd != p.OutsideCwd || now.Real != p.Real || now.ID != p.ID {
+	if now.OutsideCwd != p.OutsideCwd || now.Root != p.Root || now.Real != p.Real || now.ID != p.ID {
 		return PathChanged(p.Abs, "it was replaced after it was checked")
 	}
 	return nil

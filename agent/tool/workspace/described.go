@@ -61,7 +61,7 @@ func Target(ctx context.Context, r Resolver, inv tool.Invocation, path string) (
 	if err != nil {
 		return Env{}, Path{}, err
 	}
-	p, err := ResolvePath(env.Cwd, path)
+	p, err := env.Resolve(path)
 	if err != nil {
 		return Env{}, Path{}, err
 	}

@@ -11,7 +11,11 @@ import (
 type Env struct {
 	// Cwd is the session's absolute working directory; relative paths are
 	// resolved against it and paths outside it need an explicit permission.
-	Cwd         string
+	Cwd string
+	// Roots are the session's additional workspace roots (ACP
+	// additionalDirectories): absolute directories whose paths are inside
+	// the boundary as the cwd's are (ResolvePathIn).
+	Roots       []string
 	Files       Files
 	Commands    Commands
 	Permissions Permissions

@@ -36,6 +36,10 @@ type Path struct {
 	// Cwd and RealCwd are the session cwd as given and with symlinks
 	// resolved; an inside path is opened relative to RealCwd (os.Root).
 	Cwd, RealCwd string
+	// Root, for a path outside the cwd but inside one of the session's
+	// additional roots, is that root with symlinks resolved: the path is
+	// inside the boundary and opened relative to Root instead (Base).
+	Root string
 	// ID is the identity of the file at Real when it was checked.
 	ID FileID
 }
@@ -76,6 +80,47 @@ func ResolvePath(cwd, p string) (Path, error) {
 		}
 	}
 	return out, nil
+}
+
+// ResolvePathIn is ResolvePath for a session with additional workspace
+// roots (absolute directories): a path outside cwd whose real location
+// lies in one of them is inside the boundary too, with Root set to that
+// root. A hard-linked file stays outside.
+func ResolvePathIn(cwd string, roots []string, p string) (Path, error) {
+	out, err := ResolvePath(cwd, p)
+	if err != nil || !out.OutsideCwd || out.Linked || len(roots) == 0 {
+		return out, err
+	}
+	real, err := realPath(out.Abs)
+	if err != nil {
+		return out, nil
+	}
+	for _, r := range roots {
+		if !filepath.IsAbs(r) {
+			continue
+		}
+		realRoot, err := realPath(filepath.Clean(r))
+		if err != nil {
+			continue
+		}
+		if Within(realRoot, real) {
+			out.OutsideCwd, out.Root = false, realRoot
+			return out, nil
+		}
+	}
+	return out, nil
+}
+
+// Resolve resolves p against the environment's cwd and roots.
+func (e Env) Resolve(p string) (Path, error) { return ResolvePathIn(e.Cwd, e.Roots, p) }
+
+// Base is the directory an inside path is opened relative to: its
+// additional root, else the real cwd.
+func (p Path) Base() string {
+	if p.Root != "" {
+		return p.Root
+	}
+	return p.RealCwd
 }
 
 // Within reports whether p is dir or lies below it; both must be clean

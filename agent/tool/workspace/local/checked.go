@@ -144,12 +144,16 @@ func openChecked(p workspace.Path, flag int, perm fs.FileMode) (*os.File, error)
 // openInside opens p relative to the real cwd through os.Root and refuses
 // a file that has more than one hard link.
 func openInside(p workspace.Path, flag int, perm fs.FileMode, create bool) (*os.File, error) {
-	rel, err := filepath.Rel(p.RealCwd, p.Real)
-	if err != nil || p.RealCwd == "" {
+	base := p.Base()
+	rel, err := filepath.Rel(base, p.Real)
+	if err != nil || base == "" {
 		return nil, workspace.PathChanged(p.Abs, "its place in the working directory is unknown")
 	}
-	root, err := os.OpenRoot(p.RealCwd)
+	root, err := os.OpenRoot(base)
 	if err != nil {
+		if p.Root != "" {
+			return nil, fmt.Errorf("open the additional directory %s: %w", p.Root, err)
+		}
 		return nil, fmt.Errorf("open the working directory %s: %w", p.Cwd, err)
 	}
 	defer root.Close()

@@ -60,7 +60,7 @@ func resolveRoot(ctx context.Context, r workspace.Resolver, inv tool.Invocation,
 	if arg == "" {
 		arg = env.Cwd
 	}
-	p, err := workspace.ResolvePath(env.Cwd, arg)
+	p, err := env.Resolve(arg)
 	if err != nil {
 		return root{}, nil, err
 	}

@@ -193,11 +193,19 @@ func createdName(b []byte, names map[string]bool) bool {
 	return false
 }
 
+// maxQuarantined bounds the moved-aside copies kept of one path: a
+// command that creates the same protected path again and again (on
+// purpose or in a loop) cannot fill the disk with copies, nor run the
+// names out so that the next one stays.
+const maxQuarantined = 20
+
 // quarantine renames p, which lies under one of roots, to a free name
-// with QuarantineSuffix. The rename goes through an os.Root at the
-// innermost root holding p, so a directory on the way that was swapped
-// for a symlink cannot move it outside; the last element is renamed, not
-// followed.
+// with QuarantineSuffix; when maxQuarantined copies of p are kept
+// already, the one moved aside longest ago (oldest change time: a rename
+// sets it) is removed for the new one. The rename goes through an
+// os.Root at the innermost root holding p, so a directory on the way that
+// was swapped for a symlink cannot move it outside; the last element is
+// renamed, not followed.
 func quarantine(roots []string, p string) (string, error) {
 	root := ""
 	for _, r := range roots {
@@ -214,20 +222,35 @@ func quarantine(roots []string, p string) (string, error) {
 		return "", err
 	}
 	defer r.Close()
-	for i := 1; i <= 100; i++ {
+	oldest, oldestAt := "", int64(0)
+	for i := 1; i <= maxQuarantined; i++ {
 		to := rel + QuarantineSuffix
 		if i > 1 {
 			to += "-" + strconv.Itoa(i)
 		}
-		if _, err := r.Lstat(to); err == nil {
-			continue
-		} else if !errors.Is(err, fs.ErrNotExist) {
+		fi, err := r.Lstat(to)
+		if errors.Is(err, fs.ErrNotExist) {
+			if err := r.Rename(rel, to); err != nil {
+				return "", err
+			}
+			return filepath.Join(root, to), nil
+		}
+		if err != nil {
 			return "", err
 		}
-		if err := r.Rename(rel, to); err != nil {
-			return "", err
+		at := fi.ModTime().UnixNano()
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			at = st.Ctim.Nano()
 		}
-		return filepath.Join(root, to), nil
+		if oldest == "" || at < oldestAt {
+			oldest, oldestAt = to, at
+		}
 	}
-	return "", errors.New("no free quarantine name")
+	if err := r.RemoveAll(oldest); err != nil {
+		return "", fmt.Errorf("make room among %d moved-aside copies: %w", maxQuarantined, err)
+	}
+	if err := r.Rename(rel, oldest); err != nil {
+		return "", err
+	}
+	return filepath.Join(root, oldest), nil
 }
