@@ -142,6 +142,7 @@ model:
     - tool_calls:
         - {id: call-plan, name: subagent, arguments: '{"description": "Planner", "prompt": "Write c.txt.", "agent": "planner"}'}
     - text: DONE
+    - text: NOTED
   Planner:
     - tool_calls:
         - {id: call-c, name: write, arguments: '{"path": "c.txt", "content": "from the planner\n"}'}
@@ -206,6 +207,8 @@ model:
     - tool_calls:
         - {id: call-w, name: subagent, arguments: '{"description": "Writer", "prompt": "Write both files.", "agent": "writer"}'}
     - text: DONE
+    - text: AGAIN
+    - text: NOTED
   Writer:
     - tool_calls:
         - {id: call-in, name: write, arguments: '{"path": "in.txt", "content": "inside\n"}'}
@@ -237,6 +240,7 @@ func TestServedCodexWorkspaceWriteAgentRunsInAcceptEdits(t *testing.T) {
 	if r, err := e.prompt(ctx, id, "delegate"); err != nil || r.StopReason != acpsdk.StopReasonEndTurn {
 		t.Fatalf("prompt = %v, %v", r, err)
 	}
+	promptIfHeld(ctx, t, e.env, id, func() bool { return len(c.requests()) > 0 })
 	child := findChild(t, e.env, id)
 	awaitSettled(ctx, t, e.env, child)
 	if b, err := os.ReadFile(filepath.Join(cwd, "in.txt")); err != nil || string(b) != "inside\n" {

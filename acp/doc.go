@@ -158,7 +158,15 @@
 // Children on the wire: a delegation's tool call shows its child's live
 // digest (subagent's progress; a background child's final digest comes
 // with its settlement notice, which the translator maps back to the call
-// that started or last messaged the child: subagent_link.go). A client
+// that started or last messaged the child: subagent_link.go). A
+// background delegation's call stays in_progress until its child settles,
+// is closed once and repeats its title and kind (background_call.go). For
+// a client without clientCapabilities.subagents, a child's question asked
+// while no prompt of its root runs is held until the next prompt, and one
+// nobody answers within Options.Questions' deadline is refused
+// (HeldQuestions, held_questions.go; a client may opt out with
+// _meta["acp-agent"].questionsBetweenPrompts); a settlement between
+// prompts is recapped at the start of the next prompt (emitter). A client
 // announcing clientCapabilities._meta["acp-agent"].subagentUpdates also
 // gets each descendant's own updates under its session id: package
 // subagent/childtree follows the child tree and tells each child's events

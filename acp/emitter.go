@@ -37,6 +37,11 @@ type item struct {
 	// call sends frames the translator does not derive (the ACP v1
 	// subagent frames of subagent_sessions.go), in queue order.
 	call func()
+	// between marks a live update pushed while no prompt of the session
+	// was running (pushLive); recap sends the recaps such updates left
+	// (the first item of a prompt: startPrompt).
+	between bool
+	recap   bool
 }
 
 // sendFunc delivers one update of the emitter's session to the client.
@@ -79,6 +84,39 @@ type emitter struct {
 	// replayErr is the first replay cut short because the log could not
 	// be read back, until takeReplayErr (session/load answers it).
 	replayErr error
+	// prompting: a prompt of the session is running (startPrompt to
+	// endPrompt). recaps are the notices of settlements translated while
+	// none was, shown once at the start of the next one.
+	prompting bool
+	recaps    []acpsdk.SessionUpdate
+}
+
+// pushLive queues a live update of the session, marked when no prompt of
+// it is running: a client that listens only during a prompt may drop it,
+// so what it settles is shown again at the start of the next prompt.
+func (e *emitter) pushLive(u agent.Update) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.queue = append(e.queue, item{update: &u, between: !e.prompting})
+	e.kickLocked()
+}
+
+// startPrompt marks a prompt running and queues the recap of what settled
+// since the last one, ahead of the prompt's own updates. Updates pushed
+// before it in the queue are marked between prompts, those after it not.
+func (e *emitter) startPrompt() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.prompting = true
+	e.queue = append(e.queue, item{recap: true})
+	e.kickLocked()
+}
+
+// endPrompt marks the prompt over.
+func (e *emitter) endPrompt() {
+	e.mu.Lock()
+	e.prompting = false
+	e.mu.Unlock()
 }
 
 // takeReplayErr returns and clears the error of the first replay cut short
@@ -245,6 +283,9 @@ func (e *emitter) process(it item) {
 		if len(updates) > 0 && !e.isDurable(ev) {
 			updates = nil
 		}
+		if recap := e.tr.takeRecap(); it.between && len(recap) > 0 {
+			e.recaps = append(e.recaps, recap...)
+		}
 		sendRaw(e.tr)
 	case it.update != nil && it.update.Progress != nil:
 		updates = e.tr.progress(*it.update.Progress)
@@ -261,6 +302,9 @@ func (e *emitter) process(it item) {
 		it.call()
 	case it.hold != nil:
 		<-it.hold
+	case it.recap:
+		// Only the drain goroutine touches recaps.
+		updates, e.recaps = e.recaps, nil
 	}
 	sendAll(updates)
 }
@@ -301,6 +345,8 @@ func (e *emitter) replayItem(it item, sendOne func(acpsdk.SessionUpdate), sendRa
 		}
 		e.mu.Unlock()
 	}
+	// A replay shows settlements where they are: nothing to recap.
+	tr.takeRecap()
 	// The replay ends with the usage it leaves the session at.
 	for _, u := range tr.ctx.usageUpdate() {
 		m.add(u)

@@ -170,7 +170,43 @@ func (g *gate) ask(ctx context.Context, b *bound, req workspace.PermissionReques
 		if c := g.s.announcedChild(g.child.id); c != nil {
 			return g.askAsChild(ctx, c, req)
 		}
+		return g.askHeld(ctx, b, req)
 	}
+	return g.askOnRoot(ctx, b, req, nil)
+}
+
+// askHeld asks a child's question on its root session, holding it until a
+// prompt of the root runs (held_questions.go), and refuses it once nobody
+// answered it within the deadline.
+func (g *gate) askHeld(ctx context.Context, b *bound, req workspace.PermissionRequest) error {
+	h := g.s.questions()
+	q := &HeldQuestion{Root: g.root, Child: g.child.id, Label: g.child.label, Title: requestTitle(req)}
+	dctx, stop := h.Deadline(ctx)
+	defer stop()
+	if g.s.questionsAnytime() {
+		err := g.askOnRoot(dctx, b, req, nil)
+		if Expired(dctx) {
+			return g.s.refuseExpired(b, q, req)
+		}
+		return err
+	}
+	if err := h.Hold(dctx, q); err != nil {
+		if Expired(dctx) {
+			return g.s.refuseExpired(b, q, req)
+		}
+		return cancelled(req, err)
+	}
+	defer q.Asked()
+	err := g.askOnRoot(dctx, b, req, q)
+	if Expired(dctx) {
+		return g.s.refuseExpired(b, q, req)
+	}
+	return err
+}
+
+// askOnRoot asks req on the root session b. q, when set, is the held
+// question it asks again: told once its request is going out.
+func (g *gate) askOnRoot(ctx context.Context, b *bound, req workspace.PermissionRequest, q *HeldQuestion) error {
 	var (
 		call acpsdk.ToolCallUpdate
 		ask  *childAsk
@@ -200,6 +236,11 @@ func (g *gate) ask(ctx context.Context, b *bound, req workspace.PermissionReques
 			ask.settle(ctx, g.s, false)
 		}
 		return cancelled(req, err)
+	}
+	if q != nil {
+		// Told once the request is written (the prompt that released it
+		// starts its turn then).
+		defer g.s.asking.watch(q, string(call.ToolCallId))()
 	}
 	resp, err := g.s.conn.RequestPermission(ctx, acpsdk.RequestPermissionRequest{
 		SessionId: acpsdk.SessionId(g.root),

@@ -57,6 +57,20 @@ func (s *Server) Prompt(ctx context.Context, p acpsdk.PromptRequest) (resp acpsd
 	}
 	defer s.prompts.Done()
 	defer b.endPrompt()
+	// What settled since the last prompt is shown first, then the
+	// questions children asked meanwhile are asked again; the model is
+	// told they are pending (held_questions.go).
+	b.em.startPrompt()
+	h := s.questions()
+	released := h.Begin(b.id)
+	defer h.End(b.id)
+	if len(released) > 0 {
+		if err := WaitAsked(ctx, released); err == nil {
+			if _, err := b.agent.Inject(pendingNote(released)); err != nil {
+				s.log.Warn("tell the model of pending questions of children", "session_id", b.id, "err", err)
+			}
+		}
+	}
 
 	msg := session.Message{
 		ID:      userMessageIDOf(b, p.MessageId),
@@ -131,6 +145,7 @@ func (b *bound) endPrompt() {
 	b.mu.Lock()
 	b.cancel = nil
 	b.mu.Unlock()
+	b.em.endPrompt()
 }
 
 // stopReason maps how a turn ended to an ACP stop reason, or to an error

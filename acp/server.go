@@ -188,6 +188,17 @@ type Options struct {
 	// first; with two or more the model picker is offered
 	// (config_options.go).
 	Models []ModelOption
+	// Questions holds children's questions asked while no prompt of their
+	// root runs, for a client without clientCapabilities.subagents, and
+	// refuses those nobody answers in time (held_questions.go); nil: a
+	// queue with DefaultQuestionTimeout and the wall clock. Share it with
+	// SubagentsListExtension so the listings show held and refused
+	// questions.
+	Questions *HeldQuestions
+	// ChildUsage, when set, is what child session childID (of parent
+	// parentID) spent on its own, for the usage of its idle state
+	// snapshots (subagent_sessions.go); nil when not known.
+	ChildUsage func(ctx context.Context, parentID, childID string) *Usage
 }
 
 // Server is the ACP agent side: it implements acpsdk.Agent (plus
@@ -212,10 +223,14 @@ type Server struct {
 	closed     bool // Close began: no new sessions
 	served     bool
 
-	gate        gateState    // modes and remembered permission decisions (modes.go)
-	modelChoice modelState   // each session's model (config_options.go)
-	asks        childAsks    // children's permission requests in flight (child_permission.go)
-	children    childStreams // descendants' own streams, when asked (child_stream.go)
+	gate        gateState  // modes and remembered permission decisions (modes.go)
+	modelChoice modelState // each session's model (config_options.go)
+	asks        childAsks  // children's permission requests in flight (child_permission.go)
+
+	questionsOnce sync.Once
+	held          *HeldQuestions // children's questions held for a prompt (held_questions.go)
+	asking        askWatch       // held questions being asked again, until on the wire
+	children      childStreams   // descendants' own streams, when asked (child_stream.go)
 
 	raw rawCalls // requests to the client the SDK cannot express (rawcall.go)
 
@@ -323,7 +338,7 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	// The reader holds the SDK's receive loop until the logger is set: the
 	// SDK reads its logger field unsynchronized (a data race otherwise).
 	watched := newWatchedWriter(out)
-	s.out = &countingWriter{w: watched, c: s.wire, before: s.afterResponse.beforeWrite}
+	s.out = &countingWriter{w: watched, c: s.wire, before: s.afterResponse.beforeWrite, after: s.asking.wrote}
 	s.emitters.Add(1)
 	go func() {
 		defer s.emitters.Done()
@@ -451,6 +466,7 @@ func (s *Server) Close(ctx context.Context) error {
 // release closes what the server owns of one detached session.
 func (s *Server) release(ctx context.Context, b *bound) error {
 	b.cancelPrompt(errClosed, nil)
+	s.questions().Drop(b.id)
 	s.gate.forget(b.id)
 	s.forgetRoots(b.id)
 	s.rootPolicies().Forget(b.id)
@@ -579,7 +595,7 @@ func (s *Server) bindAgent(sess *session.Session, ag *agent.Agent, ownAgent, own
 	if d := s.opts.DurableText; d != nil {
 		b.em.durableText = func(ctx context.Context, seq int64) error { return d(ctx, b.id, seq) }
 	}
-	b.unsub = ag.Subscribe(func(u agent.Update) { b.em.push(item{update: &u}) })
+	b.unsub = ag.Subscribe(b.em.pushLive)
 	// The live stream starts after the log's current length; a replay
 	// streams the log up to there.
 	length := int64(sess.Len())

@@ -5,8 +5,6 @@ package acp
 // session as the live stream did.
 
 import (
-	acpsdk "github.com/coder/acp-go-sdk"
-
 	"github.com/acp-agent/acp-agent/agent/delegation"
 	"github.com/acp-agent/acp-agent/agent/session"
 )
@@ -60,23 +58,4 @@ func (t *translator) noteDelegation(callID string, meta map[string]any) {
 		t.delegations = map[string]string{}
 	}
 	t.delegations[childID] = callID
-}
-
-// settledDigest shows a settled background child's final digest on the
-// call that started it: the notice records it, so the live stream and a
-// replay close that call the same way. A notice of a child this session's
-// events did not start (or one without a digest) shows nothing.
-func (t *translator) settledDigest(msg session.Message) []acpsdk.SessionUpdate {
-	callID, ok := t.delegations[msg.Source.SenderSessionID]
-	if !ok || msg.Source.Digest == "" {
-		return nil
-	}
-	status := acpsdk.ToolCallStatusCompleted
-	if msg.Source.Stop != "" && msg.Source.Stop != delegation.StopCompleted {
-		status = acpsdk.ToolCallStatusFailed
-	}
-	u := acpsdk.UpdateToolCall(acpsdk.ToolCallId(callID),
-		acpsdk.WithUpdateStatus(status),
-		acpsdk.WithUpdateContent(textContent(msg.Source.Digest)))
-	return []acpsdk.SessionUpdate{u}
 }

@@ -44,7 +44,7 @@ func TestLoadDerivesChildLinksOfOldLogs(t *testing.T) {
 	if _, err := e.cs.LoadSession(ctx, acpsdk.LoadSessionRequest{SessionId: acpsdk.SessionId(child.ID()), Cwd: cwd, McpServers: []acpsdk.McpServer{}}); err != nil {
 		t.Fatalf("load child: %v", err)
 	}
-	want := `tool_call_update call-old status=completed content="started subagent grandchild-1" rawOutput={"kind":"continuable","subagentId":"grandchild-1"} meta={"acp-agent/subagent":{"childSessionId":"grandchild-1","depth":2,"mode":"continuable"}}`
+	want := `tool_call_update call-old status=in_progress content="started subagent grandchild-1" rawOutput={"kind":"continuable","subagentId":"grandchild-1"} meta={"acp-agent/subagent":{"childSessionId":"grandchild-1","depth":2,"mode":"continuable"}}`
 	if got := transcript(e.rec.snapshot(child.ID())); !slices.Contains(got, want) {
 		t.Errorf("replay:\n%q\nwant a line %s", got, want)
 	}

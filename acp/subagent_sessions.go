@@ -193,6 +193,21 @@ func turnEndState(r *session.TurnEndReason) *StateUpdate {
 	return IdleError(codeInternal, msg)
 }
 
+// withUsage is st with the child's own usage when st is idle and the
+// usage is known (Options.ChildUsage); st otherwise.
+func (s *Server) withUsage(parent, child string, st *StateUpdate) *StateUpdate {
+	if st == nil || st.State != StateIdle || s.opts.ChildUsage == nil {
+		return st
+	}
+	u := s.opts.ChildUsage(context.Background(), parent, child)
+	if u == nil {
+		return st
+	}
+	out := *st
+	out.Usage = u
+	return &out
+}
+
 // codeInternal is JSON-RPC's internal error, the code of a failed child's
 // idle state.
 const codeInternal = -32603
@@ -275,6 +290,9 @@ func (s *Server) encodeChildV1(c *childStream, ev childtree.Event) {
 			st = Running()
 		case childtree.StateIdle:
 			st = turnEndState(ev.Stop)
+			stop := st
+			s.queue(c, item{call: func() { s.childState(c, s.withUsage(child.Parent, child.ID, stop)) }})
+			return
 		case childtree.StateRequiresAction:
 			st = RequiresAction()
 		case childtree.StateSettled:
@@ -287,7 +305,7 @@ func (s *Server) encodeChildV1(c *childStream, ev childtree.Event) {
 			// child's, then the child shows idle with how it ended.
 			s.queue(c, item{call: func() {
 				s.sendSessionMessage(m.Recipient, child.ID, m.Recipient, m.Event.Seq, m.Body, nil)
-				s.childState(c, st)
+				s.childState(c, s.withUsage(child.Parent, child.ID, st))
 			}})
 			return
 		default:
@@ -388,7 +406,7 @@ func (s *Server) reannounceChildren(ctx context.Context, b *bound) {
 			events, live := s.childEvents(ctx, h.ID)
 			child := &childtree.Child{ID: h.ID, Parent: parent, Depth: h.DelegationDepth, Cwd: h.Cwd}
 			child = childFromLog(child, events)
-			st := s.currentState(h.ID, events, live, settled)
+			st := s.withUsage(parent, h.ID, s.currentState(h.ID, events, live, settled))
 			frames = append(frames, frame{parent, s.announcement(child, parentCwd, st)})
 			walk(h.ID, h.Cwd, events, depth+1)
 		}

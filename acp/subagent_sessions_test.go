@@ -62,16 +62,21 @@ func (r capRewriter) Write(p []byte) (int, error) {
 // startSubagents serves a fresh composition on dir to client c (a wsClient:
 // it answers permission questions) of the given kind, with the workspace
 // test tools, and initializes the connection.
-func startSubagents(t *testing.T, dir string, m model.Model, c *wsClient, kind string) *wsEnv {
+// Each edit adjusts the app's config.
+func startSubagents(t *testing.T, dir string, m model.Model, c *wsClient, kind string, edits ...func(*app.Config)) *wsEnv {
 	t.Helper()
 	ref := &resolverRef{}
-	a, err := app.New(app.Config{
+	cfg := app.Config{
 		DataDir: dir,
 		Tools:   []tool.Tool{writeTool{ref}, bashTool{ref}},
 		Version: "test",
 		Logger:  testLogger(t),
 		Testing: &testhooks.Hooks{Model: m, NoSync: true, PanicOnBug: true},
-	})
+	}
+	for _, edit := range edits {
+		edit(&cfg)
+	}
+	a, err := app.New(cfg)
 	if err != nil {
 		t.Fatalf("app.New: %v", err)
 	}

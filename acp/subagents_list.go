@@ -39,7 +39,12 @@ type subagentsListResult struct {
 // SubagentsListExtension answers SubagentsListMethod from cat. Bad
 // parameters are CodeInvalidParams (-32602); the catalog's own typed
 // errors keep their codes through the server's error mapping.
-func SubagentsListExtension(cat SubagentCatalog) ExtensionFunc {
+//
+// held, when given, is the server's held-question queue
+// (Options.Questions): a row of a child whose question is held for its
+// root's next prompt, or was refused at its deadline, says so under
+// "question" ({state, title, reason?}).
+func SubagentsListExtension(cat SubagentCatalog, held ...*HeldQuestions) ExtensionFunc {
 	return func(ctx context.Context, raw json.RawMessage) (any, error) {
 		var p subagentsListParams
 		if err := json.Unmarshal(raw, &p); err != nil {
@@ -67,8 +72,39 @@ func SubagentsListExtension(cat SubagentCatalog) ExtensionFunc {
 			if err != nil {
 				return nil, err
 			}
+			for _, h := range held {
+				if b, err = withQuestion(b, h); err != nil {
+					return nil, err
+				}
+			}
 			out = append(out, b)
 		}
 		return subagentsListResult{Entries: out}, nil
 	}
+}
+
+// withQuestion adds the "question" field to row (a JSON object) when its
+// child has a held or refused question in h; other rows keep their bytes.
+func withQuestion(row []byte, h *HeldQuestions) ([]byte, error) {
+	var head struct {
+		ID string `json:"id"`
+	}
+	if h == nil || json.Unmarshal(row, &head) != nil || head.ID == "" {
+		return row, nil
+	}
+	st, ok := h.State(head.ID)
+	if !ok || len(row) < 2 || row[len(row)-1] != '}' {
+		return row, nil
+	}
+	q, err := json.Marshal(st)
+	if err != nil {
+		return nil, err
+	}
+	out := append([]byte(nil), row[:len(row)-1]...)
+	if len(out) > 1 {
+		out = append(out, ',')
+	}
+	out = append(out, `"question":`...)
+	out = append(out, q...)
+	return append(out, '}'), nil
 }

@@ -76,6 +76,14 @@ type translator struct {
 	// delegations maps a child session id to the tool call that started it
 	// (its settlement notice updates that call with the final digest).
 	delegations map[string]string
+	// shapes holds the kind and title of each open call; bg the
+	// background delegations' calls past their result; early the final
+	// digests that reached a call before its result; recap the notice of
+	// the last settlement translated (background_call.go).
+	shapes map[string]callShape
+	bg     map[string]*bgCall
+	early  map[string]earlyFinal
+	recap  []acpsdk.SessionUpdate
 }
 
 func newTranslator(tools ToolLookup) *translator {
@@ -191,6 +199,7 @@ func (t *translator) event(ev session.Event, replay bool) []acpsdk.SessionUpdate
 		t.noteCall(d.CallID, d.Name)
 		t.notePlanCall(d)
 		kind, title := t.describe(d.Name, json.RawMessage(d.Arguments))
+		t.noteShape(d.CallID, d.Name, kind, title)
 		u := acpsdk.StartToolCall(acpsdk.ToolCallId(d.CallID), title,
 			acpsdk.WithStartKind(kind),
 			acpsdk.WithStartStatus(acpsdk.ToolCallStatusInProgress),
@@ -295,12 +304,24 @@ func (t *translator) toolResult(d session.ToolResultData) []acpsdk.SessionUpdate
 		acpsdk.WithUpdateContent(textContent(text)),
 		acpsdk.WithUpdateRawOutput(raw))
 	t.applyDisplay(&u, d.Display)
-	if m := t.resultMeta(block.ToolCallID, d); m != nil {
-		u.ToolCallUpdate.Meta = m
-		t.noteDelegation(block.ToolCallID, m)
-	}
+	shape := t.shapes[block.ToolCallID]
+	delete(t.shapes, block.ToolCallID)
 	t.forget(block.ToolCallID)
-	return []acpsdk.SessionUpdate{u}
+	m := t.resultMeta(block.ToolCallID, d)
+	if m == nil {
+		delete(t.early, block.ToolCallID)
+		return []acpsdk.SessionUpdate{u}
+	}
+	u.ToolCallUpdate.Meta = m
+	var out []acpsdk.SessionUpdate
+	if child := backgroundChild(m, failed); child != "" {
+		out = t.keepOpen(block.ToolCallID, child, shape, u, text)
+	} else {
+		delete(t.early, block.ToolCallID)
+		out = []acpsdk.SessionUpdate{u}
+	}
+	t.noteDelegation(block.ToolCallID, m)
+	return out
 }
 
 // progress translates a transient progress report of a running tool: the
@@ -312,9 +333,23 @@ func (t *translator) progress(p agent.ToolProgress) []acpsdk.SessionUpdate {
 	if p.CallID == "" {
 		return nil
 	}
+	if c := t.bg[p.CallID]; c != nil {
+		return t.bgProgress(c, p)
+	}
 	status := acpsdk.ToolCallStatusInProgress
 	if p.Status != "" {
 		status = acpsdk.ToolCallStatus(p.Status)
+	}
+	shape, open := t.shapes[p.CallID]
+	if open && shape.delegation && (status == acpsdk.ToolCallStatusCompleted || status == acpsdk.ToolCallStatusFailed) {
+		// A final digest before the call's result (the child settled
+		// before its delegation returned): the result closes the call
+		// with it, so the call never goes back to in_progress.
+		if t.early == nil {
+			t.early = map[string]earlyFinal{}
+		}
+		t.early[p.CallID] = earlyFinal{status: status, text: p.Text}
+		return nil
 	}
 	u := acpsdk.UpdateToolCall(acpsdk.ToolCallId(p.CallID),
 		acpsdk.WithUpdateStatus(status),
@@ -326,6 +361,9 @@ func (t *translator) progress(p agent.ToolProgress) []acpsdk.SessionUpdate {
 		u.ToolCallUpdate.Meta = p.Meta
 	}
 	t.applyDisplay(&u, p.Display)
+	if shape.delegation {
+		withShape(&u, shape)
+	}
 	return []acpsdk.SessionUpdate{u}
 }
 
@@ -337,6 +375,8 @@ func (t *translator) closeOpen() []acpsdk.SessionUpdate {
 	}
 	out := make([]acpsdk.SessionUpdate, 0, len(t.open))
 	for _, id := range t.open {
+		delete(t.shapes, id)
+		delete(t.early, id)
 		u := acpsdk.UpdateToolCall(acpsdk.ToolCallId(id),
 			acpsdk.WithUpdateStatus(acpsdk.ToolCallStatusFailed),
 			acpsdk.WithUpdateContent(textContent("tool call did not complete: the turn ended first")))

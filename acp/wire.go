@@ -334,9 +334,10 @@ func (c *wireCounter) promptDone(sessionID string, ticket int64) {
 type countingWriter struct {
 	w io.Writer
 	c *wireCounter
-	// before, when set, sees each message before it is written.
-	before func(p []byte)
-	mu     sync.Mutex // one message at a time: the SDK's writes and the replay's raw lines (replay.go)
+	// before, when set, sees each message before it is written; after
+	// sees it once written.
+	before, after func(p []byte)
+	mu            sync.Mutex // one message at a time: the SDK's writes and the replay's raw lines (replay.go)
 }
 
 func (cw *countingWriter) Write(p []byte) (int, error) {
@@ -348,6 +349,9 @@ func (cw *countingWriter) Write(p []byte) (int, error) {
 	cw.mu.Unlock()
 	if isResponse(p) {
 		cw.c.add(0, 1, false)
+	}
+	if cw.after != nil && err == nil {
+		cw.after(p)
 	}
 	return n, err
 }

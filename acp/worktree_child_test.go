@@ -53,6 +53,7 @@ model:
           arguments: '{"description": "Isolated", "prompt": "Write two files.", "isolation": "worktree"}'
     - text: STARTED
     - text: NOTED
+    - text: AGAIN
   Isolated:
     - tool_calls:
         - id: call-inside
@@ -72,6 +73,7 @@ model:
 	if _, err := e.prompt(ctx, id, "delegate"); err != nil {
 		t.Fatal(err)
 	}
+	promptIfHeld(ctx, t, e.env, id, func() bool { return len(c.requests()) > 0 })
 	childID := findChild(t, e.env, id)
 	awaitSettled(ctx, t, e.env, childID)
 	reqs := c.requests()

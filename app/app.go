@@ -246,7 +246,12 @@ func New(cfg Config) (*App, error) {
 		a.Close()
 		return nil, fmt.Errorf("app: wire catalog: %w", err)
 	}
-	a.Extensions[acp.SubagentsListMethod] = acp.SubagentsListExtension(catalogRows{a.Catalog})
+	questions, err := a.heldQuestions()
+	if err != nil {
+		a.Close()
+		return nil, fmt.Errorf("app: %w", err)
+	}
+	a.Extensions[acp.SubagentsListMethod] = acp.SubagentsListExtension(catalogRows{a.Catalog}, questions)
 	if err := wireSubagents(a); err != nil {
 		a.Close()
 		return nil, fmt.Errorf("app: wire subagents: %w", err)
@@ -333,6 +338,8 @@ func New(cfg Config) (*App, error) {
 		Models:     pickerOptions(a.Models),
 		Images:     anyImages(a.Models),
 		ImageInput: a.imageInput,
+		Questions:  questions,
+		ChildUsage: a.childUsage,
 	})
 	if err != nil {
 		a.Close()

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/budget"
 	"github.com/acp-agent/acp-agent/agent/model"
@@ -22,6 +23,7 @@ import (
 	"github.com/acp-agent/acp-agent/driver/external"
 	"github.com/acp-agent/acp-agent/driver/inprocess"
 	"github.com/acp-agent/acp-agent/subagent"
+	"github.com/acp-agent/acp-agent/subagent/budgets"
 	"github.com/acp-agent/acp-agent/subagent/worktree"
 )
 
@@ -235,4 +237,57 @@ func (a *App) checkRoute(r model.Route) error {
 		have = strings.Join(ids, ", ")
 	}
 	return fmt.Errorf("model route %q is not configured in this agent (configured: %s); add it with --model, or set the agent definition's model to inherit to use the parent's model", r.Provider+"/"+r.Model, have)
+}
+
+// heldQuestions is the ACP server's queue of children's questions, with
+// the deadline of the settings file's subagents.questionTimeout.
+func (a *App) heldQuestions() (*acp.HeldQuestions, error) {
+	var timeout time.Duration
+	switch v := settings.Load(a.Config.SettingsFile, "").Subagents().QuestionTimeout; v {
+	case "":
+	case "0", "off":
+		timeout = -1
+	default:
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf(`settings subagents.questionTimeout %q: want a duration such as "10m", or "off"`, v)
+		}
+		timeout = d
+	}
+	return acp.NewHeldQuestions(timeout, a.Config.hooks().QuestionAfter), nil
+}
+
+// childUsage is what child spent on its own, for the ACP server's idle
+// state snapshots: from its live session, else from the catalog's row
+// (the subagentUsage projection); nil when it reported none.
+func (a *App) childUsage(ctx context.Context, parent, child string) *acp.Usage {
+	var (
+		u  budgets.Usage
+		ok bool
+	)
+	if a.Subagents != nil {
+		u, ok = a.Subagents.Usage(child)
+	}
+	if !ok && a.Catalog != nil && parent != "" {
+		if rows, err := a.Catalog.ListChildren(ctx, parent); err == nil {
+			for _, r := range rows {
+				if r.ID == child && r.Usage != nil {
+					u, ok = *r.Usage, true
+				}
+			}
+		}
+	}
+	if !ok || u.Responses == 0 {
+		return nil
+	}
+	out := &acp.Usage{TotalTokens: int64(u.Input + u.Output), InputTokens: int64(u.Input), OutputTokens: int64(u.Output)}
+	opt := func(n int) *int64 {
+		if n == 0 {
+			return nil
+		}
+		v := int64(n)
+		return &v
+	}
+	out.ThoughtTokens, out.CachedReadTokens, out.CachedWriteTokens = opt(u.Reasoning), opt(u.Cached), opt(u.CacheWrite)
+	return out
 }

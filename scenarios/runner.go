@@ -610,6 +610,9 @@ func (r *runner) clientCapabilities() map[string]any {
 	if r.sc.Client.Elicitation {
 		caps["elicitation"] = map[string]any{"form": map[string]any{}}
 	}
+	if r.sc.Client.QuestionsBetweenPrompts {
+		caps["_meta"] = map[string]any{"acp-agent": map[string]any{"questionsBetweenPrompts": true}}
+	}
 	return caps
 }
 

@@ -42,6 +42,10 @@ type ClientCaps struct {
 	// Elicitation announces clientCapabilities.elicitation.form: the
 	// client answers elicitation/create from the prompt steps' answers.
 	Elicitation bool
+	// QuestionsBetweenPrompts announces _meta["acp-agent"]
+	// .questionsBetweenPrompts: children's questions are asked at once,
+	// also between prompts (never held for the next prompt).
+	QuestionsBetweenPrompts bool
 }
 
 // WorkspaceFile is a file written into the cwd before the run.
@@ -57,7 +61,7 @@ const OpSetMode = "set_mode"
 const answerCancelled = "cancelled"
 
 func (p parser) client(n *yaml.Node) (ClientCaps, error) {
-	f, err := p.fields(n, "client", "fs", "terminal", "compaction", "subagents", "elicitation")
+	f, err := p.fields(n, "client", "fs", "terminal", "compaction", "subagents", "elicitation", "questions_between_prompts")
 	if err != nil {
 		return ClientCaps{}, err
 	}
@@ -84,6 +88,11 @@ func (p parser) client(n *yaml.Node) (ClientCaps, error) {
 	}
 	if v, ok := f["elicitation"]; ok {
 		if c.Elicitation, err = p.boolean(v, "client.elicitation"); err != nil {
+			return ClientCaps{}, err
+		}
+	}
+	if v, ok := f["questions_between_prompts"]; ok {
+		if c.QuestionsBetweenPrompts, err = p.boolean(v, "client.questions_between_prompts"); err != nil {
 			return ClientCaps{}, err
 		}
 	}

@@ -110,13 +110,18 @@ type Context struct {
 // tree's work with stop reason "budget". StallTimeout is how long a
 // running child may go without model output or tool progress before its
 // parent is told (a Go duration, "5m" by default; "0" or "off" never),
-// and InterruptStalled also interrupts it then.
+// and InterruptStalled also interrupts it then. QuestionTimeout is how
+// long a child's question to the person may wait for an answer before it
+// is refused (a Go duration, "10m" by default; "0" or "off" waits for
+// ever); a question a background child asks while no prompt runs waits
+// for the next prompt within it.
 type Subagents struct {
 	MaxBackground    int     `json:"maxBackground,omitempty"`
 	MaxTokens        int     `json:"maxTokens,omitempty"`
 	MaxCostUSD       float64 `json:"maxCostUsd,omitempty"`
 	StallTimeout     string  `json:"stallTimeout,omitempty"`
 	InterruptStalled bool    `json:"interruptStalled,omitempty"`
+	QuestionTimeout  string  `json:"questionTimeout,omitempty"`
 }
 
 // Price is a model's price in USD per million tokens: input, cached

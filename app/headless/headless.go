@@ -159,8 +159,12 @@ type client struct {
 func (c *client) run(ctx context.Context) (Result, error) {
 	var res Result
 	if _, err := c.call(ctx, "initialize", map[string]any{
-		"protocolVersion":    1,
-		"clientCapabilities": map[string]any{"fs": map[string]any{"readTextFile": false, "writeTextFile": false}, "terminal": false},
+		"protocolVersion": 1,
+		"clientCapabilities": map[string]any{"fs": map[string]any{"readTextFile": false, "writeTextFile": false}, "terminal": false,
+			// It answers questions also after its prompt (--wait-children):
+			// children's questions are asked at once, never held for a
+			// next prompt that never comes.
+			"_meta": map[string]any{"acp-agent": map[string]any{"questionsBetweenPrompts": true}}},
 	}); err != nil {
 		return res, err
 	}

@@ -41,7 +41,9 @@ func TestKilledWorktreeChildIsListedAndCleanedUp(t *testing.T) {
 `, pidFile)
 	p := startProc(t, "--data-dir", data, "--model", "script:"+writeScript(t, dir, script))
 	p.answerPermissions("allow-once")
-	parent := p.newSession(t, cwd)
+	// The child asks after the prompt: this client answers at any time
+	// and says so (else the question waits for a next prompt).
+	parent := p.newSessionAnsweringAnytime(t, cwd)
 	var res map[string]any
 	p.call(t, "session/prompt", map[string]any{"sessionId": parent, "prompt": []any{map[string]any{"type": "text", "text": "go"}}}, &res)
 	awaitPIDFile(t, pidFile)
@@ -350,4 +352,20 @@ func crashRepo(t *testing.T) (dir, data, cwd string) {
 	gitIn(t, cwd, "add", "a.txt")
 	gitIn(t, cwd, "commit", "--quiet", "-m", "first")
 	return dir, data, cwd
+}
+
+// newSessionAnsweringAnytime is newSession for a client that announces it
+// answers questions also between prompts (_meta["acp-agent"]
+// .questionsBetweenPrompts).
+func (p *proc) newSessionAnsweringAnytime(t *testing.T, cwd string) string {
+	t.Helper()
+	var init map[string]any
+	p.call(t, "initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{
+		"_meta": map[string]any{"acp-agent": map[string]any{"questionsBetweenPrompts": true}}}}, &init)
+	var created struct {
+		SessionID string `json:"sessionId"`
+	}
+	p.call(t, "session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}}, &created)
+	p.cwd = cwd
+	return created.SessionID
 }

@@ -60,4 +60,7 @@ type Hooks struct {
 	// "header", "inspect", "load"); its error fails the read. Tests hold
 	// a request there to cancel it in flight ($/cancel_request).
 	StoreCall func(ctx context.Context, op, id string) error
+	// QuestionAfter is the clock of children's question deadlines
+	// (acp.NewHeldQuestions): tests fire it by hand.
+	QuestionAfter func(time.Duration) <-chan time.Time
 }
