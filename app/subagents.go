@@ -23,7 +23,6 @@ import (
 	"github.com/acp-agent/acp-agent/driver/external"
 	"github.com/acp-agent/acp-agent/driver/inprocess"
 	"github.com/acp-agent/acp-agent/subagent"
-	"github.com/acp-agent/acp-agent/subagent/budgets"
 	"github.com/acp-agent/acp-agent/subagent/worktree"
 )
 
@@ -262,7 +261,7 @@ func (a *App) heldQuestions() (*acp.HeldQuestions, error) {
 // (the subagentUsage projection); nil when it reported none.
 func (a *App) childUsage(ctx context.Context, parent, child string) *acp.Usage {
 	var (
-		u  budgets.Usage
+		u  budget.Usage
 		ok bool
 	)
 	if a.Subagents != nil {
