@@ -32,6 +32,9 @@ type Agent struct {
 	status  atomic.Value // Status, readable without mu (subscribers may call Status)
 	parkedN atomic.Int64 // mirror of parkedCountLocked for ParkedCount
 	entered atomic.Bool  // some pre-step chain returned Enter (StepInfo.FirstEnter)
+	// estShift is what Options.EstimateTokens added to the estimate of the
+	// automatic compaction running now (loop goroutine only).
+	estShift int
 
 	mu sync.Mutex // guards the fields below; held while inbox splices are appended
 	// nextTurn holds followups and injected messages (target "next-turn");

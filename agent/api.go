@@ -65,6 +65,25 @@ type Options struct {
 	// it sends reaches this step's request): a non-nil reason ends the
 	// turn with it before the model is called (a spending limit).
 	Limit LimitFunc
+	// StepGate, when set, is called on the loop goroutine each time a
+	// turn is about to take the steering messages waiting for its model
+	// call c.Call: at the start of every step, and when a step would end
+	// the turn, before it looks for steering that would take another
+	// step (so it may be called twice for one call). It may block until
+	// ctx (the turn's) ends. A keyless replay holds a step there until a
+	// notice the recorded run delivered with that call has arrived
+	// (scenario step fences), so a background child's settlement lands
+	// in the same step on every replay.
+	StepGate func(ctx context.Context, c model.Caller)
+	// EstimateTokens, when set, is given the estimate of model call c's
+	// request (budget.EstimateRequest) each time the automatic compaction
+	// decision is about to use it, and returns the estimate to use (its
+	// difference from the given one also shifts the estimates of that
+	// compaction). A recording notes the real run's estimates; a keyless
+	// replay, whose system prompt and paths differ from the real run's by
+	// a few dozen tokens, gives them back, so a replay near the threshold
+	// compacts exactly where the run did.
+	EstimateTokens func(c model.Caller, estimate int) int
 	// TurnTimeout, when positive, bounds each turn's wall time: a turn
 	// still running then is cancelled and ends with kind "timeout".
 	TurnTimeout time.Duration

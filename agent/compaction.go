@@ -108,10 +108,20 @@ func (a *Agent) runCompactTurn(t *turnState) session.TurnEndReason {
 // it is and the provider decides.
 func (a *Agent) maybeCompact(t *turnState, req model.Request) bool {
 	limit := a.limit(req.Route)
-	if t.compactFailed || limit <= 0 || budget.EstimateRequest(req) <= limit {
+	if t.compactFailed || limit <= 0 {
 		return false
 	}
+	est := budget.EstimateRequest(req)
+	shift := 0
+	if a.opts.EstimateTokens != nil {
+		shift = a.opts.EstimateTokens(req.Caller, est) - est
+	}
+	if est+shift <= limit {
+		return false
+	}
+	a.estShift = shift
 	d, err := a.compactNow(t.ctx, session.TriggerAuto, "")
+	a.estShift = 0
 	if err != nil {
 		t.compactFailed = true
 		a.log.Warn("automatic compaction did not complete", "outcome", d.Outcome, "err", err)
@@ -135,10 +145,12 @@ func (a *Agent) compactNow(ctx context.Context, trigger, instructions string) (s
 		return session.CompactionData{}, err
 	}
 	window := a.window(base.Route)
-	fixed := budget.EstimateRequest(model.Request{System: base.System, Tools: base.Tools})
+	// The shift of a replayed estimate lies in the system prompt and the
+	// tools (what differs from the recorded run): the fixed part.
+	fixed := budget.EstimateRequest(model.Request{System: base.System, Tools: base.Tools}) + a.estShift
 	d := session.CompactionData{
 		ID: a.sess.NewID(), Trigger: trigger, Instructions: instructions,
-		PreTokens: budget.EstimateRequest(base),
+		PreTokens: budget.EstimateRequest(base) + a.estShift,
 	}
 	record := func(outcome string, cause error) (session.CompactionData, error) {
 		d.Outcome = outcome

@@ -247,6 +247,7 @@ func (a *Agent) runSteps(t *turnState) session.TurnEndReason {
 			}
 		}
 		// Steering messages waiting now are delivered in this step.
+		a.gateStep(t)
 		a.mu.Lock()
 		steer := a.nextStep
 		a.nextStep = nil
@@ -270,6 +271,9 @@ func (a *Agent) runSteps(t *turnState) session.TurnEndReason {
 			return errorReason(err, CodeSessionWrite)
 		}
 		if !out.again {
+			if out.reason.Kind == session.TurnEndCompleted {
+				a.gateStep(t)
+			}
 			a.mu.Lock()
 			pending := len(a.nextStep) > 0
 			a.mu.Unlock()
@@ -278,6 +282,15 @@ func (a *Agent) runSteps(t *turnState) session.TurnEndReason {
 			}
 		}
 	}
+}
+
+// gateStep asks Options.StepGate, when set, before the steering messages
+// waiting for the next model call are looked at.
+func (a *Agent) gateStep(t *turnState) {
+	if a.opts.StepGate == nil || t.ctx.Err() != nil {
+		return
+	}
+	a.opts.StepGate(t.ctx, model.Caller{SessionID: a.sess.ID(), ScriptKey: a.opts.ScriptKey, Call: a.stepCount})
 }
 
 // runStep runs one open step: delivers messages, runs hooks, calls the

@@ -122,6 +122,10 @@ type Config struct {
 	// (exec --record snapshots the files the gate let a tool read or
 	// change through it).
 	WrapWorkspace func(workspace.Resolver) workspace.Resolver
+	// EstimateTokens, when set, is agent.Options.EstimateTokens for every
+	// in-process agent: exec --record notes the estimates the automatic
+	// compaction decisions used, a replay gives them back.
+	EstimateTokens func(c model.Caller, estimate int) int
 	// DigestSync sends each change of a child's live digest at once instead
 	// of throttled (recorded runs: the wire then depends only on the
 	// children's events; subagent.DigestOptions.Sync).
@@ -403,6 +407,9 @@ func (a *App) agentOptions(s *session.Session, tools *tool.Registry) agent.Optio
 		// Children get their own (childFactory overrides both).
 		Limit:       a.rootLimit(),
 		TurnTimeout: a.Config.TurnTimeout,
+		StepGate:    a.Config.hooks().StepGate,
+
+		EstimateTokens: a.Config.EstimateTokens,
 	}
 }
 

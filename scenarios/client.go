@@ -106,9 +106,20 @@ func (c *client) call(ctx context.Context, method string, params any) (json.RawM
 func rpcError(method string, err error) error {
 	var re *jsonrpc2.Error
 	if errors.As(err, &re) {
-		return fmt.Errorf("%s answered error %d: %s", method, re.Code, re.Message)
+		return &promptError{method: method, code: re.Code, msg: re.Message}
 	}
 	return fmt.Errorf("%s: %w", method, err)
+}
+
+// promptError is a JSON-RPC error the agent answered a request with.
+type promptError struct {
+	method string
+	code   int64
+	msg    string
+}
+
+func (e *promptError) Error() string {
+	return fmt.Sprintf("%s answered error %d: %s", e.method, e.code, e.msg)
 }
 
 // startPrompt sends session/prompt without waiting for the response.

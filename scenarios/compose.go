@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/model/scripted"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/app"
@@ -25,7 +26,7 @@ func Composition(_ context.Context, cfg Config) (System, error) {
 			return nil, fmt.Errorf("model section: %w", err)
 		}
 	}
-	hooks := &testhooks.Hooks{WrapModel: cfg.ObserveModel, OnQueued: cfg.ObserveQueued, NoSync: true, PanicOnBug: true, WorktreeGitEnv: GitEnv}
+	hooks := &testhooks.Hooks{WrapModel: cfg.ObserveModel, OnQueued: cfg.ObserveQueued, StepGate: cfg.ObserveStep, NoSync: true, PanicOnBug: true, WorktreeGitEnv: GitEnv}
 	ac := app.Config{
 		DataDir: cfg.DataDir,
 		Sources: cfg.Sources,
@@ -36,7 +37,16 @@ func Composition(_ context.Context, cfg Config) (System, error) {
 		Prompt:  app.DeterministicPrompt(),
 
 		ContextWindow: cfg.ContextWindow,
+		MaxSteps:      cfg.MaxTurns,
 		DigestSync:    true,
+	}
+	if est := cfg.TokenEstimates; len(est) > 0 {
+		ac.EstimateTokens = func(c model.Caller, estimate int) int {
+			if v, ok := est[c.ScriptKey][c.Call]; ok {
+				return v
+			}
+			return estimate
+		}
 	}
 	if m != nil {
 		hooks.Model = scripted.New(m)

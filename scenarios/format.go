@@ -40,6 +40,13 @@ type Scenario struct {
 	// (--context-window), so usage_update and automatic compaction run
 	// against a known size; 0 leaves the scripted model without one.
 	ContextWindow int
+	// MaxTurns is the model requests a turn may make (exec --max-turns);
+	// 0: the default.
+	MaxTurns int
+	// TokenEstimates are a recorded run's token estimates of its automatic
+	// compaction decisions, by script key and model call: the replay
+	// decides on them instead of its own (agent.Options.EstimateTokens).
+	TokenEstimates map[string]map[int]int
 	// Steps are the client's actions, run strictly in order.
 	Steps []Step
 	// Client is what the scenario client advertises and serves (fs,
@@ -111,6 +118,11 @@ type Step struct {
 	// Background sends a prompt without waiting for its response (collect it
 	// with await_prompt).
 	Background bool
+	// ExpectError: the prompt (prompt, await_prompt) is answered with a
+	// JSON-RPC error, as the recorded one was (a failed turn): the step
+	// shows the error instead of failing, and fails if it is answered
+	// with a stop reason.
+	ExpectError bool
 	// Scope of list_agents_via_ext: "children" or "descendants".
 	Scope string
 	// Wait is set for OpWait.
@@ -148,6 +160,10 @@ type Wait struct {
 	// ModelCall, when not nil, waits until the session's model call number
 	// *ModelCall (0-based, as model.Caller.Call counts) has been entered.
 	ModelCall *int
+	// StepReached, when not nil, waits until the session reached the step
+	// boundary before its model call *StepReached (where it takes the
+	// steering messages waiting; agent.Options.StepGate).
+	StepReached *int
 	// Queued: at least this many of the session's background starts have
 	// waited for a slot (the subagent runtime's queue).
 	Queued int
@@ -162,6 +178,12 @@ type Fence struct {
 	Until Wait
 	// UntilSession is the session reference Until is checked on.
 	UntilSession string
+	// AtStep (at: step) holds the step boundary before model call Call
+	// instead of the call itself: the moment the turn takes the steering
+	// messages waiting (or, after a step that would end it, looks for
+	// them). A settlement notice steered into a running turn is pinned
+	// this way to the call that delivered it.
+	AtStep bool
 }
 
 // ParseError is a malformed scenario file. Where names the offending part
@@ -253,6 +275,14 @@ func Parse(file, name string, data []byte) (*Scenario, error) {
 			if v.Kind != yaml.ScalarNode || v.Decode(&sc.ContextWindow) != nil || sc.ContextWindow <= 0 {
 				err = p.errf(v, "", "context_window must be a positive number of tokens")
 			}
+		case "max_turns":
+			if v.Kind != yaml.ScalarNode || v.Decode(&sc.MaxTurns) != nil || sc.MaxTurns <= 0 {
+				err = p.errf(v, "", "max_turns must be a positive number of model requests")
+			}
+		case "token_estimates":
+			if v.Decode(&sc.TokenEstimates) != nil {
+				err = p.errf(v, "", "token_estimates must map script keys to {call: estimate}")
+			}
 		case "fences":
 			sc.Fences, err = p.fences(v)
 		case "steps":
@@ -270,7 +300,7 @@ func Parse(file, name string, data []byte) (*Scenario, error) {
 		case "external_agents":
 			sc.ExternalAgents, err = p.boolean(v, "external_agents")
 		default:
-			err = p.errf(k, "", "unknown key %q (want summary, description, seed, faults, fences, model, models, context_window, mcp_servers, steps, client, files, sandbox, git, external_agents)", k.Value)
+			err = p.errf(k, "", "unknown key %q (want summary, description, seed, faults, fences, model, models, context_window, max_turns, token_estimates, mcp_servers, steps, client, files, sandbox, git, external_agents)", k.Value)
 		}
 		if err != nil {
 			return nil, err
@@ -372,7 +402,7 @@ func (p parser) fences(n *yaml.Node) ([]Fence, error) {
 	var out []Fence
 	for i, item := range n.Content {
 		where := fmt.Sprintf("fences[%d]", i)
-		f, err := p.fields(item, where, "session", "call", "until")
+		f, err := p.fields(item, where, "session", "call", "until", "at")
 		if err != nil {
 			return nil, err
 		}
@@ -388,6 +418,19 @@ func (p parser) fences(n *yaml.Node) ([]Fence, error) {
 		if v, ok := f["call"]; ok {
 			if fe.Call, err = p.integer(v, where+".call"); err != nil {
 				return nil, err
+			}
+		}
+		if v, ok := f["at"]; ok {
+			at, err := p.str(v, where+".at")
+			if err != nil {
+				return nil, err
+			}
+			switch at {
+			case "step":
+				fe.AtStep = true
+			case "model_call":
+			default:
+				return nil, p.errf(v, where+".at", "unknown %q (want model_call or step)", at)
 			}
 		}
 		u, ok := f["until"]
@@ -406,7 +449,7 @@ func (p parser) fences(n *yaml.Node) ([]Fence, error) {
 
 // wait decodes a wait condition mapping (shared by wait steps and fences).
 func (p parser) wait(n *yaml.Node, where string) (string, *Wait, error) {
-	f, err := p.fields(n, where, "session", "child_settled", "idle", "parent_idle", "turn_started", "turn_ended", "model_call", "queued")
+	f, err := p.fields(n, where, "session", "child_settled", "idle", "parent_idle", "turn_started", "turn_ended", "model_call", "step_reached", "queued")
 	if err != nil {
 		return "", nil, err
 	}
@@ -431,6 +474,10 @@ func (p parser) wait(n *yaml.Node, where string) (string, *Wait, error) {
 			var c int
 			c, err = p.integer(v, wk)
 			w.ModelCall = &c
+		case "step_reached":
+			var c int
+			c, err = p.integer(v, wk)
+			w.StepReached = &c
 		case "queued":
 			w.Queued, err = p.integer(v, wk)
 		}
@@ -438,8 +485,8 @@ func (p parser) wait(n *yaml.Node, where string) (string, *Wait, error) {
 			return "", nil, err
 		}
 	}
-	if w.ChildSettled == 0 && !w.Idle && w.TurnStarted == 0 && w.TurnEnded == 0 && w.ModelCall == nil && w.Queued == 0 {
-		return "", nil, p.errf(n, where, "a wait needs at least one condition (child_settled, idle/parent_idle, turn_started, turn_ended, model_call, queued)")
+	if w.ChildSettled == 0 && !w.Idle && w.TurnStarted == 0 && w.TurnEnded == 0 && w.ModelCall == nil && w.StepReached == nil && w.Queued == 0 {
+		return "", nil, p.errf(n, where, "a wait needs at least one condition (child_settled, idle/parent_idle, turn_started, turn_ended, model_call, step_reached, queued)")
 	}
 	return ref, w, nil
 }
@@ -645,11 +692,13 @@ func (p parser) step(idx int, n *yaml.Node) (Step, error) {
 	case OpLoadSession:
 		allowed, shorthand = []string{"session"}, "session"
 	case OpPrompt:
-		allowed, shorthand = []string{"text", "session", "background", "permissions", "answers"}, "text"
-	case OpAwaitPrompt, OpCancel:
+		allowed, shorthand = []string{"text", "session", "background", "permissions", "answers", "expect_error"}, "text"
+	case OpAwaitPrompt:
+		allowed, shorthand = []string{"session", "expect_error"}, "session"
+	case OpCancel:
 		allowed, shorthand = []string{"session"}, "session"
 	case OpWait:
-		allowed = []string{"session", "child_settled", "idle", "parent_idle", "turn_started", "turn_ended", "model_call", "queued"}
+		allowed = []string{"session", "child_settled", "idle", "parent_idle", "turn_started", "turn_ended", "model_call", "step_reached", "queued"}
 	case OpListAgentsEx:
 		allowed, shorthand = []string{"session", "scope"}, "session"
 	case OpSetMode:
@@ -723,6 +772,11 @@ func (p parser) step(idx int, n *yaml.Node) (Step, error) {
 	}
 	if v, ok := f["background"]; ok {
 		if st.Background, err = p.boolean(v, where()+".background"); err != nil {
+			return st, err
+		}
+	}
+	if v, ok := f["expect_error"]; ok {
+		if st.ExpectError, err = p.boolean(v, where()+".expect_error"); err != nil {
 			return st, err
 		}
 	}

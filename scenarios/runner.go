@@ -45,14 +45,21 @@ type Config struct {
 	Models []string
 	// ContextWindow is Scenario.ContextWindow.
 	ContextWindow int
+	// MaxTurns is Scenario.MaxTurns.
+	MaxTurns int
+	// TokenEstimates is Scenario.TokenEstimates.
+	TokenEstimates map[string]map[int]int
 	// ObserveModel must wrap the model the composition uses, so the runner
 	// sees model calls start (model_call waits).
 	ObserveModel func(model.Model) model.Model
 	// ObserveQueued must be called when a background start begins to wait
 	// for a slot (queued waits).
 	ObserveQueued func(parentID, childID string)
-	Faults        Faults
-	Logger        *slog.Logger
+	// ObserveStep must be every in-process agent's step gate
+	// (agent.Options.StepGate), so step fences hold.
+	ObserveStep func(ctx context.Context, c model.Caller)
+	Faults      Faults
+	Logger      *slog.Logger
 	// Sandbox, when set, runs local commands in the sandbox.
 	Sandbox *SandboxSpec
 	// ExternalAgents is Scenario.ExternalAgents.
@@ -242,10 +249,14 @@ func (r *runner) start(ctx context.Context) error {
 		Models:  r.sc.Models,
 
 		ContextWindow: r.sc.ContextWindow,
+		MaxTurns:      r.sc.MaxTurns,
+
+		TokenEstimates: r.sc.TokenEstimates,
 		ObserveModel: func(m model.Model) model.Model {
 			return observedModel{inner: m, r: r, sys: &sys}
 		},
 		ObserveQueued: r.watch.queuedStart,
+		ObserveStep:   func(ctx context.Context, c model.Caller) { r.holdStep(ctx, sys, c) },
 		Faults:        r.sc.Faults,
 		Logger:        r.logger,
 		Sandbox:       r.sc.Sandbox,
@@ -426,10 +437,9 @@ func (r *runner) step(ctx context.Context, st Step) (stepResult, error) {
 			return res, nil
 		}
 		stops, err := c.awaitPrompts(ctx, id)
-		if err != nil {
+		if err = expected(st, &res, stops, err); err != nil {
 			return res, err
 		}
-		res.Stops = stops
 	case OpAwaitPrompt:
 		id, err := r.sessionID(st.Session)
 		if err != nil {
@@ -437,13 +447,12 @@ func (r *runner) step(ctx context.Context, st Step) (stepResult, error) {
 		}
 		res.Session = id
 		stops, err := c.awaitPrompts(ctx, id)
-		if err != nil {
-			return res, err
-		}
-		if len(stops) == 0 {
+		if err == nil && len(stops) == 0 {
 			return res, errors.New("no prompt is outstanding for this session")
 		}
-		res.Stops = stops
+		if err = expected(st, &res, stops, err); err != nil {
+			return res, err
+		}
 	case OpCancel:
 		id, err := r.sessionID(st.Session)
 		if err != nil {
@@ -596,6 +605,25 @@ func (r *runner) awaitCondition(ctx context.Context, sys System, ref string, w W
 		return err
 	}
 	return iw.WaitIdle(ctx, id)
+}
+
+// expected checks the answers to a step's prompts against its
+// expect_error: a prompt expected to fail must be answered with a
+// JSON-RPC error (shown as the step's outcome), any other with stop
+// reasons.
+func expected(st Step, res *stepResult, stops []string, err error) error {
+	res.Stops = stops
+	var re *promptError
+	switch {
+	case !st.ExpectError:
+		return err
+	case errors.As(err, &re):
+		res.Detail = re.Error()
+		return nil
+	case err != nil:
+		return err
+	}
+	return fmt.Errorf("expected the prompt to fail (expect_error), it ended with stop reason %s", strings.Join(stops, ", "))
 }
 
 // clientCapabilities is what the scenario client announces in initialize.

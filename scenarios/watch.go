@@ -31,6 +31,7 @@ type sessionFacts struct {
 	pending      int // inbox items inserted and not yet claimed or dropped
 	notices      int // settlement notices received
 	modelEntered map[int]bool
+	stepReached  map[int]bool // step boundaries reached, by the next call
 	// queued counts the session's background starts that waited for a
 	// slot.
 	queued     int
@@ -77,7 +78,7 @@ func (w *watcher) observe(st *session.Store) (unregister func()) {
 func (w *watcher) factsLocked(id string) *sessionFacts {
 	f, ok := w.sessions[id]
 	if !ok {
-		f = &sessionFacts{turnStarted: map[int]bool{}, turnEnded: map[int]bool{}, modelEntered: map[int]bool{}}
+		f = &sessionFacts{turnStarted: map[int]bool{}, turnEnded: map[int]bool{}, modelEntered: map[int]bool{}, stepReached: map[int]bool{}}
 		w.sessions[id] = f
 	}
 	return f
@@ -161,6 +162,22 @@ func (w *watcher) modelCall(c model.Caller) {
 	w.bumpLocked()
 }
 
+// stepReached records that a session reached the step boundary before
+// model call c.Call.
+func (w *watcher) stepReached(c model.Caller) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	f := w.factsLocked(c.SessionID)
+	if f.stepReached[c.Call] {
+		return
+	}
+	f.stepReached[c.Call] = true
+	if f.label == "" && c.ScriptKey != "" && c.ScriptKey != MainRef {
+		f.label = c.ScriptKey
+	}
+	w.bumpLocked()
+}
+
 // observedModel is the decorator the runner puts around the
 // composition's model. When a call's stream starts being consumed it
 // records the request, holds the call while a fence says so, then tells
@@ -176,7 +193,7 @@ func (m observedModel) Stream(ctx context.Context, req model.Request) iter.Seq2[
 	return func(yield func(session.Chunk, error) bool) {
 		m.r.requests.add(req)
 		for _, f := range m.r.sc.Fences {
-			if f.Key != req.Caller.ScriptKey || f.Call != req.Caller.Call {
+			if f.AtStep || f.Key != req.Caller.ScriptKey || f.Call != req.Caller.Call {
 				continue
 			}
 			if err := m.r.awaitCondition(ctx, *m.sys, f.UntilSession, f.Until); err != nil {
@@ -189,6 +206,23 @@ func (m observedModel) Stream(ctx context.Context, req model.Request) iter.Seq2[
 			if !yield(c, err) {
 				return
 			}
+		}
+	}
+}
+
+// holdStep is the agents' step gate (agent.Options.StepGate): it holds
+// the step boundary before model call c.Call of the sessions with script
+// key c.ScriptKey while a step fence (at: step) says so. A fence that
+// cannot be met before the turn ends lets the step go on: the turn was
+// cancelled, or the run gave up (its timeout names the step waited for).
+func (r *runner) holdStep(ctx context.Context, sys System, c model.Caller) {
+	r.watch.stepReached(c)
+	for _, f := range r.sc.Fences {
+		if !f.AtStep || f.Key != c.ScriptKey || f.Call != c.Call {
+			continue
+		}
+		if err := r.awaitCondition(ctx, sys, f.UntilSession, f.Until); err != nil && ctx.Err() == nil {
+			r.logger.Warn("scenario step fence not met", "file", r.sc.File, "line", f.Line, "err", err)
 		}
 	}
 }
@@ -252,6 +286,9 @@ func (w *watcher) checkLocked(refs resolver, ref string, wt Wait) (bool, string)
 	}
 	if wt.TurnEnded > 0 && !f.turnEnded[wt.TurnEnded] {
 		unmet = append(unmet, fmt.Sprintf("turn %d not ended (ended: %v)", wt.TurnEnded, keys(f.turnEnded)))
+	}
+	if wt.StepReached != nil && !f.stepReached[*wt.StepReached] {
+		unmet = append(unmet, fmt.Sprintf("step before model call %d not reached (reached: %v)", *wt.StepReached, keys(f.stepReached)))
 	}
 	if wt.Queued > 0 && f.queued < wt.Queued {
 		unmet = append(unmet, fmt.Sprintf("%d of %d background starts queued", f.queued, wt.Queued))

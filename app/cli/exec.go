@@ -339,6 +339,7 @@ func runExec(ctx context.Context, env *Env, o execOptions, args []string) error 
 		recErr = rec.Write(live.ExecRun{
 			Prompt: text, Mode: o.mode, Answers: res.Answers, SessionID: res.SessionID,
 			WaitChildren: o.waitChildren, MCPServers: servers, ContextWindow: a.Config.ContextWindow,
+			Failed: err != nil, Cancelled: err == nil && res.StopReason == "cancelled", MaxTurns: o.maxTurns,
 		}, env.Stderr)
 	}
 	st := execStatus(res, err, o.waitChildren)
@@ -399,6 +400,7 @@ func execConfig(env *Env, o *execOptions, cwd string) (app.Config, *live.Exec, e
 		}
 		cfg.WrapModel = rec.WrapModel(live.SecretValues(cfg.APIKeyEnv, env.Getenv, os.Environ()), cfg.WrapModel)
 		cfg.WrapWorkspace = rec.WrapWorkspace(cfg.WrapWorkspace)
+		cfg.EstimateTokens = rec.EstimateTokens()
 		// A recording ends settled: a background child cut off by the
 		// shutdown would race with it on every replay.
 		o.waitChildren = true

@@ -443,6 +443,7 @@ func serve(ctx context.Context, env *Env, record string) error {
 		}
 		cfg.WrapModel = rec.WrapModel(live.SecretValues(cfg.APIKeyEnv, env.Getenv, os.Environ()), cfg.WrapModel)
 		cfg.WrapWorkspace = rec.WrapWorkspace(cfg.WrapWorkspace)
+		cfg.EstimateTokens = rec.EstimateTokens()
 	}
 	a, err := app.New(cfg)
 	if err != nil {

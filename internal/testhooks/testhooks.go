@@ -18,6 +18,10 @@ type Hooks struct {
 	// WrapModel, when set, wraps the resolved model (the scenario runner
 	// observes model calls through it).
 	WrapModel func(model.Model) model.Model
+	// StepGate is agent.Options.StepGate for every in-process agent: the
+	// scenario runner holds a step there until a recorded notice arrived
+	// (step fences).
+	StepGate func(ctx context.Context, c model.Caller)
 	// NoSync skips fsync (tests, benchmarks and scenarios: they test
 	// behaviour, not durability).
 	NoSync bool

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -67,6 +68,11 @@ type Recorder struct {
 	notes     []string
 	// commandNoted: the note that commands' files are unknown was made.
 	commandNoted bool
+	// cut counts the calls cancelled after they streamed something.
+	cut int
+	// estimates are the token estimates automatic compaction decisions
+	// used, by script key and call.
+	estimates map[string]map[int]int
 	// entered is the last call index each session entered (its own
 	// calls, not compaction summaries); open counts its calls in flight.
 	entered map[string]int
@@ -84,8 +90,39 @@ func New(o Options) *Recorder {
 	return &Recorder{
 		opts: o, red: NewRedactor(o.Secrets...),
 		replies: map[string]map[int]scripted.Reply{}, keys: map[string]string{}, seen: map[string]bool{}, files: map[string]string{},
-		entered: map[string]int{}, open: map[string]int{},
+		entered: map[string]int{}, open: map[string]int{}, estimates: map[string]map[int]int{},
 	}
+}
+
+// Estimate notes the token estimate an automatic compaction decision of
+// model call c used and returns it unchanged (agent.Options.EstimateTokens):
+// the replay decides on the same figure.
+func (r *Recorder) Estimate(c model.Caller, estimate int) int {
+	if r.opts.Keep != nil && !r.opts.Keep(c.SessionID) {
+		return estimate
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	byCall := r.estimates[c.ScriptKey]
+	if byCall == nil {
+		byCall = map[int]int{}
+		r.estimates[c.ScriptKey] = byCall
+	}
+	if _, ok := byCall[c.Call]; !ok {
+		byCall[c.Call] = estimate // the first decision of a step (a retry after an overflow decides again)
+	}
+	return estimate
+}
+
+// Estimates returns the noted token estimates by script key and call.
+func (r *Recorder) Estimates() map[string]map[int]int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make(map[string]map[int]int, len(r.estimates))
+	for k, byCall := range r.estimates {
+		out[k] = maps.Clone(byCall)
+	}
+	return out
 }
 
 // Wrap returns m with every call's reply recorded. Chunks and errors pass
@@ -104,7 +141,13 @@ func (m recorded) Stream(ctx context.Context, req model.Request) iter.Seq2[sessi
 	return func(yield func(session.Chunk, error) bool) {
 		var acc accumulator
 		m.r.enter(req.Caller)
-		defer func() { m.r.leave(req.Caller); m.r.store(req.Caller, acc.reply()) }()
+		defer func() {
+			m.r.leave(req.Caller)
+			if acc.cancelled && acc.Chunks() > 0 {
+				m.r.noteCut(req.Caller)
+			}
+			m.r.store(req.Caller, acc.reply())
+		}()
 		for c, err := range m.inner.Stream(ctx, req) {
 			if err != nil {
 				acc.fail(ctx, err)
@@ -151,7 +194,11 @@ func (a *accumulator) reply() scripted.Reply {
 	}
 	switch {
 	case a.cancelled:
-		rep.Hang = true
+		// What it streamed before the cancel is left out: a replay
+		// cancels the call once it was entered, and a hang that streams
+		// nothing is cancelled at the same point on every replay (one
+		// that streams text races the cancel).
+		rep = scripted.Reply{Hang: true}
 	case a.err != nil:
 		rep.Error = a.err.Error()
 		rep.ErrorAfterChunks = a.Chunks() > 0
@@ -159,6 +206,19 @@ func (a *accumulator) reply() scripted.Reply {
 		rep.StreamBroken = !rep.ContextLengthExceeded && errors.Is(a.err, model.ErrStreamBroken)
 	}
 	return rep
+}
+
+// noteCut notes a call cancelled after it streamed part of its reply: it
+// counts as a reply (Produced), and the recording says its partial
+// output is left out.
+func (r *Recorder) noteCut(c model.Caller) {
+	if r.opts.Keep != nil && !r.opts.Keep(c.SessionID) {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.cut++
+	r.notes = append(r.notes, fmt.Sprintf("script key %q call %d was cancelled while it answered: recorded as hang: true without what it streamed (the replay cancels it before it streams)", c.ScriptKey, c.Call))
 }
 
 // enter and leave track the calls each session has in flight.
@@ -187,6 +247,15 @@ func (r *Recorder) InFlight(id string) (int, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.entered[id], r.open[id] > 0
+}
+
+// LastCall returns the index of the last call session id entered (its
+// own, not a compaction summary), if it entered one.
+func (r *Recorder) LastCall(id string) (int, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c, ok := r.entered[id]
+	return c, ok
 }
 
 // SetCwd sets the working directory of the recorded session when it was
@@ -435,11 +504,14 @@ func (r *Recorder) Replies() map[string][]scripted.Reply {
 
 // Produced reports whether the run produced a recording: at least one
 // model call of a recorded session returned a reply (not only errors or
-// cancelled calls). A run that failed before its first reply (a missing
+// calls cancelled before they streamed anything). A run that failed before its first reply (a missing
 // or rejected key) must leave an earlier recording alone.
 func (r *Recorder) Produced() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.cut > 0 {
+		return true // the model answered; the run cut the answer
+	}
 	for _, byCall := range r.replies {
 		for _, rep := range byCall {
 			if rep.Error == "" && !rep.Hang {

@@ -2,6 +2,7 @@ package recording
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -32,6 +33,9 @@ type Session struct {
 	// Permissions are the answers the client gave to permission
 	// questions, in order (option ids).
 	Permissions []string
+	// PromptFailed: the prompt was answered with an error (the turn
+	// failed); its step expects that (expect_error).
+	PromptFailed bool
 	// Settled, when positive, adds a wait for that many settlement
 	// notices on the session and for it to be idle (exec
 	// --wait-children).
@@ -50,6 +54,9 @@ type Session struct {
 	// ContextWindow is the run's --context-window (0: none), so a replay
 	// compacts where the recording did.
 	ContextWindow int
+	// MaxTurns is the run's --max-turns (0: none), so a replay stops
+	// where the recording did.
+	MaxTurns int
 	// Fences order the replay as the recording went: each holds the
 	// first model call of the sessions with script key Key until the
 	// root session's turn TurnEnded has ended and it is idle (a
@@ -71,6 +78,9 @@ type Step struct {
 	Text        string
 	Permissions []string
 	Background  bool
+	// ExpectError (prompt, await_prompt): the prompt was answered with an
+	// error.
+	ExpectError bool
 	Mode        string
 	Wait        Wait
 }
@@ -82,7 +92,10 @@ type Wait struct {
 	// ModelCall, when not nil, waits for the session's model call
 	// *ModelCall to have been entered.
 	ModelCall *int
-	Idle      bool
+	// StepReached, when not nil, waits for the session to have reached
+	// the step boundary before its model call *StepReached.
+	StepReached *int
+	Idle        bool
 }
 
 // Step operations of Step.Op.
@@ -94,11 +107,19 @@ const (
 	OpWait        = "wait"
 )
 
-// Fence is one scenario fence (scenarios/README.md, "Waits and fences").
+// Fence is one scenario fence (scenarios/README.md, "Waits and fences"):
+// it holds model call Call of the sessions with script key Key (with
+// AtStep, the step boundary before it) until a condition holds. With
+// TurnEnded set the condition is the root session's turn TurnEnded ended
+// and the session idle; else it is Until on the session UntilSession
+// names ("main", a child's label).
 type Fence struct {
-	Key       string
-	Call      int
-	TurnEnded int
+	Key          string
+	Call         int
+	AtStep       bool
+	TurnEnded    int
+	UntilSession string
+	Until        Wait
 }
 
 // reply is scripted.Reply with empty fields left out of the YAML.
@@ -118,6 +139,7 @@ type reply struct {
 type fence struct {
 	Session string         `yaml:"session"`
 	Call    int            `yaml:"call"`
+	At      string         `yaml:"at,omitempty"`
 	Until   map[string]any `yaml:"until"`
 }
 
@@ -143,15 +165,19 @@ type usage struct {
 }
 
 type document struct {
-	Summary       string             `yaml:"summary"`
-	Description   string             `yaml:"description,omitempty"`
-	ContextWindow int                `yaml:"context_window,omitempty"`
-	Client        *client            `yaml:"client,omitempty"`
-	MCPServers    []mcpServer        `yaml:"mcp_servers,omitempty"`
-	Files         map[string]string  `yaml:"files,omitempty"`
-	Fences        []fence            `yaml:"fences,omitempty"`
-	Model         map[string][]reply `yaml:"model"`
-	Steps         []any              `yaml:"steps"`
+	Summary       string `yaml:"summary"`
+	Description   string `yaml:"description,omitempty"`
+	ContextWindow int    `yaml:"context_window,omitempty"`
+	MaxTurns      int    `yaml:"max_turns,omitempty"`
+	// TokenEstimates: the estimates automatic compaction decisions of
+	// the recorded run used, by script key and call.
+	TokenEstimates map[string]map[int]int `yaml:"token_estimates,omitempty"`
+	Client         *client                `yaml:"client,omitempty"`
+	MCPServers     []mcpServer            `yaml:"mcp_servers,omitempty"`
+	Files          map[string]string      `yaml:"files,omitempty"`
+	Fences         []fence                `yaml:"fences,omitempty"`
+	Model          map[string][]reply     `yaml:"model"`
+	Steps          []any                  `yaml:"steps"`
 }
 
 func toReply(r scripted.Reply) reply {
@@ -172,8 +198,12 @@ func (r *Recorder) Scenario(s Session) ([]byte, error) {
 		Summary:       "recorded session",
 		Description:   r.red.Redact(s.Description),
 		ContextWindow: s.ContextWindow,
+		MaxTurns:      s.MaxTurns,
 		Files:         r.Files(),
 		Model:         map[string][]reply{},
+	}
+	if est := r.Estimates(); len(est) > 0 {
+		doc.TokenEstimates = est
 	}
 	for key, list := range r.Replies() {
 		out := make([]reply, len(list))
@@ -183,7 +213,17 @@ func (r *Recorder) Scenario(s Session) ([]byte, error) {
 		doc.Model[key] = out
 	}
 	for _, f := range s.Fences {
-		doc.Fences = append(doc.Fences, fence{Session: f.Key, Call: f.Call, Until: map[string]any{"session": "main", "turn_ended": f.TurnEnded, "idle": true}})
+		out := fence{Session: f.Key, Call: f.Call}
+		if f.AtStep {
+			out.At = "step"
+		}
+		if f.TurnEnded > 0 {
+			out.Until = map[string]any{"session": "main", "turn_ended": f.TurnEnded, "idle": true}
+		} else {
+			out.Until = waitFields(f.Until)
+			out.Until["session"] = cmp.Or(f.UntilSession, "main")
+		}
+		doc.Fences = append(doc.Fences, out)
 	}
 	if s.Client != (Client{}) {
 		doc.Client = &client{FS: s.Client.FS, Terminal: s.Client.Terminal, Compaction: s.Client.Compaction}
@@ -226,7 +266,7 @@ func (s Session) oneShot() []Step {
 	if s.Mode != "" {
 		out = append(out, Step{Op: OpSetMode, Mode: s.Mode})
 	}
-	out = append(out, Step{Op: OpPrompt, Text: s.Prompt, Permissions: s.Permissions})
+	out = append(out, Step{Op: OpPrompt, Text: s.Prompt, Permissions: s.Permissions, ExpectError: s.PromptFailed})
 	if s.Settled > 0 {
 		out = append(out, Step{Op: OpWait, Wait: Wait{ChildSettled: s.Settled, Idle: true}})
 	}
@@ -237,25 +277,17 @@ func (s Session) oneShot() []Step {
 // when it has no argument but the main one.
 func (r *Recorder) step(st Step) any {
 	switch st.Op {
-	case OpAwaitPrompt, OpCancel:
+	case OpAwaitPrompt:
+		if st.ExpectError {
+			return map[string]any{OpAwaitPrompt: map[string]any{"expect_error": true}}
+		}
+		return st.Op
+	case OpCancel:
 		return st.Op
 	case OpSetMode:
 		return map[string]string{OpSetMode: st.Mode}
 	case OpWait:
-		w := map[string]any{}
-		if st.Wait.ChildSettled > 0 {
-			w["child_settled"] = st.Wait.ChildSettled
-		}
-		if st.Wait.TurnEnded > 0 {
-			w["turn_ended"] = st.Wait.TurnEnded
-		}
-		if st.Wait.ModelCall != nil {
-			w["model_call"] = *st.Wait.ModelCall
-		}
-		if st.Wait.Idle {
-			w["idle"] = true
-		}
-		return map[string]any{OpWait: w}
+		return map[string]any{OpWait: waitFields(st.Wait)}
 	}
 	prompt := map[string]any{"text": r.red.Redact(st.Text)}
 	if len(st.Permissions) > 0 {
@@ -264,7 +296,31 @@ func (r *Recorder) step(st Step) any {
 	if st.Background {
 		prompt["background"] = true
 	}
+	if st.ExpectError && !st.Background {
+		prompt["expect_error"] = true
+	}
 	return map[string]any{OpPrompt: prompt}
+}
+
+// waitFields renders a wait condition as the scenario file writes it.
+func waitFields(wt Wait) map[string]any {
+	w := map[string]any{}
+	if wt.ChildSettled > 0 {
+		w["child_settled"] = wt.ChildSettled
+	}
+	if wt.TurnEnded > 0 {
+		w["turn_ended"] = wt.TurnEnded
+	}
+	if wt.ModelCall != nil {
+		w["model_call"] = *wt.ModelCall
+	}
+	if wt.StepReached != nil {
+		w["step_reached"] = *wt.StepReached
+	}
+	if wt.Idle {
+		w["idle"] = true
+	}
+	return w
 }
 
 // Write writes the scenario into dir (created if needed) as

@@ -96,12 +96,29 @@ type Exec struct {
 	notices map[string]int         // settlement notices by session id
 	turns   map[string]*turnState  // by session id
 	after   map[string][]afterTurn // notices that came between turns, by receiving session id
+	// steerQ mirrors each session's next-step inbox queue (nil for an
+	// item that is not a settlement notice); steered are the notices
+	// that queue delivered within a running turn, in claim order.
+	steerQ  map[string][]*steeredNotice
+	steered []steeredNotice
 }
 
-// turnState is whether a session's turn is open and the last one ended.
+// turnState is whether a session's turn is open, whether it has taken a
+// step yet, and the last one ended.
 type turnState struct {
-	open  bool
-	ended int
+	open    bool
+	stepped bool
+	ended   int
+}
+
+// steeredNotice is a settlement notice from sender that reached session
+// receiver while a turn was open: delivered with receiver's model call
+// call, the receiver having had notices settlement notices by then.
+// senderCall is the sender's last model call before it settled.
+type steeredNotice struct {
+	receiver, sender string
+	senderCall       int
+	call, notices    int
 }
 
 // afterTurn is a settlement notice from sender that reached a session
@@ -122,7 +139,7 @@ func NewExec(dir, cwd string) (*Exec, error) {
 	if st, err := os.Stat(abs); err == nil && !st.IsDir() {
 		return nil, fmt.Errorf("--record %s: not a directory", abs)
 	}
-	return &Exec{dir: abs, cwd: cwd, calls: map[string]string{}, notices: map[string]int{}, turns: map[string]*turnState{}, after: map[string][]afterTurn{}}, nil
+	return &Exec{dir: abs, cwd: cwd, calls: map[string]string{}, notices: map[string]int{}, turns: map[string]*turnState{}, after: map[string][]afterTurn{}, steerQ: map[string][]*steeredNotice{}}, nil
 }
 
 // WrapModel starts the recording, redacting secrets, and returns the
@@ -170,6 +187,12 @@ type ExecRun struct {
 	MCPServers json.RawMessage
 	// ContextWindow is the composition's --context-window (0: the table's).
 	ContextWindow int
+	// Failed: the prompt was answered with an error (a failed turn).
+	Failed bool
+	// Cancelled: the turn was cancelled (a signal, stdout closed).
+	Cancelled bool
+	// MaxTurns is --max-turns (0: none).
+	MaxTurns int
 }
 
 // Write writes the scenario of the run, and reports on stderr what it
@@ -186,10 +209,15 @@ func (r *Exec) Write(run ExecRun, stderr io.Writer) error {
 		Mode:          run.Mode,
 		Permissions:   run.Answers,
 		ContextWindow: run.ContextWindow,
+		PromptFailed:  run.Failed,
+		MaxTurns:      run.MaxTurns,
 	}
 	if run.WaitChildren && run.SessionID != "" {
 		s.Settled = r.settlementNotices(run.SessionID)
 		s.Fences = r.fences(run.SessionID)
+	}
+	if run.Cancelled && run.SessionID != "" {
+		s.Steps, s.Fences = r.cancelled(run, s)
 	}
 	var mcpNotes []string
 	if run.MCPServers != nil {
@@ -205,6 +233,40 @@ func (r *Exec) Write(run ExecRun, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "acp-agent: --record: the replay serves the demo MCP server (tools echo, add, fail, image, wait) under the names %s: calls to other tools of those servers fail there\n", strings.Join(s.MCPServers, ", "))
 	}
 	return nil
+}
+
+// cancelled returns the steps of a run whose turn was cancelled: the
+// prompt is sent in the background and cancelled where the recorded one
+// was, then its answer awaited. A cancel that came during a model call
+// (recorded as hang: true) is sent once the replay entered that call; one
+// that came while tools ran or a question waited is sent at the step
+// boundary after them, where a step fence holds the turn until the
+// cancel ends it (so the replay's tools finish first).
+func (r *Exec) cancelled(run ExecRun, s recording.Session) ([]recording.Step, []recording.Fence) {
+	var steps []recording.Step
+	if s.Mode != "" {
+		steps = append(steps, recording.Step{Op: recording.OpSetMode, Mode: s.Mode})
+	}
+	steps = append(steps, recording.Step{Op: recording.OpPrompt, Text: s.Prompt, Permissions: s.Permissions, Background: true})
+	fences := s.Fences
+	if last, ok := r.rec.LastCall(run.SessionID); ok {
+		c := last
+		if list := r.rec.Replies()["main"]; last < len(list) && !list[last].Hang {
+			c = last + 1
+			r.mu.Lock()
+			turn := r.turn(run.SessionID).ended
+			r.mu.Unlock()
+			fences = append(fences, recording.Fence{Key: "main", Call: c, AtStep: true, UntilSession: "main", Until: recording.Wait{TurnEnded: max(turn, 1)}})
+			steps = append(steps, recording.Step{Op: recording.OpWait, Wait: recording.Wait{StepReached: &c}})
+		} else {
+			steps = append(steps, recording.Step{Op: recording.OpWait, Wait: recording.Wait{ModelCall: &c}})
+		}
+	}
+	steps = append(steps, recording.Step{Op: recording.OpCancel}, recording.Step{Op: recording.OpAwaitPrompt})
+	if s.Settled > 0 {
+		steps = append(steps, recording.Step{Op: recording.OpWait, Wait: recording.Wait{ChildSettled: s.Settled, Idle: true}})
+	}
+	return steps, fences
 }
 
 // httpMCPNames returns the names of the HTTP servers of an mcpServers
@@ -238,7 +300,12 @@ func (r *Exec) Observe(sessions *session.Store) func() {
 			r.noteSearch(s, ev)
 		case session.TypeTurnStart:
 			r.mu.Lock()
-			r.turn(s.ID()).open = true
+			ts := r.turn(s.ID())
+			ts.open, ts.stepped = true, false
+			r.mu.Unlock()
+		case session.TypeStepStart:
+			r.mu.Lock()
+			r.turn(s.ID()).stepped = true
 			r.mu.Unlock()
 		case session.TypeTurnEnd:
 			d, err := session.DecodeData[session.TurnEndData](ev)
@@ -257,6 +324,9 @@ func (r *Exec) Observe(sessions *session.Store) func() {
 			r.mu.Lock()
 			defer r.mu.Unlock()
 			ts := r.turn(s.ID())
+			if d.Target == session.InboxNextStep {
+				r.steerSpliceLocked(s.ID(), ts, d)
+			}
 			for _, m := range d.Inserted {
 				if m.Source.Kind != session.SourceSubagentSettled {
 					continue
@@ -268,6 +338,45 @@ func (r *Exec) Observe(sessions *session.Store) func() {
 			}
 		}
 	}})
+}
+
+// steerSpliceLocked follows session id's next-step queue: a settlement
+// notice steered into it is noted with the sender's last model call; when
+// the queue is claimed, each notice in it is placed: claimed before the
+// turn's first step (it came as the turn before ended), it is a notice
+// between turns; else it was delivered with the receiver's next model
+// call, the position the replay pins it to (fences).
+func (r *Exec) steerSpliceLocked(id string, ts *turnState, d session.InboxSplicedData) {
+	q := r.steerQ[id]
+	if d.RemovedCount != nil {
+		n := min(max(*d.RemovedCount, 0), max(len(q)-d.Start, 0))
+		claimed := append([]*steeredNotice(nil), q[d.Start:d.Start+n]...)
+		q = append(q[:d.Start:d.Start], q[d.Start+n:]...)
+		if d.Outcome == "" {
+			last, ok := r.rec.LastCall(id)
+			for _, sn := range claimed {
+				switch {
+				case sn == nil:
+				case !ts.stepped || !ok:
+					if ts.ended > 0 {
+						r.after[id] = append(r.after[id], afterTurn{sender: sn.sender, ended: ts.ended})
+					}
+				default:
+					sn.call, sn.notices = last+1, r.notices[id]
+					r.steered = append(r.steered, *sn)
+				}
+			}
+		}
+	}
+	for _, m := range d.Inserted {
+		var sn *steeredNotice
+		if m.Source.Kind == session.SourceSubagentSettled && m.Source.SenderSessionID != "" {
+			sn = &steeredNotice{receiver: id, sender: m.Source.SenderSessionID}
+			sn.senderCall, _ = r.rec.LastCall(sn.sender)
+		}
+		q = append(q, sn)
+	}
+	r.steerQ[id] = q
 }
 
 // searchTools list the files they found in their structured output:
@@ -345,6 +454,20 @@ func (r *Exec) fences(root string) []recording.Fence {
 		if key := r.rec.KeyOf(at.sender); key != "" {
 			out = append(out, recording.Fence{Key: key, Call: 0, TurnEnded: at.ended})
 		}
+	}
+	// A notice steered into a running turn: the sender's last call waits
+	// until the receiver reached the step boundary before the call that
+	// delivered it, and the receiver waits there for the notice, so the
+	// replay delivers it with the same call, at the same place in the log.
+	for _, sn := range r.steered {
+		sender, receiver := r.rec.KeyOf(sn.sender), r.rec.KeyOf(sn.receiver)
+		if sender == "" || receiver == "" || sn.call < 1 {
+			continue
+		}
+		at := sn.call
+		out = append(out,
+			recording.Fence{Key: sender, Call: sn.senderCall, UntilSession: receiver, Until: recording.Wait{StepReached: &at}},
+			recording.Fence{Key: receiver, Call: sn.call, AtStep: true, UntilSession: receiver, Until: recording.Wait{ChildSettled: sn.notices}})
 	}
 	return out
 }

@@ -53,6 +53,7 @@ type serveStep struct {
 	step       recording.Step
 	promptID   string
 	answeredID string
+	failed     bool // an answer: the prompt was answered with an error
 }
 
 // NewServe prepares --record DIR for serving (the working directory is
@@ -173,6 +174,7 @@ type rpcMessage struct {
 	Method string          `json:"method"`
 	Params json.RawMessage `json:"params"`
 	Result json.RawMessage `json:"result"`
+	Error  json.RawMessage `json:"error"`
 }
 
 func (m rpcMessage) id() string { return string(bytes.TrimSpace(m.ID)) }
@@ -374,7 +376,11 @@ func (r *Serve) fromAgent(line []byte) {
 			if json.Unmarshal(m.Result, &res) == nil && res.StopReason != "" {
 				r.answered++
 			}
-			r.steps = append(r.steps, serveStep{answeredID: r.steps[i].promptID})
+			// A prompt answered with an error (a failed turn) replays
+			// expecting it.
+			failed := len(bytes.TrimSpace(m.Error)) > 0 && string(bytes.TrimSpace(m.Error)) != "null"
+			r.steps[i].step.ExpectError = failed
+			r.steps = append(r.steps, serveStep{answeredID: r.steps[i].promptID, failed: failed})
 		}
 	}
 }
@@ -402,7 +408,7 @@ func (r *Serve) noteLocked(n string) {
 func (r *Serve) clientSteps() []recording.Step {
 	var out []recording.Step
 	background := map[string]bool{}
-	waiting := 0
+	waiting, failed := 0, false
 	for i, s := range r.steps {
 		switch {
 		case s.promptID != "":
@@ -415,8 +421,10 @@ func (r *Serve) clientSteps() []recording.Step {
 			out = append(out, st)
 		case s.answeredID != "":
 			if background[s.answeredID] {
+				failed = failed || s.failed
 				if waiting--; waiting == 0 {
-					out = append(out, recording.Step{Op: recording.OpAwaitPrompt})
+					out = append(out, recording.Step{Op: recording.OpAwaitPrompt, ExpectError: failed})
+					failed = false
 				}
 			}
 		default:

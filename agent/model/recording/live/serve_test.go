@@ -112,6 +112,35 @@ func TestServeRecorderSteps(t *testing.T) {
 			},
 		},
 		{
+			name: "a prompt answered with an error",
+			frames: []frame{
+				{line: newSession}, {agent: true, line: created},
+				{line: `{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"S","prompt":[{"type":"text","text":"fails"}]}}`},
+				{agent: true, line: `{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"turn failed: provider exploded","data":{"code":"TURN_FAILED"}}}`},
+				{line: `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"S","prompt":[{"type":"text","text":"works"}]}}`},
+				{agent: true, line: `{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}`},
+			},
+			want: []recording.Step{
+				{Op: recording.OpPrompt, Text: "fails", ExpectError: true},
+				{Op: recording.OpPrompt, Text: "works"},
+			},
+		},
+		{
+			name: "a cancelled prompt answered with an error",
+			frames: []frame{
+				{line: newSession}, {agent: true, line: created},
+				{line: `{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"S","prompt":[{"type":"text","text":"forever"}]}}`},
+				{line: `{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"S"}}`, inFlight: true},
+				{agent: true, line: `{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"turn failed"}}`},
+			},
+			want: []recording.Step{
+				{Op: recording.OpPrompt, Text: "forever", Background: true, ExpectError: true},
+				{Op: recording.OpWait, Wait: recording.Wait{ModelCall: call(0)}},
+				{Op: recording.OpCancel},
+				{Op: recording.OpAwaitPrompt, ExpectError: true},
+			},
+		},
+		{
 			name: "frames of another session",
 			frames: []frame{
 				{line: newSession}, {agent: true, line: created},

@@ -10,6 +10,7 @@ import (
 	"context"
 	"path/filepath"
 
+	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace"
 )
 
@@ -96,4 +97,11 @@ func (g *gateTap) Authorize(ctx context.Context, req workspace.PermissionRequest
 // what its deny rules cover).
 func (g *gateTap) ReadDenied(tool, kind, name string) bool {
 	return workspace.ReadDenied(g.inner, tool, kind, name)
+}
+
+// EstimateTokens returns the composition's Config.EstimateTokens: it
+// notes the token estimates the automatic compaction decisions use, so
+// the replay decides on the same figures. Call it after WrapModel.
+func (r *Exec) EstimateTokens() func(c model.Caller, estimate int) int {
+	return r.rec.Estimate
 }
