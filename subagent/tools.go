@@ -428,8 +428,9 @@ func (d *Delegation) foreground(ctx context.Context, inv tool.Invocation, caller
 		out := tool.ErrorResult(err)
 		out.Display = display
 		if spent != nil && out.Raw == nil {
-			// What the failed child spent still counts for its parent.
-			out.Raw = map[string]any{"kind": delegation.ResultForeground, "runId": run.ID, "usage": spent}
+			// What the failed child spent still counts for its parent; the
+			// error stays where a failed call's raw output has it.
+			out.Raw = map[string]any{"error": out.Error, "kind": delegation.ResultForeground, "runId": run.ID, "usage": spent}
 		}
 		return out, nil
 	}
