@@ -192,6 +192,9 @@ type App struct {
 	running *local.Running
 	// extApprovals are the project agent commands allowed per root session.
 	extApprovals externalApprovals
+	// extKeeper keeps the processes of settled continuable external
+	// children for their next activation; closed with the app.
+	extKeeper keeperOnce
 	// context is the context policy of every session (budget).
 	context   budget.Config
 	detach    func()
@@ -428,7 +431,13 @@ func (a *App) afterCompaction(id string) func(session.Event) {
 }
 
 // budget is the context policy of every session (top-level and children).
-func (a *App) budget() budget.Config { return a.context }
+func (a *App) budget() budget.Config {
+	c := a.context
+	if a.Subagents != nil {
+		c.Prices = a.Subagents.Prices() // the user's price overrides
+	}
+	return c
+}
 
 // contextPolicy is the context policy from the flags (window, threshold;
 // 0 when not given) and the user settings file's context section: a flag

@@ -23,7 +23,6 @@ import (
 	"github.com/acp-agent/acp-agent/driver/external"
 	"github.com/acp-agent/acp-agent/driver/inprocess"
 	"github.com/acp-agent/acp-agent/subagent"
-	"github.com/acp-agent/acp-agent/subagent/budgets"
 	"github.com/acp-agent/acp-agent/subagent/worktree"
 )
 
@@ -53,8 +52,11 @@ func wireSubagents(a *App) error {
 		WorktreeIntents: worktree.Intents{Dir: filepath.Join(a.Config.DataDir, "worktree-intents"), Fault: a.Config.hooks().WorktreeFault},
 		MaxBackground:   a.maxBackground(),
 		OnQueued:        a.Config.hooks().OnQueued,
-		Digest:          subagent.DigestOptions{Sync: a.Config.DigestSync, Ticks: a.Config.hooks().DigestTicks},
-		Budgets:         budgetOptions,
+		// A child torn down (session closed, agent shutting down) will
+		// not be messaged in this process: its kept agent stops now.
+		OnTornDown: a.keeper().Drop,
+		Digest:     subagent.DigestOptions{Sync: a.Config.DigestSync, Ticks: a.Config.hooks().DigestTicks},
+		Budgets:    budgetOptions,
 	})
 	a.Subagents = rt
 	// The stall watchdog's sweeper: owned here, stopped and waited for at
@@ -259,7 +261,7 @@ func (a *App) heldQuestions() (*acp.HeldQuestions, error) {
 // (the subagentUsage projection); nil when it reported none.
 func (a *App) childUsage(ctx context.Context, parent, child string) *acp.Usage {
 	var (
-		u  budgets.Usage
+		u  budget.Usage
 		ok bool
 	)
 	if a.Subagents != nil {

@@ -200,5 +200,12 @@ func RegisterProjections(reg *projection.Registry) (unregister func(), err error
 		unID()
 		return nil, err
 	}
-	return func() { unUsage(); unTiming(); unID() }, nil
+	unExternal, err := reg.Register(ExternalUnit())
+	if err != nil {
+		unUsage()
+		unTiming()
+		unID()
+		return nil, err
+	}
+	return func() { unExternal(); unUsage(); unTiming(); unID() }, nil
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/budget"
 	"github.com/acp-agent/acp-agent/agent/delegation"
 	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/policy"
@@ -374,7 +375,7 @@ func (d *Delegation) foreground(ctx context.Context, inv tool.Invocation, caller
 	// The run settles on its own once ctx is cancelled (the provider
 	// cancels the child), so wait without ctx; always dispose.
 	res, runErr := run.Result(context.WithoutCancel(ctx))
-	account := obs.account(d)
+	account, spent := obs.account(d)
 	disposeErr := run.Dispose(context.WithoutCancel(ctx))
 	// The child is closed: its worktree, if any, is removed when
 	// untouched, kept and reported otherwise, whatever the outcome.
@@ -396,6 +397,11 @@ func (d *Delegation) foreground(ctx context.Context, inv tool.Invocation, caller
 		}
 		out := tool.ErrorResult(err)
 		out.Display = display
+		if spent != nil && out.Raw == nil {
+			// What the failed child spent still counts for its parent; the
+			// error stays where a failed call's raw output has it.
+			out.Raw = map[string]any{"error": out.Error, "kind": delegation.ResultForeground, "runId": run.ID, "usage": spent}
+		}
 		return out, nil
 	}
 	switch {
@@ -412,6 +418,9 @@ func (d *Delegation) foreground(ctx context.Context, inv tool.Invocation, caller
 	}
 	if res.StopReason == driver.StopCompleted {
 		raw := delegation.ForegroundResult(run.ID, res.Output)
+		if spent != nil {
+			raw["usage"] = spent // the child and its descendants, for the parent's usage display
+		}
 		out := tool.TextResult(session.JoinText(res.Output, ""), raw)
 		out.Content = append(out.Content, account...)
 		if tree != nil {
@@ -466,13 +475,13 @@ func (d *Delegation) watchForeground(inv tool.Invocation) *foregroundWatch {
 	return w
 }
 
-// account is what the child spent, as its result states it (nil when it
-// never started).
-func (w *foregroundWatch) account(d *Delegation) []session.Block {
+// account is what the child spent, as its result states it and as
+// figures (nil when it never started).
+func (w *foregroundWatch) account(d *Delegation) ([]session.Block, *budget.Usage) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.child == nil {
-		return nil
+		return nil, nil
 	}
 	evs, _ := w.child.Session().Events()
 	return d.svc.kids.spend.account(w.child, evs)

@@ -37,7 +37,13 @@ var passedEnv = []string{"PATH", "HOME", "USER", "LANG", "LC_ALL", "LC_CTYPE", "
 
 // proc is one running external agent and its connection.
 type proc struct {
-	c    *Child
+	// owner is the Child the process works for: the one that started it,
+	// or the one that took it from a Keeper (a cold resume of the same
+	// child). Its callbacks (updates, requests, failure) go there.
+	owner atomic.Pointer[Child]
+	// key is what the process runs (Child.key): a Keeper hands it only to
+	// a Child that would start the same.
+	key  string
 	sup  *local.Supervised
 	conn *acp.ClientSideConnection
 	in   *os.File // our end of its stdin
@@ -86,7 +92,7 @@ func (t *tail) String() string {
 }
 
 // startProc starts the command in cwd and initializes the connection.
-func (c *Child) startProc(ctx context.Context, cwd string) (*proc, error) {
+func (c *Child) startProc(ctx context.Context, cwd, key string) (*proc, error) {
 	path := c.cmd.Command
 	if !strings.ContainsRune(path, filepath.Separator) {
 		lp, ok := lookPath(path, c.opts.Getenv("PATH"))
@@ -133,12 +139,13 @@ func (c *Child) startProc(ctx context.Context, cwd string) (*proc, error) {
 		errR.Close()
 		return nil, failf(err, "external agent %s: could not start %s: %v", c.cmd.Name, c.cmd.Line(), err)
 	}
-	p := &proc{c: c, sup: sup, in: inW, stderr: &tail{}, failed: make(chan struct{})}
+	p := &proc{key: key, sup: sup, in: inW, stderr: &tail{}, failed: make(chan struct{})}
+	p.owner.Store(c)
 	p.terms.byID = map[string]*terminal{}
 	p.life, p.lifeCancel = context.WithCancel(context.Background())
 	p.lastActive.Store(time.Now().UnixNano())
 	sdkR, sdkW := io.Pipe()
-	p.conn = acp.NewClientSideConnection(&client{c: c, p: p}, inW, sdkR)
+	p.conn = acp.NewClientSideConnection(&client{p: p}, inW, sdkR)
 	p.conn.SetLogger(c.log.With("external_agent", c.cmd.Name))
 	p.wg.Add(3)
 	go func() { defer p.wg.Done(); p.read(outR, sdkW) }()
@@ -174,6 +181,9 @@ func (c *Child) startProc(ctx context.Context, cwd string) (*proc, error) {
 	return p, nil
 }
 
+// child is the Child the process works for now.
+func (p *proc) child() *Child { return p.owner.Load() }
+
 // lookPath finds name in the folders of pathList (the agent's PATH, which
 // Options.Getenv gives: not necessarily this process's).
 func lookPath(name, pathList string) (string, bool) {
@@ -207,7 +217,7 @@ func (p *proc) explain(ctx context.Context, err error, method string) error {
 		return cause
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		err := failf(err, "external agent %s did not answer %s within %s", p.c.cmd.Name, method, p.c.opts.InitTimeout)
+		err := failf(err, "external agent %s did not answer %s within %s", p.child().cmd.Name, method, p.child().opts.InitTimeout)
 		p.fail(err)
 		return err
 	}
@@ -225,9 +235,9 @@ func (p *proc) explain(ctx context.Context, err error, method string) error {
 	}
 	var re *acp.RequestError
 	if errors.As(err, &re) {
-		return failf(err, "external agent %s refused %s: %s", p.c.cmd.Name, method, requestErrorText(re))
+		return failf(err, "external agent %s refused %s: %s", p.child().cmd.Name, method, requestErrorText(re))
 	}
-	return failf(err, "external agent %s: %s failed: %v", p.c.cmd.Name, method, err)
+	return failf(err, "external agent %s: %s failed: %v", p.child().cmd.Name, method, err)
 }
 
 func requestErrorText(re *acp.RequestError) string {
@@ -257,7 +267,7 @@ func (p *proc) waitCause() error {
 	case <-p.failed:
 		return p.failErr
 	case <-time.After(2 * time.Second):
-		return failf(nil, "external agent %s stopped answering", p.c.cmd.Name)
+		return failf(nil, "external agent %s stopped answering", p.child().cmd.Name)
 	}
 }
 
@@ -267,9 +277,9 @@ func (p *proc) fail(err error) {
 	p.failOnce.Do(func() {
 		p.failErr = err
 		close(p.failed)
-		p.c.log.Warn("external agent failed", "agent", p.c.cmd.Name, "err", err)
+		p.child().log.Warn("external agent failed", "agent", p.child().cmd.Name, "err", err)
 		p.sup.Stop() // the reader then sees EOF
-		p.c.procFailed(p, err)
+		p.child().procFailed(p, err)
 	})
 }
 
@@ -289,10 +299,10 @@ func (p *proc) read(out *os.File, sdk *io.PipeWriter) {
 			continue
 		}
 		if !json.Valid(line) {
-			p.fail(failf(nil, "external agent %s wrote something that is not JSON-RPC on its stdout: %q", p.c.cmd.Name, clip(string(line), 120)))
+			p.fail(failf(nil, "external agent %s wrote something that is not JSON-RPC on its stdout: %q", p.child().cmd.Name, clip(string(line), 120)))
 			return
 		}
-		if bytes.Contains(line, []byte(`"subagent_update"`)) && p.c.nestedLine(line) {
+		if bytes.Contains(line, []byte(`"subagent_update"`)) && p.child().nestedLine(line) {
 			continue
 		}
 		buf := make([]byte, 0, len(line)+1)
@@ -302,7 +312,7 @@ func (p *proc) read(out *os.File, sdk *io.PipeWriter) {
 		}
 	}
 	if err := sc.Err(); err != nil && !p.stopping.Load() {
-		p.fail(failf(err, "external agent %s: reading its stdout failed: %v", p.c.cmd.Name, err))
+		p.fail(failf(err, "external agent %s: reading its stdout failed: %v", p.child().cmd.Name, err))
 		return
 	}
 	select {
@@ -319,7 +329,7 @@ func (p *proc) read(out *os.File, sdk *io.PipeWriter) {
 		how = "exited (" + local.ExitDescription(p.sup.Err()) + ")"
 	default:
 	}
-	msg := fmt.Sprintf("external agent %s %s", p.c.cmd.Name, how)
+	msg := fmt.Sprintf("external agent %s %s", p.child().cmd.Name, how)
 	if s := p.stderr.String(); s != "" {
 		msg += "; the end of its stderr: " + clip(s, 400)
 	}
@@ -329,7 +339,7 @@ func (p *proc) read(out *os.File, sdk *io.PipeWriter) {
 // watch fails the agent when it stays silent for ReplyTimeout while a
 // request of ours is outstanding and none of its is being served.
 func (p *proc) watch() {
-	limit := p.c.opts.ReplyTimeout
+	limit := p.child().opts.ReplyTimeout
 	tick := time.NewTicker(max(limit/4, time.Millisecond))
 	defer tick.Stop()
 	for {
@@ -344,7 +354,7 @@ func (p *proc) watch() {
 			continue
 		}
 		if time.Since(time.Unix(0, p.lastActive.Load())) > limit {
-			p.fail(failf(nil, "external agent %s hung: nothing from it for %s while it owed an answer", p.c.cmd.Name, limit))
+			p.fail(failf(nil, "external agent %s hung: nothing from it for %s while it owed an answer", p.child().cmd.Name, limit))
 			return
 		}
 	}
