@@ -91,24 +91,42 @@ func (t *tail) String() string {
 	return strings.TrimSpace(string(t.buf))
 }
 
-// startProc starts the command in cwd and initializes the connection.
-func (c *Child) startProc(ctx context.Context, cwd, key string) (*proc, error) {
+// commandPath is the executable of the definition's command: looked up
+// in PATH when it names no directory, else taken relative to cwd.
+func (c *Child) commandPath(cwd string) (string, error) {
 	path := c.cmd.Command
 	if !strings.ContainsRune(path, filepath.Separator) {
 		lp, ok := lookPath(path, c.opts.Getenv("PATH"))
 		if !ok {
-			return nil, failf(nil, "external agent %s: command %q is not found in PATH", c.cmd.Name, c.cmd.Command)
+			return "", failf(nil, "external agent %s: command %q is not found in PATH", c.cmd.Name, c.cmd.Command)
 		}
-		path = lp
-	} else if !filepath.IsAbs(path) {
+		return lp, nil
+	}
+	if !filepath.IsAbs(path) {
 		path = filepath.Join(cwd, path)
 	}
+	return path, nil
+}
+
+// commandEnv is the command's environment: the variables always passed
+// and the ones its definition names, never values from the definition.
+func (c *Child) commandEnv() []string {
 	env := make([]string, 0, len(passedEnv)+len(c.cmd.Env))
 	for _, name := range append(append([]string(nil), passedEnv...), c.cmd.Env...) {
 		if v := c.opts.Getenv(name); v != "" {
 			env = append(env, name+"="+v)
 		}
 	}
+	return env
+}
+
+// startProc starts the command in cwd and initializes the connection.
+func (c *Child) startProc(ctx context.Context, cwd, key string) (*proc, error) {
+	path, err := c.commandPath(cwd)
+	if err != nil {
+		return nil, err
+	}
+	env := c.commandEnv()
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -156,6 +174,16 @@ func (c *Child) startProc(ctx context.Context, cwd, key string) (*proc, error) {
 	}()
 	go func() { defer p.wg.Done(); p.watch() }()
 
+	if err := c.initialize(ctx, p); err != nil {
+		p.stop()
+		return nil, err
+	}
+	return p, nil
+}
+
+// initialize speaks ACP's initialize to the started process p, with the
+// client capabilities this agent serves, and keeps what it answers.
+func (c *Child) initialize(ctx context.Context, p *proc) error {
 	ictx, cancel := context.WithTimeout(ctx, c.opts.InitTimeout)
 	defer cancel()
 	resp, err := p.call(ictx, func(ctx context.Context) (any, error) {
@@ -169,16 +197,14 @@ func (c *Child) startProc(ctx context.Context, cwd, key string) (*proc, error) {
 		})
 	}, "initialize")
 	if err != nil {
-		p.stop()
-		return nil, err
+		return err
 	}
 	ir := resp.(acp.InitializeResponse)
 	if ir.ProtocolVersion != acp.ProtocolVersionNumber {
-		p.stop()
-		return nil, failf(nil, "external agent %s speaks ACP version %d; this agent speaks version %d", c.cmd.Name, ir.ProtocolVersion, acp.ProtocolVersionNumber)
+		return failf(nil, "external agent %s speaks ACP version %d; this agent speaks version %d", c.cmd.Name, ir.ProtocolVersion, acp.ProtocolVersionNumber)
 	}
 	p.caps, p.info = ir.AgentCapabilities, ir.AgentInfo
-	return p, nil
+	return nil
 }
 
 // child is the Child the process works for now.
