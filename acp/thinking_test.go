@@ -124,6 +124,8 @@ func TestThinkingBooleanConfigOption(t *testing.T) {
 	if on, found := thinkingValue(opts); !found || on {
 		t.Fatalf("set_config_option answer = %v, want thinking off", opts)
 	}
+	// Notifications reach the client on their own goroutine.
+	waitFor(t, func() bool { return len(e.thinkingAnnounced(id)) > 0 })
 	if got := e.thinkingAnnounced(id); !slices.Equal(got, []bool{false}) {
 		t.Errorf("announced thinking %v, want one config_option_update with it off", got)
 	}
@@ -151,6 +153,7 @@ func TestThinkingBooleanConfigOption(t *testing.T) {
 	if on, found := thinkingValue(lr.ConfigOptions); !found || on {
 		t.Errorf("loaded configOptions = %v, want thinking off", lr.ConfigOptions)
 	}
+	waitFor(t, func() bool { return len(f.thinkingAnnounced(id)) > 0 })
 	if got := f.thinkingAnnounced(id); !slices.Equal(got, []bool{false}) {
 		t.Errorf("replayed thinking %v, want the recorded choice, off", got)
 	}
