@@ -48,7 +48,7 @@ func TestSlashCommands(t *testing.T) {
 		want   []string
 	}{
 		{"/agents", []string{"Subagents of this session (0):", "```text\n" + id + "\n  (no subagents)\n```"}},
-		{"  /agents extra words", []string{"(no subagents)"}},
+		{"  /agents extra words", []string{`unknown argument "extra words": use /agents to list the subagents, /agents merge [--squash] ID or /agents discard ID`}},
 		{"/nope", []string{"Unknown command `/nope`. Available commands:", "- `/agents` — show the subagent tree"}},
 	}
 	for _, tt := range tests {

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/acp-agent/acp-agent/agent/session/readonly"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
@@ -28,10 +29,10 @@ const (
 	CodeUnknownSession     Code = "UNKNOWN_SESSION"
 	CodePromptInFlight     Code = "PROMPT_IN_FLIGHT"
 	CodeUnsupportedContent Code = "UNSUPPORTED_CONTENT"
-	CodeReadOnlySession    Code = "READ_ONLY_SESSION"
+	CodeReadOnlySession    Code = readonly.CodeReadOnly
 	// CodeSessionDamaged: the session's log is damaged in the middle, so
 	// it is open read-only (its valid part shown) until it is repaired.
-	CodeSessionDamaged Code = "SESSION_DAMAGED"
+	CodeSessionDamaged Code = readonly.CodeDamaged
 	CodeSessionLocked  Code = "SESSION_LOCKED"
 	CodeInvalidCursor  Code = "INVALID_CURSOR"
 	// CodeSessionBusy: the session (or one of its subagents) is running,

@@ -1,68 +1,42 @@
 package acp
 
-// This file defines why a bound session is read-only (a subagent session,
-// or a log damaged in the middle whose valid part is shown) and the one
-// refusal each request that would change it answers.
+// This file encodes the read-only rules of agent/session/readonly (a
+// subagent session opened for viewing, a damaged log's valid part) as
+// this adapter's errors and notices.
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/acp-agent/acp-agent/agent/session"
+	"github.com/acp-agent/acp-agent/agent/session/readonly"
 )
 
 // refuseChange is the error of a request that would change read-only
-// session b: for a damaged log SESSION_DAMAGED, saying what is damaged and
-// how to repair it; for a subagent session READ_ONLY_SESSION with why
-// (subagentWhy: "it can be loaded for viewing but not prompted", ...).
-// damagedWhat says what cannot be done ("prompted", "switched to another
-// mode", ...).
+// session b (readonly.Reason.Refuse).
 func (b *bound) refuseChange(damagedWhat, subagentWhy string) error {
-	if b.damage != "" {
-		return errDamaged(b.id, b.damage, damagedWhat)
-	}
-	return errorf(CodeReadOnlySession, "session %s is a subagent session: %s", b.id, subagentWhy)
+	return refusal(readonly.Reason{ID: b.id, Damage: b.damage}.Refuse(damagedWhat, subagentWhy))
 }
 
 // errDamaged refuses to change (or resume) session id, whose log is
-// damaged (damage, as the store words it): only its valid part can be
-// viewed until it is repaired.
+// damaged (readonly.Damaged).
 func errDamaged(id, damage, what string) error {
-	return &Error{Code: CodeSessionDamaged, Message: fmt.Sprintf(
-		"session %s cannot be %s: its log is damaged (%s), so it is open read-only; "+
-			"repair it with `acp-agent sessions repair %s` (a backup is kept), then load it again", id, what, damage, id)}
+	return refusal(readonly.Damaged(id, damage, what))
 }
 
-// damagedNotice follows a damaged session's replay: what is
-// damaged, that only the valid part is shown, read-only, and how to repair
-// it.
+func refusal(r readonly.Refusal) error { return &Error{Code: Code(r.Code), Message: r.Message} }
+
+// damagedNotice follows a damaged session's replay (readonly.DamagedNotice).
 func damagedNotice(id, damage string, child bool) string {
-	what := "This session's"
-	if child {
-		what = "This subagent session's"
-	}
-	return fmt.Sprintf("%s log is damaged (%s), so only the part before the damage is shown, read-only. "+
-		"Run `acp-agent sessions repair %s` to repair it (a backup is kept).\n\n", what, damage, id)
+	return readonly.DamagedNotice(id, damage, child)
 }
 
-// validPart reads the valid part of stored session id when readErr, the
-// failure to read its log, is a damaged log (code SESSION_CORRUPT) and
-// the store can read that part (ValidPartReader); ok is false otherwise.
-// damage says what is damaged, as the store words it.
+// validPart reads the valid part of stored session id when readErr is a
+// damaged log the store can read that part of (readonly.ValidPart).
 func (s *Server) validPart(ctx context.Context, id string, readErr error) (h session.Header, events []session.Event, damage string, ok bool) {
-	var coded interface{ ErrorCode() string }
-	vr, isVR := s.opts.Stored.(ValidPartReader)
-	if !isVR || !errors.As(readErr, &coded) || coded.ErrorCode() != CodeSessionCorrupt {
-		return h, nil, "", false
-	}
-	h, events, damage, err := vr.InspectValid(ctx, id)
-	if err != nil || damage == "" {
-		return h, nil, "", false
-	}
-	return h, events, damage, true
+	vr, _ := s.opts.Stored.(ValidPartReader)
+	return readonly.ValidPart(ctx, vr, id, readErr)
 }
 
 // damageOf is validPart's damage ("" when readErr is no readable damage).
@@ -72,15 +46,14 @@ func (s *Server) damageOf(ctx context.Context, id string, readErr error) string 
 }
 
 // repairedNotice is the notice after the replay of a stored session whose
-// log a repair left lines short of (Options.DescribeDamage words it): its
-// history is not whole. Nil for a log never repaired.
+// log a repair left lines short of (Options.DescribeDamage words it). Nil
+// for a log never repaired.
 func (s *Server) repairedNotice(id string, events []session.Event) []acpsdk.SessionUpdate {
 	if s.opts.DescribeDamage == nil {
 		return nil
 	}
-	d := s.opts.DescribeDamage(id, events, nil)
-	if d == "" {
-		return nil
+	if n := readonly.NotWholeNotice(s.opts.DescribeDamage(id, events, nil)); n != "" {
+		return []acpsdk.SessionUpdate{acpsdk.UpdateAgentMessageText(n)}
 	}
-	return []acpsdk.SessionUpdate{acpsdk.UpdateAgentMessageText("This session's history is not whole: " + d + ".\n\n")}
+	return nil
 }

@@ -6,6 +6,7 @@ package acp
 
 import (
 	"context"
+	"github.com/acp-agent/acp-agent/agent/session/readonly"
 
 	"github.com/acp-agent/acp-agent/agent/session"
 )
@@ -49,14 +50,12 @@ type StoredSession struct {
 // ValidPartReader is optionally implemented by a SessionStore: for a log
 // with a bad line in the middle (Load fails with code SESSION_CORRUPT) it
 // returns the valid part before that line and says what is damaged, so
-// session/load shows the thread read-only instead of losing it. damage is
-// "" when the log reads fine.
-type ValidPartReader interface {
-	InspectValid(ctx context.Context, id string) (h session.Header, events []session.Event, damage string, err error)
-}
+// session/load shows the thread read-only instead of losing it
+// (readonly.ValidPart).
+type ValidPartReader = readonly.ValidPartReader
 
 // CodeSessionCorrupt is the code storage gives a corrupt session log.
-const CodeSessionCorrupt = "SESSION_CORRUPT"
+const CodeSessionCorrupt = readonly.CodeCorrupt
 
 // HeaderReader is optionally implemented by a SessionStore: it reads only a
 // stored session's header. session/load uses it to tell a child (replayed

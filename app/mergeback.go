@@ -52,7 +52,7 @@ func ParseMergeBack(args []string) (verb string, req subagent.WorktreeRequest, o
 func mergeBack(ctx context.Context, args []string, merge func(context.Context, subagent.WorktreeRequest) (subagent.MergeOutcome, error), discard func(context.Context, subagent.WorktreeRequest) (*subagent.WorktreeRecord, error)) (string, error) {
 	verb, req, ok, err := ParseMergeBack(args)
 	if !ok {
-		return "", fmt.Errorf("want merge [--squash] ID or discard ID")
+		return "", fmt.Errorf("unknown argument %q: use /agents to list the subagents, /agents merge [--squash] ID or /agents discard ID", strings.Join(args, " "))
 	}
 	if err != nil {
 		return "", err

@@ -216,7 +216,7 @@ func TestAgentsMergeAndDiscard(t *testing.T) {
 `
 			p := startProc(t, "--data-dir", data, "--model", "script:"+writeScript(t, dir, script))
 			p.answerPermissions("allow-once")
-			parent := p.newSession(t, cwd)
+			parent := p.newSessionAnsweringAnytime(t, cwd) // the child asks after the parent's turn
 			_ = p.promptAsync(parent, "go")
 			p.awaitUpdate(t, func(u update) bool { return u.Kind == "agent_message_chunk" && u.Text() == "NOTED" })
 			p.stdin.Close()
