@@ -113,6 +113,7 @@ func TestThinkingBooleanConfigOption(t *testing.T) {
 		t.Fatalf("configOptions = %v, want the thinking option, on", nr.ConfigOptions)
 	}
 	e.prompt(ctx, id, "think first")
+	waitFor(t, func() bool { return e.thoughts(id) != "" })
 	if got := e.thoughts(id); got != "pondering" {
 		t.Fatalf("thinking on: thoughts %q, want the model's reasoning", got)
 	}
@@ -157,6 +158,7 @@ func TestThinkingBooleanConfigOption(t *testing.T) {
 	if got := f.thinkingAnnounced(id); !slices.Equal(got, []bool{false}) {
 		t.Errorf("replayed thinking %v, want the recorded choice, off", got)
 	}
+	waitFor(t, func() bool { return f.thoughts(id) != "" })
 	if got := f.thoughts(id); got != "pondering" {
 		t.Errorf("replayed thoughts %q, want the first turn's reasoning only", got)
 	}
@@ -173,6 +175,7 @@ func TestThinkingBooleanConfigOption(t *testing.T) {
 	}
 	f.resetUpdates()
 	f.prompt(ctx, id, "think again")
+	waitFor(t, func() bool { return f.thoughts(id) != "" })
 	if got := f.thoughts(id); got != "pondering" {
 		t.Errorf("thinking on again: thoughts %q, want the model's reasoning", got)
 	}
