@@ -62,7 +62,7 @@ func (e *protoEnv) thoughts(id string) string {
 // the log, announced, and the next model request goes without thinking
 // (the reply comes without its reasoning); a session/load in another
 // process answers with it off, replays the announcement, and keeps
-// thinking off. Every frame is checked against the ACP schema.
+// thinking off; so does a resume, until the person turns it on again. Every frame is checked against the ACP schema.
 func TestThinkingBooleanConfigOption(t *testing.T) {
 	ctx := ctxFor(t)
 	dir, cwd := t.TempDir(), tempCwd(t)
@@ -167,7 +167,16 @@ func TestThinkingBooleanConfigOption(t *testing.T) {
 	if got := f.thoughts(id); got != "" {
 		t.Errorf("after the load, thinking off: thoughts %q, want none", got)
 	}
-	// On again: the next answer reasons.
+	f.stop()
+
+	// A resume in a third process answers with the choice too, and
+	// turning thinking on again makes the next answer reason.
+	f = startProto(t, dir, protoOpts{script: script})
+	f.mustCall(ctx, "initialize", optIn, &res)
+	f.mustCall(ctx, "session/resume", map[string]any{"sessionId": id, "cwd": cwd}, &lr)
+	if on, found := thinkingValue(lr.ConfigOptions); !found || on {
+		t.Errorf("resumed configOptions = %v, want thinking off", lr.ConfigOptions)
+	}
 	if opts, err := set(f, id, true); err != nil {
 		t.Fatal(err)
 	} else if on, _ := thinkingValue(opts); !on {
