@@ -342,6 +342,7 @@ func New(cfg Config) (*App, error) {
 		Models:     pickerOptions(a.Models),
 		Images:     anyImages(a.Models),
 		ImageInput: a.imageInput,
+		Thinking:   a.thinkingSwitch,
 		Questions:  questions,
 		ChildUsage: a.childUsage,
 	})
@@ -392,6 +393,7 @@ func (a *App) agentOptions(s *session.Session, tools *tool.Registry) agent.Optio
 		Model:         a.Model,
 		Route:         a.defaultRoute(),
 		RouteNow:      a.sessionRoute(id),
+		NoThinking:    a.sessionNoThinking(id),
 		ScriptKey:     "main",
 		Tools:         tools,
 		System:        a.Config.System,

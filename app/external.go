@@ -83,6 +83,7 @@ func (a *App) externalChild(s *session.Session, spec subagent.ChildSpec) (*agent
 	}
 	opts.Route = a.defaultRoute()
 	opts.RouteNow = nil
+	opts.NoThinking = nil // a child thinks as its model is configured to
 	opts.ScriptKey = spec.Label
 	opts.Tools = reg
 	opts.System, opts.SystemPrompt, opts.PrepareSystem = "", nil, nil

@@ -187,7 +187,8 @@ func (a *App) childFactory(s *session.Session, spec subagent.ChildSpec) (*agent.
 	}
 	opts := a.agentOptions(s, reg)
 	opts.Route = route
-	opts.RouteNow = nil // a child keeps the route it was delegated with
+	opts.RouteNow = nil   // a child keeps the route it was delegated with
+	opts.NoThinking = nil // a child thinks as its model is configured to
 	opts.ScriptKey = spec.Label
 	opts.Tools = reg
 	opts.System = system
