@@ -56,6 +56,9 @@ type SessionModelData struct {
 type modelState struct {
 	mu     sync.Mutex
 	models map[string]string
+	// thinking caches the thinking choices, true for on
+	// (config_thinking.go).
+	thinking map[string]bool
 }
 
 // offersModels reports whether the model picker is offered.
@@ -110,6 +113,7 @@ func (s *Server) forgetModel(id string) {
 	s.modelChoice.mu.Lock()
 	defer s.modelChoice.mu.Unlock()
 	delete(s.modelChoice.models, id)
+	delete(s.modelChoice.thinking, id)
 }
 
 // modelFromLog returns the last recorded model still configured, or the
@@ -130,13 +134,13 @@ func (s *Server) modelFromLog(events []session.Event) string {
 // configOptionsFor renders the full configOptions of a top-level session
 // whose model is model ("" without a picker) and whose mode is mode.
 func (s *Server) configOptionsFor(model, mode string) []acpsdk.SessionConfigOption {
-	return sessionConfig(s.opts.Models, model, true, mode, nil)
+	return sessionConfig(s.opts.Models, model, true, mode, nil, nil)
 }
 
 // sessionConfig renders configOptions: the model picker when more than one
 // model is configured (model "" is the default), then, with withMode, the
 // mode option (mode "" is ModeDefault).
-func sessionConfig(l modelList, model string, withMode bool, mode string, sandbox *bool) []acpsdk.SessionConfigOption {
+func sessionConfig(l modelList, model string, withMode bool, mode string, sandbox, thinking *bool) []acpsdk.SessionConfigOption {
 	var out []acpsdk.SessionConfigOption
 	if len(l) > 1 {
 		if model == "" {
@@ -152,6 +156,9 @@ func sessionConfig(l modelList, model string, withMode bool, mode string, sandbo
 	}
 	if sandbox != nil {
 		out = append(out, sandboxOption(*sandbox))
+	}
+	if thinking != nil {
+		out = append(out, thinkingOption(*thinking))
 	}
 	return out
 }
@@ -210,7 +217,7 @@ func (s *Server) configOptionsOf(b *bound) []acpsdk.SessionConfigOption {
 		on := s.sandboxOn(b)
 		sandbox = &on
 	}
-	return sessionConfig(s.opts.Models, s.SessionModel(b.id), true, s.modeOf(b), sandbox)
+	return sessionConfig(s.opts.Models, s.SessionModel(b.id), true, s.modeOf(b), sandbox, s.thinkingValue(b))
 }
 
 // setConfigOption switches a session's model or mode. The choice is
@@ -233,6 +240,23 @@ func (s *Server) setConfigOption(ctx context.Context, p acpsdk.SetSessionConfigO
 			return resp, toRequestError(b.refuseChange("given another sandbox", "its commands follow its root session"))
 		}
 		if err := s.setSandbox(ctx, b, p.Boolean.Value); err != nil {
+			return resp, err
+		}
+		resp.ConfigOptions = s.configOptionsOf(b)
+		return resp, nil
+	case p.Boolean != nil && string(p.Boolean.ConfigId) == ConfigThinking:
+		b, err := s.lookup(string(p.Boolean.SessionId))
+		if err != nil {
+			return resp, toRequestError(err)
+		}
+		if b.readOnly {
+			return resp, toRequestError(b.refuseChange("given another thinking setting", "its model is fixed when it is delegated"))
+		}
+		if !s.offersThinkingOption(b) {
+			return resp, toRequestError(errorf(CodeInvalidParams,
+				"config option %q is not offered for this session (available: %s)", p.Boolean.ConfigId, s.configIDs()))
+		}
+		if err := s.setThinking(ctx, b, p.Boolean.Value); err != nil {
 			return resp, err
 		}
 		resp.ConfigOptions = s.configOptionsOf(b)
@@ -274,6 +298,9 @@ func (s *Server) configIDs() string {
 	}
 	if s.offersSandboxOption() {
 		ids += ", " + ConfigSandbox + " (boolean)"
+	}
+	if s.wire.booleanConfig.Load() && s.opts.Thinking != nil {
+		ids += ", " + ConfigThinking + " (boolean, where the session's model thinks)"
 	}
 	return ids
 }
@@ -364,7 +391,7 @@ func (t *translator) modelUpdate(ev session.Event) []acpsdk.SessionUpdate {
 // the events folded so far leave them.
 func (t *translator) configUpdate() acpsdk.SessionUpdate {
 	return acpsdk.SessionUpdate{ConfigOptionUpdate: &acpsdk.SessionConfigOptionUpdate{
-		ConfigOptions: sessionConfig(t.models, t.model, t.configModes, t.mode, t.sandbox),
+		ConfigOptions: sessionConfig(t.models, t.model, t.configModes, t.mode, t.sandbox, t.thinking),
 	}}
 }
 

@@ -14,9 +14,16 @@ package acp
 //     compaction notice and ends at the session/compaction event; a replay,
 //     which has no notice, shows it whole where it happened.
 // The tally is folded from the same events, so a replay ends with the same
-// figures the live session showed last.
+// figures the live session showed last. The cost adds what the session's
+// subagents spent, as its own log reports it (each foreground result's
+// raw "usage", each settlement notice's childUsage: a child and its
+// descendants, the latest report per child), so live and replay show the
+// same figures whatever the children's timing; _meta "acp-agent/usage"
+// breaks the tokens and cost down into the session's own and its
+// subagents'. Prices are the configured ones (Config.Prices).
 
 import (
+	"bytes"
 	"encoding/json"
 
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -47,7 +54,15 @@ type contextState struct {
 	// until the emitter sends them, as raw JSON: the SDK has no type.
 	native bool
 	raw    []map[string]any
+	// kids is what each child the log reported on spent (with its
+	// descendants), by child id: the latest report wins.
+	kids map[string]budget.Usage
 }
+
+// MetaUsage is the _meta key of a usage_update's breakdown:
+// {"session": usage, "subagents": usage}, each in the listings' usage
+// shape (inputTokens, outputTokens, ..., costUsd where known).
+const MetaUsage = "acp-agent/usage"
 
 // compactionUpdate queues one compaction_update.
 func (c *contextState) compactionUpdate(id, status, summary, errText string) {
@@ -87,7 +102,11 @@ func (c *contextState) fold(ev session.Event) {
 	switch ev.Type {
 	case session.TypeAssistantMessage, session.TypeCompaction,
 		session.TypeUserMessage, session.TypeToolResult:
+		if c.tally.Prices == nil {
+			c.tally.Prices = c.cfg.Prices
+		}
 		c.tally.Add(ev)
+		c.childReport(ev)
 	case session.TypeContextWindow:
 		d, err := session.DecodeData[session.ContextWindowData](ev)
 		if err != nil || d.Window <= 0 {
@@ -115,10 +134,71 @@ func (c *contextState) usageUpdate() []acpsdk.SessionUpdate {
 		return nil
 	}
 	u := &acpsdk.SessionUsageUpdate{Used: min(c.tally.Used, size), Size: size}
-	if c.tally.Priced > 0 {
-		u.Cost = &acpsdk.Cost{Amount: c.tally.Cost, Currency: "USD"}
+	cost, priced := c.tally.Cost, c.tally.Priced() > 0
+	if len(c.kids) > 0 {
+		var kids budget.Usage
+		for _, k := range c.kids {
+			kids.Add(k)
+		}
+		cost += kids.Cost
+		priced = priced || kids.Priced() > 0
+		u.Meta = map[string]any{MetaUsage: map[string]any{"session": shownUsage(c.tally.Usage), "subagents": shownUsage(kids)}}
+	}
+	if priced {
+		// The priced responses' cost: a response without a known price
+		// adds nothing rather than a made-up amount.
+		u.Cost = &acpsdk.Cost{Amount: cost, Currency: "USD"}
 	}
 	return []acpsdk.SessionUpdate{{UsageUpdate: u}}
+}
+
+// childReport records what a child spent when ev reports it: a
+// foreground result's raw "usage" or a settlement notice's childUsage.
+// Other events are passed over by a byte check, undecoded.
+func (c *contextState) childReport(ev session.Event) {
+	switch ev.Type {
+	case session.TypeToolResult:
+		if !bytes.Contains(ev.Data, []byte(`"usage":{`)) {
+			return
+		}
+		var d struct {
+			Raw struct {
+				RunID string        `json:"runId"`
+				Usage *budget.Usage `json:"usage"`
+			} `json:"raw"`
+		}
+		if json.Unmarshal(ev.Data, &d) == nil && d.Raw.RunID != "" && d.Raw.Usage != nil {
+			c.setKid(d.Raw.RunID, *d.Raw.Usage)
+		}
+	case session.TypeUserMessage:
+		if !bytes.Contains(ev.Data, []byte(`"childUsage"`)) {
+			return
+		}
+		var m session.Message
+		if json.Unmarshal(ev.Data, &m) != nil || m.Source.Kind != session.SourceSubagentSettled || m.Source.SenderSessionID == "" {
+			return
+		}
+		var u budget.Usage
+		if json.Unmarshal(m.ChildUsage, &u) == nil {
+			c.setKid(m.Source.SenderSessionID, u)
+		}
+	}
+}
+
+func (c *contextState) setKid(id string, u budget.Usage) {
+	if c.kids == nil {
+		c.kids = map[string]budget.Usage{}
+	}
+	c.kids[id] = u
+}
+
+// shownUsage is u as a breakdown shows it: no cost unless every response
+// of it was priced.
+func shownUsage(u budget.Usage) budget.Usage {
+	if !u.CostKnown() {
+		u.Cost = 0
+	}
+	return u
 }
 
 // compactionStart opens the tool call of a compaction that has begun.

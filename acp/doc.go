@@ -67,7 +67,9 @@
 //     elicitation); the client's system prompt (system_prompt.go: append
 //     mode, its own section, recorded); the boolean config option
 //     "sandbox" for a client announcing
-//     clientCapabilities.session.configOptions.boolean (config_boolean.go).
+//     clientCapabilities.session.configOptions.boolean (config_boolean.go),
+//     and "thinking" for the same client where the session's model thinks
+//     (config_thinking.go).
 //   - Lines the SDK cannot decode, which it drops unanswered, get an error
 //     with id null from the reader in front of it (wire.go): -32700 for
 //     text that is not JSON, -32600 for JSON that is not a message.

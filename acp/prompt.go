@@ -35,20 +35,10 @@ func (s *Server) Prompt(ctx context.Context, p acpsdk.PromptRequest) (resp acpsd
 	if name, input, ok := slashCommand(p.Prompt); ok {
 		return s.runCommand(ctx, b, ticket, name, input)
 	}
-	if s.opts.ModelError != nil {
-		return resp, toRequestError(&Error{Code: CodeModelNotConfigured, Message: s.opts.ModelError.Error(), Err: s.opts.ModelError})
-	}
-	if err := s.authReady(b.id); err != nil {
-		return resp, toRequestError(err)
-	}
-	if p.MessageId != nil && !isUUID(*p.MessageId) {
-		return resp, toRequestError(errorf(CodeInvalidParams, "messageId must be a UUID, got %q", *p.MessageId))
-	}
-	blocks, err := promptBlocks(p.Prompt, s.opts.MaxPromptBytes, s.imageInput(b.id))
+	blocks, err := s.promptInput(ctx, b, p)
 	if err != nil {
 		return resp, toRequestError(err)
 	}
-	blocks = s.expandLinks(ctx, b.id, blocks)
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -58,19 +48,12 @@ func (s *Server) Prompt(ctx context.Context, p acpsdk.PromptRequest) (resp acpsd
 	defer s.prompts.Done()
 	defer b.endPrompt()
 	// What settled since the last prompt is shown first, then the
-	// questions children asked meanwhile are asked again; the model is
-	// told they are pending (held_questions.go).
+	// questions children asked meanwhile are asked again.
 	b.em.startPrompt()
 	h := s.questions()
 	released := h.Begin(b.id)
 	defer h.End(b.id)
-	if len(released) > 0 {
-		if err := WaitAsked(ctx, released); err == nil {
-			if _, err := b.agent.Inject(pendingNote(released)); err != nil {
-				s.log.Warn("tell the model of pending questions of children", "session_id", b.id, "err", err)
-			}
-		}
-	}
+	s.askAgain(ctx, b, released)
 
 	msg := session.Message{
 		ID:      userMessageIDOf(b, p.MessageId),
@@ -79,6 +62,48 @@ func (s *Server) Prompt(ctx context.Context, p acpsdk.PromptRequest) (resp acpsd
 		Source:  session.Source{Kind: session.SourceUser},
 	}
 	res, perr := b.agent.Prompt(ctx, msg)
+	return s.promptResult(ctx, b, p, res, perr)
+}
+
+// promptInput checks that a prompt can run (a model with its credentials,
+// a UUID messageId) and turns its content into session blocks, resource
+// links expanded.
+func (s *Server) promptInput(ctx context.Context, b *bound, p acpsdk.PromptRequest) ([]session.Block, error) {
+	if s.opts.ModelError != nil {
+		return nil, &Error{Code: CodeModelNotConfigured, Message: s.opts.ModelError.Error(), Err: s.opts.ModelError}
+	}
+	if err := s.authReady(b.id); err != nil {
+		return nil, err
+	}
+	if p.MessageId != nil && !isUUID(*p.MessageId) {
+		return nil, errorf(CodeInvalidParams, "messageId must be a UUID, got %q", *p.MessageId)
+	}
+	blocks, err := promptBlocks(p.Prompt, s.opts.MaxPromptBytes, s.imageInput(b.id))
+	if err != nil {
+		return nil, err
+	}
+	return s.expandLinks(ctx, b.id, blocks), nil
+}
+
+// askAgain waits until the questions released for this prompt are on the
+// wire, then tells the model they are pending (held_questions.go).
+func (s *Server) askAgain(ctx context.Context, b *bound, released []*HeldQuestion) {
+	if len(released) == 0 {
+		return
+	}
+	if err := WaitAsked(ctx, released); err != nil {
+		return
+	}
+	if _, err := b.agent.Inject(pendingNote(released)); err != nil {
+		s.log.Warn("tell the model of pending questions of children", "session_id", b.id, "err", err)
+	}
+}
+
+// promptResult is the response to prompt p once its turn ended with res
+// (or perr): every update flushed first; a cancelled prompt answers
+// stopReason "cancelled" (or -32800 for a $/cancel_request) after its
+// open tool calls are closed.
+func (s *Server) promptResult(ctx context.Context, b *bound, p acpsdk.PromptRequest, res agent.TurnResult, perr error) (resp acpsdk.PromptResponse, err error) {
 	cancelled := ctx.Err() != nil
 	if cancelled {
 		// The turn normally closes its calls itself (tool results or the

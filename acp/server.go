@@ -143,6 +143,10 @@ type Options struct {
 	// image input is refused (content.go).
 	Images     bool
 	ImageInput func(sessionID string) bool
+	// Thinking says whether session id's current model thinks and can be
+	// asked not to (model.ThinkingSwitch); with it the "thinking" boolean
+	// option is offered (config_thinking.go). nil: no model does.
+	Thinking func(sessionID string) bool
 	// MaxLinkedFileBytes bounds what a resource_link to a file adds to
 	// the prompt; 0 means DefaultMaxLinkedFileBytes (links.go).
 	MaxLinkedFileBytes int
@@ -578,6 +582,14 @@ func (s *Server) bindAgent(sess *session.Session, ag *agent.Agent, ownAgent, own
 			on = s.sandboxOn(b)
 		}
 		tr.sandbox = &on
+	}
+	if s.offersThinkingOption(b) {
+		// As for the sandbox: a replay folds from the default (on).
+		on := true
+		if !replay {
+			on = !s.SessionNoThinking(b.id)
+		}
+		tr.thinking = &on
 	}
 	tr.ctx.cfg, tr.ctx.native = s.opts.Budget, s.wire.compaction.Load()
 	if !replay {

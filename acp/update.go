@@ -71,6 +71,9 @@ type translator struct {
 	// sandbox is the sandbox option's value folded so far; nil when the
 	// option is not offered (config_boolean.go).
 	sandbox *bool
+	// thinking is the thinking option's value folded so far; nil when
+	// the option is not offered (config_thinking.go).
+	thinking *bool
 	// ctx is the context accounting and open compactions (context.go).
 	ctx contextState
 	// delegations maps a child session id to the tool call that started it
@@ -95,7 +98,7 @@ func (t *translator) fresh() *translator {
 	n := newTranslator(t.tools).withDepth(t.depth).withSession(t.session)
 	n.cwd = t.cwd
 	n.models, n.configModes = t.models, t.configModes
-	n.sandbox = t.sandbox
+	n.sandbox, n.thinking = t.sandbox, t.thinking
 	n.ctx.cfg, n.ctx.native = t.ctx.cfg, t.ctx.native
 	return n
 }
@@ -232,6 +235,9 @@ func (t *translator) event(ev session.Event, replay bool) []acpsdk.SessionUpdate
 
 	case TypeSessionSandbox:
 		return t.sandboxUpdate(ev)
+
+	case TypeSessionThinking:
+		return t.thinkingUpdate(ev)
 
 	case TypeChildPermission:
 		return childPermissionUpdate(ev)

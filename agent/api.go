@@ -37,6 +37,10 @@ type Options struct {
 	// session's current route (a model the user can switch per session);
 	// its zero value means Route. A change applies from the next request.
 	RouteNow func() model.Route
+	// NoThinking, when set, is asked before each model request whether
+	// the session's person turned thinking off (model.Request.NoThinking);
+	// nil keeps the model's configured thinking.
+	NoThinking func() bool
 	// ScriptKey keys the scripted model: "main" for top-level sessions, the
 	// delegation label for children. Defaults to "main".
 	ScriptKey string

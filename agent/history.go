@@ -25,7 +25,10 @@ func (a *Agent) request(call int) (model.Request, error) {
 		Messages:  msgs,
 		Tools:     a.opts.Tools.Specs(),
 		MaxTokens: a.opts.MaxTokens,
-		Notify:    a.publishNotice,
+		// Per request, as the route: the provider decides what a
+		// switch in the middle of a turn can change (anthropic).
+		NoThinking: a.opts.NoThinking != nil && a.opts.NoThinking(),
+		Notify:     a.publishNotice,
 	}, nil
 }
 

@@ -90,6 +90,14 @@ func WriteTree(ctx context.Context, w io.Writer, root string, entries []subagent
 			b.WriteString(" — used ")
 			b.WriteString(e.Usage.String())
 		}
+		if note := e.External.Note(); note != "" {
+			b.WriteString(" — ")
+			b.WriteString(note)
+		}
+		if n := e.Nested; n != nil && n.State != "" {
+			b.WriteString(" — announced by its parent's agent: ")
+			b.WriteString(n.State)
+		}
 		if e.Question != nil {
 			b.WriteString(" — ")
 			b.WriteString(workspace.EscapeTitle(e.Question.String()))
@@ -104,7 +112,11 @@ func WriteTree(ctx context.Context, w io.Writer, root string, entries []subagent
 		}
 	}
 	for _, q := range queued {
-		fmt.Fprintf(b, "  └─ %s [queued, position %d: waiting for a background slot] — %s\n", q.ID, q.Position, workspace.EscapeTitle(q.Label))
+		wait := "waiting for a background slot"
+		if q.Resume {
+			wait += " to resume"
+		}
+		fmt.Fprintf(b, "  └─ %s [queued, position %d: %s] — %s\n", q.ID, q.Position, wait, workspace.EscapeTitle(q.Label))
 	}
 	return b.Flush()
 }

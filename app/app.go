@@ -192,6 +192,9 @@ type App struct {
 	running *local.Running
 	// extApprovals are the project agent commands allowed per root session.
 	extApprovals externalApprovals
+	// extKeeper keeps the processes of settled continuable external
+	// children for their next activation; closed with the app.
+	extKeeper keeperOnce
 	// context is the context policy of every session (budget).
 	context   budget.Config
 	detach    func()
@@ -339,6 +342,7 @@ func New(cfg Config) (*App, error) {
 		Models:     pickerOptions(a.Models),
 		Images:     anyImages(a.Models),
 		ImageInput: a.imageInput,
+		Thinking:   a.thinkingSwitch,
 		Questions:  questions,
 		ChildUsage: a.childUsage,
 	})
@@ -389,6 +393,7 @@ func (a *App) agentOptions(s *session.Session, tools *tool.Registry) agent.Optio
 		Model:         a.Model,
 		Route:         a.defaultRoute(),
 		RouteNow:      a.sessionRoute(id),
+		NoThinking:    a.sessionNoThinking(id),
 		ScriptKey:     "main",
 		Tools:         tools,
 		System:        a.Config.System,
@@ -428,7 +433,13 @@ func (a *App) afterCompaction(id string) func(session.Event) {
 }
 
 // budget is the context policy of every session (top-level and children).
-func (a *App) budget() budget.Config { return a.context }
+func (a *App) budget() budget.Config {
+	c := a.context
+	if a.Subagents != nil {
+		c.Prices = a.Subagents.Prices() // the user's price overrides
+	}
+	return c
+}
 
 // contextPolicy is the context policy from the flags (window, threshold;
 // 0 when not given) and the user settings file's context section: a flag

@@ -33,6 +33,24 @@ type externalApprovals struct {
 	seen map[string]bool
 }
 
+// keeperOnce is the app's external.Keeper, made (and registered to be
+// closed with the app) on first use, which is the wiring of the subagent
+// runtime: before any child exists.
+type keeperOnce struct {
+	once sync.Once
+	k    *external.Keeper
+}
+
+// keeper returns the app's Keeper: the one owner of the processes of
+// settled continuable external children, closed at shutdown.
+func (a *App) keeper() *external.Keeper {
+	a.extKeeper.once.Do(func() {
+		a.extKeeper.k = external.NewKeeper(0)
+		a.Closers = append(a.Closers, a.extKeeper.k.Close)
+	})
+	return a.extKeeper.k
+}
+
 // externalChild builds the agent of a child whose definition names a
 // command: its model is the external agent, its one tool mirrors the
 // agent's tool calls, and closing it stops the process.
@@ -40,14 +58,20 @@ func (a *App) externalChild(s *session.Session, spec subagent.ChildSpec) (*agent
 	def := spec.Definition
 	e := def.External
 	cmd := external.Command{Name: def.Name, Command: e.Command, Args: e.Args, Env: e.Env, LoadSession: e.LoadSession, Resume: e.Resume}
-	child := external.New(s, cmd, external.Options{
+	xopts := external.Options{
 		Workspace:     a.Workspace(),
 		Approve:       a.approveExternal(def),
 		Running:       a.running,
 		Getenv:        a.Config.Getenv,
 		ClientVersion: a.Config.Version,
 		Logger:        a.Log,
-	})
+	}
+	if spec.Mode == subagent.ModeContinuable {
+		// A continuable child settles after each piece of work: its agent
+		// stays running for the next message (keeper.go).
+		xopts.Keeper = a.keeper()
+	}
+	child := external.New(s, cmd, xopts)
 	reg, err := tool.NewRegistry(child.Tool())
 	if err != nil {
 		return nil, err
@@ -59,6 +83,7 @@ func (a *App) externalChild(s *session.Session, spec subagent.ChildSpec) (*agent
 	}
 	opts.Route = a.defaultRoute()
 	opts.RouteNow = nil
+	opts.NoThinking = nil // a child thinks as its model is configured to
 	opts.ScriptKey = spec.Label
 	opts.Tools = reg
 	opts.System, opts.SystemPrompt, opts.PrepareSystem = "", nil, nil

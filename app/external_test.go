@@ -108,3 +108,11 @@ func TestExternalCommandIsAskedBeforeItRuns(t *testing.T) {
 		}
 	})
 }
+
+// The subagent catalog reads an external child's records by their type
+// names (it must not import the driver): they are the driver's.
+func TestExternalRecordTypesAgree(t *testing.T) {
+	if subagent.TypeExternalSession != external.TypeExternal || subagent.TypeExternalNested != external.TypeNestedChild {
+		t.Fatalf("record types differ: %q/%q vs %q/%q", subagent.TypeExternalSession, subagent.TypeExternalNested, external.TypeExternal, external.TypeNestedChild)
+	}
+}

@@ -122,6 +122,29 @@ func (a *App) imageInput(id string) bool {
 	return a.Models[0].Images()
 }
 
+// thinkingSwitch reports whether top-level session id's current model
+// thinks and can be asked not to (acp.Options.Thinking).
+func (a *App) thinkingSwitch(id string) bool {
+	if len(a.Models) == 0 {
+		return false
+	}
+	if route := a.sessionRoute(id); route != nil {
+		cur := route()
+		for _, c := range a.Models {
+			if c.Route == cur {
+				return c.Model != nil && model.SwitchesThinking(c.Model)
+			}
+		}
+	}
+	return a.Models[0].Model != nil && model.SwitchesThinking(a.Models[0].Model)
+}
+
+// sessionNoThinking returns the agent's NoThinking: whether top-level
+// session id's person turned thinking off (acp.Server.SessionNoThinking).
+func (a *App) sessionNoThinking(id string) func() bool {
+	return func() bool { return a.Server != nil && a.Server.SessionNoThinking(id) }
+}
+
 // sessionRoots are the additional workspace roots of session id (its root
 // session's), as the ACP server holds them.
 func (a *App) sessionRoots(ctx context.Context, id string) []string {

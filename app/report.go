@@ -8,6 +8,7 @@ package app
 import (
 	"context"
 
+	"github.com/acp-agent/acp-agent/agent/budget"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/app/headless"
 	"github.com/acp-agent/acp-agent/subagent/budgets"
@@ -25,7 +26,7 @@ const (
 // ModelUsage is the usage of one model (route), priced.
 type ModelUsage struct {
 	Model string `json:"model"`
-	budgets.Usage
+	budget.Usage
 }
 
 // ExecChild is one subagent of the run's session tree.
@@ -36,11 +37,11 @@ type ExecChild struct {
 	Mode      string `json:"mode,omitempty"`
 	// Outcome is one of the Child* constants; StopReason the kind of its
 	// last turn end; Error the cause of a failed one.
-	Outcome    string        `json:"outcome"`
-	StopReason string        `json:"stopReason,omitempty"`
-	Error      string        `json:"error,omitempty"`
-	Usage      budgets.Usage `json:"usage"`
-	Models     []ModelUsage  `json:"models,omitempty"`
+	Outcome    string       `json:"outcome"`
+	StopReason string       `json:"stopReason,omitempty"`
+	Error      string       `json:"error,omitempty"`
+	Usage      budget.Usage `json:"usage"`
+	Models     []ModelUsage `json:"models,omitempty"`
 }
 
 // ExecReport is what a run did beyond its stop reason.
@@ -50,10 +51,10 @@ type ExecReport struct {
 	Turns int
 	// Usage is the tree's (the session's part since the run began, its
 	// subagents' whole); Models the same per model.
-	Usage  budgets.Usage
+	Usage  budget.Usage
 	Models []ModelUsage
 	// Own is the root session's usage during the run.
-	Own      budgets.Usage
+	Own      budget.Usage
 	Children []ExecChild
 }
 
@@ -72,7 +73,7 @@ func (a *App) report(ctx context.Context, root string, mark int, createdSince in
 	var rep ExecReport
 	models := map[string]*budgets.RouteTokens{}
 	var order []string
-	fold := func(events []session.Event, seed int) (budgets.Usage, []ModelUsage) {
+	fold := func(events []session.Event, seed int) (budget.Usage, []ModelUsage) {
 		var c budgets.Counter
 		c.Fold(events, seed)
 		l := c.Ledger()

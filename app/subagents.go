@@ -23,7 +23,6 @@ import (
 	"github.com/acp-agent/acp-agent/driver/external"
 	"github.com/acp-agent/acp-agent/driver/inprocess"
 	"github.com/acp-agent/acp-agent/subagent"
-	"github.com/acp-agent/acp-agent/subagent/budgets"
 	"github.com/acp-agent/acp-agent/subagent/worktree"
 )
 
@@ -53,8 +52,11 @@ func wireSubagents(a *App) error {
 		WorktreeIntents: worktree.Intents{Dir: filepath.Join(a.Config.DataDir, "worktree-intents"), Fault: a.Config.hooks().WorktreeFault},
 		MaxBackground:   a.maxBackground(),
 		OnQueued:        a.Config.hooks().OnQueued,
-		Digest:          subagent.DigestOptions{Sync: a.Config.DigestSync, Ticks: a.Config.hooks().DigestTicks},
-		Budgets:         budgetOptions,
+		// A child torn down (session closed, agent shutting down) will
+		// not be messaged in this process: its kept agent stops now.
+		OnTornDown: a.keeper().Drop,
+		Digest:     subagent.DigestOptions{Sync: a.Config.DigestSync, Ticks: a.Config.hooks().DigestTicks},
+		Budgets:    budgetOptions,
 	})
 	a.Subagents = rt
 	// The stall watchdog's sweeper: owned here, stopped and waited for at
@@ -192,7 +194,8 @@ func (a *App) childFactory(s *session.Session, spec subagent.ChildSpec) (*agent.
 	}
 	opts := a.agentOptions(s, reg)
 	opts.Route = route
-	opts.RouteNow = nil // a child keeps the route it was delegated with
+	opts.RouteNow = nil   // a child keeps the route it was delegated with
+	opts.NoThinking = nil // a child thinks as its model is configured to
 	opts.ScriptKey = spec.Label
 	opts.Tools = reg
 	opts.System = system
@@ -266,7 +269,7 @@ func (a *App) heldQuestions() (*acp.HeldQuestions, error) {
 // (the subagentUsage projection); nil when it reported none.
 func (a *App) childUsage(ctx context.Context, parent, child string) *acp.Usage {
 	var (
-		u  budgets.Usage
+		u  budget.Usage
 		ok bool
 	)
 	if a.Subagents != nil {

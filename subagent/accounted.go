@@ -58,6 +58,13 @@ func namesChild(data []byte) bool {
 type childNames struct {
 	ids  []string
 	seen map[string]bool
+	// pending are the starts the log records as queued (TypeQueued) and
+	// not as unqueued, in log order; a started one is found by its
+	// session.
+	pending []QueuedRecord
+	// nested are the children an external agent announced (the parent
+	// is an external child).
+	nested []NestedChild
 }
 
 func (c *childNames) add(id string) {
@@ -73,6 +80,17 @@ func (c *childNames) add(id string) {
 // fold adds the children that events name.
 func (c *childNames) fold(events []session.Event) {
 	for _, ev := range events {
+		if ev.Type == TypeQueued || ev.Type == TypeUnqueued {
+			c.queue(ev)
+			continue
+		}
+		if ev.Type == TypeExternalNested {
+			var n NestedChild
+			if json.Unmarshal(ev.Data, &n) == nil && n.SessionID != "" {
+				c.nested = mergeNested(c.nested, n)
+			}
+			continue
+		}
 		// Most results name no child: a byte check spares decoding them.
 		if ev.Type != session.TypeToolResult || !namesChild(ev.Data) {
 			continue
@@ -83,12 +101,33 @@ func (c *childNames) fold(events []session.Event) {
 	}
 }
 
+// queue folds a queue record: a queued start becomes pending, an
+// unqueued one leaves.
+func (c *childNames) queue(ev session.Event) {
+	var r QueuedRecord
+	if json.Unmarshal(ev.Data, &r) != nil || session.ValidateID(r.SubagentID) != nil {
+		return
+	}
+	c.pending = slices.DeleteFunc(c.pending, func(x QueuedRecord) bool { return x.SubagentID == r.SubagentID })
+	if ev.Type == TypeQueued {
+		c.pending = append(c.pending, r)
+	}
+}
+
 // delegatedChildren returns the child ids the parent's delegation records
 // name, in log order, each once.
-func delegatedChildren(events []session.Event) []string {
+func delegatedChildren(events []session.Event) parentNames {
 	var c childNames
 	c.fold(events)
-	return c.ids
+	return parentNames{ids: c.ids, pending: c.pending, nested: c.nested}
+}
+
+// parentNames is what a parent's log says of its children: the ids its
+// delegation records name and the queued starts still pending.
+type parentNames struct {
+	ids     []string
+	pending []QueuedRecord
+	nested  []NestedChild
 }
 
 // delegations is a Catalog's incremental index of the children each live
@@ -110,7 +149,7 @@ type liveNames struct {
 
 // of returns the children the live parent sess names so far. Entries of
 // sessions no longer live in st are dropped.
-func (d *delegations) of(st *session.Store, sess *session.Session) ([]string, error) {
+func (d *delegations) of(st *session.Store, sess *session.Session) (parentNames, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.byID == nil {
@@ -128,13 +167,13 @@ func (d *delegations) of(st *session.Store, sess *session.Session) ([]string, er
 	}
 	events, err := sess.EventsFrom(n.next)
 	if err != nil {
-		return nil, err
+		return parentNames{}, err
 	}
 	n.names.fold(events)
 	if len(events) > 0 {
 		n.next = int(events[len(events)-1].Seq) + 1
 	}
-	return slices.Clone(n.names.ids), nil
+	return parentNames{ids: slices.Clone(n.names.ids), pending: slices.Clone(n.names.pending), nested: slices.Clone(n.names.nested)}, nil
 }
 
 // resultChild returns the child a tool/result payload names: in its raw
@@ -394,25 +433,47 @@ func skipJSONValue(b []byte, i int) int {
 // parentChildren returns the children the parent's log names: live from
 // the incremental index, else from the stored log. Nil when it cannot be
 // read (the listing then rests on headers alone).
-func (c *Catalog) parentChildren(ctx context.Context, co *corpus, parentID string) []string {
+func (c *Catalog) parentChildren(ctx context.Context, co *corpus, parentID string) parentNames {
 	r := co.records[parentID]
 	switch {
 	case r == nil:
-		return nil
+		return parentNames{}
 	case r.live != nil:
-		ids, err := c.delegated.of(c.Sessions, r.live)
+		names, err := c.delegated.of(c.Sessions, r.live)
 		if err != nil {
-			return nil
+			return parentNames{}
 		}
-		return ids
+		return names
 	case c.Persisted == nil:
-		return nil
+		return parentNames{}
 	}
 	_, events, err := c.Persisted.Inspect(ctx, parentID)
 	if err != nil {
-		return nil
+		return parentNames{}
 	}
 	return delegatedChildren(events)
+}
+
+// ReasonNotStarted: the parent's log records a start that waited for a
+// background slot and never started (a restart cut it off).
+const ReasonNotStarted Reason = "not-started"
+
+// notStarted returns a row for each pending queued start of the parent's
+// log that has no session and is not waiting in this process: its wait
+// was cut off (the agent stopped) before it started.
+func (c *Catalog) notStarted(co *corpus, pending []QueuedRecord, listed map[string]bool) []ListEntry {
+	var out []ListEntry
+	for _, p := range pending {
+		if listed[p.SubagentID] || co.records[p.SubagentID] != nil || (c.Waiting != nil && c.Waiting(p.SubagentID)) {
+			continue
+		}
+		detail := "not started: it was waiting for a background slot when the agent stopped, and never ran"
+		if p.Label != "" {
+			detail = fmt.Sprintf("%q %s", p.Label, detail)
+		}
+		out = append(out, ListEntry{Kind: KindDiagnostic, ID: p.SubagentID, Reason: ReasonNotStarted, Detail: detail})
+	}
+	return out
 }
 
 // unaccounted returns a diagnostic row for each child of names (the

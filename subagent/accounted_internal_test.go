@@ -26,7 +26,7 @@ func TestDelegatedChildren(t *testing.T) {
 		result(session.ToolResultData{Raw: delegation.ContinuableResult("../bad")}),
 		{Type: session.TypeUserMessage, Data: session.MustData(map[string]any{"subagentId": "c9"})},
 	}
-	if got, want := delegatedChildren(events), []string{"c1", "c2", "c3"}; !slices.Equal(got, want) {
+	if got, want := delegatedChildren(events).ids, []string{"c1", "c2", "c3"}; !slices.Equal(got, want) {
 		t.Errorf("delegatedChildren = %v, want %v", got, want)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/persistence"
 	"github.com/acp-agent/acp-agent/subagent"
+	"github.com/acp-agent/acp-agent/subagent/budgets"
 	"github.com/acp-agent/acp-agent/subagent/subagenttest"
 )
 
@@ -143,5 +144,80 @@ func TestStallWatchdogNotifiesTheParent(t *testing.T) {
 	}
 	if !found {
 		t.Fatal("the parent's log has no stall notice")
+	}
+}
+
+// The tree limit counts what the tree spent before a restart: after the
+// root is loaded in a new process, its first response past the limit
+// (counted with its child's spending read from the stored logs) ends its
+// turn with stop reason budget; the same response without the stored
+// child's spending would stay under it.
+func TestTreeLimitHoldsAfterARestart(t *testing.T) {
+	script := scriptOf(t, `model:
+  main:
+    - tool_calls:
+        - {id: c1, name: subagent, arguments: '{"description": "A", "prompt": "a", "run_in_background": false}'}
+      usage: {input: 100, output: 10}
+    - text: done
+      usage: {input: 100, output: 10}
+    - tool_calls:
+        - {id: c2, name: list_agents, arguments: '{}'}
+      usage: {input: 2000, output: 10}
+    - text: not reached
+      usage: {input: 1, output: 1}
+  A:
+    - text: a done
+      usage: {input: 3000, output: 100}
+`)
+	dir := t.TempDir()
+	tree := subagent.BudgetOptions{Tree: budgets.Limits{MaxTokens: 5000}}
+	stack := func() (*subagenttest.Stack, *persistence.Store) {
+		ps, err := persistence.Open(dir, persistence.Options{NoSync: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = ps.Close() })
+		st := subagenttest.New(t, subagenttest.Config{Model: scripted.New(script), Budgets: tree,
+			Attach: func(s *session.Store) { ps.Attach(s) }, Durable: durable{ps}, SyncTo: ps.SyncTo})
+		return st, ps
+	}
+	ctx := testCtx(t)
+	prompt := session.Message{Role: session.RoleUser, Content: []session.Block{session.Text("go")}}
+	func() {
+		st, ps := stack()
+		parent := st.NewParent(t, "root")
+		if _, err := parent.Prompt(ctx, prompt); err != nil {
+			t.Fatal(err)
+		}
+		waitIdle(t, ctx, parent)
+		if got := st.Runtime.TreeUsage("root").Tokens(); got != 3320 {
+			t.Fatalf("tree before the restart: %d tokens, want 3320", got)
+		}
+		st.Close()
+		if err := st.Sessions.Remove("root"); err != nil {
+			t.Fatal(err)
+		}
+		if err := ps.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}()
+
+	st, ps := stack()
+	reopenParent(t, st, ps, "root")
+	parent := st.Live("root")
+	if got := st.Runtime.ChildrenUsage("root").Tokens(); got != 3100 {
+		t.Fatalf("children's usage after the restart: %d tokens, want the stored child's 3100", got)
+	}
+	if _, err := parent.Prompt(ctx, prompt); err != nil {
+		t.Fatal(err)
+	}
+	waitIdle(t, ctx, parent)
+	events, _ := parent.Session().Events()
+	ends := turnEnds(events)
+	if len(ends) != 2 || ends[1] != session.TurnEndBudget {
+		t.Fatalf("turn ends %v, want the second turn ended by the tree limit (budget)", ends)
+	}
+	if got := st.Runtime.TreeUsage("root").Tokens(); got != 3100+2*110+2010 {
+		t.Fatalf("tree after the restart: %d tokens", got)
 	}
 }

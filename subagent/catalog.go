@@ -79,6 +79,10 @@ type Catalog struct {
 	Concurrency int
 	// Prices price the rows' usage (nil: the built-in table).
 	Prices *budget.Prices
+	// Waiting, when set, reports a start still waiting for a background
+	// slot in this process (the runtime sets it): a queued start the
+	// parent's log records is listed as not started only when it is not.
+	Waiting func(id string) bool
 
 	delegated delegations // the live parents' named children (accounted.go)
 }
@@ -237,8 +241,13 @@ func (c *Catalog) ListChildren(ctx context.Context, parentID string) ([]ListEntr
 			listed[row.ID] = true
 		}
 	}
-	// Every child the parent's own log names gets a row.
-	out = append(out, c.unaccounted(ctx, co, parentID, c.parentChildren(ctx, co, parentID), listed)...)
+	// Every child the parent's own log names gets a row, and so does a
+	// start it records as queued that never started.
+	names := c.parentChildren(ctx, co, parentID)
+	out = append(out, c.unaccounted(ctx, co, parentID, names.ids, listed)...)
+	out = append(out, c.notStarted(co, names.pending, listed)...)
+	// An external child's children are the ones its agent announced.
+	out = append(out, nestedRows(&External{Nested: names.nested})...)
 	if err := cancelled(ctx); err != nil {
 		return nil, err
 	}
@@ -338,7 +347,8 @@ func (c *Catalog) ListDescendants(ctx context.Context, rootID string) ([]Descend
 		if _, bad := co.corrupt[pid]; bad {
 			continue
 		}
-		names := c.parentChildren(ctx, co, pid)
+		pn := c.parentChildren(ctx, co, pid)
+		names := pn.ids
 		// A named child the walk reached under another parent (its
 		// header's) keeps that position but gets the row ListChildren of
 		// pid gives it: the scopes agree on it.
@@ -347,7 +357,7 @@ func (c *Catalog) ListDescendants(ctx context.Context, rootID string) ([]Descend
 				out[i].ListEntry = namedElsewhere(co, pid, co.records[id])
 			}
 		}
-		for _, e := range c.unaccounted(ctx, co, pid, names, listed) {
+		for _, e := range append(c.unaccounted(ctx, co, pid, names, listed), c.notStarted(co, pn.pending, listed)...) {
 			listed[e.ID] = true
 			out = append(out, DescendantEntry{ListEntry: e, ParentID: pid, Depth: depthOf[pid] + 1})
 		}
@@ -355,7 +365,29 @@ func (c *Catalog) ListDescendants(ctx context.Context, rootID string) ([]Descend
 	if err := cancelled(ctx); err != nil {
 		return nil, err
 	}
-	return out, nil
+	return withNested(out), nil
+}
+
+// withNested places the nested rows of each external child (the
+// children its agent announced) right after it, one level deeper.
+func withNested(rows []DescendantEntry) []DescendantEntry {
+	n := 0
+	for _, r := range rows {
+		if r.External != nil {
+			n += len(r.External.Nested)
+		}
+	}
+	if n == 0 {
+		return rows
+	}
+	out := make([]DescendantEntry, 0, len(rows)+n)
+	for _, r := range rows {
+		out = append(out, r)
+		for _, e := range nestedRows(r.External) {
+			out = append(out, DescendantEntry{ListEntry: e, ParentID: r.ID, Depth: r.Depth + 1})
+		}
+	}
+	return out
 }
 
 // resolve computes one row per candidate (nil = omitted), aligned with
@@ -401,6 +433,7 @@ func (c *Catalog) resolveLive(r *record, hasChildren bool) *ListEntry {
 	row := child(r, id, ActivityRunning, hasChildren)
 	row.Damage = c.repairedOf(r.header.ID, snap.Values)
 	row.Usage = c.usageOf(snap.Values)
+	row.External = DecodeExternal(snap.Values[KeyExternal])
 	row.Question = questionOf(snap.Values)
 	return row
 }
@@ -450,6 +483,7 @@ func (c *Catalog) resolveCold(ctx context.Context, r *record, hasChildren bool) 
 		row := child(r, id, ActivityInactive, hasChildren)
 		row.Damage = c.repairedOf(r.header.ID, values)
 		row.Usage = c.usageOf(values)
+		row.External = DecodeExternal(values[KeyExternal])
 		row.Question = questionOf(values)
 		return row, nil
 	}
@@ -491,13 +525,14 @@ func (c *Catalog) resolveCold(ctx context.Context, r *record, hasChildren bool) 
 	row := child(r, id, ActivityInactive, hasChildren)
 	row.Damage = c.repairedOf(r.header.ID, snap.Values)
 	row.Usage = c.usageOf(snap.Values)
+	row.External = DecodeExternal(snap.Values[KeyExternal])
 	row.Question = questionOf(snap.Values)
 	return row, nil
 }
 
 // usageOf prices the subagentUsage value among values; nil when there is
 // none (no usage reported, or a cache written without the unit).
-func (c *Catalog) usageOf(values map[string]json.RawMessage) *budgets.Usage {
+func (c *Catalog) usageOf(values map[string]json.RawMessage) *budget.Usage {
 	l, ok := budgets.DecodeLedger(values[budgets.KeyUsage])
 	if !ok || len(l.Routes) == 0 {
 		return nil

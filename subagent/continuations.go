@@ -29,6 +29,7 @@ import (
 	"sync"
 
 	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/budget"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/driver"
 	"github.com/acp-agent/acp-agent/subagent/worktree"
@@ -75,6 +76,9 @@ type activation struct {
 	// account is what the settlement notice says of the child's spending
 	// and of a limit that stopped it (spend.go), set at disposal.
 	account []session.Block
+	// spent is what the child and its descendants spent (the notice's
+	// ChildUsage), set at disposal.
+	spent *budget.Usage
 	// unwatch ends the watch's OnUpdate subscription, onSettled is its
 	// OnSettled and onReplaced its OnReplaced: the start's, or the latest
 	// watched message's (rewatch); all nil once called.
@@ -152,6 +156,8 @@ type Continuations struct {
 	queue         map[string][]queuedStart
 	slotFreed     chan struct{}
 	onQueued      func(parentID, childID string)
+	// onTornDown is Options.OnTornDown.
+	onTornDown func(childID string)
 
 	locksMu sync.Mutex
 	locks   map[string]*childLock

@@ -6,7 +6,7 @@ package subagent
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/acp-agent/acp-agent/subagent/budgets"
+	"github.com/acp-agent/acp-agent/agent/budget"
 	"strconv"
 )
 
@@ -66,10 +66,17 @@ type ListEntry struct {
 	// log's responses, from the subagentUsage projection; cost at the
 	// catalog's prices, absent when not known); nil when it reported no
 	// usage or the projection is not registered.
-	Usage *budgets.Usage
+	Usage *budget.Usage
 	// Question, on a child row, is its last question refused at its
 	// deadline (the subagentQuestion projection); nil when none was.
 	Question *Question
+	// External, on an external child's row, is what its log says of its
+	// agent (the cause its last turn failed with, why it cannot be
+	// resumed, the children it announced); nil for our own children.
+	External *External
+	// Nested, on a row of mode nested (a child an external agent
+	// announced), is what the agent said of it.
+	Nested *NestedChild
 }
 
 // DescendantEntry is a row of the descendant walk: a ListEntry positioned
@@ -81,7 +88,8 @@ type DescendantEntry struct {
 }
 
 // MarshalJSON renders {"kind","id","mode","label"?,"activity","hasChildren",
-// "worktree"?,"damage"?,"usage"?,"question"?} for a child and {"kind","id","reason","detail"?} for a diagnostic.
+// "worktree"?,"damage"?,"external"?,"nested"?,"usage"?,"question"?} for a
+// child and {"kind","id","reason","detail"?} for a diagnostic.
 func (e ListEntry) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	e.write(&b)
@@ -129,6 +137,20 @@ func (e ListEntry) write(b *bytes.Buffer) {
 	if e.Damage != "" {
 		b.WriteString(`,"damage":`)
 		writeString(b, e.Damage)
+	}
+	if x := e.External; x != nil && (x.Failure != "" || x.CannotResume != "") {
+		enc, _ := json.Marshal(External{Failure: x.Failure, CannotResume: x.CannotResume})
+		b.WriteString(`,"external":`)
+		b.Write(enc)
+	}
+	if n := e.Nested; n != nil {
+		enc, _ := json.Marshal(struct {
+			Description string `json:"description,omitempty"`
+			State       string `json:"state,omitempty"`
+			StopReason  string `json:"stopReason,omitempty"`
+		}{n.Description, n.State, n.StopReason})
+		b.WriteString(`,"nested":`)
+		b.Write(enc)
 	}
 	if u := e.Usage; u != nil {
 		v := *u

@@ -200,12 +200,20 @@ func RegisterProjections(reg *projection.Registry) (unregister func(), err error
 		unID()
 		return nil, err
 	}
-	unQuestion, err := reg.Register(QuestionUnit())
+	unExternal, err := reg.Register(ExternalUnit())
 	if err != nil {
 		unUsage()
 		unTiming()
 		unID()
 		return nil, err
 	}
-	return func() { unQuestion(); unUsage(); unTiming(); unID() }, nil
+	unQuestion, err := reg.Register(QuestionUnit())
+	if err != nil {
+		unExternal()
+		unUsage()
+		unTiming()
+		unID()
+		return nil, err
+	}
+	return func() { unQuestion(); unExternal(); unUsage(); unTiming(); unID() }, nil
 }

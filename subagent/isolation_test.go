@@ -348,7 +348,9 @@ func (q queueAndWorktrees) WorktreeState(_ context.Context, rec subagent.Worktre
 }
 
 // TestListAgentsShowsQueuedAndWorktrees: list_agents lists starts waiting
-// for a slot as queued, and an isolated child with its worktree's state.
+// for a slot as queued (a settled child whose message waits to resume it
+// is its own row, marked queued), and an isolated child with its
+// worktree's state.
 func TestListAgentsShowsQueuedAndWorktrees(t *testing.T) {
 	kept := &subagent.WorktreeRecord{Repo: "/r", Path: "/r/.acp-agent/worktrees/kept", Branch: "acp-agent/kept", Base: "b"}
 	gone := &subagent.WorktreeRecord{Repo: "/r", Path: "/r/.acp-agent/worktrees/gone", Branch: "acp-agent/gone", Base: "b"}
@@ -359,7 +361,8 @@ func TestListAgentsShowsQueuedAndWorktrees(t *testing.T) {
 	}}
 	agents := queueAndWorktrees{
 		statusMap: statusMap{},
-		queued:    []subagent.QueuedStart{{ID: "waiting", ParentID: "parent", Label: "fifth", Position: 1}},
+		queued: []subagent.QueuedStart{{ID: "waiting", ParentID: "parent", Label: "fifth", Position: 1},
+			{ID: "plain", ParentID: "parent", Label: "plain", Position: 2, Resume: true}},
 		states: map[string]subagent.WorktreeState{
 			kept.Path: {WorktreeRecord: *kept, Present: true, Changes: worktree.Changes{Changed: true, Summary: "1 file changed, 1 insertion(+)"}},
 			gone.Path: {WorktreeRecord: *gone},
@@ -368,7 +371,7 @@ func TestListAgentsShowsQueuedAndWorktrees(t *testing.T) {
 	res := runListAgents(t, subagent.NewListAgents(l, agents), t.Context(), `{}`, catCaller("parent"))
 	want := "kept [ready] — keeper (worktree /r/.acp-agent/worktrees/kept on branch acp-agent/kept: 1 file changed, 1 insertion(+))\n" +
 		"gone [ready] — cleaner (worktree removed with its branch acp-agent/gone: it made no changes)\n" +
-		"plain [ready] — plain\n" +
+		"plain [queued] — plain\n" +
 		"waiting [queued] — fifth"
 	if got := resultText(res); got != want {
 		t.Fatalf("text\n%s\nwant\n%s", got, want)
@@ -376,7 +379,7 @@ func TestListAgentsShowsQueuedAndWorktrees(t *testing.T) {
 	wantJSON(t, res.Raw, `[
 		{"kind":"child","id":"kept","label":"keeper","status":"ready","worktree":"worktree /r/.acp-agent/worktrees/kept on branch acp-agent/kept: 1 file changed, 1 insertion(+)"},
 		{"kind":"child","id":"gone","label":"cleaner","status":"ready","worktree":"worktree removed with its branch acp-agent/gone: it made no changes"},
-		{"kind":"child","id":"plain","label":"plain","status":"ready"},
+		{"kind":"child","id":"plain","label":"plain","status":"queued"},
 		{"kind":"child","id":"waiting","label":"fifth","status":"queued"}]`)
 }
 

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -129,6 +130,9 @@ type AgentEntry struct {
 	// Stalled marks a running child the watchdog found quiet.
 	Usage   string
 	Stalled bool
+	// Note says what an external child's agent left it in ("failed: …",
+	// "cannot resume: …"); "" otherwise.
+	Note string
 	// Question is its last question refused at its deadline ("question
 	// refused: <reason>"; "" when none was).
 	Question string
@@ -166,6 +170,10 @@ func (e AgentEntry) MarshalJSON() ([]byte, error) {
 		}
 		if e.Stalled {
 			b.WriteString(`,"stalled":true`)
+		}
+		if e.Note != "" {
+			b.WriteString(`,"note":`)
+			writeString(&b, e.Note)
 		}
 		if e.Question != "" {
 			b.WriteString(`,"question":`)
@@ -219,6 +227,11 @@ func (t *ListAgents) Execute(ctx context.Context, inv tool.Invocation) (tool.Res
 	}
 	if q, ok := t.agents.(QueueLister); ok {
 		for _, s := range q.Queued(rootID) {
+			// A message waiting to resume a listed child marks its row.
+			if i := slices.IndexFunc(entries, func(e AgentEntry) bool { return e.ID == s.ID && e.Kind == KindChild }); i >= 0 {
+				entries[i].Status = StatusQueued
+				continue
+			}
 			e := AgentEntry{Kind: KindChild, ID: s.ID, Label: s.Label, Status: StatusQueued}
 			if scope == ScopeDescendants {
 				e.Positioned, e.Parent, e.Depth = true, rootID, 1
@@ -282,6 +295,14 @@ func (t *ListAgents) project(r ListEntry) (AgentEntry, bool) {
 	switch {
 	case r.Kind == KindDiagnostic:
 		return AgentEntry{Kind: KindDiagnostic, ID: r.ID, Reason: r.Reason}, true
+	case r.Mode == ModeNested && r.Nested != nil:
+		// A child an external child's agent announced: listed with the
+		// state the agent gave it, never messaged.
+		status := "nested"
+		if r.Nested.State != "" {
+			status += ", " + r.Nested.State
+		}
+		return AgentEntry{Kind: KindChild, ID: r.ID, Label: r.Label, Status: status}, true
 	case r.Mode != ModeContinuable:
 		return AgentEntry{}, false
 	}
@@ -298,6 +319,7 @@ func (t *ListAgents) project(r ListEntry) (AgentEntry, bool) {
 	if r.Usage != nil {
 		e.Usage = r.Usage.String()
 	}
+	e.Note = r.External.Note()
 	if r.Question != nil {
 		e.Question = r.Question.String()
 	}
@@ -341,6 +363,9 @@ func RenderAgents(entries []AgentEntry) string {
 		}
 		if e.Usage != "" {
 			b.WriteString(" (used " + e.Usage + ")")
+		}
+		if e.Note != "" {
+			b.WriteString(" (" + e.Note + ")")
 		}
 		if e.Question != "" {
 			b.WriteString(" (" + e.Question + ")")

@@ -9,14 +9,38 @@ package subagent
 //
 // Only direct children of a top-level session take slots and wait:
 // a background child starting its own children must not wait for a slot
-// that only its own settlement could free.
+// that only its own settlement could free. A cold resume takes a slot
+// like a new start and waits in the same queue (issue 49 item 3): a
+// message to a settled child does not jump the starts waiting before it.
+//
+// A start that has to wait is recorded in its parent's log
+// (TypeQueued), and one that leaves the queue without starting is
+// closed there (TypeUnqueued): a start a restart cut off while it
+// waited is then listed as not started, with the reason, instead of
+// vanishing (accounted.go).
 
 import (
 	"context"
 	"slices"
 
 	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/session"
 )
+
+// Event types of the queue records in a parent's log (ignorable: an
+// older build reads the log without them).
+const (
+	TypeQueued   = "subagent/queued"
+	TypeUnqueued = "subagent/unqueued"
+)
+
+// QueuedRecord is the payload of TypeQueued and TypeUnqueued.
+type QueuedRecord struct {
+	SubagentID string `json:"subagentId"`
+	Label      string `json:"label,omitempty"`
+	// Reason says why an unqueued start did not start.
+	Reason string `json:"reason,omitempty"`
+}
 
 // DefaultMaxBackground is the default limit of background children
 // resident at once per root session.
@@ -30,10 +54,14 @@ type QueuedStart struct {
 	Label    string
 	// Position is 1 for the next start to run.
 	Position int
+	// Resume marks a message to an existing (settled) child waiting to
+	// resume it, rather than a new start.
+	Resume bool
 }
 
 type queuedStart struct {
 	id, parentID, label string
+	resume              bool
 }
 
 // slotRoot returns the root session whose slots a child of parent takes,
@@ -115,15 +143,37 @@ func (c *Continuations) releaseSlot(root string) {
 	c.mu.Unlock()
 }
 
-// takeSlot takes a slot of root without waiting (a cold resume: the child
-// exists already and its message must not wait behind new starts).
-func (c *Continuations) takeSlot(root string) {
+// slotFree reports whether a start of root would take a slot at once.
+func (c *Continuations) slotFree(root string) bool {
 	if root == "" || c.maxBackground <= 0 {
-		return
+		return true
 	}
 	c.mu.Lock()
-	c.slots[root]++
-	c.mu.Unlock()
+	defer c.mu.Unlock()
+	return len(c.queue[root]) == 0 && c.slots[root] < c.maxBackground
+}
+
+// Waiting reports whether id is a start (or resume) waiting for a slot
+// in this process (the catalog's Waiting: such a start is not cut off).
+func (c *Continuations) Waiting(id string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, q := range c.queue {
+		for _, x := range q {
+			if x.id == id {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// recordQueue appends a queue record about childID to parent's log. It is
+// best effort: a failed record costs only the listing after a restart.
+func (c *Continuations) recordQueue(parent *agent.Agent, typ string, rec QueuedRecord) {
+	if _, err := parent.Session().Append(typ, rec, session.Ignorable()); err != nil {
+		c.log.Warn("subagent: queue record not written", "session", parent.ID(), "type", typ, "subagent", rec.SubagentID, "err", err)
+	}
 }
 
 // signalSlots wakes every waiter to re-check. Caller holds c.mu.
@@ -139,7 +189,7 @@ func (c *Continuations) Queued(parentID string) []QueuedStart {
 	defer c.mu.Unlock()
 	var out []QueuedStart
 	for i, q := range c.queue[parentID] {
-		out = append(out, QueuedStart{ID: q.id, ParentID: q.parentID, Label: q.label, Position: i + 1})
+		out = append(out, QueuedStart{ID: q.id, ParentID: q.parentID, Label: q.label, Position: i + 1, Resume: q.resume})
 	}
 	return out
 }

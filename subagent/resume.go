@@ -19,8 +19,17 @@ func unavailable(childID string, cause error) error {
 }
 
 // resume materializes a cold continuable child and installs its
-// activation. Caller holds the child lock.
-func (s *Service) resume(ctx context.Context, parent *agent.Agent, childID string) (_ *activation, err error) {
+// activation, which holds the background slot of root the caller took
+// (resumeSlot; "": none): a failure before the activation exists gives it
+// back, one after it is the activation's rollback's. Caller holds the
+// child lock.
+func (s *Service) resume(ctx context.Context, parent *agent.Agent, childID, root string) (_ *activation, err error) {
+	handed := false
+	defer func() {
+		if !handed {
+			s.cont.releaseSlot(root)
+		}
+	}()
 	desc, def, err := s.resumable(ctx, parent, childID)
 	if err != nil {
 		return nil, err
@@ -86,8 +95,7 @@ func (s *Service) resume(ctx context.Context, parent *agent.Agent, childID strin
 		return nil, unavailable(childID, err)
 	}
 	act.agent = child
-	act.slotRoot = slotRoot(parent)
-	s.cont.takeSlot(act.slotRoot)
+	act.slotRoot, handed = root, true
 	if err := s.cont.install(ctx, act, parent); err != nil {
 		s.cont.rollback(act)
 		return nil, err

@@ -304,7 +304,22 @@ func (s *Service) StartContinuable(ctx context.Context, spec ContinuableSpec) (c
 	// not wait for a queued start, it ends it.
 	root := slotRoot(parent)
 	q := queuedStart{id: plan.childID, parentID: parent.ID(), label: spec.Label}
-	if err := s.cont.acquireSlot(ctx, root, q, func() error { return s.cont.admit(parent) }, spec.OnQueued); err != nil {
+	queued := false
+	onQueued := func(position, running int) {
+		queued = true
+		s.cont.recordQueue(parent, TypeQueued, QueuedRecord{SubagentID: plan.childID, Label: spec.Label})
+		if spec.OnQueued != nil {
+			spec.OnQueued(position, running)
+		}
+	}
+	defer func() {
+		// A recorded start that did not start is closed in the log, so a
+		// later listing does not take it for one a restart cut off.
+		if queued && err != nil {
+			s.cont.recordQueue(parent, TypeUnqueued, QueuedRecord{SubagentID: plan.childID, Label: spec.Label, Reason: err.Error()})
+		}
+	}()
+	if err := s.cont.acquireSlot(ctx, root, q, func() error { return s.cont.admit(parent) }, onQueued); err != nil {
 		return "", "", err
 	}
 	if spec.Async && plan.desc.Isolation == IsolationWorktree {
@@ -535,11 +550,22 @@ func (s *Service) followup(ctx context.Context, parent *agent.Agent, childID str
 		return "", false, err
 	}
 	msg := session.Message{Role: session.RoleUser, Content: content, Source: src}
+	// A cold child takes a background slot like a new start: it waits in
+	// the same FIFO queue, before counting as work (a drain ends a queued
+	// wait rather than waiting for it).
+	root := ""
+	if act, _ := s.cont.lookup(childID); act == nil {
+		if root, err = s.resumeSlot(ctx, parent, childID); err != nil {
+			return "", false, err
+		}
+	}
 	s.cont.beginWork()
 	defer s.cont.endWork()
 	unlock := s.cont.lockChild(childID)
 	defer unlock()
 	if act, _ := s.cont.lookup(childID); act != nil {
+		// Resident after all (resumed meanwhile): it holds its own slot.
+		s.cont.releaseSlot(root)
 		// The child lock keeps settlement (which runs the watch) out
 		// while the watch changes hands.
 		if w != nil {
@@ -551,7 +577,7 @@ func (s *Service) followup(ctx context.Context, parent *agent.Agent, childID str
 		}
 		return id, err == nil && w != nil, err
 	}
-	act, err := s.resume(ctx, parent, childID)
+	act, err := s.resume(ctx, parent, childID, root)
 	if err != nil {
 		return "", false, err
 	}
@@ -570,6 +596,29 @@ func (s *Service) followup(ctx context.Context, parent *agent.Agent, childID str
 		return "", false, err
 	}
 	return id, watched, nil
+}
+
+// resumeSlot takes the background slot a cold resume of childID needs
+// and returns the root it was taken from ("": none needed). When the
+// resume has to wait, the child is checked first, so a message that
+// would be refused is refused at once rather than after the wait.
+func (s *Service) resumeSlot(ctx context.Context, parent *agent.Agent, childID string) (string, error) {
+	root := slotRoot(parent)
+	if root == "" || s.cont.maxBackground <= 0 {
+		return "", nil
+	}
+	q := queuedStart{id: childID, parentID: parent.ID(), resume: true}
+	if !s.cont.slotFree(root) {
+		desc, _, err := s.resumable(ctx, parent, childID)
+		if err != nil {
+			return "", err
+		}
+		q.label = desc.Label
+	}
+	if err := s.cont.acquireSlot(ctx, root, q, func() error { return s.cont.admit(parent) }, nil); err != nil {
+		return "", err
+	}
+	return root, nil
 }
 
 // Interrupt stops the current turn of a resident continuable child,

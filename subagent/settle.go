@@ -97,9 +97,14 @@ func (c *Continuations) dispose(act *activation, cancel bool) error {
 	if stop == driver.StopError && act.provider == ExternalProvider {
 		act.diagnostic = driver.OneShotDiagnostic(events)
 	}
-	act.account = c.kids.spend.account(a, events)
+	act.account, act.spent = c.kids.spend.account(a, events)
 	if err := c.kids.ReleaseChild(ctx, a); err != nil {
 		errs = append(errs, fmt.Errorf("subagent %q activation handle disposal failed: %w", act.id, err))
+	}
+	if cancel && c.onTornDown != nil {
+		// Torn down by a drain or its owner's disposal, not settled after
+		// its work: what it kept for its next activation can go.
+		c.onTornDown(act.id)
 	}
 	if len(errs) > 0 {
 		stop, output = driver.StopError, nil
@@ -163,6 +168,7 @@ func (c *Continuations) notify(act *activation, stop string, output []session.Bl
 		msg.Content = append(msg.Content, worktreeNotice(wt))
 	}
 	msg.Content = append(msg.Content, act.account...)
+	msg.ChildUsage = childUsage(act.spent)
 	msg.Source.Digest, msg.Source.Stop = digest, stop
 	c.mu.Lock()
 	owner := act.owner

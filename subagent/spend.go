@@ -9,6 +9,7 @@ package subagent
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
@@ -41,9 +42,18 @@ type spending struct {
 	meter *budgets.Meter
 	dog   *budgets.Watchdog
 
+	// reader reads the stored sessions a tree spent in before this
+	// process (seedTree); nil without persistence.
+	reader SessionReader
+
 	mu      sync.Mutex
 	roots   map[string]string // child id → root session id
 	parents map[string]string // child id → parent session id (watched)
+	// above is every metered session's parent (the subtree sums).
+	above map[string]string
+	// seeded marks the roots whose stored tree was read into the meter
+	// (or found to have nothing stored).
+	seeded map[string]bool
 }
 
 func newSpending(o BudgetOptions) *spending {
@@ -54,7 +64,8 @@ func newSpending(o BudgetOptions) *spending {
 	case after < 0:
 		after = 0
 	}
-	return &spending{opts: o, meter: budgets.NewMeter(o.Prices), dog: budgets.NewWatchdog(after, o.Now), roots: map[string]string{}, parents: map[string]string{}}
+	return &spending{opts: o, meter: budgets.NewMeter(o.Prices), dog: budgets.NewWatchdog(after, o.Now),
+		roots: map[string]string{}, parents: map[string]string{}, seeded: map[string]bool{}, above: map[string]string{}}
 }
 
 // rootOf returns the root session of a's tree.
@@ -75,8 +86,75 @@ func (s *spending) adopt(childID string, parent *agent.Agent) string {
 	root := s.rootOf(parent)
 	s.mu.Lock()
 	s.roots[childID] = root
+	s.above[childID] = parent.ID()
 	s.mu.Unlock()
+	s.seedTree(root)
 	return root
+}
+
+// markSeeded records that root's stored tree needs no reading and
+// reports whether it was marked already.
+func (s *spending) markSeeded(root string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	was := s.seeded[root]
+	s.seeded[root] = true
+	return was
+}
+
+// seedTree reads, once per root and process, what the stored sessions
+// below root spent (each its own log after its seed) into the meter as
+// a baseline (Meter.Seed), so a tree limit also counts the spending of
+// the tree before a restart. A session whose live counter reported
+// already keeps its own figure; one reporting later replaces the
+// baseline with its whole log, which the baseline is a prefix of. The
+// root's own spending is its live counter's (its whole log is live).
+// Best effort: an unreadable log counts nothing.
+func (s *spending) seedTree(root string) {
+	if s.reader == nil || root == "" || s.markSeeded(root) {
+		return
+	}
+	ctx := context.Background()
+	entries, err := s.reader.List(ctx)
+	if err != nil {
+		return
+	}
+	parent := make(map[string]string, len(entries))
+	for _, e := range entries {
+		parent[e.Header.ID] = e.Header.ParentSession
+	}
+	s.mu.Lock()
+	for id, p := range parent {
+		if _, ok := s.above[id]; !ok && below(parent, id, root) {
+			s.above[id] = p
+		}
+	}
+	s.mu.Unlock()
+	for _, e := range entries {
+		if !below(parent, e.Header.ID, root) {
+			continue
+		}
+		h, events, err := s.reader.Inspect(ctx, e.Header.ID)
+		if err != nil {
+			continue
+		}
+		var c budgets.Counter
+		c.Fold(events, h.SeedLength)
+		s.meter.Seed(root, h.ID, c.Ledger())
+	}
+}
+
+// below reports whether id's parent chain reaches root (a loop ends the
+// walk).
+func below(parent map[string]string, id, root string) bool {
+	for seen := 0; id != "" && id != root && seen <= len(parent); seen++ {
+		p := parent[id]
+		if p == root {
+			return true
+		}
+		id = p
+	}
+	return false
 }
 
 // meterState is one agent's own counter, owned by its loop goroutine.
@@ -86,7 +164,7 @@ type meterState struct {
 
 // advance folds what a's log gained since the last call and reports the
 // ledger to root's tree; it returns a's own usage and its tree's.
-func (s *spending) advance(st *meterState, a *agent.Agent, root string) (own, tree budgets.Usage) {
+func (s *spending) advance(st *meterState, a *agent.Agent, root string) (own, tree budget.Usage) {
 	sess := a.Session()
 	if evs, err := sess.EventsFrom(st.counter.Next()); err == nil {
 		st.counter.Fold(evs, sess.Header().SeedLength)
@@ -130,11 +208,21 @@ func (rt *Runtime) RootLimit() agent.LimitFunc {
 	return func(ctx context.Context, a *agent.Agent, step agent.StepInfo) *session.TurnEndReason {
 		mu.Lock()
 		st := states[a.ID()]
-		if st == nil {
+		first := st == nil
+		if first {
 			st = &meterState{}
 			states[a.ID()] = st
 		}
 		mu.Unlock()
+		if first {
+			// A root whose log names no child has no stored tree to read
+			// (a new session): only one that delegated before this
+			// process, a loaded one, does.
+			if events, err := a.Session().Events(); err == nil && len(delegatedChildren(events).ids) == 0 {
+				s.markSeeded(a.ID())
+			}
+			s.seedTree(a.ID())
+		}
 		_, tree := s.advance(st, a, a.ID())
 		if tv := budgets.Check(s.opts.Tree, tree); tv.Reached != "" {
 			return &session.TurnEndReason{Kind: session.TurnEndBudget, Detail: "the session tree " + tv.Detail}
@@ -146,7 +234,7 @@ func (rt *Runtime) RootLimit() agent.LimitFunc {
 // TreeUsage returns what root's tree spent as metered in this process:
 // every session of the tree that ran here, each counted over its whole
 // own log.
-func (rt *Runtime) TreeUsage(root string) budgets.Usage {
+func (rt *Runtime) TreeUsage(root string) budget.Usage {
 	// The root's last response came after its last Limit check: fold its
 	// whole log now when it is live here.
 	if sess, ok := rt.Service.kids.sessions.Get(root); ok {
@@ -157,6 +245,14 @@ func (rt *Runtime) TreeUsage(root string) budgets.Usage {
 		}
 	}
 	return rt.spend.meter.Tree(root)
+}
+
+// ChildrenUsage returns what the sessions below root spent, as metered
+// in this process and read from the stored tree of a root that delegated
+// before it (the parent's usage_update adds it to the root's own).
+func (rt *Runtime) ChildrenUsage(root string) budget.Usage {
+	rt.spend.seedTree(root)
+	return rt.spend.meter.TreeExcept(root, root)
 }
 
 // Prices returns the runtime's price overrides (nil: the built-in table).
@@ -175,7 +271,7 @@ func limitsDetail(l budgets.Limits) string {
 		parts = append(parts, fmt.Sprintf("maxTokens %d", l.MaxTokens))
 	}
 	if l.MaxCostUSD > 0 {
-		parts = append(parts, "maxCostUsd "+budgets.FormatUSD(l.MaxCostUSD))
+		parts = append(parts, "maxCostUsd "+budget.FormatUSD(l.MaxCostUSD))
 	}
 	if l.MaxTurns > 0 {
 		parts = append(parts, fmt.Sprintf("maxTurns %d", l.MaxTurns))
@@ -196,16 +292,18 @@ func limitsDetail(l budgets.Limits) string {
 // account folds a's whole own log once more (its last response came
 // after its last Limit check), reports it to the tree meter and returns
 // what a notice or a result says of it: the limit that ended the last
-// turn of tail (the epoch's events), then the child's usage. Nil when
-// there is nothing to say (no usage reported, no limit reached).
-func (s *spending) account(a *agent.Agent, tail []session.Event) []session.Block {
+// turn of tail (the epoch's events), then the child's usage (nil when
+// there is nothing to say: no usage reported, no limit reached); and
+// what the child and its descendants spent, for the parent's usage
+// display (nil when nothing).
+func (s *spending) account(a *agent.Agent, tail []session.Event) ([]session.Block, *budget.Usage) {
 	if s == nil || a == nil {
-		return nil
+		return nil, nil
 	}
 	s.dog.Stop(a.ID())
 	events, err := a.Session().Events()
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	var c budgets.Counter
 	c.Fold(events, a.Session().Header().SeedLength)
@@ -223,7 +321,45 @@ func (s *spending) account(a *agent.Agent, tail []session.Event) []session.Block
 	if u := l.Usage(s.meter.Prices()); !u.Zero() {
 		out = append(out, session.Text("Usage: "+u.String()+"."))
 	}
-	return out
+	var spent *budget.Usage
+	if ok {
+		if u := s.subtree(root, a.ID()); !u.Zero() {
+			spent = &u
+		}
+	}
+	return out, spent
+}
+
+// subtree is what id and the sessions below it in root's tree spent, as
+// metered.
+func (s *spending) subtree(root, id string) budget.Usage {
+	ledgers := s.meter.Ledgers(root)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var u budget.Usage
+	for x, l := range ledgers {
+		in := x == id
+		for p, n := s.above[x], 0; !in && p != "" && n <= len(s.above); p, n = s.above[p], n+1 {
+			in = p == id
+		}
+		if in {
+			u.Add(l.Usage(s.meter.Prices()))
+		}
+	}
+	return u
+}
+
+// childUsage renders u for a notice (session.Message.ChildUsage); nil for
+// none.
+func childUsage(u *budget.Usage) json.RawMessage {
+	if u == nil {
+		return nil
+	}
+	raw, err := json.Marshal(u)
+	if err != nil {
+		return nil
+	}
+	return raw
 }
 
 // limitDetail is the Detail of the last turn/end of events when a limit
@@ -341,14 +477,14 @@ func (rt *Runtime) WatchStalls(ctx context.Context) {
 // after its seed, at the runtime's prices), read from the live session;
 // ok is false when id is not live here (listings read the subagentUsage
 // projection instead: ListEntry.Usage). The child state snapshot uses it.
-func (rt *Runtime) Usage(id string) (budgets.Usage, bool) {
+func (rt *Runtime) Usage(id string) (budget.Usage, bool) {
 	sess, ok := rt.Service.kids.sessions.Get(id)
 	if !ok {
-		return budgets.Usage{}, false
+		return budget.Usage{}, false
 	}
 	events, err := sess.Events()
 	if err != nil {
-		return budgets.Usage{}, false
+		return budget.Usage{}, false
 	}
 	return budgets.Own(events, sess.Header().SeedLength, rt.spend.opts.Prices), true
 }

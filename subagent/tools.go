@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/budget"
 	"github.com/acp-agent/acp-agent/agent/delegation"
 	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/policy"
@@ -357,32 +358,11 @@ func (d *Delegation) Execute(ctx context.Context, inv tool.Invocation) (tool.Res
 }
 
 func (d *Delegation) foreground(ctx context.Context, inv tool.Invocation, caller *agent.Agent, label string, prompt []session.Block, opts childOptions, iso Isolation) (tool.Result, error) {
-	var rep *digestReporter
-	var onUpdate func(*agent.Agent, agent.Update)
-	// The child agent, for its account once its run is over.
-	var childMu sync.Mutex
-	var child *agent.Agent
-	seen := func(c *agent.Agent) {
-		childMu.Lock()
-		child = c
-		childMu.Unlock()
+	obs := d.watchForeground(inv)
+	if obs.rep != nil {
+		defer obs.rep.stop()
 	}
-	onUpdate = func(c *agent.Agent, _ agent.Update) { seen(c) }
-	if inv.Progress != nil {
-		// The link names the child once it exists (its first update).
-		var once sync.Once
-		report := inv.Progress
-		rep = newDigestReporter(d.svc.digest, true, nil, nil)
-		onUpdate = func(child *agent.Agent, u agent.Update) {
-			once.Do(func() {
-				meta := childLinkMeta(child.ID(), ModeOneShot, child.Session().Header().DelegationDepth)
-				rep.setLink(meta, report)
-			})
-			seen(child)
-			rep.observe(child, u)
-		}
-		defer rep.stop()
-	}
+	rep, onUpdate := obs.rep, obs.onUpdate
 	run, wt, err := d.svc.StartIsolated(ctx, d.providerFor(opts), OneShotRequest{
 		Label: label, CallID: inv.CallID, Prompt: prompt, Parent: caller, Route: opts.route, MaxDepth: d.cfg.MaxDepth,
 		ToolFilter: opts.toolFilter, Persona: opts.persona, MaxSteps: opts.maxSteps, Definition: opts.definition, Limits: opts.limits,
@@ -395,13 +375,7 @@ func (d *Delegation) foreground(ctx context.Context, inv tool.Invocation, caller
 	// The run settles on its own once ctx is cancelled (the provider
 	// cancels the child), so wait without ctx; always dispose.
 	res, runErr := run.Result(context.WithoutCancel(ctx))
-	childMu.Lock()
-	var account []session.Block
-	if child != nil {
-		evs, _ := child.Session().Events()
-		account = d.svc.kids.spend.account(child, evs)
-	}
-	childMu.Unlock()
+	account, spent := obs.account(d)
 	disposeErr := run.Dispose(context.WithoutCancel(ctx))
 	// The child is closed: its worktree, if any, is removed when
 	// untouched, kept and reported otherwise, whatever the outcome.
@@ -423,6 +397,11 @@ func (d *Delegation) foreground(ctx context.Context, inv tool.Invocation, caller
 		}
 		out := tool.ErrorResult(err)
 		out.Display = display
+		if spent != nil && out.Raw == nil {
+			// What the failed child spent still counts for its parent; the
+			// error stays where a failed call's raw output has it.
+			out.Raw = map[string]any{"error": out.Error, "kind": delegation.ResultForeground, "runId": run.ID, "usage": spent}
+		}
 		return out, nil
 	}
 	switch {
@@ -439,6 +418,9 @@ func (d *Delegation) foreground(ctx context.Context, inv tool.Invocation, caller
 	}
 	if res.StopReason == driver.StopCompleted {
 		raw := delegation.ForegroundResult(run.ID, res.Output)
+		if spent != nil {
+			raw["usage"] = spent // the child and its descendants, for the parent's usage display
+		}
 		out := tool.TextResult(session.JoinText(res.Output, ""), raw)
 		out.Content = append(out.Content, account...)
 		if tree != nil {
@@ -453,6 +435,56 @@ func (d *Delegation) foreground(ctx context.Context, inv tool.Invocation, caller
 		msg += "\n" + text
 	}
 	return fail(&tool.Error{Code: CodeSubagentRunFailed, Message: msg})
+}
+
+// foregroundWatch follows a foreground child's updates: the child itself
+// (for its account once its run is over) and, when the call reports
+// progress, its live digest linked to the call.
+type foregroundWatch struct {
+	rep      *digestReporter
+	onUpdate func(*agent.Agent, agent.Update)
+	mu       sync.Mutex
+	child    *agent.Agent
+}
+
+// watchForeground starts following a foreground child for inv. The
+// caller stops rep (when set) once the child is done.
+func (d *Delegation) watchForeground(inv tool.Invocation) *foregroundWatch {
+	w := &foregroundWatch{}
+	seen := func(c *agent.Agent) {
+		w.mu.Lock()
+		w.child = c
+		w.mu.Unlock()
+	}
+	w.onUpdate = func(c *agent.Agent, _ agent.Update) { seen(c) }
+	if inv.Progress != nil {
+		// The link names the child once it exists (its first update).
+		var once sync.Once
+		report := inv.Progress
+		w.rep = newDigestReporter(d.svc.digest, true, nil, nil)
+		rep := w.rep
+		w.onUpdate = func(child *agent.Agent, u agent.Update) {
+			once.Do(func() {
+				meta := childLinkMeta(child.ID(), ModeOneShot, child.Session().Header().DelegationDepth)
+				rep.setLink(meta, report)
+			})
+			seen(child)
+			rep.observe(child, u)
+		}
+	}
+	return w
+}
+
+// account is what the child spent, as its result states it and as
+// figures (nil when it never started).
+func (w *foregroundWatch) account(d *Delegation) ([]session.Block, *budget.Usage) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.child == nil {
+		return nil, nil
+	}
+	evs, _ := w.child.Session().Events()
+	return d.svc.kids.spend.account(w.child, evs)
 }
 
 // ForegroundFailure renders a non-completed foreground result:

@@ -27,6 +27,9 @@ type Config struct {
 	// Threshold is the fraction of the window a request may fill before
 	// the session compacts; 0 selects DefaultThreshold.
 	Threshold float64
+	// Prices overrides the built-in price table (the user's settings) for
+	// what the session's usage is shown to cost; nil uses the table.
+	Prices *Prices
 }
 
 // WindowFor returns the context window of route r: its own override, else
@@ -96,16 +99,14 @@ func Cost(u session.Usage, p Price) float64 {
 	return (float64(u.InputTokens-cached)*p.Input + float64(cached)*p.CachedInput + float64(u.OutputTokens)*p.Output) / 1e6
 }
 
-// Tally is a session's usage folded from its log.
+// Tally is a session's usage folded from its log: the tokens and cost
+// of its responses (Usage), and what the context accounting adds.
 type Tally struct {
-	// Calls counts model responses; Counted those that reported usage.
-	Calls, Counted int
-	// Input, Output, CachedRead, CacheWrite and Reasoning sum the
-	// reported usage.
-	Input, Output, CachedRead, CacheWrite, Reasoning int
-	// Cost sums the cost of the priced calls (USD); Priced counts them.
-	Cost   float64
-	Priced int
+	// Usage sums the reported usage of the responses that reported it
+	// (Responses) and the cost of the priced ones.
+	Usage
+	// Calls counts model responses, with or without reported usage.
+	Calls int
 	// Used estimates the tokens in context now: the last reported usage
 	// (input and output), plus an estimate of what was added since, or the
 	// compacted size after a compaction.
@@ -147,17 +148,9 @@ func (t *Tally) Add(ev session.Event) {
 			return
 		}
 		u := *d.Usage
-		t.Counted++
-		t.Input += u.InputTokens
-		t.Output += u.OutputTokens
-		t.CachedRead += u.CacheReadTokens
-		t.CacheWrite += u.CacheWriteTokens
-		t.Reasoning += u.ReasoningTokens
+		p, ok := t.Prices.Price(t.Route)
+		t.Usage.Count(u, p, ok)
 		t.Used = u.InputTokens + u.OutputTokens
-		if p, ok := t.Prices.Price(t.Route); ok {
-			t.Cost += Cost(u, p)
-			t.Priced++
-		}
 	case session.TypeUserMessage, session.TypeToolResult:
 		if ev.SurfaceOp != nil {
 			t.Used += perMessage + (len(ev.Data)+2)/3

@@ -69,14 +69,14 @@ func TestFoldUsage(t *testing.T) {
 		user,
 	}
 	tl := Fold(evs)
-	if tl.Calls != 1 || tl.Counted != 1 || tl.Used <= 2_000_000 || tl.Priced != 1 || tl.Cost < 0.69 || tl.Cost > 0.71 {
+	if tl.Calls != 1 || tl.Responses != 1 || tl.Used <= 2_000_000 || tl.Priced() != 1 || tl.Cost < 0.69 || tl.Cost > 0.71 {
 		t.Errorf("tally = %+v", tl)
 	}
 	evs = append(evs, session.Event{Type: session.TypeCompaction, Seq: 2, Data: session.MustData(session.CompactionData{Outcome: session.CompactionCompleted, PostTokens: 1234})},
 		session.Event{Type: session.TypeCompaction, Seq: 3, Data: session.MustData(session.CompactionData{Outcome: session.CompactionFailed, PostTokens: 1})},
 		asst(4, &session.Usage{InputTokens: 10, OutputTokens: 5}, "openai-compatible", "llama3"))
 	tl = Fold(evs)
-	if tl.Compactions != 1 || tl.Used != 15 || tl.Priced != 1 || tl.Counted != 2 {
+	if tl.Compactions != 1 || tl.Used != 15 || tl.Priced() != 1 || tl.Responses != 2 {
 		t.Errorf("after compaction: %+v", tl)
 	}
 }

@@ -31,6 +31,11 @@ type Request struct {
 	Messages  []Message
 	Tools     []ToolSpec
 	MaxTokens int
+	// NoThinking asks for an answer without extended thinking
+	// (reasoning), where the model can switch it off (ThinkingSwitch):
+	// the session's person turned thinking off. Other models ignore it;
+	// the zero value keeps the model's configured thinking.
+	NoThinking bool
 	// Notify, when set, receives transient reports of the call in
 	// progress (a retry wait), for the person to see. It is called on the
 	// goroutine consuming the stream and must be quick.

@@ -3,6 +3,8 @@ package session
 // This file defines the typed payloads of the event vocabulary. Field names
 // follow reference-scenarios.md §f.
 
+import "encoding/json"
+
 // Block is one content block. Type is one of "text", "reasoning",
 // "tool-call", "tool-result", "resource-link", "resource" or "image"; only
 // the fields of that type are set.
@@ -101,6 +103,11 @@ type Message struct {
 	Role    string  `json:"role"`
 	Content []Block `json:"content"`
 	Source  Source  `json:"source"`
+	// ChildUsage, on a subagent-settled notice, is what the settled child
+	// and its descendants spent, as the subagent runtime's usage JSON
+	// (agent/budget.Usage): the parent's usage display adds it, live and
+	// on replay alike. Models do not see it.
+	ChildUsage json.RawMessage `json:"childUsage,omitempty"`
 }
 
 // Roles.

@@ -23,11 +23,11 @@ import (
 	"time"
 
 	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/agent/budget"
 	"github.com/acp-agent/acp-agent/agent/model/recording/live"
 	"github.com/acp-agent/acp-agent/agent/settings"
 	"github.com/acp-agent/acp-agent/app"
 	"github.com/acp-agent/acp-agent/app/headless"
-	"github.com/acp-agent/acp-agent/subagent/budgets"
 )
 
 // Environment variables of exec's own flags (a flag wins over its
@@ -594,9 +594,9 @@ type resultLine struct {
 	Error      string           `json:"error,omitempty"`
 	Turns      int              `json:"turns"`
 	DurationMs int64            `json:"durationMs"`
-	Usage      budgets.Usage    `json:"usage"`
+	Usage      budget.Usage     `json:"usage"`
 	Models     []app.ModelUsage `json:"models"`
-	Own        budgets.Usage    `json:"sessionUsage"`
+	Own        budget.Usage     `json:"sessionUsage"`
 	Children   []app.ExecChild  `json:"children"`
 	Refused    int              `json:"refused,omitempty"`
 }

@@ -18,20 +18,20 @@ import (
 
 // usageLine renders one tally.
 func usageLine(t budget.Tally) string {
-	s := fmt.Sprintf("%d model responses (%d with counts): %d input tokens", t.Calls, t.Counted, t.Input)
-	if t.CachedRead > 0 {
-		s += fmt.Sprintf(" (%d cached)", t.CachedRead)
+	s := fmt.Sprintf("%d model responses (%d with counts): %d input tokens", t.Calls, t.Responses, t.Input)
+	if t.Cached > 0 {
+		s += fmt.Sprintf(" (%d cached)", t.Cached)
 	}
 	if t.CacheWrite > 0 {
 		s += fmt.Sprintf(" (%d written to cache)", t.CacheWrite)
 	}
 	s += fmt.Sprintf(", %d output tokens", t.Output)
-	if t.Priced > 0 {
+	if t.Priced() > 0 {
 		s += fmt.Sprintf(", cost $%.4f", t.Cost)
-		if t.Priced < t.Counted {
-			s += fmt.Sprintf(" (%d responses without a known price)", t.Counted-t.Priced)
+		if t.Unpriced > 0 {
+			s += fmt.Sprintf(" (%d responses without a known price)", t.Unpriced)
 		}
-	} else if t.Counted > 0 {
+	} else if t.Responses > 0 {
 		s += ", cost unknown (no known price)"
 	}
 	if t.Compactions > 0 {
@@ -42,14 +42,8 @@ func usageLine(t budget.Tally) string {
 
 // add sums u into t (the tree total).
 func addTally(t *budget.Tally, u budget.Tally) {
+	t.Usage.Add(u.Usage)
 	t.Calls += u.Calls
-	t.Counted += u.Counted
-	t.Input += u.Input
-	t.Output += u.Output
-	t.CachedRead += u.CachedRead
-	t.CacheWrite += u.CacheWrite
-	t.Cost += u.Cost
-	t.Priced += u.Priced
 	t.Compactions += u.Compactions
 }
 

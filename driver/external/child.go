@@ -468,17 +468,33 @@ func (c *Child) ensure(ctx context.Context) (*proc, error) {
 		return p, nil
 	}
 	c.mu.Unlock()
-	if c.opts.Approve != nil {
-		if err := c.opts.Approve(ctx, c.sess.ID(), c.cmd); err != nil {
-			return nil, err
-		}
-	}
 	if c.opts.Workspace == nil {
 		return nil, failf(nil, "external agent %s: no workspace is available", c.cmd.Name)
 	}
 	env, err := c.opts.Workspace.Env(ctx, c.sess.ID())
 	if err != nil {
 		return nil, err
+	}
+	if k := c.opts.Keeper; k != nil {
+		// The child's previous activation left its agent running with the
+		// session open: take it over (nothing starts, so nothing is asked).
+		if p := k.take(c.sess.ID(), c.key(env.Cwd)); p != nil {
+			p.owner.Store(c)
+			c.mu.Lock()
+			if c.closed {
+				c.mu.Unlock()
+				p.stop()
+				return nil, failf(nil, "external agent %s: the child was closed", c.cmd.Name)
+			}
+			c.proc = p
+			c.mu.Unlock()
+			return p, nil
+		}
+	}
+	if c.opts.Approve != nil {
+		if err := c.opts.Approve(ctx, c.sess.ID(), c.cmd); err != nil {
+			return nil, err
+		}
 	}
 	rec, err := c.record()
 	if err != nil {
@@ -488,7 +504,7 @@ func (c *Child) ensure(ctx context.Context) (*proc, error) {
 		// Known before anything starts: the record says what it announced.
 		return nil, c.notResumable()
 	}
-	p, err := c.startProc(ctx, env.Cwd)
+	p, err := c.startProc(ctx, env.Cwd, c.key(env.Cwd))
 	if err != nil {
 		return nil, err
 	}
@@ -581,21 +597,34 @@ func (c *Child) openSession(ctx context.Context, p *proc, cwd string, rec *Recor
 	return err
 }
 
-// Close stops the agent: its turn is cancelled, its process and
-// everything it started are stopped. It is idempotent.
+// Close ends the child's use of the agent: a turn in progress is ended
+// and the process stopped with everything it started — unless the child
+// is between turns with a healthy process and has a Keeper, which keeps
+// the process for the child's next activation. It is idempotent.
 func (c *Child) Close() {
 	c.mu.Lock()
 	c.closed = true
 	p := c.proc
 	c.proc = nil
 	t := c.turn
+	live := t != nil && !t.ended
 	c.mu.Unlock()
 	if t != nil {
 		c.endTurn(t, "", failf(nil, "external agent %s: the child was closed", c.cmd.Name))
 	}
-	if p != nil {
-		p.stop()
+	if p == nil {
+		return
 	}
+	if k := c.opts.Keeper; k != nil && !live && p.cause() == nil && k.park(c.sess.ID(), p) {
+		return
+	}
+	p.stop()
+}
+
+// key is what the child's process runs in cwd: a kept process is taken
+// over only by a child that would start the same.
+func (c *Child) key(cwd string) string {
+	return strings.Join(append(append([]string{cwd, c.cmd.Command}, c.cmd.Args...), c.cmd.Env...), "\x00")
 }
 
 // nestedLine takes a subagent_update out of the agent's stdout (the SDK

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	acp "github.com/coder/acp-go-sdk"
 
@@ -23,7 +24,6 @@ import (
 
 // client is the acp.Client of one process.
 type client struct {
-	c *Child
 	p *proc
 }
 
@@ -32,16 +32,16 @@ var _ acp.Client = (*client)(nil)
 // SessionUpdate folds an update of the child's external session into its
 // turn. It runs on the SDK's notification goroutine: it never blocks.
 func (cl *client) SessionUpdate(_ context.Context, n acp.SessionNotification) error {
-	cl.c.onUpdate(cl.p, n)
+	cl.p.child().onUpdate(cl.p, n)
 	return nil
 }
 
 // env is the child's workspace.
 func (cl *client) env(ctx context.Context) (workspace.Env, error) {
-	if cl.c.opts.Workspace == nil {
+	if cl.p.child().opts.Workspace == nil {
 		return workspace.Env{}, acp.NewInternalError(map[string]any{"error": "no workspace is available to this agent"})
 	}
-	return cl.c.opts.Workspace.Env(ctx, cl.c.sess.ID())
+	return cl.p.child().opts.Workspace.Env(ctx, cl.p.child().sess.ID())
 }
 
 // RequestPermission asks the child's gate (the person, as this child's
@@ -51,7 +51,7 @@ func (cl *client) env(ctx context.Context) (workspace.Env, error) {
 func (cl *client) RequestPermission(ctx context.Context, req acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error) {
 	defer cl.p.active()()
 	cancelled := acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeCancelled()}
-	t := cl.c.liveTurn(cl.p)
+	t := cl.p.child().liveTurn(cl.p)
 	if t == nil || t.isCancelled() {
 		// After session/cancel every question is answered cancelled
 		// (ACP prompt-turn cancellation): the person is not asked.
@@ -59,7 +59,7 @@ func (cl *client) RequestPermission(ctx context.Context, req acp.RequestPermissi
 	}
 	tctx, stop := t.scope(ctx)
 	defer stop()
-	cl.c.awaitShown(tctx, t, string(req.ToolCall.ToolCallId))
+	cl.p.child().awaitShown(tctx, t, string(req.ToolCall.ToolCallId))
 	if t.isCancelled() {
 		return cancelled, nil
 	}
@@ -67,7 +67,7 @@ func (cl *client) RequestPermission(ctx context.Context, req acp.RequestPermissi
 	if err != nil {
 		return cancelled, nil
 	}
-	preq := cl.c.permissionRequest(env.Cwd, req.ToolCall)
+	preq := cl.p.child().permissionRequest(env.Cwd, req.ToolCall)
 	err = workspace.Authorize(tctx, env.Permissions, preq)
 	if t.isCancelled() || tctx.Err() != nil {
 		return cancelled, nil
@@ -75,7 +75,7 @@ func (cl *client) RequestPermission(ctx context.Context, req acp.RequestPermissi
 	var te *tool.Error
 	switch {
 	case err == nil:
-		cl.c.grant(t, env.Cwd, preq, req.ToolCall)
+		cl.p.child().grant(t, env.Cwd, preq, req.ToolCall)
 		if id, ok := option(req.Options, acp.PermissionOptionKindAllowOnce, acp.PermissionOptionKindAllowAlways); ok {
 			return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeSelected(id)}, nil
 		}
@@ -269,7 +269,7 @@ func (cl *client) WriteTextFile(ctx context.Context, req acp.WriteTextFileReques
 		return acp.WriteTextFileResponse{}, acp.NewInvalidParams(map[string]any{"error": err.Error()})
 	}
 	shown := workspace.DisplayPath(env.Cwd, p.Abs)
-	if p.OutsideCwd || !cl.c.granted(cl.c.liveTurn(cl.p), p.Abs) {
+	if p.OutsideCwd || !cl.p.child().granted(cl.p.child().liveTurn(cl.p), p.Abs) {
 		if err := workspace.Authorize(ctx, env.Permissions, workspace.PermissionRequest{
 			Tool: "write", Kind: workspace.KindEdit, Title: "Write " + shown, Subject: shown,
 			Resolved: workspace.DisplayPath(p.RealCwd, p.Real), OutsideCwd: p.OutsideCwd,
@@ -309,6 +309,51 @@ type terminal struct {
 	done   chan struct{}
 	res    workspace.CommandResult
 	err    error
+	// live is the output so far of a command that streams it
+	// (workspace.Command.OnOutput): terminal/output returns it before the
+	// command ends.
+	live liveOutput
+}
+
+// liveOutput keeps the last limit bytes of a running command's output
+// (0: DefaultTerminalOutput).
+type liveOutput struct {
+	mu        sync.Mutex
+	limit     int
+	buf       []byte
+	truncated bool
+}
+
+// DefaultTerminalOutput bounds a terminal's output when the agent set no
+// outputByteLimit.
+const DefaultTerminalOutput = 1 << 20
+
+func (o *liveOutput) write(p []byte) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	limit := o.limit
+	if limit <= 0 {
+		limit = DefaultTerminalOutput
+	}
+	o.buf = append(o.buf, p...)
+	if over := len(o.buf) - limit; over > 0 {
+		o.truncated = true
+		o.buf = append(o.buf[:0], o.buf[over:]...)
+	}
+}
+
+// snapshot is the output so far, starting at a rune boundary when its
+// head was cut.
+func (o *liveOutput) snapshot() (string, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	b := o.buf
+	if o.truncated {
+		for i := 0; i < utf8.UTFMax && len(b) > 0 && !utf8.RuneStart(b[0]); i++ {
+			b = b[1:]
+		}
+	}
+	return string(b), o.truncated
 }
 
 func (ts *terminals) killAll() {
@@ -374,13 +419,14 @@ func (cl *client) CreateTerminal(ctx context.Context, req acp.CreateTerminalRequ
 	id := fmt.Sprintf("term-%d", ts.next)
 	tctx, cancel := context.WithCancel(cl.p.life)
 	t := &terminal{cancel: cancel, done: make(chan struct{})}
+	t.live.limit = limit
 	ts.byID[id] = t
 	ts.mu.Unlock()
 	cl.p.wg.Add(1)
 	go func() {
 		defer cl.p.wg.Done()
 		defer close(t.done)
-		t.res, t.err = env.Commands.Run(tctx, workspace.Command{Command: line, Cwd: cwd, OutputLimit: limit}, nil)
+		t.res, t.err = env.Commands.Run(tctx, workspace.Command{Command: line, Cwd: cwd, OutputLimit: limit, OnOutput: t.live.write}, nil)
 	}()
 	return acp.CreateTerminalResponse{TerminalId: id}, nil
 }
@@ -408,8 +454,9 @@ func exitOf(t *terminal) (code *int, signal *string) {
 	return code, signal
 }
 
-// TerminalOutput returns the command's output once it ended (a local
-// command's output is read when it exits), else nothing yet.
+// TerminalOutput returns the command's output: all of it once it ended,
+// else what it printed so far (a local command streams it; a command in
+// the editor's terminal shows there, and is read here when it exits).
 func (cl *client) TerminalOutput(ctx context.Context, req acp.TerminalOutputRequest) (acp.TerminalOutputResponse, error) {
 	t, err := cl.p.terms.get(req.TerminalId)
 	if err != nil {
@@ -424,7 +471,8 @@ func (cl *client) TerminalOutput(ctx context.Context, req acp.TerminalOutputRequ
 		}
 		return acp.TerminalOutputResponse{Output: out, Truncated: t.res.Truncated, ExitStatus: &acp.TerminalExitStatus{ExitCode: code, Signal: sig}}, nil
 	default:
-		return acp.TerminalOutputResponse{}, nil
+		out, truncated := t.live.snapshot()
+		return acp.TerminalOutputResponse{Output: out, Truncated: truncated}, nil
 	}
 }
 

@@ -376,3 +376,114 @@ func TestApproveRefusalStartsNothing(t *testing.T) {
 		t.Fatalf("the command ran:\n%s", f.observed())
 	}
 }
+
+// A command the agent runs through terminal/* streams its output: the
+// agent reads its first line with terminal/output while it still runs
+// (it runs until the agent, having seen that line, lets it end), and the
+// whole output with its exit status once it ended.
+func TestTerminalOutputIsStreamed(t *testing.T) {
+	f := newFixture(t, "terminal", nil)
+	f.prompt("run it", 30*time.Second)
+	if r := turnEnd(t, f); r.Kind != session.TurnEndCompleted {
+		t.Fatalf("turn ended %+v", r)
+	}
+	obs := f.observed()
+	for _, want := range []string{`streamed "first"`, `final "first\nsecond" exited=true streamed=true`} {
+		if !strings.Contains(obs, want) {
+			t.Errorf("the agent did not observe %q:\n%s", want, obs)
+		}
+	}
+}
+
+// With a Keeper, a settled child's process is kept with its session open:
+// the next activation takes it over (no second initialize, no load, no
+// second question), and closing the Keeper stops it. Without one (the
+// test above) every activation starts the command again.
+func TestKeeperKeepsTheProcessAcrossSettlements(t *testing.T) {
+	keeper := external.NewKeeper(time.Minute)
+	approvals := 0
+	f := newFixture(t, "normal", func(o *external.Options) {
+		o.Keeper = keeper
+		o.Approve = func(context.Context, string, external.Command) error { approvals++; return nil }
+	})
+	f.prompt("first", 20*time.Second)
+	if err := f.agent.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := keeper.Kept(); n != 1 {
+		t.Fatalf("kept %d processes after the settlement, want 1", n)
+	}
+	f.build()
+	f.prompt("second", 20*time.Second)
+	if r := turnEnd(t, f); r.Kind != session.TurnEndCompleted {
+		t.Fatalf("turn ended %+v", r)
+	}
+	obs := f.observed()
+	if strings.Count(obs, "initialize") != 1 || strings.Contains(obs, "load ") || !strings.Contains(obs, "prompt second") || approvals != 1 {
+		t.Fatalf("the agent was started again (approvals %d):\n%s", approvals, obs)
+	}
+	if n := keeper.Kept(); n != 0 {
+		t.Fatalf("kept %d processes while the child runs, want 0", n)
+	}
+	if err := f.agent.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := keeper.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := keeper.Kept(); n != 0 {
+		t.Fatalf("kept %d after close", n)
+	}
+	// A closed keeper keeps nothing: the next settlement stops its process.
+	f.build()
+	f.prompt("third", 20*time.Second)
+	if err := f.agent.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := keeper.Kept(); n != 0 || strings.Count(f.observed(), "initialize") != 2 || !strings.Contains(f.observed(), "load fake-1") {
+		t.Fatalf("kept %d after the keeper closed; the agent saw:\n%s", n, f.observed())
+	}
+}
+
+// A kept process unused for the Keeper's idle time is stopped; the next
+// activation starts the command again and loads its session.
+func TestKeeperStopsAnIdleProcess(t *testing.T) {
+	keeper := external.NewKeeper(50 * time.Millisecond)
+	t.Cleanup(func() { _ = keeper.Close() })
+	f := newFixture(t, "normal", func(o *external.Options) { o.Keeper = keeper })
+	f.prompt("first", 20*time.Second)
+	if err := f.agent.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); keeper.Kept() != 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the idle process was never stopped")
+		}
+	}
+	f.build()
+	f.prompt("second", 20*time.Second)
+	if obs := f.observed(); strings.Count(obs, "initialize") != 2 || !strings.Contains(obs, "load fake-1") {
+		t.Fatalf("the agent saw:\n%s", obs)
+	}
+}
+
+// Drop stops the process kept for a child (it was torn down, not settled):
+// the next activation starts the command again.
+func TestKeeperDropStopsTheKeptProcess(t *testing.T) {
+	keeper := external.NewKeeper(time.Minute)
+	t.Cleanup(func() { _ = keeper.Close() })
+	f := newFixture(t, "normal", func(o *external.Options) { o.Keeper = keeper })
+	f.prompt("first", 20*time.Second)
+	if err := f.agent.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	keeper.Drop(f.sess.ID())
+	if n := keeper.Kept(); n != 0 {
+		t.Fatalf("kept %d after Drop", n)
+	}
+	f.build()
+	f.prompt("second", 20*time.Second)
+	if obs := f.observed(); strings.Count(obs, "initialize") != 2 || !strings.Contains(obs, "load fake-1") {
+		t.Fatalf("the agent saw:\n%s", obs)
+	}
+}

@@ -37,7 +37,13 @@ var passedEnv = []string{"PATH", "HOME", "USER", "LANG", "LC_ALL", "LC_CTYPE", "
 
 // proc is one running external agent and its connection.
 type proc struct {
-	c    *Child
+	// owner is the Child the process works for: the one that started it,
+	// or the one that took it from a Keeper (a cold resume of the same
+	// child). Its callbacks (updates, requests, failure) go there.
+	owner atomic.Pointer[Child]
+	// key is what the process runs (Child.key): a Keeper hands it only to
+	// a Child that would start the same.
+	key  string
 	sup  *local.Supervised
 	conn *acp.ClientSideConnection
 	in   *os.File // our end of its stdin
@@ -85,24 +91,42 @@ func (t *tail) String() string {
 	return strings.TrimSpace(string(t.buf))
 }
 
-// startProc starts the command in cwd and initializes the connection.
-func (c *Child) startProc(ctx context.Context, cwd string) (*proc, error) {
+// commandPath is the executable of the definition's command: looked up
+// in PATH when it names no directory, else taken relative to cwd.
+func (c *Child) commandPath(cwd string) (string, error) {
 	path := c.cmd.Command
 	if !strings.ContainsRune(path, filepath.Separator) {
 		lp, ok := lookPath(path, c.opts.Getenv("PATH"))
 		if !ok {
-			return nil, failf(nil, "external agent %s: command %q is not found in PATH", c.cmd.Name, c.cmd.Command)
+			return "", failf(nil, "external agent %s: command %q is not found in PATH", c.cmd.Name, c.cmd.Command)
 		}
-		path = lp
-	} else if !filepath.IsAbs(path) {
+		return lp, nil
+	}
+	if !filepath.IsAbs(path) {
 		path = filepath.Join(cwd, path)
 	}
+	return path, nil
+}
+
+// commandEnv is the command's environment: the variables always passed
+// and the ones its definition names, never values from the definition.
+func (c *Child) commandEnv() []string {
 	env := make([]string, 0, len(passedEnv)+len(c.cmd.Env))
 	for _, name := range append(append([]string(nil), passedEnv...), c.cmd.Env...) {
 		if v := c.opts.Getenv(name); v != "" {
 			env = append(env, name+"="+v)
 		}
 	}
+	return env
+}
+
+// startProc starts the command in cwd and initializes the connection.
+func (c *Child) startProc(ctx context.Context, cwd, key string) (*proc, error) {
+	path, err := c.commandPath(cwd)
+	if err != nil {
+		return nil, err
+	}
+	env := c.commandEnv()
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -133,12 +157,13 @@ func (c *Child) startProc(ctx context.Context, cwd string) (*proc, error) {
 		errR.Close()
 		return nil, failf(err, "external agent %s: could not start %s: %v", c.cmd.Name, c.cmd.Line(), err)
 	}
-	p := &proc{c: c, sup: sup, in: inW, stderr: &tail{}, failed: make(chan struct{})}
+	p := &proc{key: key, sup: sup, in: inW, stderr: &tail{}, failed: make(chan struct{})}
+	p.owner.Store(c)
 	p.terms.byID = map[string]*terminal{}
 	p.life, p.lifeCancel = context.WithCancel(context.Background())
 	p.lastActive.Store(time.Now().UnixNano())
 	sdkR, sdkW := io.Pipe()
-	p.conn = acp.NewClientSideConnection(&client{c: c, p: p}, inW, sdkR)
+	p.conn = acp.NewClientSideConnection(&client{p: p}, inW, sdkR)
 	p.conn.SetLogger(c.log.With("external_agent", c.cmd.Name))
 	p.wg.Add(3)
 	go func() { defer p.wg.Done(); p.read(outR, sdkW) }()
@@ -149,6 +174,16 @@ func (c *Child) startProc(ctx context.Context, cwd string) (*proc, error) {
 	}()
 	go func() { defer p.wg.Done(); p.watch() }()
 
+	if err := c.initialize(ctx, p); err != nil {
+		p.stop()
+		return nil, err
+	}
+	return p, nil
+}
+
+// initialize speaks ACP's initialize to the started process p, with the
+// client capabilities this agent serves, and keeps what it answers.
+func (c *Child) initialize(ctx context.Context, p *proc) error {
 	ictx, cancel := context.WithTimeout(ctx, c.opts.InitTimeout)
 	defer cancel()
 	resp, err := p.call(ictx, func(ctx context.Context) (any, error) {
@@ -162,17 +197,18 @@ func (c *Child) startProc(ctx context.Context, cwd string) (*proc, error) {
 		})
 	}, "initialize")
 	if err != nil {
-		p.stop()
-		return nil, err
+		return err
 	}
 	ir := resp.(acp.InitializeResponse)
 	if ir.ProtocolVersion != acp.ProtocolVersionNumber {
-		p.stop()
-		return nil, failf(nil, "external agent %s speaks ACP version %d; this agent speaks version %d", c.cmd.Name, ir.ProtocolVersion, acp.ProtocolVersionNumber)
+		return failf(nil, "external agent %s speaks ACP version %d; this agent speaks version %d", c.cmd.Name, ir.ProtocolVersion, acp.ProtocolVersionNumber)
 	}
 	p.caps, p.info = ir.AgentCapabilities, ir.AgentInfo
-	return p, nil
+	return nil
 }
+
+// child is the Child the process works for now.
+func (p *proc) child() *Child { return p.owner.Load() }
 
 // lookPath finds name in the folders of pathList (the agent's PATH, which
 // Options.Getenv gives: not necessarily this process's).
@@ -207,7 +243,7 @@ func (p *proc) explain(ctx context.Context, err error, method string) error {
 		return cause
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		err := failf(err, "external agent %s did not answer %s within %s", p.c.cmd.Name, method, p.c.opts.InitTimeout)
+		err := failf(err, "external agent %s did not answer %s within %s", p.child().cmd.Name, method, p.child().opts.InitTimeout)
 		p.fail(err)
 		return err
 	}
@@ -225,9 +261,9 @@ func (p *proc) explain(ctx context.Context, err error, method string) error {
 	}
 	var re *acp.RequestError
 	if errors.As(err, &re) {
-		return failf(err, "external agent %s refused %s: %s", p.c.cmd.Name, method, requestErrorText(re))
+		return failf(err, "external agent %s refused %s: %s", p.child().cmd.Name, method, requestErrorText(re))
 	}
-	return failf(err, "external agent %s: %s failed: %v", p.c.cmd.Name, method, err)
+	return failf(err, "external agent %s: %s failed: %v", p.child().cmd.Name, method, err)
 }
 
 func requestErrorText(re *acp.RequestError) string {
@@ -257,7 +293,7 @@ func (p *proc) waitCause() error {
 	case <-p.failed:
 		return p.failErr
 	case <-time.After(2 * time.Second):
-		return failf(nil, "external agent %s stopped answering", p.c.cmd.Name)
+		return failf(nil, "external agent %s stopped answering", p.child().cmd.Name)
 	}
 }
 
@@ -267,9 +303,9 @@ func (p *proc) fail(err error) {
 	p.failOnce.Do(func() {
 		p.failErr = err
 		close(p.failed)
-		p.c.log.Warn("external agent failed", "agent", p.c.cmd.Name, "err", err)
+		p.child().log.Warn("external agent failed", "agent", p.child().cmd.Name, "err", err)
 		p.sup.Stop() // the reader then sees EOF
-		p.c.procFailed(p, err)
+		p.child().procFailed(p, err)
 	})
 }
 
@@ -289,10 +325,10 @@ func (p *proc) read(out *os.File, sdk *io.PipeWriter) {
 			continue
 		}
 		if !json.Valid(line) {
-			p.fail(failf(nil, "external agent %s wrote something that is not JSON-RPC on its stdout: %q", p.c.cmd.Name, clip(string(line), 120)))
+			p.fail(failf(nil, "external agent %s wrote something that is not JSON-RPC on its stdout: %q", p.child().cmd.Name, clip(string(line), 120)))
 			return
 		}
-		if bytes.Contains(line, []byte(`"subagent_update"`)) && p.c.nestedLine(line) {
+		if bytes.Contains(line, []byte(`"subagent_update"`)) && p.child().nestedLine(line) {
 			continue
 		}
 		buf := make([]byte, 0, len(line)+1)
@@ -302,7 +338,7 @@ func (p *proc) read(out *os.File, sdk *io.PipeWriter) {
 		}
 	}
 	if err := sc.Err(); err != nil && !p.stopping.Load() {
-		p.fail(failf(err, "external agent %s: reading its stdout failed: %v", p.c.cmd.Name, err))
+		p.fail(failf(err, "external agent %s: reading its stdout failed: %v", p.child().cmd.Name, err))
 		return
 	}
 	select {
@@ -319,7 +355,7 @@ func (p *proc) read(out *os.File, sdk *io.PipeWriter) {
 		how = "exited (" + local.ExitDescription(p.sup.Err()) + ")"
 	default:
 	}
-	msg := fmt.Sprintf("external agent %s %s", p.c.cmd.Name, how)
+	msg := fmt.Sprintf("external agent %s %s", p.child().cmd.Name, how)
 	if s := p.stderr.String(); s != "" {
 		msg += "; the end of its stderr: " + clip(s, 400)
 	}
@@ -329,7 +365,7 @@ func (p *proc) read(out *os.File, sdk *io.PipeWriter) {
 // watch fails the agent when it stays silent for ReplyTimeout while a
 // request of ours is outstanding and none of its is being served.
 func (p *proc) watch() {
-	limit := p.c.opts.ReplyTimeout
+	limit := p.child().opts.ReplyTimeout
 	tick := time.NewTicker(max(limit/4, time.Millisecond))
 	defer tick.Stop()
 	for {
@@ -344,7 +380,7 @@ func (p *proc) watch() {
 			continue
 		}
 		if time.Since(time.Unix(0, p.lastActive.Load())) > limit {
-			p.fail(failf(nil, "external agent %s hung: nothing from it for %s while it owed an answer", p.c.cmd.Name, limit))
+			p.fail(failf(nil, "external agent %s hung: nothing from it for %s while it owed an answer", p.child().cmd.Name, limit))
 			return
 		}
 	}

@@ -61,12 +61,12 @@ func TestNarrow(t *testing.T) {
 }
 
 func TestCheck(t *testing.T) {
-	priced := budgets.Usage{Input: 700, Output: 200, Responses: 2, Cost: 0.5}
-	unpriced := budgets.Usage{Input: 700, Output: 200, Responses: 2, Unpriced: 1, Cost: 0.5}
+	priced := budget.Usage{Input: 700, Output: 200, Responses: 2, Cost: 0.5}
+	unpriced := budget.Usage{Input: 700, Output: 200, Responses: 2, Unpriced: 1, Cost: 0.5}
 	tests := []struct {
 		name    string
 		l       budgets.Limits
-		u       budgets.Usage
+		u       budget.Usage
 		reached string
 		frac    float64
 	}{

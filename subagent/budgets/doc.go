@@ -10,7 +10,8 @@
 // Everything here is pure or owns only its own small state: the subagent
 // runtime wires it to agents (the loop's Limit hook) and to listings.
 //
-// It imports agent/session, agent/model, agent/budget (the price table)
+// It imports agent/session, agent/model, agent/budget (the price table and
+// the Usage type every layer shares)
 // and agent/projection (the usage unit); it must not import the loop
 // (agent), subagent, acp, app or persistence.
 package budgets

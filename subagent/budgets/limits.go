@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/acp-agent/acp-agent/agent/budget"
 	"github.com/acp-agent/acp-agent/agent/session"
 )
 
@@ -109,7 +110,7 @@ type Verdict struct {
 // Check compares u with the spending limits of l (tokens, cost). A cost
 // limit over a usage whose cost is not known counts nothing: no cost is
 // made up (its tokens still count against a token limit).
-func Check(l Limits, u Usage) Verdict {
+func Check(l Limits, u budget.Usage) Verdict {
 	var v Verdict
 	if l.MaxTokens > 0 {
 		f := float64(u.Tokens()) / float64(l.MaxTokens)
@@ -124,7 +125,7 @@ func Check(l Limits, u Usage) Verdict {
 		v.Fraction = max(v.Fraction, f)
 		if v.Reached == "" && u.Cost >= l.MaxCostUSD {
 			v.Reached = "maxCostUsd"
-			v.Detail = fmt.Sprintf("spent %s of its limit of %s (maxCostUsd)", FormatUSD(u.Cost), FormatUSD(l.MaxCostUSD))
+			v.Detail = fmt.Sprintf("spent %s of its limit of %s (maxCostUsd)", budget.FormatUSD(u.Cost), budget.FormatUSD(l.MaxCostUSD))
 		}
 	}
 	return v
@@ -139,13 +140,13 @@ const WarnAt = 0.8
 const WarningMarker = "[budget warning]"
 
 // Warning is the steer message a child gets once at WarnAt of a limit.
-func Warning(l Limits, u Usage) string {
+func Warning(l Limits, u budget.Usage) string {
 	var parts []string
 	if l.MaxTokens > 0 {
 		parts = append(parts, fmt.Sprintf("%d of %d tokens", u.Tokens(), l.MaxTokens))
 	}
 	if l.MaxCostUSD > 0 && u.CostKnown() {
-		parts = append(parts, fmt.Sprintf("%s of %s", FormatUSD(u.Cost), FormatUSD(l.MaxCostUSD)))
+		parts = append(parts, fmt.Sprintf("%s of %s", budget.FormatUSD(u.Cost), budget.FormatUSD(l.MaxCostUSD)))
 	}
 	return WarningMarker + " You have used " + strings.Join(parts, " and ") +
 		" of your budget. Finish the task now: wrap up and give your final answer before the limit stops you."

@@ -30,7 +30,7 @@ func (m *Meter) Prices() *budget.Prices { return m.prices }
 
 // Set records session's own ledger in root's tree and returns the tree's
 // usage.
-func (m *Meter) Set(root, session string, l Ledger) Usage {
+func (m *Meter) Set(root, session string, l Ledger) budget.Usage {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t := m.trees[root]
@@ -58,14 +58,39 @@ func (m *Meter) Seed(root, session string, l Ledger) {
 }
 
 // Tree returns the usage of root's tree as reported so far.
-func (m *Meter) Tree(root string) Usage {
+func (m *Meter) Tree(root string) budget.Usage {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.sumLocked(m.trees[root])
 }
 
-func (m *Meter) sumLocked(t map[string]Ledger) Usage {
-	var u Usage
+// Ledgers returns a copy of the ledgers reported for root's tree, by
+// session.
+func (m *Meter) Ledgers(root string) map[string]Ledger {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[string]Ledger, len(m.trees[root]))
+	for id, l := range m.trees[root] {
+		out[id] = l
+	}
+	return out
+}
+
+// TreeExcept returns the usage of root's tree without session's own.
+func (m *Meter) TreeExcept(root, session string) budget.Usage {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var u budget.Usage
+	for id, l := range m.trees[root] {
+		if id != session {
+			u.Add(l.Usage(m.prices))
+		}
+	}
+	return u
+}
+
+func (m *Meter) sumLocked(t map[string]Ledger) budget.Usage {
+	var u budget.Usage
 	for _, l := range t {
 		u.Add(l.Usage(m.prices))
 	}

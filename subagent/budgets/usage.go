@@ -1,11 +1,11 @@
 package budgets
 
 // This file is usage: the tokens of one session's own model responses,
-// per route, and their cost at the price table's prices.
+// per route, and their cost at the price table's prices (as a
+// budget.Usage, the module's one usage type).
 
 import (
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 
@@ -13,66 +13,6 @@ import (
 	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/session"
 )
-
-// Usage is what one session (or a tree) spent. Cost is the sum over the
-// priced responses; it is known only when every counted response had a
-// price (CostKnown): an unknown price never becomes a made-up cost.
-type Usage struct {
-	Input      int `json:"inputTokens"`
-	Output     int `json:"outputTokens"`
-	Cached     int `json:"cachedTokens,omitempty"`
-	CacheWrite int `json:"cacheWriteTokens,omitempty"`
-	Reasoning  int `json:"reasoningTokens,omitempty"`
-	// Responses counts the model responses that reported usage; Unpriced
-	// those whose model has no known price.
-	Responses int     `json:"responses"`
-	Unpriced  int     `json:"unpriced,omitempty"`
-	Cost      float64 `json:"costUsd,omitempty"`
-}
-
-// Tokens is what a token limit counts: input (cached included) plus
-// output.
-func (u Usage) Tokens() int { return u.Input + u.Output }
-
-// CostKnown reports whether Cost covers every counted response.
-func (u Usage) CostKnown() bool { return u.Responses > 0 && u.Unpriced == 0 }
-
-// Zero reports whether nothing was counted.
-func (u Usage) Zero() bool { return u.Responses == 0 }
-
-// Add adds v to u (a roll-up).
-func (u *Usage) Add(v Usage) {
-	u.Input += v.Input
-	u.Output += v.Output
-	u.Cached += v.Cached
-	u.CacheWrite += v.CacheWrite
-	u.Reasoning += v.Reasoning
-	u.Responses += v.Responses
-	u.Unpriced += v.Unpriced
-	u.Cost += v.Cost
-}
-
-// String renders u for people and models: "1200 tokens (1000 in, 200
-// out, 300 cached, 50 reasoning), $0.0042"; the cost is left out when it
-// is not known.
-func (u Usage) String() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%d tokens (%d in, %d out", u.Tokens(), u.Input, u.Output)
-	if u.Cached > 0 {
-		fmt.Fprintf(&b, ", %d cached", u.Cached)
-	}
-	if u.Reasoning > 0 {
-		fmt.Fprintf(&b, ", %d reasoning", u.Reasoning)
-	}
-	b.WriteString(")")
-	if u.CostKnown() {
-		fmt.Fprintf(&b, ", %s", FormatUSD(u.Cost))
-	}
-	return b.String()
-}
-
-// FormatUSD renders a cost in dollars with four decimals.
-func FormatUSD(c float64) string { return fmt.Sprintf("$%.4f", c) }
 
 // RouteTokens are the tokens of one route's responses.
 type RouteTokens struct {
@@ -113,8 +53,8 @@ func (l *Ledger) Count(r model.Route, u session.Usage) {
 // route is computed from its sums, which equals the sum of its calls'
 // costs whenever no call reports more cached tokens than input tokens
 // (every provider's invariant).
-func (l Ledger) Usage(prices *budget.Prices) Usage {
-	var u Usage
+func (l Ledger) Usage(prices *budget.Prices) budget.Usage {
+	var u budget.Usage
 	for _, x := range l.Routes {
 		u.Input += x.Input
 		u.Output += x.Output
@@ -189,7 +129,7 @@ func (c *Counter) Ledger() Ledger {
 }
 
 // Own folds the own usage of a whole log (events after seedLength).
-func Own(events []session.Event, seedLength int, prices *budget.Prices) Usage {
+func Own(events []session.Event, seedLength int, prices *budget.Prices) budget.Usage {
 	var c Counter
 	c.Fold(events, seedLength)
 	return c.ledger.Usage(prices)

@@ -22,8 +22,9 @@ type Model struct {
 }
 
 var (
-	_ model.Model      = (*Model)(nil)
-	_ model.ImageInput = (*Model)(nil)
+	_ model.Model          = (*Model)(nil)
+	_ model.ImageInput     = (*Model)(nil)
+	_ model.ThinkingSwitch = (*Model)(nil)
 )
 
 // New validates cfg and resolves the key: a missing key or model fails
@@ -66,6 +67,11 @@ func New(cfg Config) (*Model, error) {
 
 // AcceptsImages implements model.ImageInput: Claude models take images.
 func (m *Model) AcceptsImages() bool { return true }
+
+// SwitchesThinking implements model.ThinkingSwitch: with a thinking
+// budget configured, a request with NoThinking goes without extended
+// thinking.
+func (m *Model) SwitchesThinking() bool { return m.cfg.ThinkingBudget > 0 }
 
 // Stream implements model.Model. Route.Model, when set, overrides the
 // configured model id.

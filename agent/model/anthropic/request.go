@@ -38,7 +38,7 @@ func buildParams(cfg Config, modelID string, req model.Request) (sdk.MessageNewP
 	if req.System != "" {
 		p.System = []sdk.TextBlockParam{{Text: req.System, CacheControl: sdk.NewCacheControlEphemeralParam()}}
 	}
-	if cfg.ThinkingBudget > 0 && cfg.ThinkingBudget < maxTokens {
+	if cfg.ThinkingBudget > 0 && cfg.ThinkingBudget < maxTokens && !req.NoThinking && !unthoughtToolStep(req.Messages) {
 		p.Thinking = sdk.ThinkingConfigParamOfEnabled(int64(cfg.ThinkingBudget))
 	}
 	for _, t := range req.Tools {
@@ -67,6 +67,34 @@ func buildParams(cfg Config, modelID string, req model.Request) (sdk.MessageNewP
 	}
 	p.Messages = msgs
 	return p, nil
+}
+
+// unthoughtToolStep reports whether the request continues a tool use whose
+// assistant message did not start with thinking (thinking was off, or
+// another provider answered). With thinking on, the API refuses such a
+// request (the last assistant message before the tool results must start
+// with a thinking block), so thinking stays off until the next user
+// message: a session that turns thinking on mid-turn gets it from its
+// next turn.
+func unthoughtToolStep(history []model.Message) bool {
+	if len(history) == 0 || history[len(history)-1].Role != model.RoleTool {
+		return false
+	}
+	for i := len(history) - 1; i >= 0; i-- {
+		if history[i].Role != session.RoleAssistant {
+			continue
+		}
+		for _, b := range history[i].Content {
+			if b.Type == session.BlockReasoning && (b.Data != "" || b.Signature != "") {
+				return false // sent as its first block
+			}
+			if b.Type != session.BlockReasoning {
+				return true
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // buildMessages maps the history. Tool results become tool_result blocks

@@ -38,7 +38,15 @@ type clientOrErr struct {
 	err error
 }
 
-var _ model.Model = (*Model)(nil)
+var (
+	_ model.Model          = (*Model)(nil)
+	_ model.ThinkingSwitch = (*Model)(nil)
+)
+
+// SwitchesThinking implements model.ThinkingSwitch: true for the
+// configured model when it is one of OpenAI's reasoning models whose
+// reasoning a request can turn off (offEffort).
+func (m *Model) SwitchesThinking() bool { return offEffort(m.own.provider, m.own.model) != "" }
 
 // New validates cfg, resolves the API key and returns the model. Missing
 // keys (deepseek, openai), a missing base URL (openai-compatible) and

@@ -36,6 +36,11 @@ func buildParams(provider, modelID string, req model.Request) (oai.ChatCompletio
 			p.MaxTokens = param.NewOpt(int64(req.MaxTokens))
 		}
 	}
+	if req.NoThinking {
+		// Only where "off" has a value; otherwise reasoning_effort stays
+		// unset, as it always is with thinking on (the model's default).
+		p.ReasoningEffort = offEffort(provider, modelID)
+	}
 	msgs, err := buildMessages(provider, req)
 	if err != nil {
 		return p, err
@@ -61,6 +66,45 @@ func buildParams(provider, modelID string, req model.Request) (oai.ChatCompletio
 		}
 	}
 	return p, nil
+}
+
+// offEffort is the reasoning_effort that asks model id of provider to
+// answer without reasoning, "" when it has none to turn off or the API
+// takes no such value for it. Only OpenAI's GPT-5 family takes one:
+// "minimal" for gpt-5 and its mini and nano (dated ids too), "none" from
+// gpt-5.1 on; its chat, codex and pro variants, the o-series (whose
+// lowest effort still reasons), DeepSeek and other compatible servers
+// are left alone.
+func offEffort(provider, id string) shared.ReasoningEffort {
+	if provider != ProviderOpenAI {
+		return ""
+	}
+	rest, ok := strings.CutPrefix(id, "gpt-5")
+	if !ok || strings.Contains(rest, "chat") || strings.Contains(rest, "codex") || strings.Contains(rest, "pro") {
+		return ""
+	}
+	if strings.HasPrefix(rest, ".") {
+		return shared.ReasoningEffortNone
+	}
+	switch {
+	case rest == "", rest == "-mini", rest == "-nano",
+		isDated(rest), isDated(strings.TrimPrefix(rest, "-mini")), isDated(strings.TrimPrefix(rest, "-nano")):
+		return shared.ReasoningEffortMinimal
+	}
+	return ""
+}
+
+// isDated reports whether s is a "-YYYY-MM-DD" snapshot suffix.
+func isDated(s string) bool {
+	if len(s) != len("-2025-08-07") || s[0] != '-' || s[5] != '-' || s[8] != '-' {
+		return false
+	}
+	for i, c := range s {
+		if i != 0 && i != 5 && i != 8 && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
 }
 
 func buildMessages(provider string, req model.Request) ([]oai.ChatCompletionMessageParamUnion, error) {

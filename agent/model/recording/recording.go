@@ -137,6 +137,9 @@ type recorded struct {
 // AcceptsImages forwards the wrapped model's capability.
 func (m recorded) AcceptsImages() bool { return model.AcceptsImages(m.inner) }
 
+// SwitchesThinking forwards the wrapped model's capability.
+func (m recorded) SwitchesThinking() bool { return model.SwitchesThinking(m.inner) }
+
 func (m recorded) Stream(ctx context.Context, req model.Request) iter.Seq2[session.Chunk, error] {
 	return func(yield func(session.Chunk, error) bool) {
 		var acc accumulator

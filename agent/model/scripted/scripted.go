@@ -290,7 +290,28 @@ func replyError(r Reply) *ReplyError {
 // Model replays a Script.
 type Model struct{ script *Script }
 
-var _ model.Model = (*Model)(nil)
+var (
+	_ model.Model          = (*Model)(nil)
+	_ model.ThinkingSwitch = (*Model)(nil)
+)
+
+// SwitchesThinking implements model.ThinkingSwitch: a script that has
+// reasoning in some reply thinks, and a request with NoThinking gets its
+// reply without the reasoning (what a model with thinking off does), so
+// tests see the switch in the answer.
+func (m *Model) SwitchesThinking() bool {
+	if m.script == nil {
+		return false
+	}
+	for _, replies := range m.script.Replies {
+		for _, r := range replies {
+			if r.Reasoning != "" {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // New returns a model replaying script.
 func New(script *Script) model.Model { return &Model{script: script} }
@@ -335,6 +356,9 @@ func (m *Model) Stream(ctx context.Context, req model.Request) iter.Seq2[session
 			if ctx.Err() != nil {
 				yield(session.Chunk{}, fmt.Errorf("scripted model: %w", context.Cause(ctx)))
 				return
+			}
+			if req.NoThinking && c.Type == session.ChunkReasoning {
+				continue
 			}
 			if r.Hang && (c.Type == session.ChunkUsage || c.Type == session.ChunkFinish || c.Type == session.ChunkToolCall) {
 				continue

@@ -225,3 +225,45 @@ func FuzzParseScript(f *testing.F) {
 		}
 	})
 }
+
+// A script with reasoning offers the thinking switch; with thinking off
+// its replies come without the reasoning, the rest unchanged. A script
+// without reasoning has no thinking to switch.
+func TestThinkingSwitch(t *testing.T) {
+	sc, err := scripted.Parse([]byte(example))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := scripted.New(sc)
+	if !model.SwitchesThinking(m) {
+		t.Error("a script with reasoning does not switch thinking")
+	}
+	req := model.Request{Caller: model.Caller{ScriptKey: "Reply with CHILD_OK"}}
+	var on, off model.Accumulator
+	for c, err := range m.Stream(context.Background(), req) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		on.Add(c)
+	}
+	req.NoThinking = true
+	for c, err := range m.Stream(context.Background(), req) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		off.Add(c)
+	}
+	if on.ReasoningText() != "think" || on.Text() != "CHILD_OK" {
+		t.Errorf("thinking on: reasoning %q, text %q", on.ReasoningText(), on.Text())
+	}
+	if off.ReasoningText() != "" || off.Text() != "CHILD_OK" {
+		t.Errorf("thinking off: reasoning %q, text %q; want the text alone", off.ReasoningText(), off.Text())
+	}
+	plain, err := scripted.Parse([]byte("model:\n  main: [{text: x}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if model.SwitchesThinking(scripted.New(plain)) {
+		t.Error("a script without reasoning switches thinking")
+	}
+}

@@ -63,6 +63,10 @@ type Command struct {
 	// starts; an error stops the command from starting. The session log
 	// records it so that a restart can kill what an agent that died left.
 	Record func(ctx context.Context, marker string) error
+	// OnOutput, when set, is called with the command's output as it is
+	// produced (a local command's; a client terminal shows its own), on
+	// one goroutine, in order; it must not keep p.
+	OnOutput func(p []byte)
 }
 
 // CommandResult is how a command ended.

@@ -191,10 +191,14 @@ func (c Commands) Run(ctx context.Context, cmd workspace.Command, _ func(session
 	}
 
 	tail := &tailBuffer{limit: limit}
+	var sink io.Writer = tail
+	if cmd.OnOutput != nil {
+		sink = io.MultiWriter(tail, outputFunc(cmd.OnOutput))
+	}
 	readDone := make(chan struct{})
 	go func() {
 		defer close(readDone)
-		_, _ = io.Copy(tail, pr)
+		_, _ = io.Copy(sink, pr)
 	}()
 	waitDone := make(chan error, 1)
 	go func() { waitDone <- ec.Wait() }()
@@ -294,6 +298,14 @@ func stopGroup(pgid int, grace time.Duration, waitDone <-chan error) {
 			return
 		}
 	}
+}
+
+// outputFunc streams what is written to it (Command.OnOutput).
+type outputFunc func([]byte)
+
+func (f outputFunc) Write(p []byte) (int, error) {
+	f(p)
+	return len(p), nil
 }
 
 // tailBuffer keeps the last limit bytes written to it.

@@ -1,6 +1,6 @@
 // Command fakeagent is an ACP agent for the tests of package
 // driver/external. FAKE_MODE picks its behaviour: normal, crash, hang,
-// garbage, initerr, permcancel, nested. FAKE_OUT, when set, is a file it
+// garbage, initerr, permcancel, nested, terminal. FAKE_OUT, when set, is a file it
 // appends what it observed to (one line per fact).
 package main
 
@@ -145,6 +145,40 @@ func (a *agent) Prompt(ctx context.Context, req acp.PromptRequest) (acp.PromptRe
 		}
 		a.update(sid, acp.UpdateToolCall("t1", acp.WithUpdateStatus(acp.ToolCallStatusFailed)))
 		return acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil
+	case "terminal":
+		// A command that prints, then waits for a file: its first line must
+		// be readable through terminal/output while it still runs.
+		cwd, _ := os.Getwd()
+		term, err := a.conn.CreateTerminal(ctx, acp.CreateTerminalRequest{SessionId: sid, Command: "sh",
+			Args: []string{"-c", "echo first; while [ ! -f release ]; do sleep 0.02; done; echo second"}})
+		if err != nil {
+			note("terminal error %v", err)
+			return acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
+		}
+		streamed := false
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			out, err := a.conn.TerminalOutput(ctx, acp.TerminalOutputRequest{SessionId: sid, TerminalId: term.TerminalId})
+			if err != nil {
+				note("terminal output error %v", err)
+				break
+			}
+			if out.ExitStatus != nil {
+				note("terminal exited before its output was seen")
+				break
+			}
+			if strings.Contains(out.Output, "first") {
+				note("streamed %q", strings.TrimSpace(out.Output))
+				streamed = true
+				break
+			}
+		}
+		_ = os.WriteFile(cwd+"/release", nil, 0o600)
+		if _, err := a.conn.WaitForTerminalExit(ctx, acp.WaitForTerminalExitRequest{SessionId: sid, TerminalId: term.TerminalId}); err != nil {
+			note("wait error %v", err)
+		}
+		out, _ := a.conn.TerminalOutput(ctx, acp.TerminalOutputRequest{SessionId: sid, TerminalId: term.TerminalId})
+		note("final %q exited=%v streamed=%v", strings.TrimSpace(out.Output), out.ExitStatus != nil, streamed)
+		return acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
 	case "nested":
 		line := `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"` + string(sid) + `","update":{"sessionUpdate":"subagent_update","sessionId":"nested-7","title":"Scout","description":"looks around","state":{"state":"running"}}}}` + "\n"
 		a.out.Write([]byte(line))
