@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
@@ -127,9 +128,9 @@ func (s *Server) refuseRunning(tree []string) error {
 			running = b.cancel != nil
 			b.mu.Unlock()
 		}
-		if s.opts.Agents != nil {
+		if s.opts.Agents != nil && !running {
 			if ag, ok := s.opts.Agents.Get(x); ok && ag.Status() == agent.StatusRunning {
-				running = true
+				running = !settlesSoon(ag)
 			}
 		}
 		if !running {
@@ -141,6 +142,20 @@ func (s *Server) refuseRunning(tree []string) error {
 		return errorf(CodeSessionBusy, "session %s was not deleted: its subagent %s is running; interrupt it or wait for it to settle", root, x)
 	}
 	return nil
+}
+
+// wrapUp bounds the wait for an agent that is running with no prompt in
+// flight: a turn that was just cancelled (its response already sent)
+// takes a moment to close, and a client's session/cancel followed by
+// session/delete must not be refused for that moment.
+const wrapUp = 2 * time.Second
+
+// settlesSoon reports whether ag goes idle within wrapUp; an autonomous
+// turn (a settlement notice's) runs longer and is refused.
+func settlesSoon(ag *agent.Agent) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), wrapUp)
+	defer cancel()
+	return ag.WaitIdle(ctx) == nil
 }
 
 // knownHeaders are the headers of every stored or live session.
