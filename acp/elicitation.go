@@ -3,16 +3,20 @@ package acp
 // This file defines the ask_user tool: the model asks the person a
 // structured question (one of a few choices, or a short form) through
 // elicitation/create, in form mode, tied to the session and the tool call.
-// It is offered only to the top-level sessions of a client that advertised
+// It is offered to the top-level sessions of a client that advertised
 // clientCapabilities.elicitation.form, and only while that client is
-// connected; a subagent session that calls it is refused (its questions
-// would have to be held for the person: not built yet). The question is
-// the call's arguments and the answer its result, both in the session's
-// log, so a replay shows them as they were.
+// connected; the composition offers it to children too (AskUserTool). A
+// child's question is asked on its own session to a client with the
+// subagents capability, else on its root session under the held-question
+// rules (held_questions.go: held while no prompt of the root runs, asked
+// again at its next prompt, refused at the deadline). The question is the
+// call's arguments and the answer its result, both in the session's log,
+// so a replay shows them as they were.
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -149,6 +153,9 @@ func (t askUser) Execute(ctx context.Context, inv tool.Invocation) (tool.Result,
 	if inv.Caller != nil {
 		sid = inv.Caller.SessionID()
 	}
+	if _, child := t.s.liveChild(sid); child {
+		return t.s.elicitForChild(ctx, sid, inv.CallID, a, req)
+	}
 	if err := t.s.canElicit(sid); err != nil {
 		return tool.Result{}, err
 	}
@@ -172,14 +179,10 @@ func (t askUser) Execute(ctx context.Context, inv tool.Invocation) (tool.Result,
 }
 
 // canElicit refuses a question the client cannot be asked now: a session
-// not bound to this connection (a subagent's), a client that did not
-// advertise form elicitation, or no connection.
+// not bound to this connection, a client that did not advertise form
+// elicitation, or no connection. (A subagent's question goes to its root:
+// elicitForChild.)
 func (s *Server) canElicit(sid string) error {
-	if parent, child := s.liveChild(sid); child {
-		return &tool.Error{Code: CodeElicitationUnavailable, Message: fmt.Sprintf(
-			"ask_user is not available to subagents yet: this session is a subagent of %s, whose person cannot be asked from here. "+
-				"Decide with what you have and say in your final answer what you assumed, or end with the question so the parent can ask it.", parent)}
-	}
 	b := s.boundSession(sid)
 	if b == nil || b.readOnly || !s.connected() {
 		return &tool.Error{Code: CodeElicitationUnavailable, Message: "ask_user is not available now: no editor is attached to this session"}
@@ -317,4 +320,121 @@ func (s *Server) sessionTools(sess *session.Session) []tool.Tool {
 		return nil
 	}
 	return []tool.Tool{askUser{s: s}}
+}
+
+// CodeElicitationRefused is ask_user's failure when nobody answered a
+// subagent's question within the deadline (Options.QuestionTimeout).
+const CodeElicitationRefused = "ELICITATION_REFUSED"
+
+// AskUserTool is the ask_user tool for the composition to give children
+// (subagent sessions), nil when the client did not advertise form
+// elicitation. A child's question follows the held-question rules.
+func (s *Server) AskUserTool() tool.Tool {
+	if s == nil || !s.elicitsForms() {
+		return nil
+	}
+	return askUser{s: s}
+}
+
+// childQuestionMeta is _meta[MetaSubagent] of a child's question asked on
+// its root session: whose it is. Its field order is fixed: the written
+// request is matched by its prefix (askWatch).
+type childQuestionMeta struct {
+	ChildSessionID string `json:"childSessionId"`
+	ToolCallID     string `json:"toolCallId"`
+	Label          string `json:"label,omitempty"`
+}
+
+// elicitForChild asks child's question: on the child's own session when
+// the client follows it (the subagents capability), else on its root
+// session, held while no prompt of the root runs and refused once nobody
+// answered it within the deadline.
+func (s *Server) elicitForChild(ctx context.Context, child, callID string, a askUserArgs, req CreateElicitationRequest) (tool.Result, error) {
+	unavailable := func(why string) (tool.Result, error) {
+		return tool.Result{}, &tool.Error{Code: CodeElicitationUnavailable, Message: "ask_user is not available now: " + why +
+			". Decide with what you have and say in your final answer what you assumed, or end with the question so the parent can ask it."}
+	}
+	h, err := s.header(ctx, child)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	root, err := s.rootOf(ctx, h)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	b := s.boundSession(root.ID)
+	switch {
+	case b == nil || b.readOnly || !s.connected():
+		return unavailable("no editor is attached to the session that started this subagent")
+	case !s.elicitsForms():
+		return unavailable("the editor does not support questions (elicitation)")
+	}
+	label := s.childRecordOf(root.ID, child).Label
+	if c := s.announcedChild(child); c != nil {
+		// The client follows the child: asked at once, on its session.
+		s.queue(c, item{call: func() { s.childState(c, RequiresAction()) }})
+		done := make(chan struct{})
+		s.queue(c, item{barrier: done})
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return tool.Result{}, context.Cause(ctx)
+		}
+		req.SessionID, req.ToolCallID = child, callID
+		raw, err := s.callRaw(ctx, MethodElicitationCreate, req)
+		s.queue(c, item{call: func() { s.childState(c, Running()) }})
+		return elicited(ctx, a, raw, err)
+	}
+	held := s.questions()
+	q := &HeldQuestion{Root: root.ID, Child: child, Label: label, Title: req.Message, Ask: true}
+	dctx, stop := held.Deadline(ctx)
+	defer stop()
+	heldFirst := !s.questionsAnytime()
+	if heldFirst {
+		if err := held.Hold(dctx, q); err != nil {
+			switch {
+			case Expired(dctx):
+				return tool.Result{}, &tool.Error{Code: CodeElicitationRefused, Message: "the question was refused: " + s.noteExpired(b, q)}
+			case errors.Is(err, ErrQuestionDropped):
+				return unavailable("the editor session that started this subagent was closed")
+			}
+			return tool.Result{}, err
+		}
+		defer q.Asked()
+	}
+	// Asked on the root session, which has not seen the child's call: no
+	// toolCallId, the child named in the message and in _meta.
+	req.SessionID, req.ToolCallID = root.ID, ""
+	if label != "" {
+		req.Message = "[" + label + "] " + req.Message
+	}
+	meta := childQuestionMeta{ChildSessionID: child, ToolCallID: callID, Label: label}
+	req.Meta = map[string]any{MetaSubagent: meta}
+	if heldFirst {
+		// Told once the request is written (the prompt that released it
+		// starts its turn then).
+		key, _ := json.Marshal(childQuestionMeta{ChildSessionID: child, ToolCallID: callID})
+		defer s.asking.watchKey(q, askKey{method: []byte(`"method":"` + MethodElicitationCreate + `"`), key: key[:len(key)-1]})()
+	}
+	raw, err := s.callRaw(dctx, MethodElicitationCreate, req)
+	if Expired(dctx) {
+		return tool.Result{}, &tool.Error{Code: CodeElicitationRefused, Message: "the question was refused: " + s.noteExpired(b, q)}
+	}
+	return elicited(ctx, a, raw, err)
+}
+
+// elicited maps the client's answer to an elicitation (or its failure) to
+// the tool's result.
+func elicited(ctx context.Context, a askUserArgs, raw json.RawMessage, err error) (tool.Result, error) {
+	if err != nil {
+		if ctx.Err() != nil {
+			return tool.Result{}, err
+		}
+		return tool.Result{}, &tool.Error{Code: CodeElicitationFailed, Message: "the question could not be asked: " + err.Error(), Err: err}
+	}
+	var resp CreateElicitationResponse
+	if err := json.Unmarshal(raw, &resp); err != nil {
+		return tool.Result{}, &tool.Error{Code: CodeElicitationFailed, Message: "the client's answer is not an elicitation result: " + err.Error()}
+	}
+	return answerResult(a, resp), nil
 }

@@ -25,6 +25,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/acp-agent/acp-agent/agent/delegation"
 	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace"
 )
@@ -77,6 +78,9 @@ type HeldQuestion struct {
 	Child string // the child session asking
 	Label string // the child's label, as its calls are titled
 	Title string // what it asks about
+	// Ask, when set, is the question a child asks the person (ask_user)
+	// rather than a permission.
+	Ask bool
 
 	release chan struct{} // closed when a prompt of Root starts
 	asked   chan struct{} // closed by Asked
@@ -316,6 +320,10 @@ func pendingNote(qs []*HeldQuestion) session.Message {
 		if q.Label != "" {
 			who = fmt.Sprintf("%s (%s)", q.Label, q.Child)
 		}
+		if q.Ask {
+			fmt.Fprintf(&b, "\n- %s asks the user: %s", who, q.Title)
+			continue
+		}
 		fmt.Fprintf(&b, "\n- %s asks permission for: %s", who, q.Title)
 	}
 	b.WriteString("\nThe subagents wait for the answers; answer the user's message as usual.")
@@ -359,10 +367,17 @@ func (s *Server) questions() *HeldQuestions {
 }
 
 // refuseExpired refuses q, which nobody answered in time: the listings
-// show it refused, the root session gets a notice (recorded, so a replay
+// show it refused (the child's own log records it, so they still do after
+// a restart), the root session gets a notice (recorded, so a replay
 // shows it too) and its model a note at its next turn, and the child's
 // model the refusal with the reason.
 func (s *Server) refuseExpired(b *bound, q *HeldQuestion, req workspace.PermissionRequest) error {
+	return rejected(req, s.noteExpired(b, q))
+}
+
+// noteExpired records and tells everyone but the child's model that q was
+// refused at its deadline (refuseExpired), and returns the reason.
+func (s *Server) noteExpired(b *bound, q *HeldQuestion) string {
 	h := s.questions()
 	reason := expiredReason(h.Timeout())
 	h.Refused(q, reason)
@@ -376,31 +391,43 @@ func (s *Server) refuseExpired(b *bound, q *HeldQuestion, req workspace.Permissi
 			s.log.Warn("record the refusal of a child's question", "session_id", b.id, "err", err)
 		}
 	}
+	s.recordRefusal(q, reason)
 	if b.agent != nil {
 		if _, err := b.agent.Inject(hostNote(msg, "a question of a background subagent was refused")); err != nil {
 			s.log.Warn("tell the model of a refused question of a child", "session_id", b.id, "err", err)
 		}
 	}
-	return rejected(req, reason)
+	return reason
 }
 
-// askWatch tells held questions being asked again that their
-// session/request_permission was written (Server.out's after hook).
+// askWatch tells held questions being asked again that their request
+// (session/request_permission, or elicitation/create) was written
+// (Server.out's after hook).
 type askWatch struct {
 	n  atomic.Int32 // watched questions: writes skip the match when none
 	mu sync.Mutex
-	by map[*HeldQuestion][]byte // question -> `"toolCallId":"…"` of its request
+	by map[*HeldQuestion]askKey
 }
+
+// askKey is what the written request of a question holds: its method and
+// a key only its request has.
+type askKey struct{ method, key []byte }
 
 // watch calls q.Asked once a request_permission about toolCallID is
 // written; the returned func stops watching.
 func (w *askWatch) watch(q *HeldQuestion, toolCallID string) (stop func()) {
 	key, _ := json.Marshal(toolCallID)
+	return w.watchKey(q, askKey{method: []byte(`"method":"session/request_permission"`), key: append([]byte(`"toolCallId":`), key...)})
+}
+
+// watchKey calls q.Asked once a request with k's method and key is
+// written; the returned func stops watching.
+func (w *askWatch) watchKey(q *HeldQuestion, k askKey) (stop func()) {
 	w.mu.Lock()
 	if w.by == nil {
-		w.by = map[*HeldQuestion][]byte{}
+		w.by = map[*HeldQuestion]askKey{}
 	}
-	w.by[q] = append([]byte(`"toolCallId":`), key...)
+	w.by[q] = k
 	w.n.Add(1)
 	w.mu.Unlock()
 	return func() {
@@ -415,14 +442,33 @@ func (w *askWatch) watch(q *HeldQuestion, toolCallID string) (stop func()) {
 
 // wrote sees message p once written.
 func (w *askWatch) wrote(p []byte) {
-	if w.n.Load() == 0 || !bytes.Contains(p, []byte(`"method":"session/request_permission"`)) {
+	if w.n.Load() == 0 || !bytes.Contains(p, []byte(`"method":"`)) {
 		return
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for q, key := range w.by {
-		if bytes.Contains(p, key) {
+	for q, k := range w.by {
+		if bytes.Contains(p, k.method) && bytes.Contains(p, k.key) {
 			q.Asked()
 		}
+	}
+}
+
+// recordRefusal records in q.Child's own log that its question was
+// refused for reason (delegation.TypeQuestionRefused): the catalog's
+// listings read it from there, also after a restart, when the in-memory
+// state of h is gone. A child no longer live is not written to.
+func (s *Server) recordRefusal(q *HeldQuestion, reason string) {
+	if s.opts.Sessions == nil {
+		return
+	}
+	sess, ok := s.opts.Sessions.Get(q.Child)
+	if !ok || sess.Header().Origin != session.OriginSubagent {
+		return
+	}
+	rec := delegation.QuestionRefused{Title: q.Title, Reason: reason,
+		Message: fmt.Sprintf("The question about %s was refused: %s.", q.Title, reason)}
+	if _, err := sess.Append(delegation.TypeQuestionRefused, rec, session.Ignorable()); err != nil {
+		s.log.Warn("record the refusal of a child's question in its log", "session_id", q.Child, "err", err)
 	}
 }

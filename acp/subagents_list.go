@@ -6,6 +6,7 @@ package acp
 // server only needs the small SubagentCatalog view of it.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 
@@ -85,9 +86,12 @@ func SubagentsListExtension(cat SubagentCatalog, held ...*HeldQuestions) Extensi
 
 // withQuestion adds the "question" field to row (a JSON object) when its
 // child has a held or refused question in h; other rows keep their bytes.
+// The row's own "question" (a refusal its log records, which survives a
+// restart) gives way to h's state, which is newer.
 func withQuestion(row []byte, h *HeldQuestions) ([]byte, error) {
 	var head struct {
-		ID string `json:"id"`
+		ID       string          `json:"id"`
+		Question json.RawMessage `json:"question"`
 	}
 	if h == nil || json.Unmarshal(row, &head) != nil || head.ID == "" {
 		return row, nil
@@ -99,6 +103,15 @@ func withQuestion(row []byte, h *HeldQuestions) ([]byte, error) {
 	q, err := json.Marshal(st)
 	if err != nil {
 		return nil, err
+	}
+	if len(head.Question) > 0 {
+		// The row is compact JSON written by the catalog: "question": with
+		// an unescaped quote before the colon occurs once, as the key.
+		old := append([]byte(`"question":`), head.Question...)
+		if bytes.Count(row, old) == 1 {
+			return bytes.Replace(row, old, append([]byte(`"question":`), q...), 1), nil
+		}
+		return row, nil
 	}
 	out := append([]byte(nil), row[:len(row)-1]...)
 	if len(out) > 1 {

@@ -242,6 +242,13 @@ func (t *translator) event(ev session.Event, replay bool) []acpsdk.SessionUpdate
 	case TypeChildPermission:
 		return childPermissionUpdate(ev)
 
+	case delegation.TypeQuestionRefused:
+		d, err := session.DecodeData[delegation.QuestionRefused](ev)
+		if err != nil {
+			return nil
+		}
+		return noticeUpdate(model.Notice{Kind: noticeQuestionRefused, Message: d.Message})
+
 	case delegation.TypeWorktreeSettled:
 		d, err := session.DecodeData[delegation.WorktreeSettled](ev)
 		if err != nil {

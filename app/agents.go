@@ -98,6 +98,10 @@ func WriteTree(ctx context.Context, w io.Writer, root string, entries []subagent
 			b.WriteString(" — announced by its parent's agent: ")
 			b.WriteString(n.State)
 		}
+		if e.Question != nil {
+			b.WriteString(" — ")
+			b.WriteString(workspace.EscapeTitle(e.Question.String()))
+		}
 		b.WriteString("\n")
 		if e.Worktree != nil {
 			for range e.Depth + 1 {

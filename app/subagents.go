@@ -155,6 +155,13 @@ func (a *App) childFactory(s *session.Session, spec subagent.ChildSpec) (*agent.
 	rt := a.Subagents
 	tools := append(subagent.ParentTools(rt, spec.Depth, a.maxDepth()), subagent.NewReportTool(rt), subagent.NewListAgents(rt, rt))
 	tools = append(tools, a.WorkspaceTools...)
+	// ask_user where the client answers questions (elicitation): the
+	// child's question follows the held-question rules (acp).
+	if a.Server != nil {
+		if t := a.Server.AskUserTool(); t != nil {
+			tools = append(tools, t)
+		}
+	}
 	// The child's own `subagent` tool offers the definitions of its
 	// directory too (loaded now: a resumed child sees today's files for
 	// its own delegations, while it keeps the definition it was started
@@ -162,7 +169,7 @@ func (a *App) childFactory(s *session.Session, spec subagent.ChildSpec) (*agent.
 	tools = a.withDefinitions(tools, s.Header().Cwd)
 	tools, err := subagent.ChildTools(tools, spec.ToolFilter, func(name string) bool {
 		_, ok := a.Tools.Get(name)
-		return ok
+		return ok || name == acp.AskUserTool
 	})
 	if err != nil {
 		return nil, err

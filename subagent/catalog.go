@@ -434,6 +434,7 @@ func (c *Catalog) resolveLive(r *record, hasChildren bool) *ListEntry {
 	row.Damage = c.repairedOf(r.header.ID, snap.Values)
 	row.Usage = c.usageOf(snap.Values)
 	row.External = DecodeExternal(snap.Values[KeyExternal])
+	row.Question = questionOf(snap.Values)
 	return row
 }
 
@@ -483,6 +484,7 @@ func (c *Catalog) resolveCold(ctx context.Context, r *record, hasChildren bool) 
 		row.Damage = c.repairedOf(r.header.ID, values)
 		row.Usage = c.usageOf(values)
 		row.External = DecodeExternal(values[KeyExternal])
+		row.Question = questionOf(values)
 		return row, nil
 	}
 	if err := cancelled(ctx); err != nil {
@@ -524,6 +526,7 @@ func (c *Catalog) resolveCold(ctx context.Context, r *record, hasChildren bool) 
 	row.Damage = c.repairedOf(r.header.ID, snap.Values)
 	row.Usage = c.usageOf(snap.Values)
 	row.External = DecodeExternal(snap.Values[KeyExternal])
+	row.Question = questionOf(snap.Values)
 	return row, nil
 }
 

@@ -67,6 +67,9 @@ type ListEntry struct {
 	// catalog's prices, absent when not known); nil when it reported no
 	// usage or the projection is not registered.
 	Usage *budget.Usage
+	// Question, on a child row, is its last question refused at its
+	// deadline (the subagentQuestion projection); nil when none was.
+	Question *Question
 	// External, on an external child's row, is what its log says of its
 	// agent (the cause its last turn failed with, why it cannot be
 	// resumed, the children it announced); nil for our own children.
@@ -85,8 +88,8 @@ type DescendantEntry struct {
 }
 
 // MarshalJSON renders {"kind","id","mode","label"?,"activity","hasChildren",
-// "worktree"?,"damage"?,"external"?,"nested"?,"usage"?} for a child and
-// {"kind","id","reason","detail"?} for a diagnostic.
+// "worktree"?,"damage"?,"external"?,"nested"?,"usage"?,"question"?} for a
+// child and {"kind","id","reason","detail"?} for a diagnostic.
 func (e ListEntry) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	e.write(&b)
@@ -156,6 +159,11 @@ func (e ListEntry) write(b *bytes.Buffer) {
 		}
 		enc, _ := json.Marshal(v)
 		b.WriteString(`,"usage":`)
+		b.Write(enc)
+	}
+	if q := e.Question; q != nil {
+		enc, _ := json.Marshal(q)
+		b.WriteString(`,"question":`)
 		b.Write(enc)
 	}
 }

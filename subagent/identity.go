@@ -182,8 +182,8 @@ func IdentityUnit() projection.Unit {
 }
 
 // RegisterProjections registers the units the subagent runtime owns, the
-// identity unit and projection.Timing, on reg. The returned function
-// unregisters both.
+// identity unit, projection.Timing, the usage unit and the question unit,
+// on reg. The returned function unregisters them all.
 func RegisterProjections(reg *projection.Registry) (unregister func(), err error) {
 	unID, err := reg.Register(IdentityUnit())
 	if err != nil {
@@ -207,5 +207,13 @@ func RegisterProjections(reg *projection.Registry) (unregister func(), err error
 		unID()
 		return nil, err
 	}
-	return func() { unExternal(); unUsage(); unTiming(); unID() }, nil
+	unQuestion, err := reg.Register(QuestionUnit())
+	if err != nil {
+		unExternal()
+		unUsage()
+		unTiming()
+		unID()
+		return nil, err
+	}
+	return func() { unQuestion(); unExternal(); unUsage(); unTiming(); unID() }, nil
 }

@@ -133,6 +133,9 @@ type AgentEntry struct {
 	// Note says what an external child's agent left it in ("failed: …",
 	// "cannot resume: …"); "" otherwise.
 	Note string
+	// Question is its last question refused at its deadline ("question
+	// refused: <reason>"; "" when none was).
+	Question string
 }
 
 // StallReporter is the optional AgentStatus extension saying whether a
@@ -171,6 +174,10 @@ func (e AgentEntry) MarshalJSON() ([]byte, error) {
 		if e.Note != "" {
 			b.WriteString(`,"note":`)
 			writeString(&b, e.Note)
+		}
+		if e.Question != "" {
+			b.WriteString(`,"question":`)
+			writeString(&b, e.Question)
 		}
 	}
 	if e.Positioned {
@@ -313,6 +320,9 @@ func (t *ListAgents) project(r ListEntry) (AgentEntry, bool) {
 		e.Usage = r.Usage.String()
 	}
 	e.Note = r.External.Note()
+	if r.Question != nil {
+		e.Question = r.Question.String()
+	}
 	if sr, ok := t.agents.(StallReporter); ok && status == StatusRunning {
 		e.Stalled = sr.Stalled(r.ID)
 	}
@@ -356,6 +366,9 @@ func RenderAgents(entries []AgentEntry) string {
 		}
 		if e.Note != "" {
 			b.WriteString(" (" + e.Note + ")")
+		}
+		if e.Question != "" {
+			b.WriteString(" (" + e.Question + ")")
 		}
 	}
 	return b.String()

@@ -111,3 +111,22 @@ type WorktreeSettled struct {
 	// Message is the text shown to the person.
 	Message string `json:"message"`
 }
+
+// TypeQuestionRefused is the child-session log event (ignorable)
+// recording that a question the child asked its root's person was refused
+// because nobody answered it within the deadline (the setting
+// subagents.questionTimeout). The ACP adapter writes it when it refuses
+// the question and shows Message; the subagent catalog projects the last
+// one, so every listing says "question refused: <reason>", also after a
+// restart.
+const TypeQuestionRefused = "subagent/question-refused"
+
+// QuestionRefused is the payload of a TypeQuestionRefused event.
+type QuestionRefused struct {
+	// Title is what the question was about.
+	Title string `json:"title"`
+	// Reason says why it was refused.
+	Reason string `json:"reason"`
+	// Message is the text shown to the person.
+	Message string `json:"message"`
+}
