@@ -15,9 +15,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/agent/model"
 	"github.com/acp-agent/acp-agent/agent/session"
-	"github.com/acp-agent/acp-agent/persistence"
 	"github.com/acp-agent/acp-agent/subagent"
-	"github.com/acp-agent/acp-agent/subagent/subagenttest"
 )
 
 // BenchmarkLiveChildrenLargeLogsRSS measures the memory of 1,000 live
@@ -71,19 +69,9 @@ func benchLiveLargeChildren(b *testing.B, compacted bool) {
 		return []session.Chunk{{Type: session.ChunkText, Text: "done"}, {Type: session.ChunkFinish, Finish: model.FinishStop}}, nil
 	}}
 	dir := b.TempDir()
-	// All 1,000 resumed children run at once, so the stack has no
-	// background limit: a cold resume takes a slot like a new start, and
-	// with the default limit the resume past it would wait for a slot that
-	// frees only when release closes, after the last resume.
-	ps, err := persistence.Open(dir, persistence.Options{NoSync: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = ps.Close() })
-	st := subagenttest.New(b, subagenttest.Config{
-		Model: m, Attach: func(s *session.Store) { ps.Attach(s) }, Durable: durable{ps}, SyncTo: ps.SyncTo,
-		MaxBackground: -1,
-	})
+	// All 1,000 resumed children run at once: a cold resume takes a slot
+	// like a start.
+	st, ps := durableStackNoLimit(b, dir, m)
 	defer close(release)
 	cat, _ := appCatalog(b, dir, st, ps)
 	ctx := context.Background()

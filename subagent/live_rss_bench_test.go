@@ -45,7 +45,8 @@ func BenchmarkLiveChildrenRSS(b *testing.B) {
 		return []session.Chunk{{Type: session.ChunkText, Text: "done"}, {Type: session.ChunkFinish, Finish: model.FinishStop}}, nil
 	}}
 	dir := b.TempDir()
-	st, ps := durableStack(b, dir, m)
+	// All 1,000 run at once (durableStackNoLimit).
+	st, ps := durableStackNoLimit(b, dir, m)
 	defer close(release)
 	cat, index := appCatalog(b, dir, st, ps)
 	ctx := context.Background()

@@ -62,6 +62,23 @@ func mustPersistence(t testing.TB) *persistence.Store {
 // durableStack builds a stack whose sessions persist under dir.
 func durableStack(t testing.TB, dir string, m model.Model) (*subagenttest.Stack, *persistence.Store) {
 	t.Helper()
+	return durableStackMax(t, dir, m, 0)
+}
+
+// durableStackNoLimit is durableStack without a background limit, for
+// benchmarks that hold a thousand children running at once: with the
+// default limit the start (or cold resume) past it would wait for a slot
+// that frees only when the benchmark releases the children, after the
+// last start.
+func durableStackNoLimit(t testing.TB, dir string, m model.Model) (*subagenttest.Stack, *persistence.Store) {
+	t.Helper()
+	return durableStackMax(t, dir, m, -1)
+}
+
+// durableStackMax is durableStack with maxBackground (0: the default,
+// negative: no limit).
+func durableStackMax(t testing.TB, dir string, m model.Model, maxBackground int) (*subagenttest.Stack, *persistence.Store) {
+	t.Helper()
 	ps, err := persistence.Open(dir, persistence.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
@@ -73,6 +90,8 @@ func durableStack(t testing.TB, dir string, m model.Model) (*subagenttest.Stack,
 		Attach:  func(s *session.Store) { ps.Attach(s) },
 		Durable: durable{ps},
 		SyncTo:  ps.SyncTo,
+
+		MaxBackground: maxBackground,
 	})
 	return st, ps
 }
