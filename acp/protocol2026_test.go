@@ -158,18 +158,21 @@ func startProto(t *testing.T, dir string, o protoOpts) *protoEnv {
 	e := &rpcEnv{t: t, app: a, c2aW: c2aW, a2cW: a2cW, done: make(chan error, 1)}
 	go func() { e.done <- a.Serve(context.Background(), c2aR, &checkedWriter{w: a2cW, side: "a", f: fc}) }()
 	handler := jsonrpc2.HandlerWithError(func(ctx context.Context, c *jsonrpc2.Conn, req *jsonrpc2.Request) (any, error) {
-		if req.Method == "session/update" && req.Params != nil {
-			e.mu.Lock()
-			e.updates = append(e.updates, *req.Params)
-			e.mu.Unlock()
-			return nil, nil
-		}
 		if o.answer != nil && req.Params != nil {
 			return o.answer(req.Method, *req.Params)
 		}
 		return nil, &jsonrpc2.Error{Code: jsonrpc2.CodeMethodNotFound, Message: "not supported by the test client"}
 	})
-	e.conn = jsonrpc2.NewConn(context.Background(), jsonrpc2.NewPlainObjectStream(pipeRWC{a2cR, &checkedWriter{w: c2aW, side: "c", f: fc}}), jsonrpc2.AsyncHandler(handler))
+	record := func(req *jsonrpc2.Request) bool {
+		if req.Method != "session/update" || req.Params == nil {
+			return false
+		}
+		e.mu.Lock()
+		e.updates = append(e.updates, *req.Params)
+		e.mu.Unlock()
+		return true
+	}
+	e.conn = jsonrpc2.NewConn(context.Background(), jsonrpc2.NewPlainObjectStream(pipeRWC{a2cR, &checkedWriter{w: c2aW, side: "c", f: fc}}), orderedHandler{record: record, rest: handler})
 	t.Cleanup(e.stop)
 	return &protoEnv{rpcEnv: e, frames: fc}
 }
@@ -564,6 +567,25 @@ func (e *protoEnv) chunkIDs(id string) [][2]string {
 		out = append(out, [2]string{n.Update.Kind, mid})
 	}
 	return out
+}
+
+// orderedHandler records session/update notifications on the connection's
+// read loop, in the order they arrive (jsonrpc2.AsyncHandler would hand
+// each to its own goroutine and lose that order); every other request is
+// answered on its own goroutine, since an answer may wait.
+type orderedHandler struct {
+	record func(*jsonrpc2.Request) bool
+	rest   jsonrpc2.Handler
+}
+
+func (h orderedHandler) Handle(ctx context.Context, c *jsonrpc2.Conn, req *jsonrpc2.Request) {
+	if h.record(req) {
+		if !req.Notif {
+			_ = c.Reply(ctx, req.ID, nil)
+		}
+		return
+	}
+	go h.rest.Handle(ctx, c, req)
 }
 
 const twoReplies = `
