@@ -12,6 +12,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/acp-agent/acp-agent/internal/syncbuf"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
@@ -154,7 +155,9 @@ func (p *keyedProvider) serve(w http.ResponseWriter, r *http.Request) {
 // runCLI runs acp-agent (with the scenario command, as cmd/acp-agent does).
 func runCLI(t *testing.T, vars map[string]string, args ...string) (int, string, string) {
 	t.Helper()
-	var out, errOut bytes.Buffer
+	// Synchronized: the ACP SDK's read goroutine may still log "connection
+	// closed" to stderr while the recorder writes its notes there.
+	var out, errOut syncbuf.Buffer
 	code := cli.Main(context.Background(), args, strings.NewReader(""), &out, &errOut, func(k string) string { return vars[k] }, scenarios.Command())
 	return code, out.String(), errOut.String()
 }
