@@ -33,24 +33,6 @@ type externalApprovals struct {
 	seen map[string]bool
 }
 
-// keeperOnce is the app's external.Keeper, made (and registered to be
-// closed with the app) on first use, which is the wiring of the subagent
-// runtime: before any child exists.
-type keeperOnce struct {
-	once sync.Once
-	k    *external.Keeper
-}
-
-// keeper returns the app's Keeper: the one owner of the processes of
-// settled continuable external children, closed at shutdown.
-func (a *App) keeper() *external.Keeper {
-	a.extKeeper.once.Do(func() {
-		a.extKeeper.k = external.NewKeeper(0)
-		a.Closers = append(a.Closers, a.extKeeper.k.Close)
-	})
-	return a.extKeeper.k
-}
-
 // externalChild builds the agent of a child whose definition names a
 // command: its model is the external agent, its one tool mirrors the
 // agent's tool calls, and closing it stops the process.
@@ -65,11 +47,6 @@ func (a *App) externalChild(s *session.Session, spec subagent.ChildSpec) (*agent
 		Getenv:        a.Config.Getenv,
 		ClientVersion: a.Config.Version,
 		Logger:        a.Log,
-	}
-	if spec.Mode == subagent.ModeContinuable {
-		// A continuable child settles after each piece of work: its agent
-		// stays running for the next message (keeper.go).
-		xopts.Keeper = a.keeper()
 	}
 	child := external.New(s, cmd, xopts)
 	reg, err := tool.NewRegistry(child.Tool())
