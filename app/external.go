@@ -85,14 +85,17 @@ func (a *App) approveExternal(def *subagent.AgentDefinition) func(context.Contex
 			return nil
 		}
 		mode := policy.ModeDefault
-		root := sessionID
 		if a.Server != nil {
 			if m, err := a.Server.RootMode(ctx, sessionID); err == nil && m != "" {
 				mode = policy.Mode(m)
 			}
-			if r, err := a.rootOf(ctx, sessionID); err == nil {
-				root = r
-			}
+		}
+		// The answer is remembered for the root session: every later start
+		// of the command for a child under it (the next send_message to a
+		// settled child starts it again) runs unasked.
+		root, err := a.rootOf(ctx, sessionID)
+		if err != nil {
+			root = sessionID
 		}
 		env, err := a.Workspace().Env(ctx, sessionID)
 		if err != nil {
@@ -155,6 +158,9 @@ func (a *App) rootOf(ctx context.Context, id string) (string, error) {
 
 // headerOf is id's header, live or stored.
 func (a *App) headerOf(ctx context.Context, id string) (session.Header, bool) {
+	if a.Sessions == nil {
+		return session.Header{}, false
+	}
 	if s, ok := a.Sessions.Get(id); ok {
 		return s.Header(), true
 	}
