@@ -95,7 +95,8 @@ func (g *gate) Authorize(ctx context.Context, req workspace.PermissionRequest) e
 		Mode: policy.Mode(mode), Kind: req.Kind, Class: classOf(req),
 		Sandboxed: req.Sandboxed, SandboxKeepsProtected: req.SandboxKeepsProtected,
 	}
-	in.Rule, in.RuleText = g.ruleDecision(req)
+	var ruleNote string
+	in.Rule, in.RuleText, ruleNote = g.ruleDecision(req)
 	if allow, ok := g.s.remembered(g.root, g.requester, alwaysKey(req)); ok {
 		in.Remembered = policy.RememberedReject
 		if allow {
@@ -109,8 +110,11 @@ func (g *gate) Authorize(ctx context.Context, req workspace.PermissionRequest) e
 	case v.Action == policy.Ask:
 		return g.ask(ctx, b, req)
 	case v.Code == policy.CodeRuleDenies:
+		if ruleNote != "" {
+			ruleNote = " (" + ruleNote + ")"
+		}
 		return &tool.Error{Code: workspace.CodeRuleDenies, Message: fmt.Sprintf(
-			"%s is denied by the settings rule %q. Do not retry it; ask the user how to proceed.", describeCall(req), in.RuleText)}
+			"%s is denied by the settings rule %q%s. Do not retry it; ask the user how to proceed.", describeCall(req), in.RuleText, ruleNote)}
 	case v.Code == policy.CodeModeForbids && own:
 		return &tool.Error{Code: workspace.CodeModeForbids, Message: fmt.Sprintf(
 			"this subagent runs in plan mode (its agent definition asks for it), which allows read-only tools only: %s was not run. "+
