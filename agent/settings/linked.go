@@ -2,6 +2,7 @@ package settings
 
 import (
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -112,6 +113,17 @@ func ruleTargets(arg string, bases []string) []string {
 type ruleAt struct {
 	rule Rule
 	base string
+	// last is the pattern's last name: an entry whose name it does not
+	// match is not named by the rule ("" where it is "**").
+	last string
+}
+
+func newRuleAt(r Rule, base string) ruleAt {
+	last := r.segs[len(r.segs)-1]
+	if last == "**" {
+		last = ""
+	}
+	return ruleAt{rule: r, base: base, last: last}
 }
 
 // searchGroup is one directory walk: from start, depth levels down (-1:
@@ -145,7 +157,7 @@ func searchPlan(wild []Rule, bases []string) []*searchGroup {
 		if !strings.Contains(arg, "/") {
 			// A last name anywhere ("*.pem", ".env*").
 			for _, b := range bases {
-				add(filepath.Clean(b), -1, ruleAt{r, filepath.Clean(b)})
+				add(filepath.Clean(b), -1, newRuleAt(r, filepath.Clean(b)))
 			}
 			continue
 		}
@@ -168,12 +180,12 @@ func searchPlan(wild []Rule, bases []string) []*searchGroup {
 			}
 		}
 		if absolute {
-			add(filepath.Clean("/"+filepath.Join(segs[:lead]...)), depth, ruleAt{r, ""})
+			add(filepath.Clean("/"+filepath.Join(segs[:lead]...)), depth, newRuleAt(r, ""))
 			continue
 		}
 		for _, b := range bases {
 			b = filepath.Clean(b)
-			add(filepath.Join(append([]string{b}, segs[:lead]...)...), depth, ruleAt{r, b})
+			add(filepath.Join(append([]string{b}, segs[:lead]...)...), depth, newRuleAt(r, b))
 		}
 	}
 	// A start inside an unlimited walk is folded into it (a rule's
@@ -210,16 +222,21 @@ func (w *linkSearch) walk(g *searchGroup, dir string, level int) (NameDenial, bo
 		return NameDenial{Rule: g.rules[0].rule.Text, Cut: true}, true
 	}
 	for _, e := range entries {
-		name := filepath.Join(dir, e.Name())
 		switch {
 		case e.IsDir():
 			if g.depth < 0 || level+1 < g.depth {
-				if d, ok := w.walk(g, name, level+1); ok {
+				if d, ok := w.walk(g, filepath.Join(dir, e.Name()), level+1); ok {
 					return d, true
 				}
 			}
 		case e.Type().IsRegular():
 			for _, ra := range g.rules {
+				if ra.last != "" {
+					if ok, _ := path.Match(ra.last, e.Name()); !ok {
+						continue
+					}
+				}
+				name := filepath.Join(dir, e.Name())
 				subject := name
 				if ra.base != "" {
 					rel, err := filepath.Rel(ra.base, name)
