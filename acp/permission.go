@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sync"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
@@ -73,6 +74,9 @@ type gate struct {
 	// rootCwd is the root session's cwd: its settings apply to children.
 	rootCwd string
 	child   *childIdentity // nil when the requester is the root itself
+	// realDirs: cwd and rootCwd with symlinks resolved, once (realDirs).
+	realOnce             sync.Once
+	realCwd, realRootCwd string
 }
 
 var _ workspace.Permissions = (*gate)(nil)

@@ -138,14 +138,22 @@ func (g *gate) projectView(req workspace.PermissionRequest) policy.Subject {
 	if !filepath.IsAbs(lexical) {
 		lexical = filepath.Join(g.cwd, lexical)
 	}
+	realCwd, realRootCwd := g.realDirs()
 	resolved := req.Resolved
 	if !filepath.IsAbs(resolved) {
-		resolved = filepath.Join(realDir(g.cwd), resolved)
+		resolved = filepath.Join(realCwd, resolved)
 	}
 	return policy.Subject{
 		Lexical:  workspace.DisplayPath(g.rootCwd, filepath.Clean(lexical)),
-		Resolved: workspace.DisplayPath(realDir(g.rootCwd), filepath.Clean(resolved)),
+		Resolved: workspace.DisplayPath(realRootCwd, filepath.Clean(resolved)),
 	}
+}
+
+// realDirs is the gate's cwd and root cwd with symlinks resolved,
+// resolved once (a search asks for every file it walks).
+func (g *gate) realDirs() (cwd, rootCwd string) {
+	g.realOnce.Do(func() { g.realCwd, g.realRootCwd = realDir(g.cwd), realDir(g.rootCwd) })
+	return g.realCwd, g.realRootCwd
 }
 
 // realDir is dir with its symlinks resolved (dir itself where that fails).
