@@ -148,16 +148,23 @@ func TestWildcardSearchStaysInItsFolders(t *testing.T) {
 }
 
 // BenchmarkDeniedByAnotherName: a call on a file with one link pays one
-// stat whatever the wildcard rules (no directory read); a file with two
-// links pays a search of the tree (here 1,000 files in 10 folders).
+// stat whatever the wildcard rules (no directory read), as it did under
+// a plain-path rule before wildcards were searched ("one-link-plain"); a
+// file with two links pays a search of the tree (here 1,000 files in 10
+// folders).
 func BenchmarkDeniedByAnotherName(b *testing.B) {
 	files := map[string]string{".env": "S\n"}
 	for i := range 1000 {
 		files[fmt.Sprintf("src/p%d/f%d.go", i%10, i)] = "package p\n"
 	}
 	dir := linkFixture(b, files, map[string]string{"linked.txt": "src/p0/f0.go"})
-	p := denyPolicy(b, dir, "read(.env*)", "read(**/.env)", "read(secrets/*)")
-	for _, bc := range []struct{ name, path string }{{"one-link", "src/p1/f1.go"}, {"two-links", "linked.txt"}} {
+	wild := denyPolicy(b, dir, "read(.env*)", "read(**/.env)", "read(secrets/*)")
+	plain := denyPolicy(b, dir, "read(.env)")
+	for _, bc := range []struct {
+		name, path string
+		p          *Policy
+	}{{"one-link-plain", "src/p1/f1.go", plain}, {"one-link", "src/p1/f1.go", wild}, {"two-links", "linked.txt", wild}} {
+		p := bc.p
 		b.Run(bc.name, func(b *testing.B) {
 			reads := countReadDir(b)
 			q := OtherNames{Tool: "read", Kind: "read", Bases: []string{dir}, MaxEntries: 500_000}
