@@ -12,7 +12,6 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/acp-agent/acp-agent/agent/policy"
-	"github.com/acp-agent/acp-agent/agent/settings"
 	"github.com/acp-agent/acp-agent/agent/settings/rootpolicy"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace"
 )
@@ -117,7 +116,7 @@ func (g *gate) rules(req workspace.PermissionRequest, maxEntries int) (policy.Ru
 		if g.cwd != g.rootCwd {
 			bases = append(bases, g.cwd)
 		}
-		q := settings.OtherNames{Tool: req.Tool, Kind: req.Kind, Bases: bases, MaxEntries: maxEntries}
+		q := rootpolicy.OtherNames{Tool: req.Tool, Kind: req.Kind, Bases: bases, MaxEntries: maxEntries}
 		if d, ok := pol.DeniedByAnotherName(q, abs); ok {
 			note := ""
 			if d.Cut {
