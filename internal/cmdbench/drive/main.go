@@ -196,4 +196,3 @@ type rwc struct {
 func (c rwc) Close() error {
 	return errors.Join(c.ReadCloser.Close(), c.WriteCloser.Close())
 }
-
