@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -144,10 +143,13 @@ func TestKilledAgentsCommandKilledAtNextStart(t *testing.T) {
 	// SIGCONT (with SIGHUP, POSIX job control) wakes the reaper, which
 	// sees the agent gone and kills the sleeps itself.
 	marker := "ACP_AGENT_COMMAND=" + created.SessionID + "/call-1"
-	// The pid files are written by the watchdog's shell: it runs by now.
-	dog, ok := findWatchdog(marker)
-	if !ok {
-		t.Fatalf("no watchdog for %s while its command runs", marker)
+	// The pid files are written by the command's shell, whose parent is
+	// its reaper (the agent's reaper server, or the command's own): it
+	// runs by now.
+	shell, ok := proctest.ParentOf(sleepPID)
+	dog, ok2 := proctest.ParentOf(shell)
+	if !ok || !ok2 || dog == p.cmd.Process.Pid {
+		t.Fatalf("no reaper above the shell of %s while its command runs", marker)
 	}
 	agentPID := p.cmd.Process.Pid
 	_ = syscall.Kill(agentPID, syscall.SIGSTOP)
@@ -185,26 +187,6 @@ func TestKilledAgentsCommandKilledAtNextStart(t *testing.T) {
 	if entries, _ := os.ReadDir(filepath.Join(data, "running")); len(entries) != 0 {
 		t.Errorf("registry left after the sweep and a clean exit: %v", entries)
 	}
-}
-
-// findWatchdog finds the watchdog process of a command's marker.
-func findWatchdog(marker string) (int, bool) {
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil {
-			continue
-		}
-		args := strings.Split(string(b), "\x00")
-		if slices.Contains(args, "acp-agent-watchdog") && slices.Contains(args, marker) {
-			return pid, true
-		}
-	}
-	return 0, false
 }
 
 // testContext ends a little before the test's deadline (go test

@@ -34,10 +34,12 @@ func TestBinaryLinksNoTestOnlyCode(t *testing.T) {
 	}
 }
 
-// sourcegraph/jsonrpc2 is the client of the scenario runner and of
-// "acp-agent exec" (app/headless), kept apart from the ACP SDK so the wire
-// is checked independently: no other package of the module imports it
-// outside its tests.
+// sourcegraph/jsonrpc2 is the client of the scenario runner, of
+// "acp-agent exec" (app/headless) and of the development tool that times
+// any build through its stdio (internal/cmdbench/drive, not linked into
+// the binary), kept apart from the ACP SDK so the wire is checked
+// independently: no other package of the module imports it outside its
+// tests.
 func TestOnlyScenariosImportJSONRPC2(t *testing.T) {
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, module+"/...").Output()
 	if err != nil {
@@ -45,11 +47,11 @@ func TestOnlyScenariosImportJSONRPC2(t *testing.T) {
 	}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		fields := strings.Fields(line)
-		if len(fields) == 0 || fields[0] == module+"/scenarios" || fields[0] == module+"/app/headless" {
+		if len(fields) == 0 || fields[0] == module+"/scenarios" || fields[0] == module+"/app/headless" || fields[0] == module+"/internal/cmdbench/drive" {
 			continue
 		}
 		if slices.ContainsFunc(fields[1:], func(imp string) bool { return strings.HasPrefix(imp, "github.com/sourcegraph/jsonrpc2") }) {
-			t.Errorf("%s imports sourcegraph/jsonrpc2 outside its tests; only %s/scenarios and app/headless may", fields[0], module)
+			t.Errorf("%s imports sourcegraph/jsonrpc2 outside its tests; only %s/scenarios, app/headless and internal/cmdbench/drive may", fields[0], module)
 		}
 	}
 }
