@@ -19,8 +19,8 @@ import (
 
 // maxProtectWalk bounds the entries looked at to find protected paths
 // under one writable root; past it the command is refused rather than
-// run with some .git left writable.
-const maxProtectWalk = 200_000
+// run with some .git left writable. A variable for the tests only.
+var maxProtectWalk = 200_000
 
 // maxLinkedBinds bounds the hard-linked files kept read-only for one
 // command (a bind mount each); past it the rest stay writable and the
