@@ -3,7 +3,10 @@ package sandbox
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // A repository planted outside the guarded roots and linked in: a
@@ -80,16 +83,8 @@ func (s *plantScope) look(root, p string) {
 // directory is in the temp dir, one of whose parents up to the temp dir
 // does (cd sub && git status finds a .git above it).
 func (s *plantScope) plantedRepo(p string) (linkKey, bool) {
-	// One stat first: most links (node_modules/.bin) lead to files.
-	if fi, err := os.Stat(p); err != nil || !fi.IsDir() {
-		return linkKey{}, false
-	}
-	link, ok := idOf(p)
+	target, ok := realDir(p)
 	if !ok {
-		return linkKey{}, false
-	}
-	target, err := filepath.EvalSymlinks(p)
-	if err != nil {
 		return linkKey{}, false
 	}
 	for _, in := range s.inside {
@@ -99,12 +94,31 @@ func (s *plantScope) plantedRepo(p string) (linkKey, bool) {
 	}
 	for dir := target; ; dir = filepath.Dir(dir) {
 		if repo, ok := repoAt(dir); ok {
-			return linkKey{link, repo}, true
+			link, ok := idOf(p)
+			return linkKey{link, repo}, ok
 		}
 		if s.temp == "" || dir == s.temp || !under(dir, s.temp) {
 			return linkKey{}, false
 		}
 	}
+}
+
+// realDir is the directory p leads to, with every symlink resolved; ok
+// is false when p leads to no directory (a file, nothing). The kernel
+// resolves it in one open: a walk meets many links (a pnpm tree holds
+// one per dependency), and filepath.EvalSymlinks costs a stat for every
+// component of the path; it is the fallback where /proc is missing.
+func realDir(p string) (string, bool) {
+	fd, err := unix.Open(p, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return "", false
+	}
+	defer unix.Close(fd)
+	if r, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd)); err == nil && filepath.IsAbs(r) {
+		return r, true
+	}
+	r, err := filepath.EvalSymlinks(p)
+	return r, err == nil
 }
 
 // repoAt reports whether git finds a repository at dir: a .git entry
