@@ -3,6 +3,7 @@ package acp_test
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -25,6 +26,9 @@ import (
 func TestSandboxedCommandPlantsALinkedRepository(t *testing.T) {
 	if s := sandbox.ProbeKernel(); s.ABI < 1 || !s.KeepsProtected() {
 		t.Skip("this kernel lacks Landlock or an unprivileged mount namespace: the sandbox keeps no protected paths here, and accept-edits asks before sandboxed commands instead")
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
 	}
 	ctx := ctxFor(t)
 	tmp := t.TempDir()
