@@ -11,9 +11,11 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/acp-agent/acp-agent/agent/policy"
 	"github.com/acp-agent/acp-agent/agent/settings"
 	"github.com/acp-agent/acp-agent/agent/tool"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace"
+	"github.com/acp-agent/acp-agent/agent/tool/workspace/search"
 )
 
 // The tests in this file kill the permission mutations that survived the
@@ -288,5 +290,105 @@ func TestDenyRuleCoversAHardLink(t *testing.T) {
 		if got := codeOf(g.Authorize(ctx, req)); got != tc.want {
 			t.Errorf("%s %s: %q, want %q", tc.tool, tc.path, got, tc.want)
 		}
+	}
+}
+
+// TestWorktreeChildReadsTheProjectRules: a child whose cwd is a worktree
+// of the project matches the project's rules against its own paths and
+// against the same file's path in the project, where a deny or an ask
+// counts and an allow does not (the parent's checkout stays outside the
+// child).
+func TestWorktreeChildReadsTheProjectRules(t *testing.T) {
+	ctx := context.Background()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt := filepath.Join(dir, ".acp-agent", "worktrees", "child")
+	for _, name := range []string{"config/prod.yml", "docs/a.md", "src/a.go", wt + "/config/prod.yml", wt + "/src/a.go"} {
+		if !filepath.IsAbs(name) {
+			name = filepath.Join(dir, name)
+		}
+		os.MkdirAll(filepath.Dir(name), 0o755)
+		if err := os.WriteFile(name, []byte("x\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	user := filepath.Join(t.TempDir(), "settings.json")
+	if err := os.WriteFile(user, []byte(`{"permissions": {"deny": ["read(config/prod.yml)"], "ask": ["read(docs/*)"], "allow": ["edit(src/**)"]}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := gateServer(map[string]string{"root": ModeDefault})
+	s.opts.Settings = func(cwd string) *settings.Policy { return settings.Load(user, cwd) }
+	g := childGate(s, "child", "root")
+	g.cwd, g.rootCwd = wt, dir
+	for _, tc := range []struct {
+		tool, kind, path string
+		rule             policy.Rule
+		want             string
+	}{
+		{"read", workspace.KindRead, filepath.Join(dir, "config/prod.yml"), policy.RuleDeny, workspace.CodeRuleDenies},
+		{"grep", "search", filepath.Join(dir, "config/prod.yml"), policy.RuleDeny, workspace.CodeRuleDenies},
+		{"read", workspace.KindRead, "config/prod.yml", policy.RuleDeny, workspace.CodeRuleDenies},
+		{"read", workspace.KindRead, filepath.Join(dir, "docs/a.md"), policy.RuleAsk, workspace.CodePermissionCancelled},
+		// The user's allow for the project's src/ covers the worktree's
+		// own src/, not the parent's.
+		{"write", workspace.KindEdit, "src/a.go", policy.RuleAllow, ""},
+		{"write", workspace.KindEdit, filepath.Join(dir, "src/a.go"), policy.RuleNone, workspace.CodePermissionCancelled},
+	} {
+		p, err := workspace.ResolvePath(wt, tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := workspace.PermissionRequest{CallID: "c", Tool: tc.tool, Kind: tc.kind, Subject: workspace.DisplayPath(wt, p.Abs),
+			Resolved: workspace.ResolvedSubject(p), OutsideCwd: p.OutsideCwd}
+		if rule, text, _ := g.ruleDecision(req); rule != tc.rule {
+			t.Errorf("%s %s: rule %v (%q), want %v", tc.tool, tc.path, rule, text, tc.rule)
+		}
+		if got := codeOf(g.Authorize(ctx, req)); got != tc.want {
+			t.Errorf("%s %s: %q, want %q", tc.tool, tc.path, got, tc.want)
+		}
+		if tc.rule == policy.RuleDeny && g.ReadDenied(tc.tool, tc.kind, tc.path) != (tc.kind != workspace.KindEdit) {
+			t.Errorf("%s %s: not skipped by a search", tc.tool, tc.path)
+		}
+	}
+}
+
+// TestWildcardDenyOfAHardLinkFailsClosed: a file with two links, under a
+// wildcard deny rule whose search for its other names stops at the bound,
+// is denied with a note saying why; the bound is the search tools'.
+func TestWildcardDenyOfAHardLinkFailsClosed(t *testing.T) {
+	if maxOtherNameEntries != search.MaxVisited {
+		t.Errorf("maxOtherNameEntries = %d, want search.MaxVisited (%d)", maxOtherNameEntries, search.MaxVisited)
+	}
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"a.txt", "b.txt", "c.txt", "d.txt"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("x\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Link(filepath.Join(dir, "a.txt"), filepath.Join(dir, "e.txt")); err != nil {
+		t.Skipf("no hard links here: %v", err)
+	}
+	user := filepath.Join(t.TempDir(), "settings.json")
+	if err := os.WriteFile(user, []byte(`{"permissions": {"deny": ["read(**/.env)"]}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := gateServer(map[string]string{"root": ModeDefault})
+	s.opts.Settings = func(cwd string) *settings.Policy { return settings.Load(user, cwd) }
+	g := rootGate(s, "root")
+	g.cwd, g.rootCwd = dir, dir
+	req := workspace.PermissionRequest{CallID: "c", Tool: "read", Kind: workspace.KindRead, Subject: "e.txt", Resolved: "e.txt", OutsideCwd: true}
+	if rule, text, note := g.rules(req, 3); rule != policy.RuleDeny || text != "read(**/.env)" || !strings.Contains(note, "stopped after 3 directory entries") {
+		t.Errorf("at the bound: %v %q %q; want a deny saying the search stopped", rule, text, note)
+	}
+	if rule, _, _ := g.rules(req, 100); rule != policy.RuleNone {
+		t.Errorf("within the bound: %v, want none (no .env is this file)", rule)
+	}
+	if got := codeOf(g.Authorize(context.Background(), req)); got != workspace.CodePermissionCancelled {
+		t.Errorf("Authorize: %q, want asked (%s)", got, workspace.CodePermissionCancelled)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sync"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
@@ -73,6 +74,9 @@ type gate struct {
 	// rootCwd is the root session's cwd: its settings apply to children.
 	rootCwd string
 	child   *childIdentity // nil when the requester is the root itself
+	// realDirs: cwd and rootCwd with symlinks resolved, once (realDirs).
+	realOnce             sync.Once
+	realCwd, realRootCwd string
 }
 
 var _ workspace.Permissions = (*gate)(nil)
@@ -95,7 +99,8 @@ func (g *gate) Authorize(ctx context.Context, req workspace.PermissionRequest) e
 		Mode: policy.Mode(mode), Kind: req.Kind, Class: classOf(req),
 		Sandboxed: req.Sandboxed, SandboxKeepsProtected: req.SandboxKeepsProtected,
 	}
-	in.Rule, in.RuleText = g.ruleDecision(req)
+	var ruleNote string
+	in.Rule, in.RuleText, ruleNote = g.ruleDecision(req)
 	if allow, ok := g.s.remembered(g.root, g.requester, alwaysKey(req)); ok {
 		in.Remembered = policy.RememberedReject
 		if allow {
@@ -109,8 +114,11 @@ func (g *gate) Authorize(ctx context.Context, req workspace.PermissionRequest) e
 	case v.Action == policy.Ask:
 		return g.ask(ctx, b, req)
 	case v.Code == policy.CodeRuleDenies:
+		if ruleNote != "" {
+			ruleNote = " (" + ruleNote + ")"
+		}
 		return &tool.Error{Code: workspace.CodeRuleDenies, Message: fmt.Sprintf(
-			"%s is denied by the settings rule %q. Do not retry it; ask the user how to proceed.", describeCall(req), in.RuleText)}
+			"%s is denied by the settings rule %q%s. Do not retry it; ask the user how to proceed.", describeCall(req), in.RuleText, ruleNote)}
 	case v.Code == policy.CodeModeForbids && own:
 		return &tool.Error{Code: workspace.CodeModeForbids, Message: fmt.Sprintf(
 			"this subagent runs in plan mode (its agent definition asks for it), which allows read-only tools only: %s was not run. "+

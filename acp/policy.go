@@ -52,7 +52,9 @@ var _ workspace.ReadFilter = (*gate)(nil)
 
 // ReadDenied reports whether a settings rule denies tool reading name, so
 // glob and grep skip what read would refuse: the name as shown or the
-// file it resolves to (a symlink to a denied file is denied too).
+// file it resolves to (a symlink to a denied file is denied too). It does
+// not search for a multiply linked file's other names under wildcard rules
+// (a search skips such files, and a read of one is authorized).
 func (g *gate) ReadDenied(tool, kind, name string) bool {
 	pol := g.s.policyFor(g.root, g.rootCwd)
 	if !pol.HasDeny() {
@@ -62,33 +64,103 @@ func (g *gate) ReadDenied(tool, kind, name string) bool {
 	if p, err := workspace.ResolvePath(g.cwd, name); err == nil {
 		req.Resolved = workspace.ResolvedSubject(p)
 	}
-	d, _ := g.ruleDecision(req)
+	d, _, _ := g.rules(req, 0)
 	return d == policy.RuleDeny
 }
 
-// ruleDecision applies the settings rules to req over the path as written
-// and as resolved (policy.Rules). Allowing a path outside the cwd or a
+// maxOtherNameEntries bounds the directory entries read to find whether
+// a wildcard deny rule names another hard link of a file: the search
+// tools' bound (search.MaxVisited).
+const maxOtherNameEntries = 500_000
+
+// ruleDecision applies the settings rules to req (rules), searching for
+// a multiply linked file's other names up to maxOtherNameEntries. note,
+// when set, says why a deny holds beyond the rule's own words.
+func (g *gate) ruleDecision(req workspace.PermissionRequest) (rule policy.Rule, text, note string) {
+	return g.rules(req, maxOtherNameEntries)
+}
+
+// rules applies the settings rules to req over the path as written and
+// as resolved (policy.Rules). Allowing a path outside the cwd or a
 // protected path takes a rule that names it (a pattern), never a rule for
 // the whole tool.
-func (g *gate) ruleDecision(req workspace.PermissionRequest) (policy.Rule, string) {
+//
+// The rules are the root's project's: relative paths in them are read
+// against the project root. A child with a cwd of its own (a worktree)
+// matches them against its own paths first, so they hold inside its
+// worktree, then against the same file's path in the project (projectView),
+// where only a deny or an ask counts: the parent's checkout stays outside
+// the child (an allow there does not carry over), but "deny
+// read(config/prod.yml)" still denies the parent's file.
+func (g *gate) rules(req workspace.PermissionRequest, maxEntries int) (policy.Rule, string, string) {
 	pol := g.s.policyFor(g.root, g.rootCwd)
 	if pol == nil {
-		return policy.RuleNone, ""
+		return policy.RuleNone, "", ""
 	}
 	rule, text := policy.Rules(pol, req.Tool, req.Kind, policy.Subject{Lexical: req.Subject, Resolved: req.Resolved},
 		req.OutsideCwd || req.Protected != "")
+	if rule != policy.RuleDeny && g.cwd != g.rootCwd && req.Subject != "" && req.Resolved != "" {
+		if pr, pt := policy.Rules(pol, req.Tool, req.Kind, g.projectView(req), true); pr == policy.RuleDeny ||
+			pr == policy.RuleAsk && rule != policy.RuleAsk {
+			rule, text = pr, pt
+		}
+	}
 	if rule != policy.RuleDeny && req.Resolved != "" {
 		// A hard link is a name no rule saw: a deny rule for the same file
 		// under its other name still denies.
 		abs := req.Resolved
 		if !filepath.IsAbs(abs) {
-			abs = filepath.Join(g.cwd, abs)
+			abs = filepath.Join(g.cwd, abs) // the same file as under the real cwd
 		}
-		if denied, ok := pol.DeniedByAnotherName(req.Tool, req.Kind, g.rootCwd, abs); ok {
-			return policy.RuleDeny, denied
+		bases := []string{g.rootCwd}
+		if g.cwd != g.rootCwd {
+			bases = append(bases, g.cwd)
+		}
+		q := rootpolicy.OtherNames{Tool: req.Tool, Kind: req.Kind, Bases: bases, MaxEntries: maxEntries}
+		if d, ok := pol.DeniedByAnotherName(q, abs); ok {
+			note := ""
+			if d.Cut {
+				note = fmt.Sprintf("the file has more than one hard link, and finding whether this rule names one of its "+
+					"other names stopped after %d directory entries, so it is refused unchecked", maxEntries)
+			}
+			return policy.RuleDeny, d.Rule, note
 		}
 	}
-	return rule, text
+	return rule, text, ""
+}
+
+// projectView is req's subject as the project's rules read it: its
+// written and resolved paths relative to the root's cwd (its real cwd for
+// the resolved one) when inside it, else absolute.
+func (g *gate) projectView(req workspace.PermissionRequest) policy.Subject {
+	lexical := req.Subject
+	if !filepath.IsAbs(lexical) {
+		lexical = filepath.Join(g.cwd, lexical)
+	}
+	realCwd, realRootCwd := g.realDirs()
+	resolved := req.Resolved
+	if !filepath.IsAbs(resolved) {
+		resolved = filepath.Join(realCwd, resolved)
+	}
+	return policy.Subject{
+		Lexical:  workspace.DisplayPath(g.rootCwd, filepath.Clean(lexical)),
+		Resolved: workspace.DisplayPath(realRootCwd, filepath.Clean(resolved)),
+	}
+}
+
+// realDirs is the gate's cwd and root cwd with symlinks resolved,
+// resolved once (a search asks for every file it walks).
+func (g *gate) realDirs() (cwd, rootCwd string) {
+	g.realOnce.Do(func() { g.realCwd, g.realRootCwd = realDir(g.cwd), realDir(g.rootCwd) })
+	return g.realCwd, g.realRootCwd
+}
+
+// realDir is dir with its symlinks resolved (dir itself where that fails).
+func realDir(dir string) string {
+	if r, err := filepath.EvalSymlinks(dir); err == nil {
+		return r
+	}
+	return dir
 }
 
 // saveAlways saves an "always allow" answer as a user-level rule scoped to

@@ -192,9 +192,6 @@ type App struct {
 	running *local.Running
 	// extApprovals are the project agent commands allowed per root session.
 	extApprovals externalApprovals
-	// extKeeper keeps the processes of settled continuable external
-	// children for their next activation; closed with the app.
-	extKeeper keeperOnce
 	// context is the context policy of every session (budget).
 	context   budget.Config
 	detach    func()

@@ -33,24 +33,6 @@ type externalApprovals struct {
 	seen map[string]bool
 }
 
-// keeperOnce is the app's external.Keeper, made (and registered to be
-// closed with the app) on first use, which is the wiring of the subagent
-// runtime: before any child exists.
-type keeperOnce struct {
-	once sync.Once
-	k    *external.Keeper
-}
-
-// keeper returns the app's Keeper: the one owner of the processes of
-// settled continuable external children, closed at shutdown.
-func (a *App) keeper() *external.Keeper {
-	a.extKeeper.once.Do(func() {
-		a.extKeeper.k = external.NewKeeper(0)
-		a.Closers = append(a.Closers, a.extKeeper.k.Close)
-	})
-	return a.extKeeper.k
-}
-
 // externalChild builds the agent of a child whose definition names a
 // command: its model is the external agent, its one tool mirrors the
 // agent's tool calls, and closing it stops the process.
@@ -65,11 +47,6 @@ func (a *App) externalChild(s *session.Session, spec subagent.ChildSpec) (*agent
 		Getenv:        a.Config.Getenv,
 		ClientVersion: a.Config.Version,
 		Logger:        a.Log,
-	}
-	if spec.Mode == subagent.ModeContinuable {
-		// A continuable child settles after each piece of work: its agent
-		// stays running for the next message (keeper.go).
-		xopts.Keeper = a.keeper()
 	}
 	child := external.New(s, cmd, xopts)
 	reg, err := tool.NewRegistry(child.Tool())
@@ -108,14 +85,17 @@ func (a *App) approveExternal(def *subagent.AgentDefinition) func(context.Contex
 			return nil
 		}
 		mode := policy.ModeDefault
-		root := sessionID
 		if a.Server != nil {
 			if m, err := a.Server.RootMode(ctx, sessionID); err == nil && m != "" {
 				mode = policy.Mode(m)
 			}
-			if r, err := a.rootOf(ctx, sessionID); err == nil {
-				root = r
-			}
+		}
+		// The answer is remembered for the root session: every later start
+		// of the command for a child under it (the next send_message to a
+		// settled child starts it again) runs unasked.
+		root, err := a.rootOf(ctx, sessionID)
+		if err != nil {
+			root = sessionID
 		}
 		env, err := a.Workspace().Env(ctx, sessionID)
 		if err != nil {
@@ -178,6 +158,9 @@ func (a *App) rootOf(ctx context.Context, id string) (string, error) {
 
 // headerOf is id's header, live or stored.
 func (a *App) headerOf(ctx context.Context, id string) (session.Header, bool) {
+	if a.Sessions == nil {
+		return session.Header{}, false
+	}
 	if s, ok := a.Sessions.Get(id); ok {
 		return s.Header(), true
 	}

@@ -3,14 +3,22 @@ package app
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/acp-agent/acp-agent/agent/policy"
+	"github.com/acp-agent/acp-agent/agent/session"
 	"github.com/acp-agent/acp-agent/agent/tool"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace"
+	"github.com/acp-agent/acp-agent/agent/tool/workspace/local"
 	"github.com/acp-agent/acp-agent/driver/external"
+	"github.com/acp-agent/acp-agent/internal/testhooks"
 	"github.com/acp-agent/acp-agent/subagent"
 )
 
@@ -114,5 +122,104 @@ func TestExternalCommandIsAskedBeforeItRuns(t *testing.T) {
 func TestExternalRecordTypesAgree(t *testing.T) {
 	if subagent.TypeExternalSession != external.TypeExternal || subagent.TypeExternalNested != external.TypeNestedChild {
 		t.Fatalf("record types differ: %q/%q vs %q/%q", subagent.TypeExternalSession, subagent.TypeExternalNested, external.TypeExternal, external.TypeNestedChild)
+	}
+}
+
+// countingGate answers every question yes and counts the command ones.
+type countingGate struct {
+	mu    sync.Mutex
+	asked []workspace.PermissionRequest
+}
+
+func (g *countingGate) Authorize(_ context.Context, req workspace.PermissionRequest) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.asked = append(g.asked, req)
+	return nil
+}
+
+func (g *countingGate) starts() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	n := 0
+	for _, q := range g.asked {
+		if q.Kind == workspace.KindExecute && strings.HasPrefix(q.CallID, "start-") {
+			n++
+		}
+	}
+	return n
+}
+
+// A continuable external child's process ends when the child settles; the
+// next message starts the command again and loads the recorded session,
+// and the person, who allowed the project's command once for the root
+// session, is not asked again. A child under another root session is.
+func TestExternalRestartInTheSameSessionIsNotAskedAgain(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "fakeagent")
+	if out, err := exec.Command("go", "build", "-o", bin, "../driver/external/testdata/fakeagent").CombinedOutput(); err != nil {
+		t.Fatalf("build fakeagent: %v\n%s", err, out)
+	}
+	dir := t.TempDir()
+	obs := filepath.Join(t.TempDir(), "observed.txt")
+	env := map[string]string{"FAKE_MODE": "normal", "FAKE_OUT": obs, "PATH": os.Getenv("PATH")}
+	g := &countingGate{}
+	a, err := New(Config{DataDir: t.TempDir(), Testing: &testhooks.Hooks{NoSync: true},
+		Sources: &session.DeterministicSources{}, Logger: slog.New(slog.DiscardHandler),
+		Getenv: func(k string) string { return env[k] },
+		WrapWorkspace: func(workspace.Resolver) workspace.Resolver {
+			return workspace.Static{Cwd: dir, Files: local.Files{}, Commands: local.Commands{}, Permissions: g}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Close() })
+	def := &subagent.AgentDefinition{Name: "helper", File: filepath.Join(dir, ".acp-agent/agents/helper.md"), Scope: "project",
+		External: &subagent.ExternalCommand{Command: bin, Env: []string{"FAKE_MODE", "FAKE_OUT"}}}
+	childOf := func(parent string) *session.Session {
+		t.Helper()
+		s, err := a.Sessions.Create(session.Header{Cwd: dir, ParentSession: parent, Origin: session.OriginSubagent, DelegationDepth: 1}, session.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	// activate runs one activation of the child: built (as the runtime's
+	// factory does on a cold resume), messaged, settled (its agent closes).
+	activate := func(s *session.Session, text string) {
+		t.Helper()
+		ag, err := a.externalChild(s, subagent.ChildSpec{Mode: subagent.ModeContinuable, Label: "helper", Definition: def})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if _, err := ag.Prompt(ctx, session.Message{Role: session.RoleUser, Content: []session.Block{session.Text(text)}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := ag.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root, err := a.Sessions.Create(session.Header{Cwd: dir}, session.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := childOf(root.ID())
+	activate(child, "first")
+	activate(child, "second")
+	b, _ := os.ReadFile(obs)
+	if seen := string(b); strings.Count(seen, "initialize") != 2 || !strings.Contains(seen, "load fake-1") || !strings.Contains(seen, "prompt second") {
+		t.Fatalf("the second message did not start the command again and load its session:\n%s", seen)
+	}
+	if n := g.starts(); n != 1 {
+		t.Fatalf("the command line was asked %d times in one root session, want 1", n)
+	}
+	other, err := a.Sessions.Create(session.Header{Cwd: dir}, session.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	activate(childOf(other.ID()), "elsewhere")
+	if n := g.starts(); n != 2 {
+		t.Fatalf("a child of another root session was asked %d times in all, want 2", n)
 	}
 }

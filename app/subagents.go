@@ -52,11 +52,8 @@ func wireSubagents(a *App) error {
 		WorktreeIntents: worktree.Intents{Dir: filepath.Join(a.Config.DataDir, "worktree-intents"), Fault: a.Config.hooks().WorktreeFault},
 		MaxBackground:   a.maxBackground(),
 		OnQueued:        a.Config.hooks().OnQueued,
-		// A child torn down (session closed, agent shutting down) will
-		// not be messaged in this process: its kept agent stops now.
-		OnTornDown: a.keeper().Drop,
-		Digest:     subagent.DigestOptions{Sync: a.Config.DigestSync, Ticks: a.Config.hooks().DigestTicks},
-		Budgets:    budgetOptions,
+		Digest:          subagent.DigestOptions{Sync: a.Config.DigestSync, Ticks: a.Config.hooks().DigestTicks},
+		Budgets:         budgetOptions,
 	})
 	a.Subagents = rt
 	// The stall watchdog's sweeper: owned here, stopped and waited for at

@@ -156,8 +156,6 @@ type Continuations struct {
 	queue         map[string][]queuedStart
 	slotFreed     chan struct{}
 	onQueued      func(parentID, childID string)
-	// onTornDown is Options.OnTornDown.
-	onTornDown func(childID string)
 
 	locksMu sync.Mutex
 	locks   map[string]*childLock

@@ -232,31 +232,3 @@ func TestCutQueuedStartIsListedAfterRestart(t *testing.T) {
 	held.open()
 	<-cut
 }
-
-// OnTornDown tells a child torn down by a drain from one settled after
-// its work: only the drained child is reported.
-func TestOnTornDownReportsDrainedChildrenOnly(t *testing.T) {
-	ctx := testCtx(t)
-	held := newGate()
-	sc := newScript().text("settles", "done").add("held", held.reply("late"))
-	var mu sync.Mutex
-	var torn []string
-	ps := mustPersistence(t)
-	st := subagenttest.New(t, subagenttest.Config{Model: sc.model(), Durable: durable{ps}, SyncTo: ps.SyncTo,
-		Attach:     func(s *session.Store) { ps.Attach(s) },
-		OnTornDown: func(id string) { mu.Lock(); torn = append(torn, id); mu.Unlock() }})
-	lc := record(st.Runtime)
-	parent := st.NewParent(t, "parent")
-	settled, _ := startChild(t, ctx, st.Runtime, parent, "settles")
-	lc.waitEnds(t, ctx, settled, 1)
-	drained, _ := startChild(t, ctx, st.Runtime, parent, "held")
-	held.waitEntered(t, ctx)
-	if err := st.Runtime.Drain(ctx); err != nil {
-		t.Fatal(err)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if !slices.Equal(torn, []string{drained}) {
-		t.Fatalf("torn down %v, want only the drained %s (not the settled %s)", torn, drained, settled)
-	}
-}

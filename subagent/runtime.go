@@ -134,11 +134,6 @@ type Options struct {
 	// OnQueued, when set, is called each time a start begins to wait for a
 	// slot (scenario runs observe the queue through it).
 	OnQueued func(parentID, childID string)
-	// OnTornDown, when set, is called with a continuable child's id when
-	// its activation is torn down by a drain or its owner's disposal
-	// rather than settled after its work (the app stops the external
-	// agent process it kept for the child's next activation).
-	OnTornDown func(childID string)
 	// Digest paces the live digests delegations show of their children
 	// (digest.go).
 	Digest DigestOptions
@@ -183,7 +178,7 @@ func New(opts Options) *Runtime {
 	kids := &children{sessions: opts.Sessions, agents: opts.Agents, factory: opts.Factory, log: opts.Logger, spend: spend}
 	reg := &ProviderRegistry{lc: lc}
 	cont := newContinuations(live, kids, opts.Durable, lc, opts.Logger, opts.NewRunID)
-	cont.worktrees, cont.onQueued, cont.intents, cont.onTornDown = opts.Worktrees, opts.OnQueued, opts.WorktreeIntents, opts.OnTornDown
+	cont.worktrees, cont.onQueued, cont.intents = opts.Worktrees, opts.OnQueued, opts.WorktreeIntents
 	if cat, ok := opts.Catalog.(*Catalog); ok && cat != nil && cat.Waiting == nil {
 		cat.Waiting = cont.Waiting
 	}

@@ -101,11 +101,6 @@ func (c *Continuations) dispose(act *activation, cancel bool) error {
 	if err := c.kids.ReleaseChild(ctx, a); err != nil {
 		errs = append(errs, fmt.Errorf("subagent %q activation handle disposal failed: %w", act.id, err))
 	}
-	if cancel && c.onTornDown != nil {
-		// Torn down by a drain or its owner's disposal, not settled after
-		// its work: what it kept for its next activation can go.
-		c.onTornDown(act.id)
-	}
 	if len(errs) > 0 {
 		stop, output = driver.StopError, nil
 	}

@@ -460,7 +460,9 @@ func finished(s acp.ToolCallStatus) bool {
 
 // ensure returns the running process with the child's session open,
 // starting the command (after Options.Approve) and creating, resuming or
-// loading the session as needed.
+// loading the session as needed. A process lives for one activation of
+// the child (Close stops it), so each activation after the first starts
+// the command again and resumes or loads the recorded session.
 func (c *Child) ensure(ctx context.Context) (*proc, error) {
 	c.mu.Lock()
 	if p := c.proc; p != nil {
@@ -475,22 +477,6 @@ func (c *Child) ensure(ctx context.Context) (*proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	if k := c.opts.Keeper; k != nil {
-		// The child's previous activation left its agent running with the
-		// session open: take it over (nothing starts, so nothing is asked).
-		if p := k.take(c.sess.ID(), c.key(env.Cwd)); p != nil {
-			p.owner.Store(c)
-			c.mu.Lock()
-			if c.closed {
-				c.mu.Unlock()
-				p.stop()
-				return nil, failf(nil, "external agent %s: the child was closed", c.cmd.Name)
-			}
-			c.proc = p
-			c.mu.Unlock()
-			return p, nil
-		}
-	}
 	if c.opts.Approve != nil {
 		if err := c.opts.Approve(ctx, c.sess.ID(), c.cmd); err != nil {
 			return nil, err
@@ -504,7 +490,7 @@ func (c *Child) ensure(ctx context.Context) (*proc, error) {
 		// Known before anything starts: the record says what it announced.
 		return nil, c.notResumable()
 	}
-	p, err := c.startProc(ctx, env.Cwd, c.key(env.Cwd))
+	p, err := c.startProc(ctx, env.Cwd)
 	if err != nil {
 		return nil, err
 	}
@@ -598,33 +584,24 @@ func (c *Child) openSession(ctx context.Context, p *proc, cwd string, rec *Recor
 }
 
 // Close ends the child's use of the agent: a turn in progress is ended
-// and the process stopped with everything it started — unless the child
-// is between turns with a healthy process and has a Keeper, which keeps
-// the process for the child's next activation. It is idempotent.
+// and the process stopped with everything it started. The child's agent
+// closes when the child settles (a continuable child after each piece of
+// work), is released, or the agent exits, so the process lives only while
+// the child runs; the next activation starts the command again and takes
+// up the recorded session (ensure). It is idempotent.
 func (c *Child) Close() {
 	c.mu.Lock()
 	c.closed = true
 	p := c.proc
 	c.proc = nil
 	t := c.turn
-	live := t != nil && !t.ended
 	c.mu.Unlock()
 	if t != nil {
 		c.endTurn(t, "", failf(nil, "external agent %s: the child was closed", c.cmd.Name))
 	}
-	if p == nil {
-		return
+	if p != nil {
+		p.stop()
 	}
-	if k := c.opts.Keeper; k != nil && !live && p.cause() == nil && k.park(c.sess.ID(), p) {
-		return
-	}
-	p.stop()
-}
-
-// key is what the child's process runs in cwd: a kept process is taken
-// over only by a child that would start the same.
-func (c *Child) key(cwd string) string {
-	return strings.Join(append(append([]string{cwd, c.cmd.Command}, c.cmd.Args...), c.cmd.Env...), "\x00")
 }
 
 // nestedLine takes a subagent_update out of the agent's stdout (the SDK

@@ -80,10 +80,6 @@ type Options struct {
 	// before it is killed; KillGrace the time between SIGTERM and
 	// SIGKILL. Zero takes the defaults.
 	InitTimeout, ReplyTimeout, CancelGrace, KillGrace time.Duration
-	// Keeper, when set, keeps the process of a settled child for its next
-	// activation (a continuable child's; keeper.go); nil stops it when the
-	// child's agent closes.
-	Keeper *Keeper
 	// OnNested, when set, is told each child the agent announced.
 	OnNested func(sessionID string, n Nested)
 	// ClientVersion is sent as clientInfo.version.

@@ -5,8 +5,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -395,23 +398,46 @@ func TestTerminalOutputIsStreamed(t *testing.T) {
 	}
 }
 
-// With a Keeper, a settled child's process is kept with its session open:
-// the next activation takes it over (no second initialize, no load, no
-// second question), and closing the Keeper stops it. Without one (the
-// test above) every activation starts the command again.
-func TestKeeperKeepsTheProcessAcrossSettlements(t *testing.T) {
-	keeper := external.NewKeeper(time.Minute)
-	approvals := 0
+// The process lives while the child runs: a second message before it
+// settles goes to the same process (one initialize, one session). When
+// the child settles (its agent closes) the process is stopped — it is
+// gone and its record in the registry of running commands is removed —
+// and the next message starts the command again (Approve is asked at each
+// start: the app remembers the person's answer per session) and takes up
+// the recorded session with session/load.
+func TestSettleStopsTheProcessAndTheNextMessageLoadsIt(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "running")
+	running, err := local.OpenRunning(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = running.Close() })
+	var approvals atomic.Int32
 	f := newFixture(t, "normal", func(o *external.Options) {
-		o.Keeper = keeper
-		o.Approve = func(context.Context, string, external.Command) error { approvals++; return nil }
+		o.Running = running
+		o.Approve = func(context.Context, string, external.Command) error { approvals.Add(1); return nil }
 	})
 	f.prompt("first", 20*time.Second)
+	f.prompt("again", 20*time.Second)
+	pids := f.pids()
+	if obs := f.observed(); len(pids) != 1 || strings.Count(obs, "initialize") != 1 || strings.Contains(obs, "load ") || !strings.Contains(obs, "prompt again") || approvals.Load() != 1 {
+		t.Fatalf("a message before the settlement did not reuse the process (approvals %d):\n%s", approvals.Load(), obs)
+	}
+	if n := runningRecords(t, root); n != 1 {
+		t.Fatalf("%d running records while the child runs, want 1", n)
+	}
+	if !alive(pids[0]) {
+		t.Fatalf("the agent's process %d is gone before the settlement", pids[0])
+	}
+	// The child settles: its agent closes.
 	if err := f.agent.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if n := keeper.Kept(); n != 1 {
-		t.Fatalf("kept %d processes after the settlement, want 1", n)
+	if alive(pids[0]) {
+		t.Fatalf("the agent's process %d outlived the settlement", pids[0])
+	}
+	if n := runningRecords(t, root); n != 0 {
+		t.Fatalf("%d running records after the settlement, want 0", n)
 	}
 	f.build()
 	f.prompt("second", 20*time.Second)
@@ -419,71 +445,44 @@ func TestKeeperKeepsTheProcessAcrossSettlements(t *testing.T) {
 		t.Fatalf("turn ended %+v", r)
 	}
 	obs := f.observed()
-	if strings.Count(obs, "initialize") != 1 || strings.Contains(obs, "load ") || !strings.Contains(obs, "prompt second") || approvals != 1 {
-		t.Fatalf("the agent was started again (approvals %d):\n%s", approvals, obs)
-	}
-	if n := keeper.Kept(); n != 0 {
-		t.Fatalf("kept %d processes while the child runs, want 0", n)
+	if strings.Count(obs, "initialize") != 2 || strings.Count(obs, "new ") != 1 || !strings.Contains(obs, "load fake-1") || !strings.Contains(obs, "prompt second") || len(f.pids()) != 2 || approvals.Load() != 2 {
+		t.Fatalf("the next message did not start the command again and load the session (approvals %d):\n%s", approvals.Load(), obs)
 	}
 	if err := f.agent.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if err := keeper.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if n := keeper.Kept(); n != 0 {
-		t.Fatalf("kept %d after close", n)
-	}
-	// A closed keeper keeps nothing: the next settlement stops its process.
-	f.build()
-	f.prompt("third", 20*time.Second)
-	if err := f.agent.Close(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if n := keeper.Kept(); n != 0 || strings.Count(f.observed(), "initialize") != 2 || !strings.Contains(f.observed(), "load fake-1") {
-		t.Fatalf("kept %d after the keeper closed; the agent saw:\n%s", n, f.observed())
+	if p := f.pids()[1]; alive(p) {
+		t.Fatalf("the restarted process %d outlived the second settlement", p)
 	}
 }
 
-// A kept process unused for the Keeper's idle time is stopped; the next
-// activation starts the command again and loads its session.
-func TestKeeperStopsAnIdleProcess(t *testing.T) {
-	keeper := external.NewKeeper(50 * time.Millisecond)
-	t.Cleanup(func() { _ = keeper.Close() })
-	f := newFixture(t, "normal", func(o *external.Options) { o.Keeper = keeper })
-	f.prompt("first", 20*time.Second)
-	if err := f.agent.Close(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(10 * time.Second); keeper.Kept() != 0; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the idle process was never stopped")
+// pids are the fake agent's processes, in start order (each notes its pid).
+func (f *fixture) pids() []int {
+	var out []int
+	for _, line := range strings.Split(f.observed(), "\n") {
+		if s, ok := strings.CutPrefix(line, "pid "); ok {
+			n, err := strconv.Atoi(s)
+			if err != nil {
+				f.t.Fatalf("pid line %q", line)
+			}
+			out = append(out, n)
 		}
 	}
-	f.build()
-	f.prompt("second", 20*time.Second)
-	if obs := f.observed(); strings.Count(obs, "initialize") != 2 || !strings.Contains(obs, "load fake-1") {
-		t.Fatalf("the agent saw:\n%s", obs)
-	}
+	return out
 }
 
-// Drop stops the process kept for a child (it was torn down, not settled):
-// the next activation starts the command again.
-func TestKeeperDropStopsTheKeptProcess(t *testing.T) {
-	keeper := external.NewKeeper(time.Minute)
-	t.Cleanup(func() { _ = keeper.Close() })
-	f := newFixture(t, "normal", func(o *external.Options) { o.Keeper = keeper })
-	f.prompt("first", 20*time.Second)
-	if err := f.agent.Close(context.Background()); err != nil {
+// alive reports whether process pid exists (it was reaped once it is not).
+func alive(pid int) bool {
+	return syscall.Kill(pid, 0) == nil
+}
+
+// runningRecords counts the records of running commands in the registry
+// at root (<owner>/<n>).
+func runningRecords(t *testing.T, root string) int {
+	t.Helper()
+	recs, err := filepath.Glob(filepath.Join(root, "*", "[0-9]*"))
+	if err != nil {
 		t.Fatal(err)
 	}
-	keeper.Drop(f.sess.ID())
-	if n := keeper.Kept(); n != 0 {
-		t.Fatalf("kept %d after Drop", n)
-	}
-	f.build()
-	f.prompt("second", 20*time.Second)
-	if obs := f.observed(); strings.Count(obs, "initialize") != 2 || !strings.Contains(obs, "load fake-1") {
-		t.Fatalf("the agent saw:\n%s", obs)
-	}
+	return len(recs)
 }

@@ -37,16 +37,12 @@ var passedEnv = []string{"PATH", "HOME", "USER", "LANG", "LC_ALL", "LC_CTYPE", "
 
 // proc is one running external agent and its connection.
 type proc struct {
-	// owner is the Child the process works for: the one that started it,
-	// or the one that took it from a Keeper (a cold resume of the same
-	// child). Its callbacks (updates, requests, failure) go there.
-	owner atomic.Pointer[Child]
-	// key is what the process runs (Child.key): a Keeper hands it only to
-	// a Child that would start the same.
-	key  string
-	sup  *local.Supervised
-	conn *acp.ClientSideConnection
-	in   *os.File // our end of its stdin
+	// owner is the Child that started the process: its callbacks
+	// (updates, requests, failure) go there.
+	owner *Child
+	sup   *local.Supervised
+	conn  *acp.ClientSideConnection
+	in    *os.File // our end of its stdin
 
 	life       context.Context
 	lifeCancel context.CancelFunc
@@ -121,7 +117,7 @@ func (c *Child) commandEnv() []string {
 }
 
 // startProc starts the command in cwd and initializes the connection.
-func (c *Child) startProc(ctx context.Context, cwd, key string) (*proc, error) {
+func (c *Child) startProc(ctx context.Context, cwd string) (*proc, error) {
 	path, err := c.commandPath(cwd)
 	if err != nil {
 		return nil, err
@@ -157,8 +153,7 @@ func (c *Child) startProc(ctx context.Context, cwd, key string) (*proc, error) {
 		errR.Close()
 		return nil, failf(err, "external agent %s: could not start %s: %v", c.cmd.Name, c.cmd.Line(), err)
 	}
-	p := &proc{key: key, sup: sup, in: inW, stderr: &tail{}, failed: make(chan struct{})}
-	p.owner.Store(c)
+	p := &proc{owner: c, sup: sup, in: inW, stderr: &tail{}, failed: make(chan struct{})}
 	p.terms.byID = map[string]*terminal{}
 	p.life, p.lifeCancel = context.WithCancel(context.Background())
 	p.lastActive.Store(time.Now().UnixNano())
@@ -208,7 +203,7 @@ func (c *Child) initialize(ctx context.Context, p *proc) error {
 }
 
 // child is the Child the process works for now.
-func (p *proc) child() *Child { return p.owner.Load() }
+func (p *proc) child() *Child { return p.owner }
 
 // lookPath finds name in the folders of pathList (the agent's PATH, which
 // Options.Getenv gives: not necessarily this process's).

@@ -27,6 +27,21 @@ func GroupOf(pid int) (int, bool) {
 	return pg, err == nil
 }
 
+// ParentOf returns the parent of pid.
+func ParentOf(pid int) (int, bool) {
+	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0, false
+	}
+	s := string(data)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 2 {
+		return 0, false
+	}
+	ppid, err := strconv.Atoi(f[1])
+	return ppid, err == nil
+}
+
 // LiveGroupMembers lists the processes of group pgid that have not exited.
 func LiveGroupMembers(pgid int) ([]int, error) {
 	entries, err := os.ReadDir("/proc")

@@ -118,8 +118,6 @@ type Config struct {
 	Budgets subagent.BudgetOptions
 	// ParentCwd is the cwd of NewParent's sessions (default /workspace).
 	ParentCwd string
-	// OnTornDown is subagent.Options.OnTornDown.
-	OnTornDown func(childID string)
 }
 
 // Stack is a wired subagent stack.
@@ -149,7 +147,7 @@ func New(t testing.TB, cfg Config) *Stack {
 	}
 	s.Runtime = subagent.New(subagent.Options{
 		Sessions: st, Agents: s.Agents, Durable: cfg.Durable, Factory: factory, Logger: cfg.Logger,
-		Worktrees: cfg.Worktrees, MaxBackground: cfg.MaxBackground, Budgets: cfg.Budgets, OnTornDown: cfg.OnTornDown,
+		Worktrees: cfg.Worktrees, MaxBackground: cfg.MaxBackground, Budgets: cfg.Budgets,
 		WorktreeIntents: cfg.WorktreeIntents, CheckRoute: cfg.CheckRoute,
 	})
 	if _, err := s.Runtime.RegisterProviders(inprocess.Drivers(inprocess.WithFaults(cfg.Faults))...); err != nil {

@@ -8,10 +8,12 @@ import (
 	"github.com/acp-agent/acp-agent/agent/settings"
 )
 
-// Policy and Sandbox are the settings types a caller of the Cache names.
+// Policy, Sandbox and OtherNames are the settings types a caller of the
+// Cache names.
 type (
-	Policy  = settings.Policy
-	Sandbox = settings.Sandbox
+	Policy     = settings.Policy
+	Sandbox    = settings.Sandbox
+	OtherNames = settings.OtherNames
 )
 
 // Loader loads the settings in force for a project directory.

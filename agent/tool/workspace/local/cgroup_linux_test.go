@@ -126,9 +126,11 @@ func TestSweepRunningKillsRecordedCgroup(t *testing.T) {
 	}
 	cg := reaper.CgroupPath(string(b))
 	t.Cleanup(func() { reaper.KillCgroup(cg, time.Second) }) // when the sweep failed
-	reaperPID, ok := proctest.GroupOf(readPID(t, filepath.Join(dir, "sh")))
-	if !ok {
-		t.Fatal("the command's shell is not running")
+	// The shell's parent: the command's own reaper, or the agent's reaper
+	// server.
+	reaperPID, ok := proctest.ParentOf(readPID(t, filepath.Join(dir, "sh")))
+	if !ok || reaperPID == agent.Process.Pid {
+		t.Fatal("the command's shell is not running under a reaper")
 	}
 
 	_ = agent.Process.Signal(syscall.SIGSTOP)

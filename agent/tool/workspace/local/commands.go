@@ -159,7 +159,6 @@ func (c Commands) Run(ctx context.Context, cmd workspace.Command, _ func(session
 	ec := exec.Command(shell, "-c", cmd.Command)
 	ec.Dir = cmd.Cwd
 	ec.Env = append(env[:len(env):len(env)], marker)
-	ec.Stdout, ec.Stderr = pw, pw // *os.File: exec starts no copying goroutine
 	ec.SysProcAttr = sysProcAttr()
 	var sandboxed string
 	var guard *sandbox.Guard
@@ -171,21 +170,18 @@ func (c Commands) Run(ctx context.Context, cmd workspace.Command, _ func(session
 		}
 		sandboxed = c.Sandbox.Describe(cmd.Cwd)
 	}
-	// Last, so the reaper holds whatever the sandbox wraps.
-	rp := useReaper(ec, marker, grace)
 	// Watched from before the start, so nothing it creates is missed.
 	unwatch := guard.Watch()
-	err = ec.Start()
-	rp.started()
+	// Last, so the reaper holds whatever the sandbox wraps.
+	proc, err := c.launch(ec, marker, grace, pw, sandboxed != "")
 	if err != nil {
 		unwatch()
 		pr.Close()
 		pw.Close()
-		rp.finish()
 		return workspace.CommandResult{}, fmt.Errorf("run command: %w", err)
 	}
 	pw.Close() // the children hold the only write ends now
-	pgid := ec.Process.Pid
+	pgid := proc.pid()
 	if rec != nil {
 		rec.SetGroup(pgid)
 	}
@@ -200,23 +196,16 @@ func (c Commands) Run(ctx context.Context, cmd workspace.Command, _ func(session
 		defer close(readDone)
 		_, _ = io.Copy(sink, pr)
 	}()
-	waitDone := make(chan error, 1)
-	go func() { waitDone <- ec.Wait() }()
 
 	res := workspace.CommandResult{Sandbox: sandboxed}
 	select {
-	case <-waitDone:
+	case <-proc.done():
 	case <-ctx.Done():
 		res.TimedOut = errors.Is(context.Cause(ctx), errTimedOut)
-		stop := grace
-		if rp != nil {
-			// The reaper takes its grace for what the shell left, then
-			// kills; it is killed itself only if it does not end.
-			stop = 2*grace + time.Second
-		}
-		stopGroup(pgid, stop, waitDone)
+		proc.stop()
 	}
-	if !rp.finish() {
+	ws, clean := proc.finish()
+	if !clean {
 		// No reaper, or it was killed before it reaped everything: stop
 		// what is left in the group, then what left it (setsid) and
 		// still carries the marker, which also releases the output pipe,
@@ -244,11 +233,10 @@ func (c Commands) Run(ctx context.Context, cmd workspace.Command, _ func(session
 	pr.Close()
 
 	res.Output, res.Truncated = tail.String()
-	ws, _ := ec.ProcessState.Sys().(syscall.WaitStatus)
 	if ws.Signaled() {
 		res.Signal = ws.Signal().String()
 	} else {
-		code := ec.ProcessState.ExitCode()
+		code := ws.ExitStatus()
 		res.ExitCode = &code
 	}
 	if !res.TimedOut && ctx.Err() != nil {
@@ -261,7 +249,7 @@ func (c Commands) Run(ctx context.Context, cmd workspace.Command, _ func(session
 // shell to be reaped (waitDone) or, when waitDone is nil, for the group to
 // empty, then sends SIGKILL. With waitDone it returns after the shell is
 // reaped.
-func stopGroup(pgid int, grace time.Duration, waitDone <-chan error) {
+func stopGroup(pgid int, grace time.Duration, waitDone <-chan struct{}) {
 	if syscall.Kill(-pgid, syscall.SIGTERM) != nil && waitDone == nil {
 		return // the group is already empty
 	}

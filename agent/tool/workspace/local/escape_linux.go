@@ -59,17 +59,21 @@ func leftPIDs(want map[string]bool, groups map[int]string, known map[int]bool) [
 		if err != nil || pid == self {
 			continue
 		}
-		f, ok := procStat(e.Name())
-		if !ok || f[0] == "Z" || f[0] == "X" {
-			continue
-		}
 		pg := -1
-		if len(f) > 19 && len(groups) > 0 {
-			if g, err := strconv.Atoi(f[2]); err == nil {
-				if start, rec := groups[g]; rec {
-					pg = g
-					if pid == g && f[19] == start {
-						known[g] = true
+		if len(groups) > 0 {
+			// The stat only where a group may match: a sweep by marker
+			// alone reads environ, which a zombie no longer has.
+			f, ok := procStat(e.Name())
+			if !ok || f[0] == "Z" || f[0] == "X" {
+				continue
+			}
+			if len(f) > 19 {
+				if g, err := strconv.Atoi(f[2]); err == nil {
+					if start, rec := groups[g]; rec {
+						pg = g
+						if pid == g && f[19] == start {
+							known[g] = true
+						}
 					}
 				}
 			}

@@ -85,17 +85,37 @@ func waitFile(t *testing.T, p string) {
 func helperAgent(dir string) {
 	script := escapeeScript(dir) + "echo $$ > " + filepath.Join(dir, "pg.tmp") + "; mv " + filepath.Join(dir, "pg.tmp") + " " +
 		filepath.Join(dir, "pg") + "; sleep 30"
-	_, _ = Commands{}.Run(context.Background(), workspace.Command{Command: script, Cwd: dir, Timeout: time.Minute}, nil)
+	var c Commands
+	if os.Getenv(helperServedEnv) != "" {
+		// Under the reaper server of a registry, where there is one.
+		r, err := OpenRunning(filepath.Join(dir, "running"))
+		if err != nil {
+			os.Exit(2)
+		}
+		c.Running = r
+	}
+	_, _ = c.Run(context.Background(), workspace.Command{Command: script, Cwd: dir, Timeout: time.Minute}, nil)
 	os.Exit(3) // never reached in the test: the agent is killed first
 }
+
+// helperServedEnv makes helperAgent run its command with a registry.
+const helperServedEnv = "LOCAL_TEST_HELPER_SERVED"
 
 // The agent is SIGKILLed while `sleep 30` runs: nothing of the command's
 // group, nor its setsid escapees (with the marker or without: env -i), is
 // left.
 func TestAgentKilledLeavesNothing(t *testing.T) {
+	t.Run("own reaper", func(t *testing.T) { testAgentKilledLeavesNothing(t, false) })
+	t.Run("server", func(t *testing.T) { testAgentKilledLeavesNothing(t, true) })
+}
+
+func testAgentKilledLeavesNothing(t *testing.T, served bool) {
 	dir := t.TempDir()
 	agent := exec.Command(os.Args[0], "-test.run=^$")
 	agent.Env = append(os.Environ(), helperAgentEnv+"="+dir)
+	if served {
+		agent.Env = append(agent.Env, helperServedEnv+"=1")
+	}
 	if err := agent.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/acp-agent/acp-agent/agent/tool/workspace/local/reaper"
 )
 
 var adopting struct {
@@ -115,25 +117,20 @@ func reapOrphans() {
 
 // adopted lists the children of this process that os/exec does not wait
 // for (no pidfd here names them): exited ones (zombies), or live ones.
+// It runs on every SIGCHLD (each command's end sends one), so it reads
+// this process's children files and the stat of each child only; a scan
+// of every process in /proc is the fallback where there are none.
 func adopted(zombies bool) []int {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	self := strconv.Itoa(os.Getpid())
+	self := os.Getpid()
 	var kids []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
+	if children, ok := reaper.Children(self); ok {
+		for _, pid := range children {
+			if state, ok := procState(strconv.Itoa(pid)); ok && (state == "Z") == zombies {
+				kids = append(kids, pid)
+			}
 		}
-		f, ok := procStat(e.Name())
-		if !ok || len(f) < 2 || f[1] != self {
-			continue
-		}
-		if (f[0] == "Z") == zombies {
-			kids = append(kids, pid)
-		}
+	} else {
+		kids = scanChildren(self, zombies)
 	}
 	if len(kids) == 0 {
 		return nil
@@ -147,6 +144,31 @@ func adopted(zombies bool) []int {
 		}
 	}
 	return out
+}
+
+// scanChildren lists the children of self in the given state (zombies or
+// live ones) by reading the stat of every process in /proc.
+func scanChildren(self int, zombies bool) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	parent := strconv.Itoa(self)
+	var kids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		f, ok := procStat(e.Name())
+		if !ok || len(f) < 2 || f[1] != parent {
+			continue
+		}
+		if (f[0] == "Z") == zombies {
+			kids = append(kids, pid)
+		}
+	}
+	return kids
 }
 
 // heldPidfds lists the processes this process holds a pidfd for.

@@ -48,6 +48,15 @@ type Running struct {
 	mu     sync.Mutex
 	next   int
 	closed bool
+
+	// srv is the reaper server of this agent's unsandboxed commands
+	// (serve_linux.go): started at the first, started again after it
+	// died, closed by Close. unserved is set once the server could not
+	// run a command here (no cgroup it can make): each command then gets
+	// a reaper of its own.
+	srvMu    sync.Mutex
+	srv      *reaperServer
+	unserved bool
 }
 
 // OpenRunning opens this process's part of the registry under root.
@@ -139,19 +148,71 @@ func writeRecord(path, text string, flag int) error {
 	return err
 }
 
-// Close removes this process's (empty) part of the registry and releases
-// its lock. Records of commands still running stay: they are swept by
-// the next agent to start.
+// server returns the reaper server, starting it when there is none or
+// the last one died; nil when commands cannot be served here.
+func (r *Running) server() *reaperServer {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	closed := r.closed
+	r.mu.Unlock()
+	r.srvMu.Lock()
+	defer r.srvMu.Unlock()
+	if closed || r.unserved {
+		return nil
+	}
+	if r.srv != nil && r.srv.alive() {
+		return r.srv
+	}
+	if r.srv != nil {
+		r.srv.close(DefaultKillGrace) // reaps the dead one
+		r.srv = nil
+	}
+	srv, err := startReaperServer(DefaultKillGrace)
+	if err != nil {
+		r.unserved = true
+		return nil
+	}
+	r.srv = srv
+	return srv
+}
+
+// noServer records that the server cannot run commands here (it could
+// not make a cgroup, or the kernel cannot fork into one), and stops it.
+func (r *Running) noServer() {
+	r.srvMu.Lock()
+	defer r.srvMu.Unlock()
+	r.unserved = true
+	if r.srv != nil {
+		r.srv.close(DefaultKillGrace)
+		r.srv = nil
+	}
+}
+
+// Close stops the reaper server (which kills the commands still running),
+// removes this process's (empty) part of the registry and releases its
+// lock. Records of commands still running stay: they are swept by the
+// next agent to start.
 func (r *Running) Close() error {
 	if r == nil {
 		return nil
 	}
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.closed {
+		r.mu.Unlock()
 		return nil
 	}
 	r.closed = true
+	r.mu.Unlock()
+	r.srvMu.Lock()
+	if r.srv != nil {
+		r.srv.close(2*DefaultKillGrace + time.Second)
+		r.srv = nil
+	}
+	r.srvMu.Unlock()
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if os.Remove(r.dir) == nil {
 		// Directory first: a lock without a directory is harmless, a
 		// directory without its lock is taken for a dead owner's.

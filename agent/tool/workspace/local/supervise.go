@@ -24,9 +24,8 @@ type Supervised struct {
 	marker string
 	grace  time.Duration
 
-	waitDone chan error
-	done     chan struct{}
-	err      error // the process's exit, once done is closed
+	done chan struct{}
+	err  error // the process's exit, once done is closed
 
 	stopOnce sync.Once
 }
@@ -47,7 +46,7 @@ func StartSupervised(ec *exec.Cmd, running *Running, grace time.Duration) (*Supe
 	marker := NewMarker()
 	ec.Env = append(ec.Env[:len(ec.Env):len(ec.Env)], marker)
 	ec.SysProcAttr = sysProcAttr()
-	s := &Supervised{cmd: ec, marker: marker, grace: grace, waitDone: make(chan error, 1), done: make(chan struct{})}
+	s := &Supervised{cmd: ec, marker: marker, grace: grace, done: make(chan struct{})}
 	if running != nil {
 		rec, err := running.Add(marker)
 		if err != nil {
@@ -73,7 +72,6 @@ func StartSupervised(ec *exec.Cmd, running *Running, grace time.Duration) (*Supe
 		err := ec.Wait()
 		s.err = err
 		close(s.done)
-		s.waitDone <- err
 	}()
 	return s, nil
 }
@@ -105,7 +103,7 @@ func (s *Supervised) Stop() {
 		select {
 		case <-s.done:
 		default:
-			stopGroup(pgid, 2*s.grace+time.Second, s.waitDone)
+			stopGroup(pgid, 2*s.grace+time.Second, s.done)
 		}
 		<-s.done
 		if !s.rp.finish() {

@@ -1,7 +1,7 @@
 // Command fakeagent is an ACP agent for the tests of package
 // driver/external. FAKE_MODE picks its behaviour: normal, crash, hang,
 // garbage, initerr, permcancel, nested, terminal. FAKE_OUT, when set, is a file it
-// appends what it observed to (one line per fact).
+// appends what it observed to (one line per fact), its pid first.
 package main
 
 import (
@@ -227,6 +227,7 @@ func (a *agent) Prompt(ctx context.Context, req acp.PromptRequest) (acp.PromptRe
 
 func main() {
 	a := &agent{mode: os.Getenv("FAKE_MODE"), out: &lockedWriter{f: os.Stdout}}
+	note("pid %d", os.Getpid())
 	a.conn = acp.NewAgentSideConnection(a, a.out, os.Stdin)
 	<-a.conn.Done()
 }

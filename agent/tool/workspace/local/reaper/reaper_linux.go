@@ -55,6 +55,9 @@ func init() {
 	// The agent starts this executable as the reaper of a command: serve
 	// it before anything else runs. This package imports almost nothing,
 	// so its init runs before the heavy ones of the rest of the binary.
+	if len(os.Args) > 1 && os.Args[0] == Arg && os.Args[1] == ServeArg {
+		os.Exit(runServer(os.Args[1:]))
+	}
 	if len(os.Args) > 0 && os.Args[0] == Arg {
 		os.Exit(runReaper(os.Args[1:]))
 	}
@@ -329,6 +332,13 @@ func walkChildren(root int) (out []int, ok bool) {
 	}
 	return out, true
 }
+
+// Children lists the children of pid, reading the children file of each
+// of its threads (an orphan re-parents to any live thread of a
+// subreaper); ok is false where the kernel has no children files
+// (CONFIG_PROC_CHILDREN) or pid is gone. It reads a few small files
+// where a scan of /proc reads one per process.
+func Children(pid int) (kids []int, ok bool) { return childrenOf(pid) }
 
 // childrenOf reads the children of every thread of pid.
 func childrenOf(pid int) ([]int, bool) {

@@ -1,0 +1,14 @@
+//go:build !linux
+
+package local
+
+import (
+	"os"
+	"os/exec"
+	"time"
+)
+
+// serveCommand: there is no reaper server where there is no reaper.
+func serveCommand(*Running, *exec.Cmd, string, time.Duration, *os.File) (launched, bool, error) {
+	return nil, false, nil
+}
