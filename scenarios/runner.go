@@ -177,7 +177,7 @@ func execute(ctx context.Context, sc *Scenario, factory Factory, root string, lo
 	if err := r.seed(); err != nil {
 		return nil, err
 	}
-	if err := r.writeFiles(); err != nil {
+	if err := r.writeFiles(ctx); err != nil {
 		return nil, err
 	}
 	stopMCP, err := r.startMCP()

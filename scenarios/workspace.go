@@ -27,6 +27,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/acp-agent/acp-agent/agent/transcript"
+	"github.com/acp-agent/acp-agent/internal/gitrun"
 )
 
 // ClientCaps are the capabilities the scenario client advertises and
@@ -136,14 +137,14 @@ func (p parser) answers(n *yaml.Node, where string) ([]string, error) {
 }
 
 // writeFiles writes the scenario's files into the cwd.
-func (r *runner) writeFiles() error {
+func (r *runner) writeFiles(ctx context.Context) error {
 	for _, f := range r.sc.Files {
 		if err := writeCwdFile(r.cwd, f.Path, f.Content); err != nil {
 			return err
 		}
 	}
 	if r.sc.Git {
-		return initRepo(r.cwd)
+		return initRepo(ctx, r.cwd)
 	}
 	return nil
 }
@@ -158,16 +159,15 @@ var GitEnv = []string{
 }
 
 // initRepo makes dir a repository on branch main with its files in one
-// commit.
-func initRepo(dir string) error {
+// commit, through the agent's one git runner (internal/gitrun: no GIT_*
+// of the environment the run was started from, no hook or filter).
+func initRepo(ctx context.Context, dir string) error {
 	for _, args := range [][]string{
 		{"init", "--quiet", "--initial-branch=main"},
 		{"add", "--all"},
 		{"commit", "--quiet", "--allow-empty", "-m", "scenario files"},
 	} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), GitEnv...)
+		cmd := gitrun.Command(ctx, "", dir, GitEnv, args...)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, out)
 		}

@@ -11,10 +11,10 @@
 // session log by the agent loop, so a loaded or resumed session uses
 // exactly the prompt the model saw; this package only builds it. Probe
 // runs git (a branch query only when .git/HEAD does not name one, and
-// `git status --porcelain`) under one timeout that bounds the whole wait:
-// each git runs in its own process group, killed as a group when the
-// timeout ends, and its pipes are closed shortly after, whoever still
-// holds them. A Pending is a probe started ahead of its use (when the
+// `git status --porcelain`) through internal/gitrun, the agent's one git
+// runner (no inherited GIT_* variable; no fsmonitor, hook or filter of the
+// repository), under one timeout that bounds the whole wait: each git runs
+// in its own process group, killed as a group when the timeout ends. A Pending is a probe started ahead of its use (when the
 // session is created), so the first prompt does not wait for git.
 //
 // Determinism: Build is a pure function of its Input; the date comes from
@@ -22,7 +22,8 @@
 // Probe takes its environment through ProbeOptions, so scenario runs fix
 // every volatile field.
 //
-// Layering: prompt imports only the standard library and internal/levels
+// Layering: prompt imports only the standard library, internal/levels
 // (the walk from the git root down to the cwd, shared with agent
-// definitions); it must not import any other package of this module.
+// definitions) and internal/gitrun (the git runner); it must not import
+// any other package of this module.
 package prompt

@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/acp-agent/acp-agent/internal/gitrun"
 )
 
 // DefaultProbeTimeout bounds the git queries of Probe: a slow or huge
@@ -103,37 +103,18 @@ func Probe(ctx context.Context, cwd string, o ProbeOptions) Env {
 	return e
 }
 
-// safeGitArgs are the options the agent puts before every git command it
-// runs itself: they turn off what a repository's config can make git
-// execute on a read (core.fsmonitor, run by status and diff) and the
-// hooks (a hook runs on checkout, worktree add, commit). The config of a
-// repository is not the user's word: a command the agent ran, sandboxed
-// or not, may have written it (docs/boundary.md). Options given with -c
-// take precedence over every config file.
-var safeGitArgs = []string{"-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null"}
-
-// gitWaitDelay is how long git runs on after its context ends before its
-// output pipes are closed regardless: a killed git's children (hooks, a
-// pager, an fsmonitor) could otherwise hold them open, and Output would
-// wait for them rather than for the timeout.
-const gitWaitDelay = 50 * time.Millisecond
-
-// git runs one git query in its own process group, killed as a group when
-// ctx ends, so the timeout of Probe bounds the whole wait: the group's
-// kill reaches the children of git too, and WaitDelay stops the wait for
-// pipes that something outside the group still holds.
+// git runs one git query through the agent's one git runner
+// (internal/gitrun): no GIT_* variable of the agent's environment (an
+// agent started from a git hook has GIT_DIR set, and the probe would
+// describe that repository), and nothing the repository's config plants
+// runs (core.fsmonitor, run by status; hooks; filter drivers, run by
+// status on a racily clean file). The config of a repository is not the
+// user's word: a command the agent ran, sandboxed or not, may have
+// written it (docs/boundary.md). git runs in its own process group,
+// killed as a group when ctx ends, so the timeout of Probe bounds the
+// whole wait.
 func git(ctx context.Context, dir string, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "git", append(append([]string{"-C", dir, "--no-optional-locks"}, safeGitArgs...), args...)...)
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error {
-		// The group's id is git's pid (Setpgid); kill the group, and git
-		// itself should the group be gone.
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		return cmd.Process.Kill()
-	}
-	cmd.WaitDelay = gitWaitDelay
-	return cmd.Output()
+	return gitrun.Command(ctx, "", dir, nil, args...).Output()
 }
 
 // FindGitRoot returns the nearest directory at or above dir that holds a

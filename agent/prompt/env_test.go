@@ -161,3 +161,45 @@ func TestProbe_RunsNoPlantedCode(t *testing.T) {
 		t.Fatalf("control: plain git status did not run the planted fsmonitor (%v): the test proves nothing", err)
 	}
 }
+
+// TestProbe_IgnoresInheritedGitVariables: an agent started from a git
+// hook (or a shell that exported them) has GIT_DIR and GIT_WORK_TREE
+// set; the probe describes the session's repository all the same (its
+// git goes through internal/gitrun, which drops them). Here the
+// session's repository is clean and the one the variables name is dirty.
+// Control: plain git status with those variables reports the other
+// repository's changes.
+func TestProbe_IgnoresInheritedGitVariables(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	t.Setenv("HOME", t.TempDir())
+	root, other := t.TempDir(), t.TempDir()
+	gitIn := func(dir string, args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	gitIn(root, "init", "--quiet", "--initial-branch=main")
+	write(t, filepath.Join(root, "a.txt"), "a\n")
+	gitIn(root, "add", "a.txt")
+	gitIn(root, "commit", "--quiet", "-m", "a")
+	gitIn(other, "init", "--quiet", "--initial-branch=other")
+	write(t, filepath.Join(other, "untracked.txt"), "x\n")
+	t.Setenv("GIT_DIR", filepath.Join(other, ".git"))
+	t.Setenv("GIT_WORK_TREE", other)
+
+	e := Probe(t.Context(), root, ProbeOptions{Now: start})
+	if e.GitRoot != root || e.Branch != "main" || e.Dirty || e.StatusUnknown {
+		t.Errorf("probe got root %q branch %q dirty %v unknown %v, want %q main clean", e.GitRoot, e.Branch, e.Dirty, e.StatusUnknown, root)
+	}
+
+	control := exec.Command("git", "status", "--porcelain")
+	control.Dir = root
+	if out, err := control.Output(); err != nil || len(out) == 0 {
+		t.Fatalf("control: plain git status with GIT_DIR set reported %q, %v: the test proves nothing", out, err)
+	}
+}

@@ -1,6 +1,7 @@
 // Package gitrun is the one way the agent runs git itself (the environment
-// probe of agent/prompt, the worktrees of subagent/worktree): never the
-// model's commands, which are the person's to approve.
+// probe of agent/prompt, the worktrees of subagent/worktree, the
+// repository a scenario asks for): never the model's commands, which are
+// the person's to approve.
 //
 // A repository's files are not the person's word: the model, a sandboxed
 // command on a kernel without mount namespaces, or a clone may have written
@@ -19,11 +20,20 @@
 //     messages the callers read);
 //   - runs with -c core.fsmonitor=false, -c core.hooksPath=/dev/null,
 //     -c gc.auto=0 and -c maintenance.auto=false (no fsmonitor, no hook, no
-//     background maintenance), and with every filter driver the config
-//     names turned off: -c filter.<driver>.clean= -c ….smudge= -c ….process=
-//     -c ….required=false, found by a `git config --get-regexp` first
+//     background maintenance), -c commit.gpgSign=false,
+//     -c merge.verifySignatures=false and -c log.showSignature=false (no
+//     gpg.program on a commit or a merge), -c submodule.recurse=false, and
+//     with every filter driver the config names turned off: -c
+//     filter.<driver>.clean= -c ….smudge= -c ….process= -c
+//     ….required=false, and every merge driver it names (picked by a merge
+//     attribute or merge.default) replaced with git's own text merge (git
+//     merge-file), both found by a `git config --get-regexp` first
 //     (reading config runs nothing). Options given with -c take precedence
 //     over every config file.
+//
+// Every git the agent runs goes through here: internal/layering's
+// TestGitStartsOnlyThroughGitrun fails on a product file that starts git
+// by name another way.
 //
 // Callers still pass --no-textconv --no-ext-diff to diff.
 //

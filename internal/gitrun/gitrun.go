@@ -8,8 +8,19 @@ import (
 	"strings"
 )
 
-// SafeArgs are the options put before every git command the agent runs.
-var SafeArgs = []string{"-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "gc.auto=0", "-c", "maintenance.auto=false"}
+// SafeArgs are the options put before every git command the agent runs:
+// no fsmonitor, no hook, no background maintenance, and no signing
+// program (gpg.program runs on a commit or merge when commit.gpgSign is
+// set, and on a merge when merge.verifySignatures is), no recursion into
+// submodules (a submodule's update command is a config line).
+var SafeArgs = []string{"-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "gc.auto=0", "-c", "maintenance.auto=false",
+	"-c", "commit.gpgSign=false", "-c", "merge.verifySignatures=false", "-c", "log.showSignature=false", "-c", "submodule.recurse=false"}
+
+// textMerge is the command a custom merge driver of the repository's
+// config is replaced with: git's own three-way text merge, the default
+// driver's, as a driver command (the result in %A, a conflict as a
+// non-zero exit). It runs in git's environment, our -c options included.
+const textMerge = "git merge-file --quiet %A %O %B"
 
 // hardening are the variables every git the agent runs gets.
 var hardening = []string{
@@ -51,9 +62,11 @@ func Command(ctx context.Context, path, dir string, extra []string, args ...stri
 }
 
 // FilterOverrides returns the -c options that turn off every filter
-// driver the config of dir's repository names (clean, smudge, process).
+// driver the config of dir's repository names (clean, smudge, process),
+// and replace every merge driver it names (merge.<driver>.driver, picked
+// by a merge attribute or by merge.default) with git's own text merge.
 func FilterOverrides(ctx context.Context, path, dir string, env []string) []string {
-	cmd := exec.CommandContext(ctx, path, append(append([]string(nil), SafeArgs...), "config", "-z", "--name-only", "--get-regexp", `^filter\.`)...)
+	cmd := exec.CommandContext(ctx, path, append(append([]string(nil), SafeArgs...), "config", "-z", "--name-only", "--get-regexp", `^(filter|merge)\.`)...)
 	cmd.Dir = dir
 	cmd.Env = env
 	// Killed as a group when ctx ends, and not waited on past that for
@@ -66,22 +79,28 @@ func FilterOverrides(ctx context.Context, path, dir string, env []string) []stri
 	seen := map[string]bool{}
 	var args []string
 	for _, name := range bytes.Split(out, []byte{0}) {
-		key := strings.TrimPrefix(strings.ToLower(string(bytes.TrimSpace(name))), "filter.")
-		i := strings.LastIndexByte(key, '.')
-		if i <= 0 {
-			continue
+		raw := strings.TrimSpace(string(name))
+		section, rest, ok := strings.Cut(raw, ".")
+		section = strings.ToLower(section)
+		i := strings.LastIndexByte(rest, '.')
+		if !ok || i <= 0 {
+			continue // merge.tool, merge.default and the like: no driver
 		}
 		// The driver keeps its case in the config's subsection; git
 		// matches the attribute's value to it exactly, so use the name
 		// as written.
-		raw := strings.TrimSpace(string(name))
-		driver := raw[len("filter.") : len("filter.")+i]
-		if seen[driver] {
+		driver := rest[:i]
+		if seen[section+"."+driver] {
 			continue
 		}
-		seen[driver] = true
-		for _, k := range []string{"clean=", "smudge=", "process=", "required=false"} {
-			args = append(args, "-c", "filter."+driver+"."+k)
+		seen[section+"."+driver] = true
+		switch section {
+		case "filter":
+			for _, k := range []string{"clean=", "smudge=", "process=", "required=false"} {
+				args = append(args, "-c", "filter."+driver+"."+k)
+			}
+		case "merge":
+			args = append(args, "-c", "merge."+driver+".driver="+textMerge)
 		}
 	}
 	return args

@@ -14,4 +14,5 @@
 // binary_test.go keeps test-only code out of the binary (package testing,
 // goldie, goleak, the test helpers under internal/) and sourcegraph/jsonrpc2
 // inside the two JSON-RPC clients that ship: the scenario runner and exec (app/headless).
+// gitrun_test.go keeps every git the agent starts inside internal/gitrun.
 package layering

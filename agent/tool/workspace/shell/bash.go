@@ -190,7 +190,7 @@ func render(res workspace.CommandResult, timeout time.Duration) string {
 		fmt.Fprintf(&b, "\n[The command ran in a sandbox (%s). If it failed because of the sandbox (\"Permission denied\" or \"Read-only file system\" on a write outside those directories, \"Network is unreachable\" and the like), run it again with \"sandbox\": false to ask the user to run it outside the sandbox.]", strings.TrimPrefix(res.Sandbox, "sandboxed: "))
 	}
 	if len(res.Quarantined) > 0 {
-		b.WriteString("\n[The command created protected paths, which a sandboxed command may not write (git and the editors run what they hold, outside the sandbox), so they were moved aside:")
+		b.WriteString("\n[The command created protected paths, which a sandboxed command may not write (git and the editors run what they hold, outside the sandbox; a folder symlink to a git repository outside the working directory counts as one, and the symlink itself is what was moved), so they were moved aside:")
 		for _, m := range res.Quarantined {
 			// Quoted: a created name can hold a newline or a bracket.
 			fmt.Fprintf(&b, " %q to %q;", m.Path, m.To)

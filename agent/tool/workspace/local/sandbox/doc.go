@@ -20,7 +20,9 @@
 // writable directories (protect.go) are bound read-only; those a command
 // creates, which no bind can reach beforehand, are moved aside by its
 // Guard (guard.go): at the top of the writable directories as they
-// appear, deeper ones once the command is over.
+// appear, deeper ones once the command is over. A new folder symlink that
+// leads to a repository outside them (one made in the temp dir, say)
+// counts as a protected path (planted.go): the link is moved aside.
 //
 // Layering: standard library, golang.org/x/sys and go-landlock only.
 package sandbox

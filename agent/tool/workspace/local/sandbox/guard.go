@@ -49,6 +49,10 @@ type Guard struct {
 	// a protected path inside (a mount point moves with its parent) is
 	// still the one that was read-only, not a new one.
 	before map[fileID]bool
+	// temp is the temp dir, and beforeLinks the links to a repository
+	// outside the roots that were there before the command (planted.go).
+	temp        string
+	beforeLinks map[linkKey]bool
 
 	// mu serialises the looks of Watch and Check; moved is what they
 	// moved aside so far.
@@ -70,12 +74,19 @@ func idOf(p string) (fileID, bool) {
 	return fileID{uint64(st.Dev), uint64(st.Ino)}, true
 }
 
-func newGuard(roots, extra, existing []string) *Guard {
-	g := &Guard{roots: roots, extra: extra, before: make(map[fileID]bool, len(existing))}
+// newGuard is the guard of roots, given the protected paths and the
+// links to a repository outside (plant.found of a walk with
+// newPlantScope(roots, temp)) that existed before the command.
+func newGuard(roots, extra, existing []string, temp string, links map[string]linkKey) *Guard {
+	g := &Guard{roots: roots, extra: extra, before: make(map[fileID]bool, len(existing)),
+		temp: temp, beforeLinks: make(map[linkKey]bool, len(links))}
 	for _, p := range existing {
 		if id, ok := idOf(p); ok {
 			g.before[id] = true
 		}
+	}
+	for _, k := range links {
+		g.beforeLinks[k] = true
 	}
 	return g
 }
@@ -98,7 +109,8 @@ func (g *Guard) Check() ([]Moved, error) {
 
 // look moves aside what is new since Prepare; g.mu is held.
 func (g *Guard) look() error {
-	after, ok := protectedUnder(g.roots, g.extra)
+	plant := newPlantScope(g.roots, g.temp)
+	after, _, ok := walkProtected(g.roots, g.extra, false, plant)
 	var errs []error
 	if !ok {
 		errs = append(errs, fmt.Errorf("more than %d entries under the writable directories: new protected paths may be left", maxProtectWalk))
@@ -113,6 +125,23 @@ func (g *Guard) look() error {
 		to, err := quarantine(g.roots, p)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("move %s aside: %w", p, err))
+			continue
+		}
+		g.moved = append(g.moved, Moved{Path: p, To: to})
+	}
+	// In walk order, like the protected paths above.
+	var links []string
+	for p := range plant.found {
+		links = append(links, p)
+	}
+	slices.Sort(links)
+	for _, p := range links {
+		if g.beforeLinks[plant.found[p]] {
+			continue
+		}
+		to, err := quarantine(g.roots, p) // renames the link, not its target
+		if err != nil {
+			errs = append(errs, fmt.Errorf("move %s (a symlink to a repository outside) aside: %w", p, err))
 			continue
 		}
 		g.moved = append(g.moved, Moved{Path: p, To: to})

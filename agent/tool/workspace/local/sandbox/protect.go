@@ -19,18 +19,8 @@ import (
 
 // maxProtectWalk bounds the entries looked at to find protected paths
 // under one writable root; past it the command is refused rather than
-// run with some .git left writable.
-const maxProtectWalk = 200_000
-
-// protectedUnder lists the existing protected paths under the writable
-// roots, plus the extra paths (the agent's own settings file and data
-// directory) that lie under one of them. It does not follow symlinks (a
-// bind mount is made on the real path, which the walk reaches itself
-// when it is under a root). ok is false when a walk hit its bound.
-func protectedUnder(roots, extra []string) (paths []string, ok bool) {
-	paths, _, ok = walkProtected(roots, extra, false)
-	return paths, ok
-}
+// run with some .git left writable. A variable for the tests only.
+var maxProtectWalk = 200_000
 
 // maxLinkedBinds bounds the hard-linked files kept read-only for one
 // command (a bind mount each); past it the rest stay writable and the
@@ -38,12 +28,18 @@ func protectedUnder(roots, extra []string) (paths []string, ok bool) {
 // node_modules holds tens of thousands).
 const maxLinkedBinds = 4096
 
-// walkProtected is protectedUnder that, with links, also lists the
-// regular files with more than one hard link under the roots: another of
-// their names may be outside, where the command must not write (Landlock
-// checks the name used, not the inode). linkedAll is false when there
-// were more than maxLinkedBinds.
-func walkProtected(roots, extra []string, links bool) (paths, linked []string, ok bool) {
+// walkProtected lists the existing protected paths under the writable
+// roots, plus the extra paths (the agent's own settings file and data
+// directory) that lie under one of them. It does not follow symlinks (a
+// bind mount is made on the real path, which the walk reaches itself
+// when it is under a root). ok is false when a walk hit its bound.
+//
+// With links, it also lists the regular files with more than one hard
+// link under the roots: another of their names may be outside, where the
+// command must not write (Landlock checks the name used, not the inode).
+// With plant, the symlinks met are given to it (planted.go), which keeps
+// those leading to a repository outside.
+func walkProtected(roots, extra []string, links bool, plant *plantScope) (paths, linked []string, ok bool) {
 	ok = true
 	seen := map[string]bool{}
 	add := func(p string) {
@@ -68,6 +64,9 @@ func walkProtected(roots, extra []string, links bool) (paths, linked []string, o
 					return filepath.SkipDir
 				}
 				return nil
+			}
+			if d.Type()&fs.ModeSymlink != 0 {
+				plant.look(root, p)
 			}
 			if links && d.Type().IsRegular() {
 				if info, err := d.Info(); err == nil {

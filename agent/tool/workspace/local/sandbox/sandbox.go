@@ -193,7 +193,11 @@ func (s *Sandbox) Prepare(cmd *exec.Cmd) (*Guard, error) {
 	sp := spec{Writable: s.writable(cmd.Dir), Network: s.policy.Network}
 	var g *Guard
 	if s.support.MountNS {
-		ro, linked, ok := walkProtected(sp.Writable, s.policy.Protected, true)
+		// The guard's roots: the cwd and the configured ones, not the
+		// temp dir (sp.Writable is the cwd, the temp dir, then those).
+		roots := append([]string{sp.Writable[0]}, sp.Writable[2:]...)
+		plant := newPlantScope(roots, sp.Writable[1])
+		ro, linked, ok := walkProtected(sp.Writable, s.policy.Protected, true, plant)
 		if !ok {
 			return nil, fmt.Errorf("%w: more than %d entries under the writable directories: the sandbox could not find every .git to keep read-only", ErrUnavailable, maxProtectWalk)
 		}
@@ -207,8 +211,7 @@ func (s *Sandbox) Prepare(cmd *exec.Cmd) (*Guard, error) {
 		// /dev/shm is shared with every program of the user: the command
 		// gets a private one (a tmpfs of its own mount namespace).
 		sp.PrivateShm = true
-		// writable is the cwd, the temp dir, then the configured ones.
-		g = newGuard(append([]string{sp.Writable[0]}, sp.Writable[2:]...), s.policy.Protected, ro)
+		g = newGuard(roots, s.policy.Protected, ro, sp.Writable[1], plant.found)
 	}
 	data, err := json.Marshal(sp)
 	if err != nil {
