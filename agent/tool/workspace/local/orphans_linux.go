@@ -23,8 +23,6 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/acp-agent/acp-agent/agent/tool/workspace/local/reaper"
 )
 
 var adopting struct {
@@ -117,13 +115,17 @@ func reapOrphans() {
 
 // adopted lists the children of this process that os/exec does not wait
 // for (no pidfd here names them): exited ones (zombies), or live ones.
-// It runs on every SIGCHLD (each command's end sends one), so it reads
-// this process's children files and the stat of each child only; a scan
-// of every process in /proc is the fallback where there are none.
+// It runs on every SIGCHLD and three times at shutdown, so it reads one
+// children file, the main thread's, and the stat of each child listed;
+// a scan of every process in /proc is the fallback where the kernel has
+// no children files. One file is enough: an orphan re-parents to the
+// first live thread of its subreaper (find_alive_thread), the main
+// thread, which a Go program never ends; children os/exec started from
+// other threads may be missing from it, and they are not adopted ones.
 func adopted(zombies bool) []int {
 	self := os.Getpid()
 	var kids []int
-	if children, ok := reaper.Children(self); ok {
+	if children, ok := mainThreadChildren(self); ok {
 		for _, pid := range children {
 			if state, ok := procState(strconv.Itoa(pid)); ok && (state == "Z") == zombies {
 				kids = append(kids, pid)
@@ -136,7 +138,7 @@ func adopted(zombies bool) []int {
 		return nil
 	}
 	// Read after the children: a pidfd is made before its child exists.
-	held := heldPidfds()
+	held := heldPidfds(kids)
 	out := kids[:0]
 	for _, pid := range kids {
 		if !held[pid] {
@@ -171,12 +173,34 @@ func scanChildren(self int, zombies bool) []int {
 	return kids
 }
 
-// heldPidfds lists the processes this process holds a pidfd for.
-func heldPidfds() map[int]bool {
+// mainThreadChildren reads the children file of pid's main thread; ok is
+// false where the kernel has none (CONFIG_PROC_CHILDREN).
+func mainThreadChildren(pid int) ([]int, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + strconv.Itoa(pid) + "/children")
+	if err != nil {
+		return nil, false
+	}
+	var out []int
+	for _, f := range bytes.Fields(b) {
+		if n, err := strconv.Atoi(string(f)); err == nil {
+			out = append(out, n)
+		}
+	}
+	return out, true
+}
+
+// heldPidfds reports which of pids this process holds a pidfd for. It
+// reads the fdinfo of each open descriptor, and stops once every one of
+// pids is found (a live child os/exec waits for, the common case).
+func heldPidfds(pids []int) map[int]bool {
 	dir := "/proc/self/fdinfo"
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil
+	}
+	want := map[int]bool{}
+	for _, pid := range pids {
+		want[pid] = true
 	}
 	held := map[int]bool{}
 	for _, e := range entries {
@@ -186,10 +210,13 @@ func heldPidfds() map[int]bool {
 		}
 		for _, l := range bytes.Split(b, []byte{'\n'}) {
 			if v, ok := bytes.CutPrefix(l, []byte("Pid:\t")); ok {
-				if pid, err := strconv.Atoi(string(bytes.TrimSpace(v))); err == nil {
+				if pid, err := strconv.Atoi(string(bytes.TrimSpace(v))); err == nil && want[pid] {
 					held[pid] = true
 				}
 			}
+		}
+		if len(held) == len(want) {
+			break
 		}
 	}
 	return held
@@ -203,5 +230,5 @@ func pidfdsShown() bool {
 		return false
 	}
 	defer unix.Close(fd)
-	return heldPidfds()[os.Getpid()]
+	return heldPidfds([]int{os.Getpid()})[os.Getpid()]
 }

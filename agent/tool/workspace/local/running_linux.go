@@ -57,6 +57,9 @@ type Running struct {
 	srvMu    sync.Mutex
 	srv      *reaperServer
 	unserved bool
+	// prestarting is the goroutine of Prestart, waited for by Close.
+	prestarting sync.WaitGroup
+	prestarted  sync.Once
 }
 
 // OpenRunning opens this process's part of the registry under root.
@@ -178,6 +181,22 @@ func (r *Running) server() *reaperServer {
 	return srv
 }
 
+// Prestart starts the reaper server in the background where commands
+// will be served, so that the first command of a session does not wait
+// for a process start (about as long as a quick command). Idempotent.
+func (r *Running) Prestart() {
+	if r == nil || reaper.CgroupPath(NewMarker()) == "" {
+		return
+	}
+	r.prestarted.Do(func() {
+		r.prestarting.Add(1)
+		go func() {
+			defer r.prestarting.Done()
+			r.server()
+		}()
+	})
+}
+
 // noServer records that the server cannot run commands here (it could
 // not make a cgroup, or the kernel cannot fork into one), and stops it.
 func (r *Running) noServer() {
@@ -205,6 +224,7 @@ func (r *Running) Close() error {
 	}
 	r.closed = true
 	r.mu.Unlock()
+	r.prestarting.Wait()
 	r.srvMu.Lock()
 	if r.srv != nil {
 		r.srv.close(2*DefaultKillGrace + time.Second)

@@ -23,6 +23,9 @@ func (*RunningEntry) SetGroup(int) {}
 // Remove does nothing.
 func (*RunningEntry) Remove() {}
 
+// Prestart does nothing: there is no reaper server.
+func (*Running) Prestart() {}
+
 // Close does nothing.
 func (*Running) Close() error { return nil }
 

@@ -333,13 +333,6 @@ func walkChildren(root int) (out []int, ok bool) {
 	return out, true
 }
 
-// Children lists the children of pid, reading the children file of each
-// of its threads (an orphan re-parents to any live thread of a
-// subreaper); ok is false where the kernel has no children files
-// (CONFIG_PROC_CHILDREN) or pid is gone. It reads a few small files
-// where a scan of /proc reads one per process.
-func Children(pid int) (kids []int, ok bool) { return childrenOf(pid) }
-
 // childrenOf reads the children of every thread of pid.
 func childrenOf(pid int) ([]int, bool) {
 	dir := "/proc/" + strconv.Itoa(pid) + "/task"
