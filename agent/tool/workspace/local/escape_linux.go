@@ -11,6 +11,7 @@ package local
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -31,7 +32,10 @@ func sysProcAttr() *syscall.SysProcAttr {
 // markedPIDs lists the live processes (other than this one) whose
 // environment holds marker ("NAME=value"), reading /proc. Processes of
 // other users cannot be read and are not listed (they cannot be ours).
-func markedPIDs(markers ...string) []int { return leftPIDs(markerSet(markers), nil, nil) }
+func markedPIDs(markers ...string) []int {
+	pids, _ := leftPIDs(markerSet(markers), nil, nil)
+	return pids
+}
 
 func markerSet(markers []string) map[string]bool {
 	want := make(map[string]bool, len(markers))
@@ -47,13 +51,14 @@ func markerSet(markers []string) map[string]bool {
 // its leader has the recorded start time, or a member carries a marker
 // (known[pgid], kept across calls). A group whose leader is gone and
 // whose members carry no marker is left alone: its id may be another's.
-func leftPIDs(want map[string]bool, groups map[int]string, known map[int]bool) []int {
+// unsure counts the live user processes that showed no environment at
+// all: in the middle of an exec, or started without one.
+func leftPIDs(want map[string]bool, groups map[int]string, known map[int]bool) (out []int, unsure int) {
 	entries, err := os.ReadDir("/proc")
 	if err != nil || len(want)+len(groups) == 0 {
-		return nil
+		return nil, 0
 	}
 	self := os.Getpid()
-	var out []int
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil || pid == self {
@@ -82,32 +87,57 @@ func leftPIDs(want map[string]bool, groups map[int]string, known map[int]bool) [
 			out = append(out, pid)
 			continue
 		}
-		if carries(e.Name(), want) {
+		switch carries(e.Name(), want) {
+		case marked:
 			out = append(out, pid)
 			if pg >= 0 {
 				known[pg] = true
 			}
+		case noEnvironment:
+			unsure++
 		}
 	}
-	return out
+	return out, unsure
 }
 
+// What carries finds in a process's environment.
+const (
+	unmarked      = iota
+	marked        // one of the markers
+	noEnvironment // none at all, in a live process that is not the kernel's
+)
+
+// pfKthread is PF_KTHREAD in the flags of /proc/<pid>/stat.
+const pfKthread = 0x00200000
+
 // carries reports whether the environment of /proc/<pid> holds one of
-// want.
-func carries(pid string, want map[string]bool) bool {
+// want, or whether a live user process showed none.
+func carries(pid string, want map[string]bool) int {
 	if len(want) == 0 {
-		return false
+		return unmarked
 	}
 	env, err := os.ReadFile(filepath.Join("/proc", pid, "environ"))
-	if err != nil {
-		return false
+	if errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission) || errors.Is(err, syscall.ESRCH) {
+		return unmarked // gone, or another user's (not ours)
+	}
+	if err != nil || len(env) == 0 {
+		// Kernel threads and zombies have none; anything else may be
+		// in the middle of an exec.
+		f, ok := procStat(pid)
+		if !ok || f[0] == "Z" || f[0] == "X" || len(f) < 7 {
+			return unmarked
+		}
+		if flags, err := strconv.ParseUint(f[6], 10, 64); err == nil && flags&pfKthread != 0 {
+			return unmarked
+		}
+		return noEnvironment
 	}
 	for _, kv := range bytes.Split(env, []byte{0}) {
 		if want[string(kv)] {
-			return true
+			return marked
 		}
 	}
-	return false
+	return unmarked
 }
 
 // sweepMarked kills every live process that carries marker, repeating
@@ -117,9 +147,10 @@ func sweepMarked(bound time.Duration, markers ...string) int { return sweepLeft(
 
 // sweepLeft kills what leftPIDs finds, and each known group as a whole
 // (kill(-pgid): a member in the middle of an exec shows no environment),
-// repeating until none is left or bound passes. One empty scan is not
-// enough: a process in the middle of an exec shows no environment for a
-// moment, so the sweep ends after two empty scans in a row. What a scan
+// repeating until none is left or bound passes. A process in the middle
+// of an exec shows no environment for a moment, so an empty scan ends
+// the sweep only when every live user process showed one; otherwise it
+// ends after two empty scans in a row. What a scan
 // finds is killed even when bound has passed. It returns how many
 // distinct processes it killed (a killed process may still be listed
 // until the kill lands).
@@ -130,7 +161,7 @@ func sweepLeft(bound time.Duration, groups map[int]string, markers []string) int
 	deadline := time.Now().Add(bound)
 	empty := 0
 	for {
-		pids := leftPIDs(want, groups, known)
+		pids, unsure := leftPIDs(want, groups, known)
 		for _, pid := range pids {
 			if syscall.Kill(pid, syscall.SIGKILL) == nil {
 				killed[pid] = true
@@ -144,7 +175,9 @@ func sweepLeft(bound time.Duration, groups map[int]string, markers []string) int
 		} else {
 			empty = 0
 		}
-		if empty >= 2 || time.Now().After(deadline) {
+		// One empty scan is enough when every live process showed its
+		// environment: nothing marked was in the middle of an exec.
+		if empty >= 2 || empty == 1 && unsure == 0 || time.Now().After(deadline) {
 			return len(killed)
 		}
 		time.Sleep(5 * time.Millisecond) // let the kills land before looking again

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -268,6 +269,70 @@ func TestReaperKeepsTheShellsStatus(t *testing.T) {
 				t.Errorf("signal %q (exit %v), want %q", res.Signal, res.ExitCode, tc.signal)
 			case tc.signal == "" && (res.ExitCode == nil || *res.ExitCode != tc.code):
 				t.Errorf("exit %v (signal %q), want %d", res.ExitCode, res.Signal, tc.code)
+			}
+		})
+	}
+}
+
+// carries tells a marked process, an unmarked one, and a live user
+// process without any environment (as one in the middle of an exec shows
+// itself, which makes the sweep look twice) from kernel threads and
+// zombies, which have none either and must not.
+func TestCarriesTellsProcessesWithoutEnvironment(t *testing.T) {
+	marker := NewMarker()
+	start := func(env []string) *exec.Cmd {
+		c := exec.Command("sleep", "30")
+		c.Env = env
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Process.Kill(); _ = c.Wait() })
+		return c
+	}
+	withMarker := start(append(os.Environ(), marker))
+	plain := start(os.Environ())
+	bare := start([]string{})
+	zombie := exec.Command("true")
+	if err := zombie.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = zombie.Wait() })
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if s, _ := procState(strconv.Itoa(zombie.Process.Pid)); s == "Z" {
+			break
+		}
+	}
+	// Each started process's environment shows once its exec landed.
+	for _, c := range []*exec.Cmd{withMarker, plain} {
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			if b, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(c.Process.Pid), "cmdline")); strings.HasPrefix(string(b), "sleep") {
+				break
+			}
+		}
+	}
+	want := markerSet([]string{marker})
+	for _, tc := range []struct {
+		name string
+		pid  int
+		want int
+	}{
+		{"marked", withMarker.Process.Pid, marked},
+		{"unmarked", plain.Process.Pid, unmarked},
+		{"no environment", bare.Process.Pid, noEnvironment},
+		{"zombie", zombie.Process.Pid, unmarked},
+		{"kernel thread", 2, unmarked},
+		{"gone", 1 << 30, unmarked},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.name == "no environment" {
+				for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+					if b, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(tc.pid), "cmdline")); strings.HasPrefix(string(b), "sleep") {
+						break
+					}
+				}
+			}
+			if got := carries(strconv.Itoa(tc.pid), want); got != tc.want {
+				t.Errorf("carries = %d, want %d", got, tc.want)
 			}
 		})
 	}
