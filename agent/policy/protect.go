@@ -26,6 +26,10 @@ var wholeNames = map[string]string{
 	".opencode": "another agent's configuration (opencode: agents, commands, plugins) runs commands",
 	".agents":   "agent skills and definitions (.agents/skills) give an agent instructions and tools",
 	".mcp.json": "the project's MCP server list: an agent that reads it starts the commands it names",
+	// Git's user config, where the working directory is the home
+	// directory: core.fsmonitor, aliases and pagers there run on the
+	// person's own git commands.
+	".gitconfig": "git's user configuration runs commands (core.fsmonitor, aliases, pager) on every git command",
 }
 
 // pairNames are entries protected only below a given parent name: the
@@ -39,6 +43,7 @@ var pairNames = map[string]map[string]string{
 	".config": {
 		"acp-agent": "this is the agent's own user config folder (its settings, agent definitions and skills)",
 		"opencode":  "another agent's configuration (opencode: agents, commands, plugins) runs commands",
+		"git":       "git's user configuration runs commands (core.fsmonitor, aliases, pager) on every git command",
 	},
 }
 

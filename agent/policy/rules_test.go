@@ -124,8 +124,9 @@ func TestProtectedRel(t *testing.T) {
 		".codex/agents/a.toml": true, ".gemini/settings.json": true, ".gemini/agents/a.md": true,
 		".cursor/mcp.json": true, ".cursor/agents/a.md": true, ".github/agents/a.md": true, ".opencode/agents/a.md": true,
 		".agents/skills/x/SKILL.md": true, ".config/acp-agent/agents/helper.md": true, ".config/acp-agent/skills/s/SKILL.md": true,
-		".config/opencode/agents/a.md": true,
-		".github/workflows/ci.yml":     false, ".config/other/x": false, "mcp.json": false, "docs/claude.md": false,
+		".config/opencode/agents/a.md": true, ".gitconfig": true, ".config/git/config": true, ".config/git/attributes": true,
+		"gitconfig": false, ".config/gitx/config": false,
+		".github/workflows/ci.yml": false, ".config/other/x": false, "mcp.json": false, "docs/claude.md": false,
 	} {
 		if got := ProtectedRel(rel) != ""; got != want {
 			t.Errorf("%s: protected %v, want %v", rel, got, want)
