@@ -19,6 +19,7 @@ import (
 
 func main() {
 	bin := flag.String("bin", "", "the acp-agent binary to drive (required)")
+	vs := flag.String("vs", "", "a second binary (a previous release) run in turn with -bin, run for run: prints the median of the ratios bin/vs")
 	commands := flag.Int("commands", 50, "bash calls in the turn")
 	command := flag.String("command", "true", "the command line of each call")
 	runs := flag.Int("runs", 1, "turns to time, each in a fresh agent process; the median is printed")
@@ -27,28 +28,60 @@ func main() {
 		fmt.Fprintln(os.Stderr, "drive: -bin is required; -commands >= 0, -runs >= 1")
 		os.Exit(2)
 	}
-	var perCommand, exit []time.Duration
-	for range *runs {
-		r, err := run(context.Background(), *bin, *commands, *command)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "drive:", err)
-			os.Exit(1)
-		}
-		if *commands > 0 {
-			perCommand = append(perCommand, r.turn/time.Duration(*commands))
-		}
-		exit = append(exit, r.exit)
+	bins := []string{*bin}
+	if *vs != "" {
+		bins = append(bins, *vs)
 	}
-	fmt.Printf("bin=%s commands=%d runs=%d per-command-median=%s exit-median=%s\n",
-		filepath.Base(*bin), *commands, *runs, median(perCommand), median(exit))
+	figures := make([]figures, len(bins))
+	for range *runs {
+		// In turn, so that a drift of the machine's speed touches both.
+		for i, b := range bins {
+			r, err := run(context.Background(), b, *commands, *command)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "drive:", err)
+				os.Exit(1)
+			}
+			if *commands > 0 {
+				figures[i].perCommand = append(figures[i].perCommand, r.turn/time.Duration(*commands))
+			}
+			figures[i].exit = append(figures[i].exit, r.exit)
+		}
+	}
+	for i, b := range bins {
+		fmt.Printf("bin=%s commands=%d runs=%d per-command-median=%s exit-median=%s\n",
+			filepath.Base(b), *commands, *runs, median(figures[i].perCommand), median(figures[i].exit))
+	}
+	if *vs != "" {
+		fmt.Printf("ratio %s/%s, median of run pairs: per-command=%.3f exit=%.3f\n", filepath.Base(*bin), filepath.Base(*vs),
+			ratio(figures[0].perCommand, figures[1].perCommand), ratio(figures[0].exit, figures[1].exit))
+	}
 }
+
+// figures are one binary's runs.
+type figures struct{ perCommand, exit []time.Duration }
 
 func median(d []time.Duration) time.Duration {
 	if len(d) == 0 {
 		return 0
 	}
+	d = slices.Clone(d)
 	slices.Sort(d)
 	return d[len(d)/2]
+}
+
+// ratio is the median of a[i]/b[i] (0 without runs).
+func ratio(a, b []time.Duration) float64 {
+	var r []float64
+	for i := range min(len(a), len(b)) {
+		if b[i] > 0 {
+			r = append(r, float64(a[i])/float64(b[i]))
+		}
+	}
+	if len(r) == 0 {
+		return 0
+	}
+	slices.Sort(r)
+	return r[len(r)/2]
 }
 
 // result is one run's figures.

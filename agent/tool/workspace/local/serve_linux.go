@@ -203,22 +203,14 @@ func (s *reaperServer) forget(id uint64) {
 }
 
 // close tells the server the agent is done (it kills what still runs and
-// exits). With commands running it waits for the server, killing it when
-// it does not end within bound, so that they are gone when close
-// returns. Idle, it does not wait: the server exits at once on its own,
-// its reader has already ended, and its waiter reaps it a moment later;
-// an agent that exits does not pay for the server's exit.
+// exits), and waits for it, killing it when it does not end within
+// bound, so that nothing of the commands runs and no goroutine of the
+// server's is left when it returns.
 func (s *reaperServer) close(bound time.Duration) {
 	s.closeMu.Do(func() {
-		s.mu.Lock()
-		busy := len(s.pending) > 0
-		s.mu.Unlock()
 		_ = unix.Shutdown(s.fd, unix.SHUT_RDWR)
 		<-s.readDone // at once: the read side is shut down
 		_ = unix.Close(s.fd)
-		if !busy {
-			return
-		}
 		select {
 		case <-s.waitDone:
 		case <-time.After(bound):
