@@ -24,8 +24,16 @@ import (
 	"github.com/acp-agent/acp-agent/agent/tool/workspace/local/reaper"
 )
 
-// errServerGone is the answer to a start the server died before taking.
-var errServerGone = errors.New("the reaper process ended")
+// Failures of a start that concern this command or this server only:
+// the command runs under a reaper of its own, and the next one is served
+// again (by a new server, after errServerGone).
+var (
+	// errServerGone is the answer to a start the server died before
+	// taking.
+	errServerGone = errors.New("the reaper process ended")
+	// errTooLarge: the start does not fit in one message.
+	errTooLarge = errors.New("the command and its environment are too large for the reaper")
+)
 
 // reaperServer is a running server and the agent's end of its socket.
 type reaperServer struct {
@@ -162,16 +170,22 @@ func (s *reaperServer) start(ec *exec.Cmd, cg string, grace time.Duration, out *
 		Grace: int64(grace), Cgroup: cg,
 	})
 	if err == nil && len(req) > reaper.MaxMessage {
-		err = errors.New("the command and its environment are too large for the reaper")
-	}
-	if err == nil {
-		err = s.send(req, unix.UnixRights(int(out.Fd())))
+		err = errTooLarge
 	}
 	if err != nil {
 		s.forget(run.id)
-		return nil, true, err
+		return nil, true, fmt.Errorf("%w: %v", errTooLarge, err)
+	}
+	if err := s.send(req, unix.UnixRights(int(out.Fd()))); err != nil {
+		// The server is gone (EPIPE): the reader sees it too, and the
+		// next command starts another.
+		s.forget(run.id)
+		return nil, true, fmt.Errorf("%w: %v", errServerGone, err)
 	}
 	r := <-run.started
+	if r.Err == errServerGone.Error() {
+		return nil, true, errServerGone
+	}
 	if r.Err != "" {
 		return nil, r.Unserved, errors.New(r.Err)
 	}
@@ -273,7 +287,8 @@ func serveCommand(running *Running, ec *exec.Cmd, marker string, grace time.Dura
 	run, unserved, err := srv.start(ec, cg, grace, out)
 	if err != nil {
 		if unserved {
-			if !errors.Is(err, errServerGone) {
+			if !errors.Is(err, errServerGone) && !errors.Is(err, errTooLarge) {
+				// The server cannot make cgroups here: not again.
 				running.noServer()
 			}
 			return nil, false, nil

@@ -197,3 +197,32 @@ func TestClosingTheRegistryStopsServedCommands(t *testing.T) {
 		_ = syscall.Kill(escapee, syscall.SIGKILL)
 	}
 }
+
+// A command whose start does not fit in one message to the server (a
+// large environment) runs under a reaper of its own, and the next
+// command is served again: a failure of one start does not turn the
+// server off.
+func TestTooLargeStartRunsUnderItsOwnReaper(t *testing.T) {
+	needCgroup(t)
+	c := Commands{Running: openRunning(t), KillGrace: 200 * time.Millisecond}
+	dir := t.TempDir()
+	parent := func(env []string) string {
+		t.Helper()
+		res, err := c.Run(context.Background(), workspace.Command{Command: `echo $PPID`, Cwd: dir, Env: env, Timeout: time.Minute}, nil)
+		if err != nil || res.ExitCode == nil || *res.ExitCode != 0 {
+			t.Fatalf("%v %+v", err, res)
+		}
+		return strings.TrimSpace(res.Output)
+	}
+	server := parent(nil)
+	big := os.Environ()
+	for i := range 10 {
+		big = append(big, "BIG"+strconv.Itoa(i)+"="+strings.Repeat("x", 120<<10))
+	}
+	if own := parent(big); own == server {
+		t.Errorf("the too-large command ran under the server %s", server)
+	}
+	if again := parent(nil); again != server {
+		t.Errorf("the next command ran under %s, not the server %s", again, server)
+	}
+}
