@@ -1,6 +1,7 @@
 package local
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"syscall"
@@ -25,11 +26,12 @@ type launched interface {
 }
 
 // launch starts ec (the command, as the sandbox wrapped it when wrapped)
-// with out as its stdout and stderr: by the registry's reaper server
+// with out as its stdout and stderr, or fails with ctx's error when ctx
+// ends before the start was confirmed: by the registry's reaper server
 // where it can, else under a reaper of its own.
-func (c Commands) launch(ec *exec.Cmd, marker string, grace time.Duration, out *os.File, wrapped bool) (launched, error) {
+func (c Commands) launch(ctx context.Context, ec *exec.Cmd, marker string, grace time.Duration, out *os.File, wrapped bool) (launched, error) {
 	if !wrapped {
-		if p, ok, err := serveCommand(c.Running, ec, marker, grace, out); ok {
+		if p, ok, err := serveCommand(ctx, c.Running, ec, marker, grace, out); ok {
 			return p, err
 		}
 	}

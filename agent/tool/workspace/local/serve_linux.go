@@ -10,6 +10,7 @@ package local
 // gets a reaper of its own (useReaper), as before.
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -152,10 +153,11 @@ func (s *reaperServer) alive() bool {
 }
 
 // start asks the server to run ec (its Path, Args, Env and Dir) in the
-// cgroup at cg, with out as its stdout and stderr. unserved is true when
+// cgroup at cg, with out as its stdout and stderr, and waits for its
+// answer or the end of ctx. unserved is true when
 // the failure is the server's (run the command another way), false when
 // it is the command's own (a missing shell or directory).
-func (s *reaperServer) start(ec *exec.Cmd, cg string, grace time.Duration, out *os.File) (run *servedRun, unserved bool, err error) {
+func (s *reaperServer) start(ctx context.Context, ec *exec.Cmd, cg string, grace time.Duration, out *os.File) (run *servedRun, unserved bool, err error) {
 	s.mu.Lock()
 	if s.gone {
 		s.mu.Unlock()
@@ -182,7 +184,15 @@ func (s *reaperServer) start(ec *exec.Cmd, cg string, grace time.Duration, out *
 		s.forget(run.id)
 		return nil, true, fmt.Errorf("%w: %v", errServerGone, err)
 	}
-	r := <-run.started
+	var r reaper.Reply
+	select {
+	case r = <-run.started:
+	case <-ctx.Done():
+		// Messages are handled in order: the stop reaches the command
+		// once it started, and its end is answered to nobody.
+		s.stop(run)
+		return nil, false, ctx.Err()
+	}
 	if r.Err == errServerGone.Error() {
 		return nil, true, errServerGone
 	}
@@ -272,7 +282,7 @@ func (p *servedProc) finish() (syscall.WaitStatus, bool) {
 // serveCommand runs ec under the registry's reaper server where it can.
 // ok is false when it cannot (no registry, no cgroup v2 here, the server
 // refused): the caller then starts ec itself.
-func serveCommand(running *Running, ec *exec.Cmd, marker string, grace time.Duration, out *os.File) (p launched, ok bool, err error) {
+func serveCommand(ctx context.Context, running *Running, ec *exec.Cmd, marker string, grace time.Duration, out *os.File) (p launched, ok bool, err error) {
 	if ec.Err != nil || ec.Path == "" || len(ec.ExtraFiles) > 0 {
 		return nil, false, nil
 	}
@@ -284,7 +294,7 @@ func serveCommand(running *Running, ec *exec.Cmd, marker string, grace time.Dura
 	if srv == nil {
 		return nil, false, nil
 	}
-	run, unserved, err := srv.start(ec, cg, grace, out)
+	run, unserved, err := srv.start(ctx, ec, cg, grace, out)
 	if err != nil {
 		if unserved {
 			if !errors.Is(err, errServerGone) && !errors.Is(err, errTooLarge) {

@@ -2,7 +2,9 @@ package local
 
 import (
 	"context"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -225,4 +227,72 @@ func TestTooLargeStartRunsUnderItsOwnReaper(t *testing.T) {
 	if again := parent(nil); again != server {
 		t.Errorf("the next command ran under %s, not the server %s", again, server)
 	}
+}
+
+// A start whose context ends before the server confirmed it returns the
+// context's error, and the command, started meanwhile, is stopped: a
+// cancelled start leaves nothing running, and its cgroup goes.
+func TestServedStartAbandonedByItsContextLeavesNothing(t *testing.T) {
+	needCgroup(t)
+	r := openRunning(t)
+	srv := r.server()
+	if srv == nil {
+		t.Fatal("no reaper server")
+	}
+	dir := t.TempDir()
+	abandoned := 0
+	for i := range 5 {
+		marker := NewMarker()
+		cg := reaper.CgroupPath(marker)
+		ec := exec.Command("/bin/sh", "-c", "sleep 30")
+		ec.Env = append(os.Environ(), marker)
+		ec.Dir = dir
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		run, _, err := srv.start(ctx, ec, cg, 100*time.Millisecond, pw)
+		pw.Close()
+		if err == nil {
+			// The answer won the race: stop it as Run would.
+			(&servedProc{srv: srv, run: run, grace: 100 * time.Millisecond}).stop()
+		} else if errors.Is(err, context.Canceled) {
+			abandoned++
+		} else {
+			t.Fatalf("start = %v, want the context's error", err)
+		}
+		// The server handles messages in order: once a later start is
+		// answered, this one and its stop were handled.
+		later := exec.Command("/bin/true")
+		later.Env = os.Environ()
+		if run, _, err := srv.start(context.Background(), later, reaper.CgroupPath(NewMarker()), time.Second, pw2(t)); err != nil {
+			t.Fatal(err)
+		} else {
+			<-run.exited
+		}
+		for deadline := time.Now().Add(10 * time.Second); (exists(cg) || len(markedPIDs(marker)) > 0) && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		}
+		if left := markedPIDs(marker); len(left) > 0 || exists(cg) {
+			t.Errorf("run %d: the abandoned command left %v (cgroup left: %v)", i, left, exists(cg))
+			reaper.KillCgroup(cg, time.Second)
+		}
+		pr.Close()
+	}
+	if abandoned == 0 {
+		t.Error("no start returned its context's error: the wait for the answer ignores the context")
+	}
+}
+
+// pw2 is the write end of a pipe closed at the test's end, for a command
+// whose output nobody reads.
+func pw2(t *testing.T) *os.File {
+	t.Helper()
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pr.Close(); pw.Close() })
+	return pw
 }
