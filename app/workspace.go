@@ -56,11 +56,9 @@ func (l *localCommands) For(sb settings.Sandbox) workspace.Commands {
 		b, _ := json.Marshal(p)
 		key = string(b)
 	}
-	if p == nil {
-		// Its commands go to the reaper server: started now, while the
-		// session's first model turn runs.
-		l.running.Prestart()
-	}
+	// Its commands go to the reaper server: started now, while the
+	// session's first model turn runs.
+	l.running.Prestart()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if c, ok := l.byKey[key]; ok {

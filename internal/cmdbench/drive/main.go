@@ -23,7 +23,9 @@ func main() {
 	commands := flag.Int("commands", 50, "bash calls in the turn")
 	command := flag.String("command", "true", "the command line of each call")
 	runs := flag.Int("runs", 1, "turns to time, each in a fresh agent process; the median is printed")
+	args := flag.String("args", "", "more flags for the agents, space-separated (for example --sandbox)")
 	flag.Parse()
+	extra = strings.Fields(*args)
 	if *bin == "" || *commands < 0 || *runs < 1 {
 		fmt.Fprintln(os.Stderr, "drive: -bin is required; -commands >= 0, -runs >= 1")
 		os.Exit(2)
@@ -56,6 +58,9 @@ func main() {
 			ratio(figures[0].perCommand, figures[1].perCommand), ratio(figures[0].exit, figures[1].exit))
 	}
 }
+
+// extra are more flags for every agent started (-args).
+var extra []string
 
 // figures are one binary's runs.
 type figures struct{ perCommand, exit []time.Duration }
@@ -117,7 +122,7 @@ func run(ctx context.Context, bin string, n int, command string) (result, error)
 	if err := os.WriteFile(scriptPath, []byte(script(n, command)), 0o600); err != nil {
 		return result{}, err
 	}
-	cmd := exec.Command(bin, "--data-dir", filepath.Join(dir, "data"), "--model", "script:"+scriptPath, "--log-level", "error")
+	cmd := exec.Command(bin, append([]string{"--data-dir", filepath.Join(dir, "data"), "--model", "script:" + scriptPath, "--log-level", "error"}, extra...)...)
 	// A home of its own: no user settings or rules of this machine's.
 	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "XDG_STATE_HOME="+filepath.Join(dir, "state"))
 	cmd.Stderr = os.Stderr

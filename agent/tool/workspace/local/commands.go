@@ -173,7 +173,7 @@ func (c Commands) Run(ctx context.Context, cmd workspace.Command, _ func(session
 	// Watched from before the start, so nothing it creates is missed.
 	unwatch := guard.Watch()
 	// Last, so the reaper holds whatever the sandbox wraps.
-	proc, err := c.launch(ctx, ec, marker, grace, pw, sandboxed != "")
+	proc, err := c.launch(ctx, ec, marker, grace, pw)
 	if err != nil {
 		unwatch()
 		pr.Close()

@@ -25,15 +25,13 @@ type launched interface {
 	finish() (ws syscall.WaitStatus, clean bool)
 }
 
-// launch starts ec (the command, as the sandbox wrapped it when wrapped)
-// with out as its stdout and stderr, or fails with ctx's error when ctx
-// ends before the start was confirmed: by the registry's reaper server
-// where it can, else under a reaper of its own.
-func (c Commands) launch(ctx context.Context, ec *exec.Cmd, marker string, grace time.Duration, out *os.File, wrapped bool) (launched, error) {
-	if !wrapped {
-		if p, ok, err := serveCommand(ctx, c.Running, ec, marker, grace, out); ok {
-			return p, err
-		}
+// launch starts ec (the command, as the sandbox wrapped it) with out as
+// its stdout and stderr, by the registry's reaper server where it can,
+// else under a reaper of its own; it fails with ctx's error when ctx ends
+// before the server confirmed the start.
+func (c Commands) launch(ctx context.Context, ec *exec.Cmd, marker string, grace time.Duration, out *os.File) (launched, error) {
+	if p, ok, err := serveCommand(ctx, c.Running, ec, marker, grace, out); ok {
+		return p, err
 	}
 	ec.Stdout, ec.Stderr = out, out // *os.File: exec starts no copying goroutine
 	return startReaped(ec, marker, grace)

@@ -15,10 +15,12 @@ import (
 
 	"github.com/acp-agent/acp-agent/agent/tool"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace"
+	"github.com/acp-agent/acp-agent/agent/tool/workspace/local/sandbox"
 	"github.com/acp-agent/acp-agent/internal/proctest"
 )
 
 func TestMain(m *testing.M) {
+	sandbox.Main() // serves the re-executed sandbox helper
 	// The test binary doubles as an agent that runs one command and is
 	// killed by TestAgentKilledLeavesNothing.
 	if dir := os.Getenv(helperAgentEnv); dir != "" {

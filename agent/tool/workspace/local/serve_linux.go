@@ -1,13 +1,12 @@
 package local
 
 // This file is the agent's end of the reaper server (reaper/serve_linux.go):
-// one reaper process for all the unsandboxed commands of this agent, where
-// cgroup v2 gives each command a cgroup of its own. The registry of
-// running commands (Running) owns it: started at the first command,
-// started again after it died, closed with the registry. Where there is no
-// cgroup, or the server cannot make one, or the command is sandboxed
-// (its helper needs namespaces the server does not set up), each command
-// gets a reaper of its own (useReaper), as before.
+// one reaper process for all the commands of this agent, sandboxed or
+// not, where cgroup v2 gives each command a cgroup of its own. The
+// registry of running commands (Running) owns it: started at the first
+// command, started again after it died, closed with the registry. Where
+// there is no cgroup, or the server cannot make one, each command gets a
+// reaper of its own (useReaper), as before.
 
 import (
 	"context"
@@ -16,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"reflect"
 	"sync"
 	"syscall"
 	"time"
@@ -167,10 +167,14 @@ func (s *reaperServer) start(ctx context.Context, ec *exec.Cmd, cg string, grace
 	run = &servedRun{id: s.nextID, started: make(chan reaper.Reply, 1), exited: make(chan struct{})}
 	s.pending[run.id] = run
 	s.mu.Unlock()
-	req, err := json.Marshal(reaper.Request{
+	r0 := reaper.Request{
 		Op: "start", ID: run.id, Path: ec.Path, Argv: ec.Args, Env: ec.Env, Dir: ec.Dir,
 		Grace: int64(grace), Cgroup: cg,
-	})
+	}
+	if a := ec.SysProcAttr; a != nil {
+		r0.Cloneflags, r0.UidMappings, r0.GidMappings, r0.GidSetgroups = a.Cloneflags, a.UidMappings, a.GidMappings, a.GidMappingsEnableSetgroups
+	}
+	req, err := json.Marshal(r0)
 	if err == nil && len(req) > reaper.MaxMessage {
 		err = errTooLarge
 	}
@@ -283,7 +287,7 @@ func (p *servedProc) finish() (syscall.WaitStatus, bool) {
 // ok is false when it cannot (no registry, no cgroup v2 here, the server
 // refused): the caller then starts ec itself.
 func serveCommand(ctx context.Context, running *Running, ec *exec.Cmd, marker string, grace time.Duration, out *os.File) (p launched, ok bool, err error) {
-	if ec.Err != nil || ec.Path == "" || len(ec.ExtraFiles) > 0 {
+	if ec.Err != nil || ec.Path == "" || len(ec.ExtraFiles) > 0 || !servable(ec.SysProcAttr) {
 		return nil, false, nil
 	}
 	cg := reaper.CgroupPath(marker)
@@ -306,4 +310,19 @@ func serveCommand(ctx context.Context, running *Running, ec *exec.Cmd, marker st
 		return nil, true, err
 	}
 	return &servedProc{srv: srv, run: run, grace: grace}, true, nil
+}
+
+// servable reports whether the server can start a process with a: it
+// sets a process group and Pdeathsig itself, and takes the namespaces a
+// sandbox asks for (clone flags, id maps); anything else (credentials, a
+// chroot, ptrace...) is started by the agent.
+func servable(a *syscall.SysProcAttr) bool {
+	if a == nil {
+		return true
+	}
+	known := syscall.SysProcAttr{
+		Setpgid: a.Setpgid, Pdeathsig: a.Pdeathsig, Cloneflags: a.Cloneflags,
+		UidMappings: a.UidMappings, GidMappings: a.GidMappings, GidMappingsEnableSetgroups: a.GidMappingsEnableSetgroups,
+	}
+	return reflect.DeepEqual(*a, known)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/agent/tool/workspace"
 	"github.com/acp-agent/acp-agent/agent/tool/workspace/local/reaper"
+	"github.com/acp-agent/acp-agent/agent/tool/workspace/local/sandbox"
 	"github.com/acp-agent/acp-agent/internal/proctest"
 )
 
@@ -295,4 +296,36 @@ func pw2(t *testing.T) *os.File {
 	}
 	t.Cleanup(func() { pr.Close(); pw.Close() })
 	return pw
+}
+
+// A sandboxed command is served too, in the namespaces and under the
+// Landlock rules of its sandbox: same reaper as an unsandboxed one, and
+// still no write outside its writable directories.
+func TestSandboxedCommandServed(t *testing.T) {
+	needCgroup(t)
+	sb := sandbox.New(sandbox.Policy{TempDir: t.TempDir()}, sandbox.Options{})
+	if err := sb.Check(); err != nil {
+		t.Skipf("no sandbox on this machine: %v", err)
+	}
+	c := Commands{Running: openRunning(t), Sandbox: sb, KillGrace: 200 * time.Millisecond}
+	cwd, outside := t.TempDir(), t.TempDir()
+	run := func(command string, unsandboxed bool) workspace.CommandResult {
+		t.Helper()
+		res, err := c.Run(context.Background(), workspace.Command{Command: command, Cwd: cwd, Unsandboxed: unsandboxed, Timeout: time.Minute}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	plain := strings.TrimSpace(run("echo $PPID", true).Output)
+	boxed := run("echo $PPID; touch "+filepath.Join(outside, "x")+" 2>/dev/null && echo wrote", false)
+	if boxed.Sandbox == "" {
+		t.Fatal("the command did not run sandboxed")
+	}
+	if got := strings.TrimSpace(boxed.Output); got != plain {
+		t.Errorf("sandboxed command: output %q, want its parent to be the reaper server %s (and no write outside)", got, plain)
+	}
+	if exists(filepath.Join(outside, "x")) {
+		t.Error("the sandboxed command wrote outside its writable directories")
+	}
 }

@@ -1,8 +1,9 @@
 package reaper
 
 // This file is the reaper as a server: one process per agent, started at
-// its first command, that runs every unsandboxed command where cgroup v2
-// gives each one a cgroup of its own. Starting the agent's binary again
+// its first command, that runs every command where cgroup v2 gives each
+// one a cgroup of its own (a sandboxed one in the namespaces its sandbox
+// asks for). Starting the agent's binary again
 // for each command (runReaper) costs a Go runtime start and every package
 // init of a large binary, about as much as the command itself; the server
 // pays that once, and forks each command's shell straight into a fresh
@@ -68,6 +69,12 @@ type Request struct {
 	// Cgroup is the command's cgroup (CgroupPath of its marker), which
 	// the server creates and forks the shell into.
 	Cgroup string `json:"cgroup,omitempty"`
+	// Namespaces of a sandboxed command (its SysProcAttr): clone flags
+	// and the id maps of a new user namespace.
+	Cloneflags   uintptr                `json:"cloneflags,omitempty"`
+	UidMappings  []syscall.SysProcIDMap `json:"uidMappings,omitempty"`
+	GidMappings  []syscall.SysProcIDMap `json:"gidMappings,omitempty"`
+	GidSetgroups bool                   `json:"gidSetgroups,omitempty"`
 }
 
 // Reply is a message from the server to the agent.
@@ -278,10 +285,14 @@ func (s *server) start(req *Request, fds []int) {
 		Env:   req.Env,
 		Files: []uintptr{uintptr(s.devNull), uintptr(fds[0]), uintptr(fds[0])},
 		Sys: &syscall.SysProcAttr{
-			Setpgid:     true,
-			Pdeathsig:   syscall.SIGKILL,
-			UseCgroupFD: true,
-			CgroupFD:    cg,
+			Setpgid:                    true,
+			Pdeathsig:                  syscall.SIGKILL,
+			UseCgroupFD:                true,
+			CgroupFD:                   cg,
+			Cloneflags:                 req.Cloneflags,
+			UidMappings:                req.UidMappings,
+			GidMappings:                req.GidMappings,
+			GidMappingsEnableSetgroups: req.GidSetgroups,
 		},
 	})
 	syscall.Close(cg)
