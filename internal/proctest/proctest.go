@@ -29,13 +29,8 @@ func GroupOf(pid int) (int, bool) {
 
 // ParentOf returns the parent of pid.
 func ParentOf(pid int) (int, bool) {
-	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return 0, false
-	}
-	s := string(data)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 2 {
+	f, ok := fields(strconv.Itoa(pid))
+	if !ok || len(f) < 2 {
 		return 0, false
 	}
 	ppid, err := strconv.Atoi(f[1])
@@ -62,19 +57,24 @@ func LiveGroupMembers(pgid int) ([]int, error) {
 	return live, nil
 }
 
-// stat reads the state and process group of /proc/<pid>/stat; the fields
-// after the parenthesised command are: state ppid pgrp ...
+// stat reads the state and process group of /proc/<pid>/stat.
 func stat(pid string) (state, pgrp string, ok bool) {
-	data, err := os.ReadFile(filepath.Join("/proc", pid, "stat"))
-	if err != nil {
-		return "", "", false
-	}
-	s := string(data)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 3 {
+	f, ok := fields(pid)
+	if !ok || len(f) < 3 {
 		return "", "", false
 	}
 	return f[0], f[2], true
+}
+
+// fields reads the fields of /proc/<pid>/stat after the parenthesised
+// command: state ppid pgrp ...
+func fields(pid string) ([]string, bool) {
+	data, err := os.ReadFile(filepath.Join("/proc", pid, "stat"))
+	if err != nil {
+		return nil, false
+	}
+	s := string(data)
+	return strings.Fields(s[strings.LastIndexByte(s, ')')+1:]), true
 }
 
 func exited(state string) bool { return state == "Z" || state == "X" }

@@ -13,7 +13,9 @@
 // background processes the command left in its group and, on Linux, runs
 // each command under a reaper (this executable again, a child subreaper)
 // that kills every descendant when the command ends or the agent dies,
-// with every process carrying the command's marker killed behind it.
+// with every process carrying the command's marker killed behind it: one
+// reaper server for all commands where each gets a cgroup
+// (serve_linux.go, owned by Running), else a reaper per command.
 // AdoptOrphans makes the agent a subreaper too, reaping only the zombies
 // os/exec does not wait for. Running, a durable registry of the markers
 // and process groups of running commands (one flocked part per agent

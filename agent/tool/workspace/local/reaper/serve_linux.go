@@ -125,11 +125,10 @@ type server struct {
 
 // serverEvent is what the helper goroutines hand the loop.
 type serverEvent struct {
-	req     *Request
-	fds     []int
-	reaped  *reaped
-	gone    bool // the agent is gone (EOF, or a signal to stop)
-	readErr error
+	req    *Request
+	fds    []int
+	reaped *reaped
+	gone   bool // the agent is gone (EOF, or a read error)
 }
 
 // runServer serves the server's argv (after argv[0]): ServeArg, grace.
@@ -176,7 +175,7 @@ func (s *server) readRequests(events chan<- serverEvent) {
 			continue
 		}
 		if err != nil || n == 0 {
-			events <- serverEvent{gone: true, readErr: err}
+			events <- serverEvent{gone: true}
 			return
 		}
 		var fds []int
